@@ -1,0 +1,1 @@
+"""Pooling: retrievers, fusion and depth-k pools."""

@@ -1,0 +1,81 @@
+"""Leases, migrations and transactions of StoreCore."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from workbench.errors import StoreError, StoreLockedError
+from workbench.store import SCHEMA_VERSION, LabelStore
+
+
+def test_new_store_is_migrated_to_the_current_schema(store):
+    assert store.schema_version() == SCHEMA_VERSION == 1
+
+
+def test_transaction_rolls_back_every_row_on_error(store):
+    with store.transaction() as cur:
+        cur.execute("CREATE TABLE t (i INTEGER PRIMARY KEY)")
+    with pytest.raises(StoreError, match="rolled back"):
+        with store.transaction("insert") as cur:
+            cur.execute("INSERT INTO t VALUES (1)")
+            cur.execute("INSERT INTO t VALUES (1)")  # duplicate key
+    with store.connection() as cur:
+        assert cur.execute("SELECT count(*) FROM t").fetchone() == (0,)
+
+
+def test_threads_each_get_their_own_cursor_and_lose_nothing(store):
+    with store.transaction() as cur:
+        cur.execute("CREATE TABLE t (who VARCHAR, i INTEGER)")
+
+    def work(who: str) -> None:
+        for i in range(50):
+            with store.transaction() as cur:
+                cur.execute("INSERT INTO t VALUES (?, ?)", [who, i])
+
+    threads = [threading.Thread(target=work, args=(f"t{j}",)) for j in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with store.connection() as cur:
+        assert cur.execute("SELECT count(*), count(DISTINCT who) FROM t").fetchone() == (300, 6)
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from workbench.store import LabelStore
+    s = LabelStore(sys.argv[1], client="holder")
+    with s.connection("hold") as cur:
+        print("holding", flush=True)
+        time.sleep(float(sys.argv[2]))
+    """
+)
+
+
+def test_a_second_process_waits_and_says_for_what(tmp_path):
+    db = tmp_path / "wb.duckdb"
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), "1.5"], stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stdout.readline().strip() == "holding"
+    messages: list[str] = []
+    s = LabelStore(db, client="waiter", lock_timeout_s=30, on_wait=messages.append, wait_report_s=0.2)
+    assert s.schema_version() == SCHEMA_VERSION
+    p.wait(timeout=30)
+    assert messages and "holder" in messages[0] and "hold" in messages[0]
+
+
+def test_lock_timeout_raises_store_locked_error(tmp_path):
+    db = tmp_path / "wb.duckdb"
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), "3"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == "holding"
+        s = LabelStore(db, client="waiter", lock_timeout_s=0.3)
+        with pytest.raises(StoreLockedError, match="holder"):
+            s.schema_version()
+    finally:
+        p.wait(timeout=30)

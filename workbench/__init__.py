@@ -1,0 +1,2 @@
+"""IR judgment and pooling workbench."""
+__version__ = "0.1.0"

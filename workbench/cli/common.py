@@ -1,0 +1,65 @@
+"""Shared plumbing of the CLI edge: configuration, the store handle, messages.
+
+Data goes to stdout; messages, waits and progress go to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from workbench.config import WorkbenchConfig, resolve
+
+if TYPE_CHECKING:
+    from workbench.store import LabelStore
+
+
+@dataclass
+class CliState:
+    """Per-invocation state, set by the root callback."""
+
+    config: WorkbenchConfig = field(default_factory=WorkbenchConfig)
+    debug: bool = False
+    quiet: bool = False
+    _stores: dict[str, LabelStore] = field(default_factory=dict)
+
+    def store(self, client: str = "workbench") -> LabelStore:
+        """The store of this project (opened lazily; waits are reported on stderr)."""
+        from workbench.store import LabelStore
+
+        if client not in self._stores:
+            self._stores[client] = LabelStore(
+                self.config.db_path,
+                client=client,
+                lock_timeout_s=self.config.lock_timeout_s,
+                on_wait=lambda msg: info(msg),
+            )
+        return self._stores[client]
+
+
+STATE = CliState()
+
+
+def configure(db: Path | None, lock_timeout: float | None, debug: bool, quiet: bool) -> None:
+    """Resolve configuration once (flag > env > default) into ``STATE``."""
+    STATE.config = resolve(db, env=os.environ, lock_timeout_s=lock_timeout)
+    STATE.debug = debug
+    STATE.quiet = quiet
+    STATE._stores.clear()
+
+
+def info(message: str) -> None:
+    """A message for the user, on stderr (suppressed by --quiet)."""
+    if not STATE.quiet:
+        typer.echo(message, err=True)
+
+
+def out(text: str) -> None:
+    """Data on stdout."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()

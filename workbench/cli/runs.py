@@ -1,0 +1,5 @@
+"""CLI commands: runs."""
+
+from __future__ import annotations
+
+from workbench.cli import app  # noqa: F401

@@ -1,0 +1,57 @@
+"""Workbench configuration, resolved once at the edge and passed down.
+
+Precedence: command-line flag > environment variable (``WORKBENCH_DB``,
+``WORKBENCH_LOCK_TIMEOUT``) > defaults. Only the edge (CLI, Streamlit entrypoint)
+calls ``resolve``; library code receives a ``WorkbenchConfig``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DB = Path("labels") / "workbench.duckdb"
+DEFAULT_LABELS_DIR = Path("labels")
+DEFAULT_LOCK_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkbenchConfig:
+    """Resolved settings.
+
+    Attributes:
+        db_path: the DuckDB file of this workbench project.
+        labels_dir: where exported qrels versions and their manifest are written.
+        lock_timeout_s: how long an operation waits for another process to
+            release the store before raising ``StoreLockedError`` (seconds).
+    """
+
+    db_path: Path = DEFAULT_DB
+    labels_dir: Path = DEFAULT_LABELS_DIR
+    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S
+
+
+def resolve(
+    db: str | Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    lock_timeout_s: float | None = None,
+) -> WorkbenchConfig:
+    """Resolve the configuration: flag > environment > default.
+
+    Args:
+        db: the ``--db`` flag, or None when not given.
+        env: the environment to read (pass ``os.environ`` at the edge).
+        lock_timeout_s: the ``--lock-timeout`` flag, or None.
+
+    Returns:
+        A frozen ``WorkbenchConfig``. ``labels_dir`` is the database's folder.
+    """
+    env = env or {}
+    db_path = Path(db) if db else Path(env.get("WORKBENCH_DB") or DEFAULT_DB)
+    timeout = lock_timeout_s
+    if timeout is None:
+        raw = env.get("WORKBENCH_LOCK_TIMEOUT")
+        timeout = float(raw) if raw else DEFAULT_LOCK_TIMEOUT_S
+    return WorkbenchConfig(db_path=db_path, labels_dir=db_path.parent, lock_timeout_s=timeout)

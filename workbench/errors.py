@@ -1,0 +1,86 @@
+"""The workbench's exception tree.
+
+Every error a user can cause derives from ``WorkbenchError``; the CLI turns one
+into a single stderr line and a non-zero exit code (no traceback unless
+``--debug``). Messages follow ``{path}:{line}: {expected}, found {what}. {fix}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class WorkbenchError(Exception):
+    """Base class of every error the workbench raises on purpose."""
+
+
+class InputFormatError(WorkbenchError):
+    """A file does not follow its format.
+
+    Attributes:
+        path: the file, as given by the user.
+        line: 1-based line number, or 0 when the problem concerns the whole file.
+        problem: what was expected and what was found, and how to fix it.
+    """
+
+    def __init__(self, path: str, line: int, problem: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class UnknownNameError(WorkbenchError, KeyError):
+    """A name (measure, run, pool version, qrels version, ...) is not registered.
+
+    The message lists the known names, computed from the registry.
+    """
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = sorted(known)
+        shown = ", ".join(self.known[:30]) + (" ..." if len(self.known) > 30 else "")
+        super().__init__(f"unknown {kind} {name!r}; known: {shown or '(none)'}")
+
+    def __str__(self) -> str:  # KeyError would otherwise repr() the message
+        return str(self.args[0])
+
+
+class DuplicateNameError(WorkbenchError):
+    """A name is already taken (a run, pool version or qrels version is immutable)."""
+
+
+class MissingTopicsError(WorkbenchError):
+    """Topics of the qrels have no results in a run, and the policy is to fail.
+
+    Attributes:
+        run: the run name.
+        topics: the missing topic ids, sorted.
+    """
+
+    def __init__(self, run: str, topics: Iterable[str], hint: str = "") -> None:
+        self.run = run
+        self.topics = sorted(topics)
+        shown = ", ".join(self.topics[:20]) + (" ..." if len(self.topics) > 20 else "")
+        msg = f"run {run!r} has no results for {len(self.topics)} qrels topic(s): {shown}"
+        if hint:
+            msg += f". {hint}"
+        super().__init__(msg)
+
+
+class StoreError(WorkbenchError):
+    """The store refused an operation (wraps the database driver's error)."""
+
+
+class StoreLockedError(StoreError):
+    """Another process held the store for longer than the wait allowed."""
+
+
+class PermissionDeniedError(WorkbenchError):
+    """The user's role does not allow the operation (e.g. an assessor publishing)."""
+
+
+class ValidationError(WorkbenchError):
+    """A value is outside what the operation accepts (e.g. a grade not in the rubric)."""

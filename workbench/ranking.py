@@ -1,0 +1,70 @@
+"""The one ordering rule for ranked lists.
+
+Every component that turns scores into ranks (pooling, fusion, scoring, the UI)
+calls ``ranked``; nothing else sorts a run.
+
+Rule: sort by score descending, break ties by ``doc_id`` descending (string
+comparison), ignore any rank column from the file, assign 1-based ranks. This is
+what trec_eval does (it sorts by score, then by docno in reverse ``strcmp``
+order; see usnistgov/trec_eval issue #22), so the same run file gives the same
+numbers here and in trec_eval.
+
+The opt-in ``trust_file_order`` ordering keeps the order given by the file's rank
+column instead (ties in the rank column broken by file position).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from workbench.types import ScoredDoc
+
+
+def ranked(scores: Mapping[str, float]) -> list[ScoredDoc]:
+    """Order one topic's results the trec_eval way.
+
+    Args:
+        scores: doc_id -> score for a single topic. Each doc_id appears once
+            (duplicates are resolved by the readers, see ``formats.trec``).
+
+    Returns:
+        The documents as ``ScoredDoc`` in rank order, ranks 1..n.
+
+    Example:
+        >>> [d.doc_id for d in ranked({"a": 1.0, "b": 1.0, "c": 2.0})]
+        ['c', 'b', 'a']
+    """
+    # Two stable sorts: secondary key first (doc_id desc), then primary (score desc).
+    items = sorted(scores.items(), key=lambda kv: kv[0], reverse=True)
+    items.sort(key=lambda kv: kv[1], reverse=True)
+    return [ScoredDoc(doc_id, float(score), i) for i, (doc_id, score) in enumerate(items, 1)]
+
+
+def ranked_ids(scores: Mapping[str, float], k: int | None = None) -> list[str]:
+    """The doc_ids of ``ranked(scores)``, cut at ``k`` when given (k >= 0)."""
+    ids = [d.doc_id for d in ranked(scores)]
+    return ids if k is None else ids[:k]
+
+
+def ranked_by_file_order(rows: Iterable[tuple[str, int, float]]) -> list[ScoredDoc]:
+    """Order one topic's results by the file's rank column (opt-in).
+
+    Args:
+        rows: (doc_id, file_rank, score) in file order. Ties in ``file_rank``
+            keep file order.
+
+    Returns:
+        ``ScoredDoc`` list with ranks re-assigned 1..n in that order.
+    """
+    items = sorted(enumerate(rows), key=lambda ir: (ir[1][1], ir[0]))
+    return [ScoredDoc(doc_id, float(score), i) for i, (_, (doc_id, _r, score)) in enumerate(items, 1)]
+
+
+def scores_from_order(doc_ids: Iterable[str]) -> dict[str, float]:
+    """Scores that make ``ranked`` reproduce a given order: n, n-1, ..., 1.
+
+    Used to turn a trusted file order into an ordinary ``Run`` mapping.
+    """
+    ids = list(doc_ids)
+    n = len(ids)
+    return {doc_id: float(n - i) for i, doc_id in enumerate(ids)}

@@ -1,0 +1,239 @@
+"""DDL of the workbench store, its version, and forward migrations.
+
+Lineage, from raw data to numbers::
+
+    collection ─┬─ collection_versions ── version_documents ── document_texts
+                └─ topics
+    runs (kind, params, collection_version, depth) ── run_entries, run_topics (ok|empty|error)
+    pools (pool_version, parent, runs, depth, strategy) ── pool_entries ── pool_provenance (run, rank)
+    users ── assignments (pool_version, topic, doc, assessor)
+          ── judgments (append-only; current = latest per topic/doc/assessor)
+          ── adjudications (append-only; current = latest per topic/doc)
+    qrels_versions (immutable: parent, pool_version, rule, counts, content_hash) ── qrels_entries
+    evaluations (run x qrels version x measure, numerator/denominator, evaluator version)
+    embeddings (model_key, text_hash) -> vector   # dense-retrieval cache
+
+Rules:
+* Facts are append-only: judgments and adjudications are never updated or
+  deleted; the current grade is the ``current_judgments`` view.
+* Versions are immutable: a collection version, run, pool version or qrels
+  version is written once, in one transaction, and never changed.
+* All identifiers are VARCHAR.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+DDL_V1: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS meta (
+        key VARCHAR PRIMARY KEY,
+        value VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS collections (
+        collection VARCHAR PRIMARY KEY,
+        description VARCHAR NOT NULL DEFAULT '',
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE TABLE IF NOT EXISTS collection_versions (
+        collection_version VARCHAR PRIMARY KEY,   -- sha256 over sorted (doc_id, text_hash)
+        collection VARCHAR NOT NULL,
+        parent_version VARCHAR,                   -- the collection's previous version, if any
+        n_documents INTEGER NOT NULL,
+        source VARCHAR NOT NULL DEFAULT '',
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE TABLE IF NOT EXISTS document_texts (
+        text_hash VARCHAR PRIMARY KEY,            -- sha256 of title + '\\x1f' + text
+        title VARCHAR NOT NULL,
+        text VARCHAR NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS version_documents (
+        collection_version VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        text_hash VARCHAR NOT NULL,
+        PRIMARY KEY (collection_version, doc_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS topics (
+        collection VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        title VARCHAR NOT NULL,
+        description VARCHAR NOT NULL DEFAULT '',
+        narrative VARCHAR NOT NULL DEFAULT '',
+        source VARCHAR NOT NULL DEFAULT '',
+        PRIMARY KEY (collection, topic_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_name VARCHAR PRIMARY KEY,
+        collection VARCHAR NOT NULL,
+        collection_version VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,                    -- bm25 | dense | fusion | imported
+        params VARCHAR NOT NULL DEFAULT '{}',     -- JSON
+        depth INTEGER NOT NULL,
+        description VARCHAR NOT NULL DEFAULT '',
+        source VARCHAR NOT NULL DEFAULT '',       -- file path for imported runs
+        content_hash VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE TABLE IF NOT EXISTS run_entries (
+        run_name VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        rank INTEGER NOT NULL,                    -- canonical rank (workbench.ranking)
+        score DOUBLE NOT NULL,
+        PRIMARY KEY (run_name, topic_id, doc_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS run_topics (
+        run_name VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        status VARCHAR NOT NULL CHECK (status IN ('ok', 'empty', 'error')),
+        n_results INTEGER NOT NULL,
+        message VARCHAR NOT NULL DEFAULT '',
+        PRIMARY KEY (run_name, topic_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS pools (
+        pool_version VARCHAR PRIMARY KEY,
+        collection VARCHAR NOT NULL,
+        collection_version VARCHAR NOT NULL,
+        parent_version VARCHAR,                   -- pool this one extends (delta pools)
+        depth INTEGER NOT NULL,
+        strategy VARCHAR NOT NULL,                -- e.g. depth-k union
+        params VARCHAR NOT NULL DEFAULT '{}',     -- JSON: priority, budget, ...
+        runs VARCHAR NOT NULL DEFAULT '[]',       -- JSON list of run names pooled
+        n_topics INTEGER NOT NULL,
+        n_entries INTEGER NOT NULL,
+        content_hash VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE TABLE IF NOT EXISTS pool_entries (
+        pool_version VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        best_rank INTEGER NOT NULL,
+        n_runs INTEGER NOT NULL,
+        priority DOUBLE NOT NULL,                 -- higher = judge first
+        priority_rank INTEGER NOT NULL,           -- 1-based position within the topic
+        PRIMARY KEY (pool_version, topic_id, doc_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS pool_provenance (
+        pool_version VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        run_name VARCHAR NOT NULL,
+        rank INTEGER NOT NULL,
+        PRIMARY KEY (pool_version, topic_id, doc_id, run_name)
+    )""",
+    """CREATE TABLE IF NOT EXISTS users (
+        user_name VARCHAR PRIMARY KEY,
+        role VARCHAR NOT NULL CHECK (role IN ('assessor', 'lead')),
+        token_hash VARCHAR NOT NULL,              -- pbkdf2-sha256, hex
+        salt VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        created_by VARCHAR NOT NULL DEFAULT ''
+    )""",
+    "CREATE SEQUENCE IF NOT EXISTS assignment_seq",
+    """CREATE TABLE IF NOT EXISTS assignments (
+        assignment_id BIGINT PRIMARY KEY DEFAULT nextval('assignment_seq'),
+        pool_version VARCHAR NOT NULL,
+        collection VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        assessor VARCHAR NOT NULL,
+        position INTEGER NOT NULL,                -- order in the assessor's queue
+        batch VARCHAR NOT NULL DEFAULT '',        -- the assign action that created it
+        assigned_by VARCHAR NOT NULL DEFAULT '',
+        assigned_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    "CREATE SEQUENCE IF NOT EXISTS judgment_seq",
+    """CREATE TABLE IF NOT EXISTS judgments (
+        judgment_id BIGINT PRIMARY KEY DEFAULT nextval('judgment_seq'),
+        collection VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        assessor VARCHAR NOT NULL,
+        grade INTEGER,                            -- NULL when unsure
+        unsure BOOLEAN NOT NULL DEFAULT false,
+        note VARCHAR NOT NULL DEFAULT '',
+        duration_ms BIGINT NOT NULL DEFAULT 0,
+        pool_version VARCHAR NOT NULL DEFAULT '',
+        save_token VARCHAR UNIQUE,                -- client idempotency key: a retried save lands once
+        saved_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    "CREATE SEQUENCE IF NOT EXISTS adjudication_seq",
+    """CREATE TABLE IF NOT EXISTS adjudications (
+        adjudication_id BIGINT PRIMARY KEY DEFAULT nextval('adjudication_seq'),
+        collection VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        grade INTEGER NOT NULL,
+        rationale VARCHAR NOT NULL DEFAULT '',
+        lead VARCHAR NOT NULL,
+        pool_version VARCHAR NOT NULL DEFAULT '',
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE TABLE IF NOT EXISTS qrels_versions (
+        qrels_version VARCHAR PRIMARY KEY,
+        collection VARCHAR NOT NULL,
+        collection_version VARCHAR NOT NULL DEFAULT '',
+        parent_version VARCHAR,
+        pool_version VARCHAR,
+        origin VARCHAR NOT NULL CHECK (origin IN ('published', 'imported')),
+        rule VARCHAR NOT NULL DEFAULT '',         -- final-grade rule, or the grade mapping of an import
+        source VARCHAR NOT NULL DEFAULT '',
+        n_topics INTEGER NOT NULL,
+        n_entries INTEGER NOT NULL,
+        n_relevant INTEGER NOT NULL,              -- entries with grade >= 1
+        content_hash VARCHAR NOT NULL,            -- sha256 over sorted (topic, doc, grade)
+        created_by VARCHAR NOT NULL DEFAULT '',
+        note VARCHAR NOT NULL DEFAULT '',
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE TABLE IF NOT EXISTS qrels_entries (
+        qrels_version VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        grade INTEGER NOT NULL,
+        PRIMARY KEY (qrels_version, topic_id, doc_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS evaluations (
+        evaluation_id VARCHAR NOT NULL,           -- one scoring action
+        run_name VARCHAR NOT NULL,
+        qrels_version VARCHAR NOT NULL,
+        measure VARCHAR NOT NULL,                 -- canonical name, e.g. R@100
+        aggregate VARCHAR NOT NULL,               -- macro | micro | ceiling | <topic_id>
+        value DOUBLE NOT NULL,
+        numerator DOUBLE NOT NULL,
+        denominator DOUBLE NOT NULL,
+        n_topics INTEGER NOT NULL,
+        evaluator_version VARCHAR NOT NULL,
+        params VARCHAR NOT NULL DEFAULT '{}',
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE TABLE IF NOT EXISTS embeddings (
+        model_key VARCHAR NOT NULL,               -- model name + model file hash
+        text_hash VARCHAR NOT NULL,
+        vector FLOAT[] NOT NULL,
+        PRIMARY KEY (model_key, text_hash)
+    )""",
+    # Current judgment per (collection, topic, doc, assessor): the latest save.
+    """CREATE OR REPLACE VIEW current_judgments AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY collection, topic_id, doc_id, assessor
+                ORDER BY judgment_id DESC) AS rn
+            FROM judgments) WHERE rn = 1""",
+    """CREATE OR REPLACE VIEW current_adjudications AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY collection, topic_id, doc_id
+                ORDER BY adjudication_id DESC) AS rn
+            FROM adjudications) WHERE rn = 1""",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # from_version -> statements that bring the store to from_version + 1.
+    0: DDL_V1,
+}
+"""Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
+up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;
+add a new one and bump SCHEMA_VERSION."""

@@ -1,0 +1,36 @@
+"""``LabelStore``: the workbench's single gateway to its DuckDB file.
+
+Composed of one mixin per domain (collections, runs, pools, judging, qrels,
+embeddings, evaluations) over ``StoreCore``'s leases. Methods speak domain verbs
+(``ingest_collection``, ``record_judgment``, ``publish_qrels``); values are bound
+with ``?`` parameters, never formatted into SQL.
+"""
+
+from __future__ import annotations
+
+from workbench.store.collections import CollectionsMixin
+from workbench.store.embeddings import EmbeddingsMixin
+from workbench.store.evaluations import EvaluationsMixin
+from workbench.store.judging import JudgingMixin
+from workbench.store.pools import PoolsMixin
+from workbench.store.qrels import QrelsMixin
+from workbench.store.runs import RunsMixin
+
+
+class LabelStore(
+    CollectionsMixin,
+    RunsMixin,
+    PoolsMixin,
+    JudgingMixin,
+    QrelsMixin,
+    EmbeddingsMixin,
+    EvaluationsMixin,
+):
+    """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
+
+    Args:
+        path: the DuckDB file.
+        client: this process's name, shown to processes waiting for the file.
+        lock_timeout_s: seconds a lease waits for another process.
+        on_wait: receives "waiting for ..." messages.
+    """
