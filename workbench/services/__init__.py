@@ -1,0 +1,1 @@
+"""Services: orchestration shared by the CLI and the Streamlit app (store + pure rules)."""
