@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = {"duckdb", "streamlit", "typer", "click", "sentence_transformers", "torch", "bm25s", "rank_bm25"}
 PURE = [
-    "workbench/scoring", "workbench/judging", "pooling/fusion.py", "pooling/pool.py",
+    "workbench/scoring", "workbench/judging", "pooling/fusion.py", "pooling/pool.py", "pooling/reusability.py",
     "workbench/ranking.py", "workbench/types.py", "workbench/errors.py", "workbench/rubric.py",
     "workbench/config.py",
 ]
