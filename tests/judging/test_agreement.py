@@ -1,0 +1,109 @@
+"""Agreement figures: kappa against sklearn (oracle) and hand formulas, alpha against
+hand-computed Krippendorff values, undefined cases reported, never NaN."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from workbench.judging.agreement import agreement_report, cohen_kappa, krippendorff_alpha
+
+
+def test_linear_kappa_by_hand():
+    # A = 0,1,2,2; B = 0,1,1,2. Observed mean |a-b| = 1/4.
+    # Expected = sum_a sum_b pA(a) pB(b) |a-b| = 1/4*(2/4+2/4) + 1/4*(1/4+1/4) + 2/4*(2/4+2/4) = 7/8.
+    k = cohen_kappa([(0, 0), (1, 1), (2, 1), (2, 2)], weights="linear")
+    assert k.value == pytest.approx(1 - (1 / 4) / (7 / 8))
+    assert k.n_items == 4 and k.reason == ""
+
+
+def test_quadratic_kappa_by_hand():
+    # Same data, w = (a-b)^2. Observed = 1/4.
+    # Expected = 1/4*(2/4*1 + 1/4*4) + 1/4*(1/4*1 + 1/4*1) + 2/4*(1/4*4 + 2/4*1) = 3/8 + 1/8 + 3/4 = 5/4.
+    k = cohen_kappa([(0, 0), (1, 1), (2, 1), (2, 2)], weights="quadratic")
+    assert k.value == pytest.approx(1 - (1 / 4) / (5 / 4))
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+@pytest.mark.parametrize("seed", range(6))
+def test_kappa_matches_sklearn(weights, seed):
+    rng = random.Random(seed)
+    scale = [0, 1, 2, 3]
+    a = [rng.choice(scale) for _ in range(40)]
+    b = [x if rng.random() < 0.6 else rng.choice(scale) for x in a]
+    ours = cohen_kappa(list(zip(a, b, strict=True)), weights=weights)
+    oracle = cohen_kappa_score(a, b, weights=weights, labels=scale)
+    assert ours.value == pytest.approx(oracle, abs=1e-12)
+
+
+def test_perfect_agreement_is_one_and_chance_is_zero():
+    assert cohen_kappa([(0, 0), (3, 3), (1, 1)]).value == pytest.approx(1.0)
+    # Independent marginals: A = 0,0,1,1 B = 0,1,0,1 -> observed = expected.
+    assert cohen_kappa([(0, 0), (0, 1), (1, 0), (1, 1)]).value == pytest.approx(0.0)
+
+
+def test_undefined_kappa_is_none_with_reason():
+    one = cohen_kappa([(2, 2)])
+    assert one.value is None and one.n_items == 1 and "fewer than 2" in one.reason
+    same = cohen_kappa([(1, 1), (1, 1), (1, 1)])
+    assert same.value is None and same.n_items == 3 and "same category" in same.reason
+    assert cohen_kappa([]).value is None
+
+
+def test_alpha_ordinal_by_hand():
+    # Two assessors, 4 items, grades (0,0) (1,1) (2,2) (0,2); scale 0..2.
+    # Value counts n_0=3, n_1=2, n_2=3, n=8.
+    # Ordinal metric: delta(c,k) = (sum_{g=c..k} n_g - (n_c + n_k)/2)^2.
+    # delta(0,2) = (3+2+3 - (3+3)/2)^2 = 25; delta(0,1) = (5 - 2.5)^2 = 6.25; delta(1,2) = 6.25.
+    # Observed coincidences: o_02 = o_20 = 1 (item 4, m_u=2 -> 1/(m-1) = 1).
+    # D_o = sum o_ck delta / n = (1*25 + 1*25) / 8.
+    # Expected: e_ck = n_c n_k / (n - 1); D_e = sum_{c!=k} n_c n_k delta / (n (n-1)).
+    n = {0: 3, 1: 2, 2: 3}
+    delta = {(0, 1): 6.25, (1, 2): 6.25, (0, 2): 25.0}
+    d_e = sum(2 * n[c] * n[k] * d for (c, k), d in delta.items()) / (8 * 7)
+    d_o = 50 / 8
+    units = [{"a": 0, "b": 0}, {"a": 1, "b": 1}, {"a": 2, "b": 2}, {"a": 0, "b": 2}]
+    alpha = krippendorff_alpha(units, scale=(0, 1, 2))
+    assert alpha.value == pytest.approx(1 - d_o / d_e)
+    assert alpha.n_items == 4
+
+
+def test_alpha_skips_single_graded_items_and_handles_three_assessors():
+    units = [{"a": 0, "b": 0, "c": 1}, {"a": 3, "b": 3}, {"a": 2}, {"b": 1, "c": 1}]
+    alpha = krippendorff_alpha(units, scale=(0, 1, 2, 3))
+    assert alpha.n_items == 3 and alpha.value is not None and 0 < alpha.value < 1
+
+
+def test_alpha_undefined_cases():
+    few = krippendorff_alpha([{"a": 1, "b": 2}, {"a": 1}], scale=(0, 1, 2))
+    assert few.value is None and few.n_items == 1 and "fewer than 2" in few.reason
+    same = krippendorff_alpha([{"a": 1, "b": 1}, {"a": 1, "c": 1}], scale=(0, 1, 2))
+    assert same.value is None and same.n_items == 2 and "same category" in same.reason
+    with pytest.raises(ValueError, match="not in the scale"):
+        krippendorff_alpha([{"a": 1, "b": 7}, {"a": 1, "b": 1}], scale=(0, 1, 2))
+
+
+def test_report_pairs_topics_and_unsure():
+    grades = {
+        ("1", "d1"): {"ann": 0, "bob": 0, "cat": 1},
+        ("1", "d2"): {"ann": 2, "bob": 3},
+        ("1", "d3"): {"ann": 1, "bob": None},  # unsure: not an item
+        ("2", "d1"): {"ann": 3, "bob": 3},
+        ("2", "d2"): {"ann": 0, "bob": 1},
+        ("2", "d3"): {"cat": 2},  # single-graded
+    }
+    rep = agreement_report(grades, scale=(0, 1, 2, 3), weights="linear")
+    assert rep.n_multi_graded == 4
+    by = {(p.assessor_a, p.assessor_b): p for p in rep.pairs}
+    assert set(by) == {("ann", "bob"), ("ann", "cat"), ("bob", "cat")}
+    ab = by[("ann", "bob")]
+    assert ab.kappa.n_items == 4 and ab.n_agree == 2
+    assert ab.kappa.value == pytest.approx(
+        cohen_kappa_score([0, 2, 3, 0], [0, 3, 3, 1], weights="linear", labels=[0, 1, 2, 3])
+    )
+    assert by[("ann", "cat")].kappa.value is None  # one shared item
+    assert set(rep.alpha_by_topic) == {"1", "2"}
+    assert rep.alpha_by_topic["1"].n_items == 2 and rep.alpha_by_topic["2"].n_items == 2
+    assert rep.alpha_overall.n_items == 4

@@ -1,0 +1,279 @@
+"""Final grades from several assessors' judgments: named, recorded rules (pure).
+
+A final-grade rule decides, per (topic, document), the one grade that goes
+into a published qrels version. Every rule is the chain
+
+    adjudicated  >  unanimous  >  fallback
+
+1. **adjudicated**: a lead's adjudication, when there is one, is final. It
+   wins even over unanimous assessors, so a lead can correct a shared mistake;
+   the UI offers adjudication on the disagreement queue.
+2. **unanimous**: all assessors who gave a grade gave the same one (a document
+   graded by a single assessor is unanimous).
+3. **fallback**: a named policy resolves the remaining disagreements:
+
+   * ``median``: the *lower* median of the grades (for an even number of
+     grades, the smaller of the two middle ones): it never invents a grade
+     nobody gave, and errs towards "less relevant";
+   * ``majority``: the most frequent grade, ties broken towards the lower grade;
+   * ``max``: the highest grade (lenient: "relevant if anyone says so");
+   * ``min``: the lowest grade (strict).
+
+Judgments marked *unsure* (grade ``None``) carry no grade and are ignored; an
+item whose judgments are all unsure and that has no adjudication gets no final
+grade and is listed in ``FinalGrades.unresolved``.
+
+The rule's canonical name, e.g. ``adjudicated>unanimous>median``, is what a
+qrels version records; ``get_rule`` accepts it or the bare fallback name.
+
+Source:
+    Conventions of multi-assessor relevance collections: TREC's practice of a
+    primary assessor with adjudication of disagreements (Voorhees, "Variations
+    in relevance judgments and the measurement of retrieval effectiveness",
+    IP&M 36(5), 2000, doi:10.1016/S0306-4573(00)00010-8); the lower median as a
+    conservative aggregate is this workbench's documented choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from workbench.errors import DuplicateNameError, UnknownNameError
+from workbench.types import Qrel
+
+ItemKey = tuple[str, str]
+"""(topic_id, doc_id)."""
+
+Decision = Literal["adjudicated", "unanimous", "fallback"]
+
+
+def lower_median(grades: Sequence[int]) -> int:
+    """The lower median: sorted(grades)[(n - 1) // 2]. ``grades`` is non-empty."""
+    s = sorted(grades)
+    return s[(len(s) - 1) // 2]
+
+
+def majority(grades: Sequence[int]) -> int:
+    """The most frequent grade; ties go to the lowest tied grade."""
+    counts: dict[int, int] = {}
+    for g in grades:
+        counts[g] = counts.get(g, 0) + 1
+    best = max(counts.values())
+    return min(g for g, c in counts.items() if c == best)
+
+
+@dataclass(frozen=True, slots=True)
+class FinalGradeRule:
+    """A named rule: adjudicated > unanimous > ``fallback``.
+
+    Attributes:
+        fallback: registry name of the fallback (``median``, ``majority``, ``max``, ``min``).
+        resolve: the fallback function: non-empty grades -> one grade.
+        description: one line for the UI and the CLI help.
+    """
+
+    fallback: str
+    resolve: Callable[[Sequence[int]], int]
+    description: str
+
+    @property
+    def name(self) -> str:
+        """Canonical name recorded with a qrels version."""
+        return f"adjudicated>unanimous>{self.fallback}"
+
+
+_RULES: dict[str, FinalGradeRule] = {}
+
+
+def register_rule(rule: FinalGradeRule) -> FinalGradeRule:
+    """Add a rule to the registry. Raises DuplicateNameError on a taken fallback name."""
+    if rule.fallback in _RULES:
+        raise DuplicateNameError(f"final-grade rule {rule.fallback!r} is already registered")
+    _RULES[rule.fallback] = rule
+    return rule
+
+
+register_rule(FinalGradeRule("median", lower_median, "lower median of the grades"))
+register_rule(FinalGradeRule("majority", majority, "most frequent grade, ties to the lower"))
+register_rule(FinalGradeRule("max", max, "highest grade (lenient)"))
+register_rule(FinalGradeRule("min", min, "lowest grade (strict)"))
+
+DEFAULT_RULE = "median"
+
+
+def rule_names() -> list[str]:
+    """The registered fallback names, sorted."""
+    return sorted(_RULES)
+
+
+def get_rule(name: str) -> FinalGradeRule:
+    """Look a rule up by fallback name (``median``) or canonical name.
+
+    Raises:
+        UnknownNameError: no such rule; the message lists the known names.
+    """
+    key = name.rsplit(">", 1)[-1] if name.startswith("adjudicated>unanimous>") else name
+    try:
+        return _RULES[key]
+    except KeyError:
+        raise UnknownNameError("final-grade rule", name, _RULES) from None
+
+
+@dataclass(frozen=True, slots=True)
+class FinalGrades:
+    """The outcome of applying a rule.
+
+    Attributes:
+        rule: canonical rule name.
+        qrels: topic_id -> doc_id -> final grade.
+        decisions: (topic_id, doc_id) -> which step decided it.
+        unresolved: items with only unsure judgments and no adjudication, sorted.
+    """
+
+    rule: str
+    qrels: dict[str, dict[str, int]]
+    decisions: dict[ItemKey, Decision] = field(default_factory=dict)
+    unresolved: list[ItemKey] = field(default_factory=list)
+
+    def count(self, decision: Decision) -> int:
+        """How many items a step decided."""
+        return sum(1 for d in self.decisions.values() if d == decision)
+
+
+def final_grades(
+    grades: Mapping[ItemKey, Mapping[str, int | None]],
+    adjudications: Mapping[ItemKey, int],
+    rule: str | FinalGradeRule = DEFAULT_RULE,
+) -> FinalGrades:
+    """Apply a final-grade rule to every judged or adjudicated item.
+
+    Args:
+        grades: (topic_id, doc_id) -> assessor -> current grade (None = unsure).
+        adjudications: (topic_id, doc_id) -> the lead's current final grade.
+        rule: a ``FinalGradeRule`` or its name (see ``rule_names``).
+
+    Returns:
+        ``FinalGrades`` over the union of the items of both mappings.
+
+    Raises:
+        UnknownNameError: unknown rule name.
+
+    Example:
+        >>> final_grades({("t1", "d1"): {"a": 1, "b": 3}}, {}).qrels
+        {'t1': {'d1': 1}}
+    """
+    r = rule if isinstance(rule, FinalGradeRule) else get_rule(rule)
+    qrels: dict[str, dict[str, int]] = {}
+    decisions: dict[ItemKey, Decision] = {}
+    unresolved: list[ItemKey] = []
+    for key in sorted(set(grades) | set(adjudications)):
+        topic_id, doc_id = key
+        if key in adjudications:
+            grade, how = int(adjudications[key]), "adjudicated"
+        else:
+            given = [int(g) for g in grades[key].values() if g is not None]
+            if not given:
+                unresolved.append(key)
+                continue
+            if len(set(given)) == 1:
+                grade, how = given[0], "unanimous"
+            else:
+                grade, how = int(r.resolve(given)), "fallback"
+        qrels.setdefault(topic_id, {})[doc_id] = grade
+        decisions[key] = how  # type: ignore[assignment]
+    return FinalGrades(r.name, qrels, decisions, unresolved)
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """An item on which assessors disagree, for the lead's queue.
+
+    Attributes:
+        topic_id: the topic.
+        doc_id: the document.
+        spread: max grade - min grade among the integer grades (0 when only
+            unsure judgments differ from a grade).
+        grades: assessor -> grade (None = unsure), all current judgments.
+        adjudicated: the current adjudicated grade, or None.
+    """
+
+    topic_id: str
+    doc_id: str
+    spread: int
+    grades: dict[str, int | None]
+    adjudicated: int | None = None
+
+
+def disagreements(
+    grades: Mapping[ItemKey, Mapping[str, int | None]],
+    adjudications: Mapping[ItemKey, int] | None = None,
+) -> list[Disagreement]:
+    """Items where the assessors' current grades differ, widest spread first.
+
+    An item disagrees when it has two or more judgments and they are not all
+    the same grade (an unsure judgment next to a grade counts as a
+    disagreement with spread 0).
+
+    Args:
+        grades: (topic_id, doc_id) -> assessor -> grade (None = unsure).
+        adjudications: current adjudicated grades, shown alongside.
+
+    Returns:
+        Sorted by spread descending, then topic_id, then doc_id (ascending).
+    """
+    adj = adjudications or {}
+    out = []
+    for (topic_id, doc_id), by in grades.items():
+        if len(by) < 2 or len(set(by.values())) == 1:
+            continue
+        ints = [g for g in by.values() if g is not None]
+        spread = (max(ints) - min(ints)) if ints else 0
+        out.append(Disagreement(topic_id, doc_id, spread, dict(sorted(by.items())), adj.get((topic_id, doc_id))))
+    out.sort(key=lambda d: (-d.spread, d.topic_id, d.doc_id))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class QrelsDiff:
+    """What changed from one qrels version to another.
+
+    Attributes:
+        added: entries only in the new version.
+        changed: (topic_id, doc_id, old grade, new grade) where the grade differs.
+        removed: entries only in the old version.
+    All three are sorted by (topic_id, doc_id).
+    """
+
+    added: list[Qrel]
+    changed: list[tuple[str, str, int, int]]
+    removed: list[Qrel]
+
+    @property
+    def empty(self) -> bool:
+        """True when both versions hold the same entries."""
+        return not (self.added or self.changed or self.removed)
+
+
+def diff_qrels(old: Mapping[str, Mapping[str, int]], new: Mapping[str, Mapping[str, int]]) -> QrelsDiff:
+    """Entries added, changed and removed going from ``old`` to ``new``.
+
+    Args:
+        old: the parent qrels (topic_id -> doc_id -> grade); ``{}`` for none.
+        new: the child qrels.
+
+    Returns:
+        ``QrelsDiff`` with each list sorted by (topic_id, doc_id).
+
+    Example:
+        >>> d = diff_qrels({"t": {"a": 1, "b": 0}}, {"t": {"a": 2, "c": 1}})
+        >>> (len(d.added), d.changed, len(d.removed))
+        (1, [('t', 'a', 1, 2)], 1)
+    """
+    o = {(t, d): g for t, docs in old.items() for d, g in docs.items()}
+    n = {(t, d): g for t, docs in new.items() for d, g in docs.items()}
+    added = [Qrel(t, d, n[(t, d)]) for t, d in sorted(n.keys() - o.keys())]
+    removed = [Qrel(t, d, o[(t, d)]) for t, d in sorted(o.keys() - n.keys())]
+    changed = [(t, d, o[(t, d)], n[(t, d)]) for t, d in sorted(o.keys() & n.keys()) if o[(t, d)] != n[(t, d)]]
+    return QrelsDiff(added, changed, removed)
