@@ -1,9 +1,502 @@
-"""Store methods for collections (a mixin of `LabelStore`)."""
+"""Store methods for collections (a mixin of ``LabelStore``): versioned ingestion.
+
+A *collection* is a name; its documents live in immutable *collection
+versions*. The version id is a content hash::
+
+    text_hash(d)       = sha256(title + "\\x1f" + text)                  (hex)
+    collection_version = sha256("".join(f"{doc_id}\\t{text_hash}\\n"
+                                       for doc_id sorted by str))      (hex)
+
+so re-importing the same corpus is a no-op ("unchanged"), and a changed
+corpus becomes a new version whose ``parent_version`` is the previous latest
+one; nothing is overwritten. Texts are stored once in ``document_texts``
+(deduplicated by hash, across versions and collections).
+
+Topics belong to the collection (not to a version). Re-importing an
+identical topic is a no-op; a *changed* text for an existing topic id is an
+error naming the topic (never a silent overwrite); new topic ids are added.
+
+Every ingest is one transaction; bulk rows go through registered Arrow
+tables, not ``executemany`` (DuckDB's documented fast path).
+"""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
 from workbench.store.core import StoreCore
+from workbench.types import Document, Topic
+
+IngestStatus = Literal["created", "new_version", "unchanged"]
+
+
+def text_hash(title: str, text: str) -> str:
+    """sha256 hex of ``title + "\\x1f" + text`` (the unit of text deduplication)."""
+    return hashlib.sha256(f"{title}\x1f{text}".encode()).hexdigest()
+
+
+def collection_version_of(doc_hashes: Iterable[tuple[str, str]]) -> str:
+    """The content hash of a collection version.
+
+    Args:
+        doc_hashes: (doc_id, text_hash) pairs, any order, doc ids unique.
+
+    Returns:
+        sha256 hex over ``f"{doc_id}\\t{text_hash}\\n"`` for the pairs sorted
+        by doc_id (string order).
+    """
+    h = hashlib.sha256()
+    for doc_id, th in sorted(doc_hashes):
+        h.update(f"{doc_id}\t{th}\n".encode())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What ``ingest_collection`` did.
+
+    Attributes:
+        collection: the collection name.
+        status: ``created`` (first version), ``new_version`` (content changed;
+            ``parent_version`` is the previous latest) or ``unchanged``.
+        collection_version: the version the collection now points at.
+        parent_version: the previous latest version ("" when none).
+        n_documents: documents in ``collection_version``.
+        n_new_texts: texts added to ``document_texts`` (0 when unchanged).
+        n_docs_added / n_docs_removed / n_docs_changed: differences from the
+            parent version (all 0 when created or unchanged).
+        topics_created: topic ids added by this ingest.
+        n_topics_unchanged: topics already present with the same text.
+        n_topics: topics of the collection after the ingest.
+    """
+
+    collection: str
+    status: IngestStatus
+    collection_version: str
+    parent_version: str
+    n_documents: int
+    n_new_texts: int
+    n_docs_added: int
+    n_docs_removed: int
+    n_docs_changed: int
+    topics_created: tuple[str, ...]
+    n_topics_unchanged: int
+    n_topics: int
+
+    @property
+    def changed(self) -> bool:
+        """True when anything (documents or topics) was written."""
+        return self.status != "unchanged" or bool(self.topics_created)
+
+
+@dataclass(frozen=True)
+class CollectionVersionInfo:
+    """One version of a collection (``collection_versions`` row)."""
+
+    collection_version: str
+    collection: str
+    parent_version: str
+    n_documents: int
+    source: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """A collection with its latest version.
+
+    Attributes:
+        collection: the name.
+        description: free text given at first ingest.
+        latest_version: the current collection version.
+        n_versions: number of versions ever ingested.
+        n_documents: documents in the latest version.
+        n_topics: topics of the collection.
+        created_at: when the collection was first ingested.
+    """
+
+    collection: str
+    description: str
+    latest_version: str
+    n_versions: int
+    n_documents: int
+    n_topics: int
+    created_at: datetime
+
+
+def count(cur: Any, sql: str, params: list[Any] | None = None) -> int:
+    """First column of the first row as int (0 when no row). Inside a lease."""
+    rows = cur.execute(sql, params or []).fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
+def collection_names(cur: Any) -> list[str]:
+    """Names of all collections. Inside a lease."""
+    return [r[0] for r in cur.execute("SELECT collection FROM collections").fetchall()]
+
+
+def require_collection(cur: Any, name: str) -> None:
+    """Raise ``UnknownNameError`` (listing the known names) unless ``name`` is a collection."""
+    if not cur.execute("SELECT 1 FROM collections WHERE collection = ?", [name]).fetchall():
+        raise UnknownNameError("collection", name, collection_names(cur))
+
+
+def latest_version(cur: Any, name: str) -> str:
+    """The version of collection ``name`` that no other version of it names as parent."""
+    rows = cur.execute(
+        """SELECT v.collection_version FROM collection_versions v
+           WHERE v.collection = ? AND NOT EXISTS (
+               SELECT 1 FROM collection_versions c
+               WHERE c.collection = v.collection AND c.parent_version = v.collection_version)
+           ORDER BY v.created_at DESC, v.collection_version""",
+        [name],
+    ).fetchall()
+    if not rows:
+        raise UnknownNameError("collection", name, collection_names(cur))
+    return str(rows[0][0])
+
+
+def missing_ids(cur: Any, version: str, doc_ids: Iterable[str]) -> set[str]:
+    """The doc ids that are not in collection version ``version``. Inside a lease."""
+    import pyarrow as pa
+
+    ids = sorted(set(doc_ids))
+    if not ids:
+        return set()
+    cur.register("wb_check_ids", pa.table({"doc_id": ids}))
+    try:
+        rows = cur.execute(
+            """SELECT c.doc_id FROM wb_check_ids c WHERE NOT EXISTS (
+                 SELECT 1 FROM version_documents vd
+                 WHERE vd.collection_version = ? AND vd.doc_id = c.doc_id)""",
+            [version],
+        ).fetchall()
+    finally:
+        cur.unregister("wb_check_ids")
+    return {r[0] for r in rows}
+
+
+def natural_key(id_: str) -> tuple[int, int, str]:
+    """Sort key: all-digit ids by numeric value, then the others by string (ids stay str)."""
+    return (0, int(id_), id_) if id_.isascii() and id_.isdigit() else (1, 0, id_)
 
 
 class CollectionsMixin(StoreCore):
-    """Domain verbs on collections; every multi-row change is one `transaction()`."""
+    """Domain verbs on collections; every multi-row change is one ``transaction()``."""
+
+    # -- writing ----------------------------------------------------------------
+
+    def ingest_collection(
+        self,
+        name: str,
+        documents: Iterable[Document],
+        topics: Iterable[Topic],
+        *,
+        source: str = "",
+        description: str = "",
+    ) -> IngestReport:
+        """Import (or re-import) a collection's documents and topics, versioned.
+
+        Args:
+            name: the collection name (non-empty).
+            documents: the full corpus of this version (not a delta). Doc ids
+                must be unique and non-empty.
+            topics: topics to add; existing identical topics are skipped.
+            source: where the data came from (path), recorded on a new version.
+            description: recorded when the collection is first created.
+
+        Returns:
+            An ``IngestReport`` (status ``created``, ``new_version`` or ``unchanged``).
+
+        Raises:
+            ValidationError: empty name, no documents, an empty or repeated
+                doc id or topic id, a changed text for an existing topic, or a
+                corpus identical to an *older* version of the collection.
+            DuplicateNameError: the same content is already another collection's version.
+
+        Example:
+            >>> store.ingest_collection("toy", [Document("d1", "", "x")], []).status  # doctest: +SKIP
+            'created'
+        """
+        import pyarrow as pa
+
+        if not name or name != name.strip():
+            raise ValidationError(f"expected a collection name without surrounding spaces, found {name!r}")
+        doc_ids: list[str] = []
+        hashes: list[str] = []
+        texts: dict[str, tuple[str, str]] = {}
+        seen: set[str] = set()
+        for d in documents:
+            if not d.doc_id or d.doc_id != d.doc_id.strip():
+                raise ValidationError(f"collection {name!r}: expected non-empty doc ids without surrounding spaces, found {d.doc_id!r}")
+            if d.doc_id in seen:
+                raise ValidationError(f"collection {name!r}: expected each doc id once, found {d.doc_id!r} twice")
+            seen.add(d.doc_id)
+            th = text_hash(d.title, d.text)
+            doc_ids.append(d.doc_id)
+            hashes.append(th)
+            texts.setdefault(th, (d.title, d.text))
+        if not doc_ids:
+            raise ValidationError(f"collection {name!r}: expected at least one document, found none")
+        topic_list = list(topics)
+        seen_topics: set[str] = set()
+        for t in topic_list:
+            if not t.topic_id or t.topic_id != t.topic_id.strip():
+                raise ValidationError(f"collection {name!r}: expected non-empty topic ids without surrounding spaces, found {t.topic_id!r}")
+            if t.topic_id in seen_topics:
+                raise ValidationError(f"collection {name!r}: expected each topic id once, found {t.topic_id!r} twice")
+            seen_topics.add(t.topic_id)
+        version = collection_version_of(zip(doc_ids, hashes, strict=True))
+
+        with self.transaction(f"ingest collection {name}") as cur:
+            exists = cur.execute("SELECT 1 FROM collections WHERE collection = ?", [name]).fetchall()
+            parent = latest_version(cur, name) if exists else ""
+            owner = [r[0] for r in cur.execute(
+                "SELECT collection FROM collection_versions WHERE collection_version = ?", [version]
+            ).fetchall()]
+            n_new_texts = added = removed = changed = 0
+            if owner and owner[0] != name:
+                raise DuplicateNameError(
+                    f"these {len(doc_ids)} documents are already collection {owner[0]!r} (version {version[:12]}); "
+                    f"use that collection instead of creating {name!r}"
+                )
+            if owner and version != parent:
+                raise ValidationError(
+                    f"collection {name!r}: this corpus is identical to its older version {version[:12]}, "
+                    f"but the latest version is {parent[:12]}; reverting to an older version is not supported"
+                )
+            if owner:
+                status: IngestStatus = "unchanged"
+            else:
+                status = "new_version" if parent else "created"
+                if not exists:
+                    cur.execute(
+                        "INSERT INTO collections (collection, description) VALUES (?, ?)", [name, description]
+                    )
+                texts_table = pa.table({
+                    "text_hash": list(texts),
+                    "title": [v[0] for v in texts.values()],
+                    "text": [v[1] for v in texts.values()],
+                })
+                docs_table = pa.table({"doc_id": doc_ids, "text_hash": hashes})
+                cur.register("wb_new_texts", texts_table)
+                cur.register("wb_new_docs", docs_table)
+                try:
+                    n_new_texts = count(cur, (
+                        "SELECT count(*) FROM wb_new_texts n "
+                        "WHERE NOT EXISTS (SELECT 1 FROM document_texts t WHERE t.text_hash = n.text_hash)"
+                    ))
+                    cur.execute(
+                        "INSERT INTO document_texts SELECT n.text_hash, n.title, n.text FROM wb_new_texts n "
+                        "WHERE NOT EXISTS (SELECT 1 FROM document_texts t WHERE t.text_hash = n.text_hash)"
+                    )
+                    cur.execute(
+                        "INSERT INTO version_documents SELECT ?, doc_id, text_hash FROM wb_new_docs", [version]
+                    )
+                    if parent:
+                        row = cur.execute(
+                            """SELECT
+                                 count(*) FILTER (WHERE o.doc_id IS NULL),
+                                 count(*) FILTER (WHERE n.doc_id IS NULL),
+                                 count(*) FILTER (WHERE n.doc_id IS NOT NULL AND o.doc_id IS NOT NULL
+                                                  AND n.text_hash <> o.text_hash)
+                               FROM wb_new_docs n
+                               FULL OUTER JOIN (SELECT doc_id, text_hash FROM version_documents
+                                                WHERE collection_version = ?) o
+                               ON n.doc_id = o.doc_id""",
+                            [parent],
+                        ).fetchall()[0]
+                        added, removed, changed = (int(x) for x in row)
+                finally:
+                    cur.unregister("wb_new_texts")
+                    cur.unregister("wb_new_docs")
+                cur.execute(
+                    "INSERT INTO collection_versions (collection_version, collection, parent_version, n_documents, source) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [version, name, parent or None, len(doc_ids), source],
+                )
+            created, n_same = self._add_topics(cur, name, topic_list, source)
+            n_topics = count(cur, "SELECT count(*) FROM topics WHERE collection = ?", [name])
+        return IngestReport(
+            collection=name, status=status, collection_version=version, parent_version=parent,
+            n_documents=len(doc_ids), n_new_texts=n_new_texts, n_docs_added=added,
+            n_docs_removed=removed, n_docs_changed=changed, topics_created=tuple(created),
+            n_topics_unchanged=n_same, n_topics=n_topics,
+        )
+
+    def _add_topics(self, cur: Any, name: str, topics: list[Topic], source: str) -> tuple[list[str], int]:
+        """Insert new topics; skip identical ones; refuse changed ones. Inside a transaction."""
+        import pyarrow as pa
+
+        existing = {
+            r[0]: (r[1], r[2], r[3])
+            for r in cur.execute(
+                "SELECT topic_id, title, description, narrative FROM topics WHERE collection = ?", [name]
+            ).fetchall()
+        }
+        new: list[Topic] = []
+        same = 0
+        for t in topics:
+            old = existing.get(t.topic_id)
+            if old is None:
+                new.append(t)
+            elif old == (t.title, t.description, t.narrative):
+                same += 1
+            else:
+                fields = [f for f, a, b in zip(("title", "description", "narrative"), old, (t.title, t.description, t.narrative), strict=True) if a != b]
+                raise ValidationError(
+                    f"collection {name!r}: topic {t.topic_id!r} is already stored with a different {' and '.join(fields)} "
+                    f"(stored title {old[0]!r}, new {t.title!r}); topics are not overwritten. "
+                    "Use a new topic id or a new collection name."
+                )
+        if new:
+            table = pa.table({
+                "topic_id": [t.topic_id for t in new],
+                "title": [t.title for t in new],
+                "description": [t.description for t in new],
+                "narrative": [t.narrative for t in new],
+            })
+            cur.register("wb_new_topics", table)
+            try:
+                cur.execute(
+                    "INSERT INTO topics (collection, topic_id, title, description, narrative, source) "
+                    "SELECT ?, topic_id, title, description, narrative, ? FROM wb_new_topics",
+                    [name, source],
+                )
+            finally:
+                cur.unregister("wb_new_topics")
+        return [t.topic_id for t in new], same
+
+    # -- reading ------------------------------------------------------------------
+
+    def _resolve_version(self, cur: Any, name: str, version: str | None) -> str:
+        require_collection(cur, name)
+        if version is None:
+            return latest_version(cur, name)
+        known = [
+            r[0] for r in cur.execute(
+                "SELECT collection_version FROM collection_versions WHERE collection = ?", [name]
+            ).fetchall()
+        ]
+        matches = [v for v in known if v.startswith(version)] if version else []
+        if len(matches) != 1:
+            raise UnknownNameError(f"version of collection {name!r}", version, known)
+        return matches[0]
+
+    def latest_collection_version(self, name: str) -> str:
+        """The current version (content hash) of a collection.
+
+        Raises:
+            UnknownNameError: no such collection (the message lists the known ones).
+        """
+        with self.connection("read collection version") as cur:
+            require_collection(cur, name)
+            return latest_version(cur, name)
+
+    def collection_versions(self, name: str) -> list[CollectionVersionInfo]:
+        """All versions of a collection, oldest first (following ``parent_version``).
+
+        Raises:
+            UnknownNameError: no such collection.
+        """
+        with self.connection("read collection versions") as cur:
+            require_collection(cur, name)
+            rows = cur.execute(
+                "SELECT collection_version, collection, coalesce(parent_version, ''), n_documents, source, created_at "
+                "FROM collection_versions WHERE collection = ? ORDER BY created_at, collection_version",
+                [name],
+            ).fetchall()
+        return [CollectionVersionInfo(*r) for r in rows]
+
+    def get_documents(self, name: str, version: str | None = None) -> dict[str, Document]:
+        """All documents of a collection version.
+
+        Args:
+            name: the collection.
+            version: a collection version (or a unique prefix of one); None
+                means the latest.
+
+        Returns:
+            doc_id -> Document, in doc_id string order.
+
+        Raises:
+            UnknownNameError: unknown collection or version.
+        """
+        with self.connection("read documents") as cur:
+            v = self._resolve_version(cur, name, version)
+            rows = cur.execute(
+                """SELECT vd.doc_id, t.title, t.text FROM version_documents vd
+                   JOIN document_texts t USING (text_hash)
+                   WHERE vd.collection_version = ? ORDER BY vd.doc_id""",
+                [v],
+            ).fetchall()
+        return {i: Document(i, ti, tx) for i, ti, tx in rows}
+
+    def get_document(self, name: str, doc_id: str, version: str | None = None) -> Document:
+        """One document of a collection version (latest when ``version`` is None).
+
+        Raises:
+            UnknownNameError: unknown collection, version or doc id.
+        """
+        with self.connection("read document") as cur:
+            v = self._resolve_version(cur, name, version)
+            rows = cur.execute(
+                """SELECT t.title, t.text FROM version_documents vd JOIN document_texts t USING (text_hash)
+                   WHERE vd.collection_version = ? AND vd.doc_id = ?""",
+                [v, doc_id],
+            ).fetchall()
+            if not rows:
+                sample = [r[0] for r in cur.execute(
+                    "SELECT doc_id FROM version_documents WHERE collection_version = ? ORDER BY doc_id LIMIT 31", [v]
+                ).fetchall()]
+                raise UnknownNameError(f"document of collection {name!r}", doc_id, sample)
+        return Document(doc_id, rows[0][0], rows[0][1])
+
+    def get_topics(self, name: str) -> dict[str, Topic]:
+        """The topics of a collection.
+
+        Returns:
+            topic_id -> Topic, in natural id order (numeric ids by value).
+
+        Raises:
+            UnknownNameError: no such collection.
+        """
+        with self.connection("read topics") as cur:
+            require_collection(cur, name)
+            rows = cur.execute(
+                "SELECT topic_id, title, description, narrative FROM topics WHERE collection = ?", [name]
+            ).fetchall()
+        rows.sort(key=lambda r: natural_key(r[0]))
+        return {r[0]: Topic(r[0], r[1], r[2], r[3]) for r in rows}
+
+    def missing_doc_ids(self, name: str, doc_ids: Iterable[str], version: str | None = None) -> set[str]:
+        """The given doc ids that are not in a collection version (latest when None).
+
+        Raises:
+            UnknownNameError: unknown collection or version.
+        """
+        with self.connection("check doc ids") as cur:
+            v = self._resolve_version(cur, name, version)
+            return missing_ids(cur, v, doc_ids)
+
+    def list_collections(self) -> list[CollectionInfo]:
+        """Every collection with its latest version and counts, by name."""
+        with self.connection("list collections") as cur:
+            rows = cur.execute(
+                "SELECT collection, description, created_at FROM collections ORDER BY collection"
+            ).fetchall()
+            out = []
+            for name, desc, created in rows:
+                latest = latest_version(cur, name)
+                n_versions = count(cur, "SELECT count(*) FROM collection_versions WHERE collection = ?", [name])
+                n_docs = count(
+                    cur, "SELECT n_documents FROM collection_versions WHERE collection_version = ?", [latest]
+                )
+                n_topics = count(cur, "SELECT count(*) FROM topics WHERE collection = ?", [name])
+                out.append(CollectionInfo(name, desc, latest, n_versions, n_docs, n_topics, created))
+        return out

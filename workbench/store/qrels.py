@@ -1,9 +1,362 @@
-"""Store methods for qrels (a mixin of `LabelStore`)."""
+"""Store methods for qrels versions (a mixin of ``LabelStore``).
+
+A *qrels version* is an immutable, named set of (topic, doc, grade) entries
+of one collection, with its lineage: the collection version current when it
+was created, an optional parent qrels version, an optional pool version, its
+origin (``published`` from judgments, or ``imported`` from a file) and the
+``rule`` that produced the grades (a final-grade policy, or an import's grade
+mapping). Its content hash is::
+
+    content_hash = sha256("".join(f"{topic}\\t{doc}\\t{grade}\\n"
+                                  for (topic, doc) sorted by str))     (hex)
+
+``n_relevant`` counts entries with grade >= 1. A version is written once, in
+one transaction, and never changed; a taken name raises ``DuplicateNameError``.
+"""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
+from workbench.store.collections import latest_version, missing_ids, natural_key, require_collection
 from workbench.store.core import StoreCore
+
+QrelsOrigin = Literal["published", "imported"]
+
+
+def qrels_content_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
+    """sha256 hex over ``f"{topic}\\t{doc}\\t{grade}\\n"`` for entries sorted by (topic, doc) as strings."""
+    h = hashlib.sha256()
+    for topic, doc, grade in sorted((t, d, int(g)) for t, docs in qrels.items() for d, g in docs.items()):
+        h.update(f"{topic}\t{doc}\t{grade}\n".encode())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class QrelsVersionInfo:
+    """Metadata of a qrels version (``qrels_versions`` row).
+
+    Attributes:
+        name: the qrels version name (unique).
+        collection: the collection judged.
+        collection_version: the collection's latest version when it was created.
+        parent_version: the qrels version this one revises, or None.
+        pool_version: the pool whose judgments it publishes, or None.
+        origin: ``published`` or ``imported``.
+        rule: the final-grade rule, or an import's grade mapping.
+        source: the imported file, or "".
+        n_topics: topics with at least one entry.
+        n_entries: (topic, doc) entries.
+        n_relevant: entries with grade >= 1.
+        content_hash: see the module docstring.
+        created_by: user or command that created it.
+        note: free text.
+        created_at: creation time.
+    """
+
+    name: str
+    collection: str
+    collection_version: str
+    parent_version: str | None
+    pool_version: str | None
+    origin: str
+    rule: str
+    source: str
+    n_topics: int
+    n_entries: int
+    n_relevant: int
+    content_hash: str
+    created_by: str
+    note: str
+    created_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (``created_at`` as ISO 8601)."""
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["created_at"] = self.created_at.isoformat()
+        return d
+
+
+@dataclass(frozen=True)
+class QrelsCoverage:
+    """How many qrels ids exist in a collection (checked before scoring).
+
+    A low share usually means an id mismatch (case, a prefix such as
+    ``doc_``), which would otherwise look like a retrieval failure.
+
+    Attributes:
+        n_found: distinct qrels doc ids present in the collection version.
+        n_total: distinct doc ids in the qrels.
+        share: ``n_found / n_total`` (1.0 when the qrels have no entries).
+        missing_examples: up to 5 missing doc ids, sorted.
+        n_topics_found: qrels topics that are topics of the collection.
+        n_topics_total: topics in the qrels.
+        missing_topic_examples: up to 5 qrels topic ids not in the collection, sorted.
+        collection: the collection checked.
+        collection_version: the version checked (the latest).
+    """
+
+    n_found: int
+    n_total: int
+    share: float
+    missing_examples: tuple[str, ...]
+    n_topics_found: int = 0
+    n_topics_total: int = 0
+    missing_topic_examples: tuple[str, ...] = ()
+    collection: str = ""
+    collection_version: str = ""
+
+    def describe(self) -> str:
+        """One line for people, e.g. ``qrels coverage: 1,837 of 1,837 doc ids (100.0%) ...``."""
+        line = (
+            f"qrels coverage: {self.n_found:,} of {self.n_total:,} doc ids ({100 * self.share:.1f}%) and "
+            f"{self.n_topics_found:,} of {self.n_topics_total:,} topics are in collection "
+            f"{self.collection!r} (version {self.collection_version[:12]})"
+        )
+        if self.missing_examples:
+            line += f"; missing doc ids e.g. {', '.join(self.missing_examples)}"
+        if self.missing_topic_examples:
+            line += f"; missing topics e.g. {', '.join(self.missing_topic_examples)}"
+        return line
+
+
+_INFO_COLUMNS = (
+    "qrels_version, collection, collection_version, parent_version, pool_version, origin, rule, source, "
+    "n_topics, n_entries, n_relevant, content_hash, created_by, note, created_at"
+)
 
 
 class QrelsMixin(StoreCore):
-    """Domain verbs on qrels; every multi-row change is one `transaction()`."""
+    """Domain verbs on qrels; every multi-row change is one ``transaction()``."""
+
+    def create_qrels_version(
+        self,
+        name: str,
+        collection: str,
+        qrels: Mapping[str, Mapping[str, int]],
+        *,
+        origin: QrelsOrigin,
+        rule: str,
+        source: str = "",
+        parent_version: str | None = None,
+        pool_version: str | None = None,
+        created_by: str = "",
+        note: str = "",
+    ) -> QrelsVersionInfo:
+        """Create an immutable qrels version in one transaction.
+
+        Args:
+            name: the new version's name (unique across the store, non-empty,
+                no surrounding spaces).
+            collection: the collection judged; its latest version is recorded.
+            qrels: topic_id -> doc_id -> grade (integers; at least one entry).
+            origin: ``published`` (from judgments) or ``imported`` (from a file).
+            rule: how the grades were obtained (final-grade policy, or grade mapping).
+            source: the imported file, if any.
+            parent_version: an existing qrels version of the same collection this revises.
+            pool_version: the pool version whose judgments are published.
+            created_by: user or command.
+            note: free text.
+
+        Returns:
+            The new version's ``QrelsVersionInfo``.
+
+        Raises:
+            DuplicateNameError: ``name`` is taken.
+            UnknownNameError: unknown collection, parent version or pool version.
+            ValidationError: bad name or origin, no entries, a non-integer
+                grade, or a parent of another collection.
+        """
+        import pyarrow as pa
+
+        if not name or name != name.strip() or any(c in name for c in "/\\\n\t"):
+            raise ValidationError(
+                f"expected a qrels version name without spaces around it or '/', found {name!r}"
+            )
+        if origin not in ("published", "imported"):
+            raise ValidationError(f"expected origin 'published' or 'imported', found {origin!r}")
+        topics: list[str] = []
+        docs: list[str] = []
+        grades: list[int] = []
+        for topic, entries in qrels.items():
+            for doc, grade in entries.items():
+                if isinstance(grade, bool) or not isinstance(grade, int):
+                    raise ValidationError(
+                        f"qrels {name!r}: expected an integer grade for topic {topic!r} document {doc!r}, found {grade!r}"
+                    )
+                if not topic or not doc:
+                    raise ValidationError(f"qrels {name!r}: expected non-empty topic and doc ids, found {topic!r}/{doc!r}")
+                topics.append(topic)
+                docs.append(doc)
+                grades.append(grade)
+        if not grades:
+            raise ValidationError(f"qrels {name!r}: expected at least one entry, found none")
+        n_topics = sum(1 for entries in qrels.values() if entries)
+        n_relevant = sum(1 for g in grades if g >= 1)
+        content_hash = qrels_content_hash(qrels)
+
+        with self.transaction(f"create qrels version {name}") as cur:
+            require_collection(cur, collection)
+            if cur.execute("SELECT 1 FROM qrels_versions WHERE qrels_version = ?", [name]).fetchall():
+                raise DuplicateNameError(
+                    f"qrels version {name!r} already exists and qrels versions are immutable; choose a new name"
+                )
+            if parent_version is not None:
+                rows = cur.execute(
+                    "SELECT collection FROM qrels_versions WHERE qrels_version = ?", [parent_version]
+                ).fetchall()
+                if not rows:
+                    raise UnknownNameError("qrels version", parent_version, self._qrels_names(cur))
+                if rows[0][0] != collection:
+                    raise ValidationError(
+                        f"parent qrels version {parent_version!r} belongs to collection {rows[0][0]!r}, not {collection!r}"
+                    )
+            if pool_version is not None and not cur.execute(
+                "SELECT 1 FROM pools WHERE pool_version = ?", [pool_version]
+            ).fetchall():
+                known = [r[0] for r in cur.execute("SELECT pool_version FROM pools").fetchall()]
+                raise UnknownNameError("pool version", pool_version, known)
+            version = latest_version(cur, collection)
+            cur.execute(
+                "INSERT INTO qrels_versions (qrels_version, collection, collection_version, parent_version, "
+                "pool_version, origin, rule, source, n_topics, n_entries, n_relevant, content_hash, created_by, note) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [name, collection, version, parent_version, pool_version, origin, rule, source,
+                 n_topics, len(grades), n_relevant, content_hash, created_by, note],
+            )
+            cur.register(
+                "wb_new_qrels",
+                pa.table({"topic_id": topics, "doc_id": docs, "grade": pa.array(grades, pa.int32())}),
+            )
+            try:
+                cur.execute(
+                    "INSERT INTO qrels_entries SELECT ?, topic_id, doc_id, grade FROM wb_new_qrels", [name]
+                )
+            finally:
+                cur.unregister("wb_new_qrels")
+            info = self._qrels_info(cur, name)
+        return info
+
+    # -- reading --------------------------------------------------------------
+
+    def _qrels_names(self, cur: Any) -> list[str]:
+        return [r[0] for r in cur.execute("SELECT qrels_version FROM qrels_versions").fetchall()]
+
+    def _qrels_info(self, cur: Any, name: str) -> QrelsVersionInfo:
+        rows = cur.execute(
+            f"SELECT {_INFO_COLUMNS} FROM qrels_versions WHERE qrels_version = ?", [name]
+        ).fetchall()
+        if not rows:
+            raise UnknownNameError("qrels version", name, self._qrels_names(cur))
+        return QrelsVersionInfo(*rows[0])
+
+    def get_qrels_info(self, name: str) -> QrelsVersionInfo:
+        """Metadata of a qrels version.
+
+        Raises:
+            UnknownNameError: no such version (the message lists the known ones).
+        """
+        with self.connection("read qrels info") as cur:
+            return self._qrels_info(cur, name)
+
+    def get_qrels(self, name: str) -> dict[str, dict[str, int]]:
+        """The entries of a qrels version.
+
+        Returns:
+            topic_id -> doc_id -> grade; topics and docs in natural id order.
+
+        Raises:
+            UnknownNameError: no such version.
+        """
+        with self.connection("read qrels") as cur:
+            self._qrels_info(cur, name)
+            rows = cur.execute(
+                "SELECT topic_id, doc_id, grade FROM qrels_entries WHERE qrels_version = ?", [name]
+            ).fetchall()
+        rows.sort(key=lambda r: (natural_key(r[0]), natural_key(r[1])))
+        out: dict[str, dict[str, int]] = {}
+        for topic, doc, grade in rows:
+            out.setdefault(topic, {})[doc] = int(grade)
+        return out
+
+    def qrels_grade_counts(self, name: str) -> dict[int, int]:
+        """grade -> number of entries of a qrels version, grades ascending.
+
+        Raises:
+            UnknownNameError: no such version.
+        """
+        with self.connection("read qrels grades") as cur:
+            self._qrels_info(cur, name)
+            rows = cur.execute(
+                "SELECT grade, count(*) FROM qrels_entries WHERE qrels_version = ? GROUP BY grade ORDER BY grade",
+                [name],
+            ).fetchall()
+        return {int(g): int(n) for g, n in rows}
+
+    def list_qrels_versions(self, collection: str | None = None) -> list[QrelsVersionInfo]:
+        """Qrels versions, oldest first, optionally of one collection.
+
+        Raises:
+            UnknownNameError: ``collection`` is given and unknown.
+        """
+        with self.connection("list qrels versions") as cur:
+            if collection is None:
+                rows = cur.execute(
+                    f"SELECT {_INFO_COLUMNS} FROM qrels_versions ORDER BY created_at, qrels_version"
+                ).fetchall()
+            else:
+                require_collection(cur, collection)
+                rows = cur.execute(
+                    f"SELECT {_INFO_COLUMNS} FROM qrels_versions WHERE collection = ? "
+                    "ORDER BY created_at, qrels_version",
+                    [collection],
+                ).fetchall()
+        return [QrelsVersionInfo(*r) for r in rows]
+
+    def qrels_doc_coverage(self, collection: str, qrels: Mapping[str, Mapping[str, int]]) -> QrelsCoverage:
+        """Share of the qrels' doc ids (and topics) that exist in the collection's latest version.
+
+        Args:
+            collection: the collection.
+            qrels: topic_id -> doc_id -> grade (e.g. ``get_qrels(name)`` or a file just read).
+
+        Returns:
+            A ``QrelsCoverage``; ``describe()`` gives the line the CLI prints.
+
+        Raises:
+            UnknownNameError: unknown collection.
+        """
+        doc_ids: set[str] = {d for entries in qrels.values() for d in entries}
+        with self.connection("qrels coverage") as cur:
+            require_collection(cur, collection)
+            version = latest_version(cur, collection)
+            missing = missing_ids(cur, version, doc_ids)
+            known_topics = {
+                r[0] for r in cur.execute("SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()
+            }
+        missing_topics = [t for t in qrels if t not in known_topics]
+        n_total = len(doc_ids)
+        n_found = n_total - len(missing)
+        return QrelsCoverage(
+            n_found=n_found,
+            n_total=n_total,
+            share=n_found / n_total if n_total else 1.0,
+            missing_examples=tuple(sorted(missing, key=natural_key)[:5]),
+            n_topics_found=len(qrels) - len(missing_topics),
+            n_topics_total=len(qrels),
+            missing_topic_examples=tuple(sorted(missing_topics, key=natural_key)[:5]),
+            collection=collection,
+            collection_version=version,
+        )
+
+
+def entries_of(qrels: Mapping[str, Mapping[str, int]]) -> Iterable[tuple[str, str, int]]:
+    """(topic_id, doc_id, grade) triples of a qrels mapping, in mapping order."""
+    for topic, docs in qrels.items():
+        for doc, grade in docs.items():
+            yield topic, doc, grade

@@ -1,0 +1,469 @@
+"""Strict readers and atomic writers of TREC run files, qrels and topic files.
+
+Formats:
+
+* run file: ``topic Q0 doc rank score tag``, six columns per line. The second
+  column (iteration, usually ``Q0``) is ignored. ``rank`` must be an integer
+  and is ignored for ordering (see ``workbench.ranking``) unless the caller asks
+  for ``trust_file_order``. ``score`` must be a finite number.
+* qrels: ``topic iter doc grade``, four columns; ``iter`` is ignored; ``grade``
+  is an integer (negative allowed: never relevant).
+* topics: TREC ``<top>`` blocks (``<num> Number: 401``, ``<title>``, ``<desc>
+  Description:``, ``<narr> Narrative:``), or a TSV with ``topic_id<TAB>query``.
+
+Normalisations (silent, on purpose):
+
+* a UTF-8 byte-order mark at the start of the file is removed;
+* CRLF (and a stray CR) line endings are read as LF;
+* columns are separated by any run of spaces and tabs (mixed is fine), and
+  leading/trailing whitespace of a line is dropped;
+* blank lines are skipped (they still count for line numbers).
+
+Everything else is an ``InputFormatError(path, line, problem)`` whose message
+reads ``{path}:{line}: expected ..., found .... {fix}``: wrong column count,
+non-integer rank or grade, non-numeric or non-finite score, an empty file,
+bytes that are not UTF-8, a second run tag in one run file, and a qrels
+(topic, doc) pair given two different grades.
+
+The readers know nothing about collections: checking that topic and document
+ids exist is the ingest service's job, which finds the offending line with
+``scan_ids``.
+
+Source:
+    trec_eval's input conventions (usnistgov/trec_eval: ``get_trec_results.c``,
+    ``get_qrels.c``): whitespace-separated columns, rank column not used for
+    ordering, iteration column ignored.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from workbench import ranking
+from workbench.errors import InputFormatError
+from workbench.formats.io import atomic_write
+from workbench.types import Topic
+
+_WS = " \t\r\f\v"
+_SPLIT = re.compile(r"[ \t\r\f\v]+").split
+_INT = re.compile(r"[+-]?\d+")
+_NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+
+RUN_COLUMNS = "topic Q0 doc rank score tag"
+QRELS_COLUMNS = "topic iter doc grade"
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A run file as read.
+
+    Attributes:
+        run: topic_id -> doc_id -> score. When a doc_id repeats within a topic,
+            the occurrence with the highest score is kept. With
+            ``trust_file_order`` the scores are ``ranking.scores_from_order``
+            of ``file_order`` (n, n-1, ..., 1).
+        tag: the run tag (sixth column); one per file.
+        n_lines: number of result lines read (blank lines not counted).
+        duplicates: topic_id -> number of dropped duplicate lines (only topics
+            that had some).
+        file_order: topic_id -> doc ids ordered by the file's rank column (ties
+            by file position; a duplicate keeps its best-ranked occurrence).
+    """
+
+    run: dict[str, dict[str, float]]
+    tag: str
+    n_lines: int
+    duplicates: dict[str, int]
+    file_order: dict[str, list[str]]
+
+
+# -- line reading ---------------------------------------------------------------
+
+
+def read_text(path: str | Path) -> str:
+    """Read a UTF-8 text file with the module's normalisations (BOM, CRLF).
+
+    Args:
+        path: the file.
+
+    Returns:
+        The text with a leading BOM removed and CRLF/CR turned into LF.
+
+    Raises:
+        InputFormatError: the file is missing or unreadable (line 0) or holds
+            bytes that are not UTF-8 (the line of the first bad byte).
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputFormatError(str(path), 0, "expected a file, found nothing at this path. Check the path.") from None
+    except OSError as e:
+        raise InputFormatError(str(path), 0, f"expected a readable file, found {e.strerror}. Check the path and permissions.") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise InputFormatError(
+            str(path), line,
+            f"expected UTF-8 text, found byte 0x{data[e.start]:02x} at column {col}. Re-save the file as UTF-8.",
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _lines(path: str | Path) -> Iterator[tuple[int, list[str]]]:
+    """(1-based line number, columns) of each non-blank line."""
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        stripped = line.strip(_WS)
+        if stripped:
+            yield lineno, _SPLIT(stripped)
+
+
+def _empty(path: str | Path, what: str) -> InputFormatError:
+    return InputFormatError(
+        str(path), 0, f"expected at least one {what} line, found an empty file. Check that the right file was given."
+    )
+
+
+def parse_score(token: str) -> float | None:
+    """The finite float written in ``token``, or None when it is not a plain decimal number.
+
+    Raises:
+        ValueError: the token is a number but not finite (``nan``, ``inf``, ``1e999``).
+    """
+    if _NUM.fullmatch(token):
+        value = float(token)
+        if math.isfinite(value):
+            return value
+        raise ValueError(token)
+    if token.lower() in _NONFINITE:
+        raise ValueError(token)
+    return None
+
+
+# -- runs -------------------------------------------------------------------------
+
+
+def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
+    """Read a TREC run file strictly.
+
+    Args:
+        path: the run file (``topic Q0 doc rank score tag`` per line).
+        trust_file_order: when True, order each topic by the file's rank
+            column instead of the scores, and replace the scores by
+            ``ranking.scores_from_order`` of that order. Default False: ranks
+            are ignored, as trec_eval does.
+
+    Returns:
+        A ``RunFile``; topics appear in ``run`` in order of first appearance.
+
+    Raises:
+        InputFormatError: see the module docstring for each case.
+
+    Example:
+        >>> rf = read_run("runs/bm25.trec")  # doctest: +SKIP
+        >>> rf.tag, rf.run["1"]["d3"]  # doctest: +SKIP
+        ('bm25', 12.5)
+    """
+    run: dict[str, dict[str, float]] = {}
+    rows: dict[str, list[tuple[str, int, float]]] = {}
+    duplicates: dict[str, int] = {}
+    tag: str | None = None
+    tag_line = 0
+    n = 0
+    p = str(path)
+    for lineno, cols in _lines(path):
+        if len(cols) != 6:
+            raise InputFormatError(
+                p, lineno,
+                f"expected 6 columns ({RUN_COLUMNS}), found {len(cols)}. "
+                "Write one result per line, columns separated by spaces or tabs.",
+            )
+        topic, _iteration, doc, rank_s, score_s, line_tag = cols
+        if not _INT.fullmatch(rank_s):
+            raise InputFormatError(
+                p, lineno, f"expected an integer rank in column 4, found {rank_s!r}. Write the rank as a whole number."
+            )
+        try:
+            score = parse_score(score_s)
+        except ValueError:
+            raise InputFormatError(
+                p, lineno, f"score {score_s!r} is not a finite number; remove the line or re-export the run."
+            ) from None
+        if score is None:
+            raise InputFormatError(
+                p, lineno,
+                f"expected a numeric score in column 5, found {score_s!r}. Write the score as a decimal number such as 12.5.",
+            )
+        if tag is None:
+            tag, tag_line = line_tag, lineno
+        elif line_tag != tag:
+            raise InputFormatError(
+                p, lineno,
+                f"expected run tag {tag!r} (as on line {tag_line}), found {line_tag!r}. "
+                "A run file holds one run; split the file by tag.",
+            )
+        n += 1
+        scores = run.setdefault(topic, {})
+        if doc in scores:
+            duplicates[topic] = duplicates.get(topic, 0) + 1
+            if score > scores[doc]:
+                scores[doc] = score
+        else:
+            scores[doc] = score
+        rows.setdefault(topic, []).append((doc, int(rank_s), score))
+    if n == 0 or tag is None:
+        raise _empty(path, "run")
+    file_order: dict[str, list[str]] = {}
+    for topic, topic_rows in rows.items():
+        seen: set[str] = set()
+        order: list[str] = []
+        for sd in ranking.ranked_by_file_order(topic_rows):
+            if sd.doc_id not in seen:
+                seen.add(sd.doc_id)
+                order.append(sd.doc_id)
+        file_order[topic] = order
+    if trust_file_order:
+        run = {topic: ranking.scores_from_order(file_order[topic]) for topic in run}
+    return RunFile(run=run, tag=tag, n_lines=n, duplicates=duplicates, file_order=file_order)
+
+
+def _sort_key(id_: str) -> tuple[int, int, str]:
+    """Natural order for ids: numeric ids by value, then the rest as strings (ids stay str)."""
+    return (0, int(id_), id_) if id_.isascii() and id_.isdigit() else (1, 0, id_)
+
+
+def sorted_ids(ids: Iterator[str] | list[str] | Mapping[str, object] | set[str]) -> list[str]:
+    """Ids in natural order: all-digit ids by numeric value first, then the others by string.
+
+    Example:
+        >>> sorted_ids(["10", "2", "b", "a"])
+        ['2', '10', 'a', 'b']
+    """
+    return sorted(ids, key=_sort_key)
+
+
+def write_run(path: str | Path, run: Mapping[str, Mapping[str, float]], tag: str) -> None:
+    """Write a run atomically in TREC format, ranked by ``workbench.ranking.ranked``.
+
+    Args:
+        path: the target file (replaced atomically).
+        run: topic_id -> doc_id -> score.
+        tag: the run tag (no whitespace).
+
+    Raises:
+        ValueError: the tag or an id is empty or contains whitespace, or a
+            score is not finite (a programming error, not a user file).
+    """
+    _check_token(tag, "run tag")
+    with atomic_write(path) as f:
+        for topic in sorted_ids(list(run)):
+            _check_token(topic, "topic id")
+            for sd in ranking.ranked(run[topic]):
+                _check_token(sd.doc_id, "doc id")
+                if not math.isfinite(sd.score):
+                    raise ValueError(f"score of {topic}/{sd.doc_id} is not finite: {sd.score!r}")
+                f.write(f"{topic} Q0 {sd.doc_id} {sd.rank} {sd.score!r} {tag}\n")
+
+
+def _check_token(value: str, what: str) -> None:
+    if not value or any(c in value for c in " \t\r\n\f\v"):
+        raise ValueError(f"{what} {value!r} is empty or contains whitespace; it cannot be written as a TREC column")
+
+
+# -- qrels --------------------------------------------------------------------------
+
+
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file strictly.
+
+    Args:
+        path: the qrels file (``topic iter doc grade`` per line).
+
+    Returns:
+        topic_id -> doc_id -> grade, topics and documents in file order. A
+        line repeating a (topic, doc) pair with the same grade is accepted
+        once.
+
+    Raises:
+        InputFormatError: wrong column count, non-integer grade, empty file,
+            non-UTF-8 bytes, or a (topic, doc) pair given two different grades.
+
+    Example:
+        >>> read_qrels("qrels.txt")  # doctest: +SKIP
+        {'1': {'d1': 2, 'd7': 0}}
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    p = str(path)
+    for lineno, cols in _lines(path):
+        if len(cols) != 4:
+            raise InputFormatError(
+                p, lineno,
+                f"expected 4 columns ({QRELS_COLUMNS}), found {len(cols)}. "
+                "Write one judgment per line, columns separated by spaces or tabs.",
+            )
+        topic, _iteration, doc, grade_s = cols
+        if not _INT.fullmatch(grade_s):
+            raise InputFormatError(
+                p, lineno, f"expected an integer grade in column 4, found {grade_s!r}. Write grades as whole numbers such as 0, 1, 2."
+            )
+        grade = int(grade_s)
+        grades = qrels.setdefault(topic, {})
+        if doc in grades:
+            if grades[doc] != grade:
+                raise InputFormatError(
+                    p, lineno,
+                    f"expected one grade for topic {topic!r} and document {doc!r}, found {grade} here and "
+                    f"{grades[doc]} on line {first_line[(topic, doc)]}. Keep one of the two lines.",
+                )
+            continue
+        grades[doc] = grade
+        first_line[(topic, doc)] = lineno
+    if not qrels:
+        raise _empty(path, "qrels")
+    return qrels
+
+
+def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Write qrels atomically in TREC format (``topic 0 doc grade``).
+
+    Topics are in natural id order (``sorted_ids``), documents likewise, so
+    the same qrels always give the same bytes.
+
+    Args:
+        path: the target file (replaced atomically).
+        qrels: topic_id -> doc_id -> grade.
+
+    Raises:
+        ValueError: an id is empty or contains whitespace.
+    """
+    with atomic_write(path) as f:
+        for topic in sorted_ids(list(qrels)):
+            _check_token(topic, "topic id")
+            grades = qrels[topic]
+            for doc in sorted_ids(list(grades)):
+                _check_token(doc, "doc id")
+                f.write(f"{topic} 0 {doc} {int(grades[doc])}\n")
+
+
+def scan_ids(path: str | Path, kind: Literal["run", "qrels"]) -> Iterator[tuple[int, str, str]]:
+    """(line, topic_id, doc_id) of each line of an already validated run or qrels file.
+
+    Used by the ingest service to name the file and line of the first id that
+    is not in the collection, without keeping line numbers in the readers'
+    results.
+
+    Args:
+        path: the file, already read successfully with ``read_run`` or ``read_qrels``.
+        kind: ``"run"`` (doc in column 3) or ``"qrels"`` (doc in column 3).
+    """
+    expected = 6 if kind == "run" else 4
+    for lineno, cols in _lines(path):
+        if len(cols) == expected:
+            yield lineno, cols[0], cols[2]
+
+
+# -- topics -------------------------------------------------------------------------
+
+_TOP = re.compile(r"<top>(.*?)</top>", re.IGNORECASE | re.DOTALL)
+_FIELD = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
+_CLOSE = re.compile(r"</(num|title|desc|narr)>", re.IGNORECASE)
+_PREFIX = {
+    "num": re.compile(r"^\s*(number\s*:)?\s*", re.IGNORECASE),
+    "title": re.compile(r"^\s*(topic\s*:)?\s*", re.IGNORECASE),
+    "desc": re.compile(r"^\s*(description\s*:)?\s*", re.IGNORECASE),
+    "narr": re.compile(r"^\s*(narrative\s*:)?\s*", re.IGNORECASE),
+}
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def read_topics(path: str | Path) -> list[Topic]:
+    """Read topics from a TREC topic file or a ``topic_id<TAB>query`` TSV.
+
+    The format is chosen by content: a file containing ``<top>`` is a TREC
+    topic file, anything else a TSV. In TREC files the ``Number:``,
+    ``Topic:``, ``Description:`` and ``Narrative:`` prefixes are removed and
+    whitespace inside a field is collapsed to single spaces; closing tags
+    (``</title>``) are optional. In a TSV the first tab separates the id from
+    the query; the query may contain spaces.
+
+    Args:
+        path: the topic file.
+
+    Returns:
+        The topics in file order.
+
+    Raises:
+        InputFormatError: an empty file, a ``<top>`` block without ``<num>``
+            or without title and description, a TSV line without a tab or with
+            an empty id or query, or a repeated topic id.
+
+    Example:
+        >>> [t.topic_id for t in read_topics("topics.401-450.txt")][:2]  # doctest: +SKIP
+        ['401', '402']
+    """
+    text = read_text(path)
+    p = str(path)
+    topics: list[Topic] = []
+    seen: dict[str, int] = {}
+
+    def add(topic: Topic, lineno: int) -> None:
+        if topic.topic_id in seen:
+            raise InputFormatError(
+                p, lineno,
+                f"expected each topic id once, found {topic.topic_id!r} again (first on line {seen[topic.topic_id]}). "
+                "Remove or renumber one of them.",
+            )
+        seen[topic.topic_id] = lineno
+        topics.append(topic)
+
+    if re.search(r"<top>", text, re.IGNORECASE):
+        for m in _TOP.finditer(text):
+            lineno = text.count("\n", 0, m.start()) + 1
+            body = _CLOSE.sub(" ", m.group(1))
+            fields: dict[str, str] = {}
+            parts = _FIELD.split(body)
+            for name, value in zip(parts[1::2], parts[2::2], strict=True):
+                key = name.lower()
+                fields[key] = _clean(_PREFIX[key].sub("", value, count=1))
+            num = fields.get("num", "")
+            if not num:
+                raise InputFormatError(p, lineno, "expected '<num> Number: N' in this <top> block, found none. Add the topic number.")
+            title, desc = fields.get("title", ""), fields.get("desc", "")
+            if not title and not desc:
+                raise InputFormatError(
+                    p, lineno, f"expected a <title> or <desc> for topic {num!r}, found neither. Add the query text."
+                )
+            add(Topic(num, title, desc, fields.get("narr", "")), lineno)
+    else:
+        for lineno, line in enumerate(text.split("\n"), 1):
+            if not line.strip(_WS):
+                continue
+            if "\t" not in line:
+                raise InputFormatError(
+                    p, lineno,
+                    "expected 2 columns separated by a tab (topic_id<TAB>query), found no tab. "
+                    "Separate the id from the query with a tab.",
+                )
+            topic_id, query = line.split("\t", 1)
+            topic_id, query = topic_id.strip(_WS), _clean(query)
+            if not topic_id or not query:
+                what = "topic id" if not topic_id else "query"
+                raise InputFormatError(p, lineno, f"expected a non-empty {what}, found an empty one. Fill it in or remove the line.")
+            add(Topic(topic_id, query), lineno)
+    if not topics:
+        raise _empty(path, "topic")
+    return topics
