@@ -1,9 +1,452 @@
-"""Store methods for runs (a mixin of `LabelStore`)."""
+"""Store methods for runs (a mixin of ``LabelStore``): immutable runs with provenance.
+
+A stored run records its system ``kind`` (``bm25``, ``dense``, ``fusion``,
+``imported``), its parameters (JSON), the collection version it was produced
+over, the depth it was produced at, a content hash, and one status per topic of
+the collection:
+
+* ``ok``: results were produced (``n_results`` > 0);
+* ``empty``: no results (blank query, only stop words, nothing matched, or the
+  imported file has no line for the topic): an empty list, never a zero;
+* ``error``: the retriever failed on that topic; ``message`` says how.
+
+Entries keep the canonical rank (``workbench.ranking.ranked``: score desc,
+doc_id desc) next to the score. Runs are written once, in one transaction, and
+never changed (a name is never reused).
+
+``read_run_tops`` is the bulk path for many run files (pooling benchmarks): one
+DuckDB query parses every file and keeps each run's top ``depth`` per topic
+under the same canonical rule.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import (
+    DuplicateNameError,
+    InputFormatError,
+    StoreError,
+    UnknownNameError,
+    ValidationError,
+)
+from workbench.ranking import ranked
+from workbench.store.collections import latest_version, missing_ids, require_collection
 from workbench.store.core import StoreCore
+from workbench.types import Run, RunInfo
+
+STATUSES = ("ok", "empty", "error")
+
+
+@dataclass(frozen=True)
+class RunTopicStatus:
+    """One ``run_topics`` row: the outcome of a run for one topic."""
+
+    topic_id: str
+    status: str
+    n_results: int
+    message: str
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A stored run with its counts, for listings.
+
+    Attributes:
+        info: the run's ``RunInfo``.
+        n_topics: topics with a status row (all topics of the collection).
+        n_ok / n_empty / n_error: topics per status.
+        n_entries: result rows.
+        content_hash: sha256 over the run's (topic, doc, score) rows.
+        source: the imported file ("" otherwise).
+        created_at: when it was stored.
+    """
+
+    info: RunInfo
+    n_topics: int
+    n_ok: int
+    n_empty: int
+    n_error: int
+    n_entries: int
+    content_hash: str
+    source: str
+    created_at: datetime
+
+
+def run_content_hash(run: Run) -> str:
+    """sha256 (hex) over ``topic\\tdoc\\trepr(score)`` lines sorted by topic and doc."""
+    h = hashlib.sha256()
+    for topic_id in sorted(run):
+        for doc_id in sorted(run[topic_id]):
+            h.update(f"{topic_id}\t{doc_id}\t{float(run[topic_id][doc_id])!r}\n".encode())
+    return h.hexdigest()
+
+
+def _check_name(name: str) -> None:
+    if not name or any(c.isspace() for c in name) or "/" in name:
+        raise ValidationError(
+            f"expected a run name without spaces or '/' (it is the TREC run tag), found {name!r}")
+
+
+def _run_names(cur: Any) -> list[str]:
+    return [r[0] for r in cur.execute("SELECT run_name FROM runs").fetchall()]
+
+
+def _info_row(row: Sequence[Any]) -> RunInfo:
+    name, kind, params, depth, collection, version, description = row
+    return RunInfo(name=name, kind=kind, params=json.loads(params), depth=int(depth),
+                   collection=collection, collection_version=version, description=description)
+
+
+_INFO_COLS = "run_name, kind, params, depth, collection, collection_version, description"
 
 
 class RunsMixin(StoreCore):
-    """Domain verbs on runs; every multi-row change is one `transaction()`."""
+    """Domain verbs on runs; every multi-row change is one ``transaction()``."""
+
+    # -- writing -------------------------------------------------------------------
+
+    def save_run(
+        self,
+        info: RunInfo,
+        run: Run,
+        statuses: Mapping[str, str] | None = None,
+        messages: Mapping[str, str] | None = None,
+        *,
+        source: str = "",
+    ) -> RunInfo:
+        """Store a run, its ranks and a status for every topic of the collection.
+
+        Args:
+            info: name, kind, params, depth and collection; an empty
+                ``collection_version`` means the collection's latest version.
+            run: topic_id -> doc_id -> finite score.
+            statuses: topic_id -> ``ok`` | ``empty`` | ``error`` as reported by
+                the retriever. Topics not given get ``ok`` when they have results
+                and ``empty`` otherwise (also every collection topic the run lacks).
+            messages: topic_id -> why a topic is ``empty`` or ``error``.
+            source: the file a run was imported from ("" otherwise).
+
+        Returns:
+            ``info`` with ``collection_version`` resolved.
+
+        Raises:
+            DuplicateNameError: the run name is taken (runs are immutable).
+            UnknownNameError: unknown collection or collection version.
+            ValidationError: bad name, depth < 1, a non-finite score, a topic or
+                document not in the collection, or a status that contradicts
+                the results (``ok`` without results, ``empty``/``error`` with some).
+        """
+        import pyarrow as pa
+
+        _check_name(info.name)
+        if info.depth < 1:
+            raise ValidationError(f"run {info.name!r}: expected depth >= 1, found {info.depth}")
+        statuses = dict(statuses or {})
+        messages = dict(messages or {})
+        topics_col: list[str] = []
+        docs_col: list[str] = []
+        ranks_col: list[int] = []
+        scores_col: list[float] = []
+        for topic_id, scores in run.items():
+            for row in ranked(scores):
+                if not math.isfinite(row.score):
+                    raise ValidationError(
+                        f"run {info.name!r}: topic {topic_id!r} document {row.doc_id!r} has score "
+                        f"{row.score!r}; expected a finite number")
+                topics_col.append(str(topic_id))
+                docs_col.append(str(row.doc_id))
+                ranks_col.append(row.rank)
+                scores_col.append(row.score)
+        for topic_id, status in statuses.items():
+            n = len(run.get(topic_id, {}))
+            if status not in STATUSES:
+                raise ValidationError(
+                    f"run {info.name!r}: topic {topic_id!r} status {status!r}; expected one of {', '.join(STATUSES)}")
+            if (status == "ok") != (n > 0):
+                raise ValidationError(
+                    f"run {info.name!r}: topic {topic_id!r} has status {status!r} and {n} result(s); "
+                    "'ok' needs results, 'empty' and 'error' need none")
+        params = json.dumps(dict(info.params), sort_keys=True, default=str)
+        content_hash = run_content_hash(run)
+
+        with self.transaction(f"save run {info.name}") as cur:
+            require_collection(cur, info.collection)
+            version = info.collection_version or latest_version(cur, info.collection)
+            known_versions = [r[0] for r in cur.execute(
+                "SELECT collection_version FROM collection_versions WHERE collection = ?",
+                [info.collection]).fetchall()]
+            if version not in known_versions:
+                raise UnknownNameError(f"version of collection {info.collection!r}", version, known_versions)
+            if cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [info.name]).fetchall():
+                raise DuplicateNameError(
+                    f"run {info.name!r} already exists and runs are immutable; choose another --name")
+            topics = {r[0] for r in cur.execute(
+                "SELECT topic_id FROM topics WHERE collection = ?", [info.collection]).fetchall()}
+            unknown = sorted((set(run) | set(statuses)) - topics)
+            if unknown:
+                raise ValidationError(
+                    f"run {info.name!r}: {len(unknown)} topic(s) are not topics of collection "
+                    f"{info.collection!r}, e.g. {unknown[0]!r}; check the topic ids")
+            absent = missing_ids(cur, version, set(docs_col))
+            if absent:
+                raise ValidationError(
+                    f"run {info.name!r}: {len(absent)} document(s) are not in collection "
+                    f"{info.collection!r} version {version[:12]}, e.g. {sorted(absent)[0]!r}")
+            cur.execute(
+                "INSERT INTO runs (run_name, collection, collection_version, kind, params, depth, "
+                "description, source, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [info.name, info.collection, version, info.kind, params, info.depth,
+                 info.description, source, content_hash])
+            entries = pa.table({"topic_id": topics_col, "doc_id": docs_col,
+                                "rank": pa.array(ranks_col, pa.int32()),
+                                "score": pa.array(scores_col, pa.float64())})
+            status_topics = sorted(topics)
+            status_rows = pa.table({
+                "topic_id": status_topics,
+                "status": [statuses.get(t) or ("ok" if run.get(t) else "empty") for t in status_topics],
+                "n_results": pa.array([len(run.get(t, {})) for t in status_topics], pa.int32()),
+                "message": [messages.get(t, "" if run.get(t) else
+                                         ("" if t in statuses else "no results given for this topic"))
+                            for t in status_topics],
+            })
+            cur.register("wb_run_entries", entries)
+            cur.register("wb_run_topics", status_rows)
+            try:
+                cur.execute("INSERT INTO run_entries SELECT ?, topic_id, doc_id, rank, score "
+                            "FROM wb_run_entries", [info.name])
+                cur.execute("INSERT INTO run_topics SELECT ?, topic_id, status, n_results, message "
+                            "FROM wb_run_topics", [info.name])
+            finally:
+                cur.unregister("wb_run_entries")
+                cur.unregister("wb_run_topics")
+        return RunInfo(name=info.name, kind=info.kind, params=json.loads(params), depth=info.depth,
+                       collection=info.collection, collection_version=version,
+                       description=info.description)
+
+    def import_run_file(
+        self,
+        path: str | Path,
+        name: str,
+        *,
+        collection: str,
+        description: str = "",
+        trust_file_order: bool = False,
+    ) -> RunInfo:
+        """Store a TREC run file as a run of kind ``imported``.
+
+        The depth recorded is the largest number of results of any topic.
+        Collection topics without a line in the file get status ``empty``.
+
+        Args:
+            path: the TREC run file (``topic Q0 doc rank score tag``).
+            name: the stored run's name (the file's tag is kept in params).
+            collection: the collection the run was produced over.
+            description: free text (e.g. which system, which settings).
+            trust_file_order: order by the file's rank column instead of scores.
+
+        Returns:
+            The stored ``RunInfo``.
+
+        Raises:
+            InputFormatError: the file is malformed, or names a topic or document
+                that is not in the collection (file:line of the first one).
+            DuplicateNameError: the run name is taken.
+            UnknownNameError: unknown collection.
+        """
+        from workbench.formats.trec import read_run, scan_ids
+
+        rf = read_run(path, trust_file_order=trust_file_order)
+        with self.connection("check run ids") as cur:
+            require_collection(cur, collection)
+            version = latest_version(cur, collection)
+            topics = {r[0] for r in cur.execute(
+                "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()}
+            absent = missing_ids(cur, version, {d for docs in rf.run.values() for d in docs})
+        bad_topics = set(rf.run) - topics
+        if bad_topics or absent:
+            for lineno, topic_id, doc_id in scan_ids(path, "run"):
+                if topic_id in bad_topics:
+                    raise InputFormatError(
+                        str(path), lineno,
+                        f"expected a topic of collection {collection!r}, found {topic_id!r} "
+                        f"({len(bad_topics)} unknown topic id(s) in the file). "
+                        "Check that the run belongs to this collection and uses its topic ids.")
+                if doc_id in absent:
+                    raise InputFormatError(
+                        str(path), lineno,
+                        f"expected a document of collection {collection!r}, found {doc_id!r} "
+                        f"({len(absent)} unknown doc id(s) in the file). "
+                        "Check that the run was produced over this collection.")
+        params = {"tag": rf.tag, "lines": rf.n_lines, "trust_file_order": trust_file_order,
+                  "duplicates_dropped": sum(rf.duplicates.values())}
+        depth = max((len(d) for d in rf.run.values()), default=1)
+        messages = {t: "the file has no line for this topic" for t in topics - set(rf.run)}
+        info = RunInfo(name=name, kind="imported", params=params, depth=max(depth, 1),
+                       collection=collection, collection_version=version, description=description)
+        return self.save_run(info, rf.run, messages=messages, source=str(path))
+
+    # -- reading --------------------------------------------------------------------
+
+    def _require_run(self, cur: Any, name: str) -> None:
+        if not cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [name]).fetchall():
+            raise UnknownNameError("run", name, _run_names(cur))
+
+    def get_run(self, name: str, *, depth: int | None = None) -> dict[str, dict[str, float]]:
+        """A stored run as topic_id -> doc_id -> score.
+
+        Args:
+            name: the run.
+            depth: keep only ranks <= depth (None = all).
+
+        Returns:
+            Only topics with results (``empty``/``error`` topics are absent; see
+            ``get_run_statuses``); documents in rank order.
+
+        Raises:
+            UnknownNameError: no such run (the message lists the known ones).
+        """
+        with self.connection("read run") as cur:
+            self._require_run(cur, name)
+            rows = cur.execute(
+                "SELECT topic_id, doc_id, score FROM run_entries WHERE run_name = ? "
+                "AND rank <= ? ORDER BY topic_id, rank",
+                [name, depth if depth is not None else 2**31 - 1]).fetchall()
+        out: dict[str, dict[str, float]] = {}
+        for topic_id, doc_id, score in rows:
+            out.setdefault(topic_id, {})[doc_id] = score
+        return out
+
+    def get_run_info(self, name: str) -> RunInfo:
+        """Provenance of a stored run.
+
+        Raises:
+            UnknownNameError: no such run.
+        """
+        with self.connection("read run info") as cur:
+            rows = cur.execute(f"SELECT {_INFO_COLS} FROM runs WHERE run_name = ?", [name]).fetchall()
+            if not rows:
+                raise UnknownNameError("run", name, _run_names(cur))
+        return _info_row(rows[0])
+
+    def get_run_statuses(self, name: str) -> dict[str, str]:
+        """topic_id -> ``ok`` | ``empty`` | ``error`` for every topic of the run's collection.
+
+        Raises:
+            UnknownNameError: no such run.
+        """
+        return {r.topic_id: r.status for r in self.get_run_topic_statuses(name)}
+
+    def get_run_topic_statuses(self, name: str) -> list[RunTopicStatus]:
+        """Per-topic status rows (with result counts and messages), by topic_id.
+
+        Raises:
+            UnknownNameError: no such run.
+        """
+        with self.connection("read run statuses") as cur:
+            self._require_run(cur, name)
+            rows = cur.execute(
+                "SELECT topic_id, status, n_results, message FROM run_topics WHERE run_name = ? "
+                "ORDER BY topic_id", [name]).fetchall()
+        return [RunTopicStatus(t, s, int(n), m) for t, s, n, m in rows]
+
+    def list_runs(self, collection: str | None = None) -> list[RunInfo]:
+        """Stored runs, oldest first (then by name); all collections when None."""
+        return [s.info for s in self.run_summaries(collection)]
+
+    def run_summaries(self, collection: str | None = None) -> list[RunSummary]:
+        """Stored runs with counts, oldest first (then by name); all collections when None."""
+        with self.connection("list runs") as cur:
+            rows = cur.execute(
+                f"""SELECT {_INFO_COLS}, r.content_hash, r.source, r.created_at,
+                       count(t.topic_id), count(t.topic_id) FILTER (WHERE t.status = 'ok'),
+                       count(t.topic_id) FILTER (WHERE t.status = 'empty'),
+                       count(t.topic_id) FILTER (WHERE t.status = 'error'),
+                       coalesce(sum(t.n_results), 0)
+                    FROM runs r LEFT JOIN run_topics t USING (run_name)
+                    WHERE ? IS NULL OR r.collection = ?
+                    GROUP BY ALL ORDER BY r.created_at, r.run_name""",
+                [collection, collection]).fetchall()
+        return [RunSummary(_info_row(r[:7]), int(r[10]), int(r[11]), int(r[12]), int(r[13]),
+                           int(r[14]), r[7], r[8], r[9]) for r in rows]
+
+
+def read_run_tops(paths: Sequence[str | Path], depth: int) -> dict[str, dict[str, dict[str, float]]]:
+    """Parse many TREC run files at once and keep each run's top ``depth`` per topic.
+
+    The bulk path for pooling many runs (one in-memory DuckDB query over all the
+    files): a doc_id repeated within a topic keeps its highest score (as
+    ``formats.trec.read_run``), and the top ``depth`` follow the canonical rule
+    (score desc, doc_id desc; the file's rank column is ignored). Runs are named
+    by file stem.
+
+    Args:
+        paths: run files (``topic Q0 doc rank score tag``), distinct stems.
+        depth: cutoff k, >= 1.
+
+    Returns:
+        run name (file stem) -> topic_id -> doc_id -> score, top ``depth`` only.
+
+    Raises:
+        ValidationError: depth < 1, no files, or two files with the same stem.
+        InputFormatError: a malformed file (the strict reader names file:line).
+    """
+    import duckdb
+
+    if depth < 1:
+        raise ValidationError(f"depth must be >= 1, found {depth}")
+    if not paths:
+        raise ValidationError("expected at least one run file, found none")
+    files = [str(p) for p in paths]
+    stems = [Path(p).stem for p in files]
+    if len(set(stems)) != len(stems):
+        dup = sorted({s for s in stems if stems.count(s) > 1})
+        raise ValidationError(f"run files must have distinct names, found {dup[0]!r} twice")
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(
+            """CREATE TEMP TABLE wb_lines AS
+               SELECT filename, regexp_split_to_array(trim(line, ' \t\r'), '[ \t\r]+') AS cols
+               FROM read_csv(?, delim = '\x1f', quote = '', escape = '', header = false,
+                             filename = true, auto_detect = false, columns = {'line': 'VARCHAR'})
+               WHERE trim(line, ' \t\r') <> ''""",
+            [files])
+        bad = [r[0] for r in con.execute(
+            """SELECT DISTINCT filename FROM wb_lines
+               WHERE len(cols) <> 6 OR TRY_CAST(cols[4] AS BIGINT) IS NULL
+                  OR NOT isfinite(coalesce(TRY_CAST(cols[5] AS DOUBLE), 'nan'::DOUBLE))
+               ORDER BY filename""").fetchall()]
+        rows = [] if bad else con.execute(
+            """WITH raw AS (
+                   SELECT filename, cols[1] AS topic_id, cols[3] AS doc_id,
+                          max(CAST(cols[5] AS DOUBLE)) AS score
+                   FROM wb_lines GROUP BY ALL),
+               ranked AS (
+                   SELECT *, row_number() OVER (PARTITION BY filename, topic_id
+                                                ORDER BY score DESC, doc_id DESC) AS rank
+                   FROM raw)
+               SELECT filename, topic_id, doc_id, score FROM ranked WHERE rank <= ?
+               ORDER BY filename, topic_id, rank""",
+            [depth]).fetchall()
+    except duckdb.Error as e:
+        raise StoreError(f"could not read the run files in bulk: {e}") from e
+    finally:
+        con.close()
+    if bad:
+        from workbench.formats.trec import read_run
+
+        for p in bad:  # the strict reader names the file and line
+            read_run(p)
+        raise StoreError(f"{bad[0]}: the bulk reader rejected this run file but the strict reader accepts it")
+    stem_of = {f: s for f, s in zip(files, stems, strict=True)}
+    out: dict[str, dict[str, dict[str, float]]] = {s: {} for s in stems}
+    for filename, topic_id, doc_id, score in rows:
+        out[stem_of.get(filename, Path(filename).stem)].setdefault(topic_id, {})[doc_id] = score
+    return out

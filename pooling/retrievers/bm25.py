@@ -1,0 +1,213 @@
+"""BM25 over a stored collection, with two backends fed the same tokens.
+
+``rank_bm25`` (``BM25Okapi``) is the reference implementation; ``bm25s`` is the
+fast backend (sparse, precomputed per-term scores). Both receive the token lists
+of ``pooling.tokenize.Tokenizer``, and positions are mapped back to ``doc_id``s
+here. Scores are float64 in both, so equal formulas give equal rankings.
+
+Notation: N documents, n(t) documents containing term t, tf = frequency of t in
+document d, |d| its length in tokens, avgdl the mean length,
+K = k1 * (1 - b + b * |d| / avgdl). A query term repeated in the query counts
+once per occurrence (both backends add its contribution again).
+
+Variants (``BM25_VARIANTS``):
+
+``okapi`` (default; both backends, identical formula)
+    score = sum_t idf(t) * tf * (k1 + 1) / (tf + K),
+    idf(t) = max(0, log((N - n + 0.5) / (n + 0.5))).
+    rank_bm25: ``BM25Okapi(k1, b, epsilon=0.0)``: a term in more than half the
+    documents has a negative Robertson idf, which rank_bm25 replaces by
+    ``epsilon * mean_idf``, i.e. 0.
+    bm25s: ``BM25(method="atire", idf_method="robertson")``: the ATIRE tf
+    component is exactly tf * (k1 + 1) / (tf + K), and bm25s' Robertson idf
+    clamps the ratio at 1, i.e. log(1) = 0.
+
+``okapi-epsilon`` (rank_bm25 only): rank_bm25's *default*, ``epsilon=0.25``: a
+    negative idf is replaced by 0.25 * (mean idf over the vocabulary), a positive
+    value, so very common terms still add to the score. bm25s has no equivalent.
+
+``lucene`` (bm25s only): bm25s' *default*, as in Lucene >= 8:
+    idf(t) = log(1 + (N - n + 0.5) / (n + 0.5)) (never negative, never 0),
+    tf component tf / (tf + K) (without the (k1 + 1) factor; that factor scales
+    every score by the same constant and changes no ranking).
+
+Where the defaults differ, and why rankings then differ: rank_bm25 defaults to
+k1 = 1.5, b = 0.75, epsilon = 0.25; bm25s to k1 = 1.5, b = 0.75, method "lucene"
+(and float32 scores, which turn near-ties into ties or flip them). The two idf
+treatments of very common terms (epsilon floor vs. log(1 + ...)) give different
+weights to the same query terms, hence different rankings; only ``okapi``
+configures both identically (tested in ``tests/pooling/test_bm25.py``).
+
+Source:
+    Robertson, Walker, Jones, Hancock-Beaulieu & Gatford, "Okapi at TREC-3" (1994);
+    Trotman, Puurula & Burgess, "Improvements to BM25 and language models
+    examined", ADCS 2014, doi:10.1145/2682862.2682863 (ATIRE variant);
+    Kamphuis, de Vries, Boytsov & Lin, "Which BM25 do you mean?", ECIR 2020,
+    doi:10.1007/978-3-030-45442-5_4 (the variants and their idfs);
+    Lù, "BM25S: Orders of magnitude faster lexical search via eager sparse
+    scoring", arXiv:2407.03618 (2024).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from pooling.retrievers.base import EmptyQuery, Retriever, top_k
+from pooling.tokenize import StemmerName, Tokenizer
+from workbench.errors import UnknownNameError, ValidationError
+
+Backend = Literal["bm25s", "rank_bm25"]
+BACKENDS: tuple[str, ...] = ("bm25s", "rank_bm25")
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25Variant:
+    """How one BM25 formula is configured in each backend.
+
+    Attributes:
+        name: registry key.
+        formula: the scoring formula, for ``--help`` and the run's params.
+        rank_bm25_epsilon: ``BM25Okapi(epsilon=...)``, or None if rank_bm25 cannot compute it.
+        bm25s_method: ``(method, idf_method)`` of ``bm25s.BM25``, or None if bm25s cannot.
+    """
+
+    name: str
+    formula: str
+    rank_bm25_epsilon: float | None
+    bm25s_method: tuple[str, str] | None
+
+    def supports(self, backend: str) -> bool:
+        """Whether ``backend`` computes this variant."""
+        return (self.rank_bm25_epsilon is not None) if backend == "rank_bm25" else (
+            self.bm25s_method is not None)
+
+
+BM25_VARIANTS: dict[str, Bm25Variant] = {
+    v.name: v
+    for v in (
+        Bm25Variant("okapi", "idf=max(0,log((N-n+0.5)/(n+0.5))); tf*(k1+1)/(tf+K)", 0.0,
+                    ("atire", "robertson")),
+        Bm25Variant("okapi-epsilon", "idf=log((N-n+0.5)/(n+0.5)), negative -> 0.25*mean idf; "
+                    "tf*(k1+1)/(tf+K)", 0.25, None),
+        Bm25Variant("lucene", "idf=log(1+(N-n+0.5)/(n+0.5)); tf/(tf+K)", None, ("lucene", "lucene")),
+    )
+}
+"""name -> variant; see the module docstring for the formulas."""
+
+
+class Bm25Retriever(Retriever):
+    """BM25 ranking with a choice of backend and variant.
+
+    Args:
+        backend: ``"bm25s"`` (fast, default) or ``"rank_bm25"`` (reference).
+        k1: term-frequency saturation, >= 0 (1.2 default; 0.9 in Anserini).
+        b: length normalisation in [0, 1] (0.75 default).
+        variant: key of ``BM25_VARIANTS`` (``okapi`` default, both backends).
+        stemmer: ``None`` (default) or ``"english"`` (Snowball via PyStemmer).
+        stopwords: stop-word list of the tokenizer (``english`` = Lucene's 33 words).
+
+    Raises:
+        ValidationError: k1 < 0, b outside [0, 1], or a variant the backend lacks.
+        UnknownNameError: unknown backend, variant, stemmer or stop-word list.
+
+    Example:
+        >>> docs = {"d1": "supersonic flow", "d2": "heat transfer", "d3": "heat flux"}
+        >>> Bm25Retriever().index(docs).retrieve({"q": "flow"}, k=10).run  # log(2.5/1.5)*2.2/2.2
+        {'q': {'d1': 0.5108256237659907}}
+    """
+
+    kind: ClassVar[str] = "bm25"
+
+    def __init__(
+        self,
+        *,
+        backend: Backend = "bm25s",
+        k1: float = 1.2,
+        b: float = 0.75,
+        variant: str = "okapi",
+        stemmer: StemmerName | None = None,
+        stopwords: str = "english",
+    ) -> None:
+        if backend not in BACKENDS:
+            raise UnknownNameError("BM25 backend", backend, BACKENDS)
+        if variant not in BM25_VARIANTS:
+            raise UnknownNameError("BM25 variant", variant, BM25_VARIANTS)
+        spec = BM25_VARIANTS[variant]
+        if not spec.supports(backend):
+            able = sorted(n for n, v in BM25_VARIANTS.items() if v.supports(backend))
+            raise ValidationError(
+                f"BM25 variant {variant!r} is not available in backend {backend!r}; "
+                f"{backend} supports {', '.join(able)}")
+        if not (k1 >= 0):
+            raise ValidationError(f"k1 must be >= 0, found {k1}; 0.9-1.5 is usual")
+        if not (0.0 <= b <= 1.0):
+            raise ValidationError(f"b must be in [0, 1], found {b}; 0.75 is usual")
+        self.backend: Backend = backend
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.variant = spec
+        self.tokenizer = Tokenizer(stopwords=stopwords, stemmer=stemmer).validate()
+        self._doc_ids: list[str] = []
+        self._engine: Any = None
+        self._vocab: dict[str, int] = {}
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Backend, k1, b, variant (with its formula) and the tokenizer settings."""
+        return {"backend": self.backend, "k1": self.k1, "b": self.b, "variant": self.variant.name,
+                "formula": self.variant.formula, **self.tokenizer.params}
+
+    @property
+    def n_documents(self) -> int:
+        """Number of indexed documents."""
+        return len(self._doc_ids)
+
+    def index(self, documents: Mapping[str, str]) -> Bm25Retriever:
+        """Tokenize and index doc_id -> text (replaces any previous index)."""
+        self._doc_ids = [str(d) for d in documents]
+        tokens = self.tokenizer.many(documents.values())
+        if not self._doc_ids:
+            self._engine = None
+            return self
+        if self.backend == "rank_bm25":
+            from rank_bm25 import BM25Okapi  # lazy: adapter-only dependency
+
+            if sum(len(t) for t in tokens) == 0:
+                raise ValidationError("every document is empty after tokenization; nothing to index")
+            self._engine = BM25Okapi(tokens, k1=self.k1, b=self.b,
+                                     epsilon=self.variant.rank_bm25_epsilon)
+        else:
+            import bm25s  # lazy: adapter-only dependency
+
+            vocab: dict[str, int] = {}
+            ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
+            if not vocab:
+                raise ValidationError("every document is empty after tokenization; nothing to index")
+            method, idf_method = self.variant.bm25s_method  # type: ignore[misc]
+            engine = bm25s.BM25(k1=self.k1, b=self.b, method=method, idf_method=idf_method,
+                                dtype="float64")
+            engine.index((ids, vocab), create_empty_token=False, show_progress=False)
+            self._engine, self._vocab = engine, vocab
+        return self
+
+    def _scores(self, query_tokens: list[str]) -> np.ndarray:
+        if self.backend == "rank_bm25":
+            return np.asarray(self._engine.get_scores(query_tokens), dtype=np.float64)
+        ids = [self._vocab[t] for t in query_tokens if t in self._vocab]
+        if not ids:
+            return np.zeros(len(self._doc_ids))
+        return np.asarray(self._engine.get_scores_from_ids(ids), dtype=np.float64)
+
+    def _search(self, queries: Sequence[str], k: int) -> list[dict[str, float] | EmptyQuery]:
+        out: list[dict[str, float] | EmptyQuery] = []
+        for query in queries:
+            tokens = self.tokenizer(query)
+            if not tokens:
+                out.append(EmptyQuery("the query has no terms after tokenization (only stop words?)"))
+                continue
+            out.append(top_k(self._scores(tokens), self._doc_ids, k, min_score=0.0))
+        return out
