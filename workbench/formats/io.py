@@ -16,6 +16,16 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 
+def _mode_for(target: Path) -> int:
+    """The target's current permissions, else what ``open()`` would give (0o666 minus umask)."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]:
     """Open ``path`` for writing so that it is replaced atomically on success.
@@ -27,7 +37,8 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
     Returns:
         A context manager yielding the open temporary file. On normal exit the
         data is flushed, fsynced and moved onto ``path``; on an exception the
-        temporary file is removed and ``path`` is left as it was.
+        temporary file is removed and ``path`` is left as it was. The new file
+        keeps the permissions of the file it replaces (else 0o666 minus umask).
 
     Raises:
         ValueError: ``mode`` is not ``"w"`` or ``"wb"``.
@@ -42,6 +53,7 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.chmod(tmp, _mode_for(target))
         if mode == "w":
             f: IO[Any] = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         else:

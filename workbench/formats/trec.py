@@ -51,8 +51,8 @@ from workbench.types import Topic
 
 _WS = " \t\r\f\v"
 _SPLIT = re.compile(r"[ \t\r\f\v]+").split
-_INT = re.compile(r"[+-]?\d+")
-_NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INT = re.compile(r"[+-]?[0-9]+")
+_NUM = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 RUN_COLUMNS = "topic Q0 doc rank score tag"
@@ -120,12 +120,24 @@ def read_text(path: str | Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _lines(path: str | Path) -> Iterator[tuple[int, list[str]]]:
-    """(1-based line number, columns) of each non-blank line."""
+def iter_columns(path: str | Path) -> Iterator[tuple[int, list[str]]]:
+    """(1-based line number, columns) of each non-blank line, with the module's normalisations.
+
+    Columns are separated by any run of spaces and tabs; BOM and CRLF are
+    normalised by ``read_text``, whose errors it raises.
+    """
     for lineno, line in enumerate(read_text(path).split("\n"), 1):
         stripped = line.strip(_WS)
         if stripped:
             yield lineno, _SPLIT(stripped)
+
+
+_lines = iter_columns
+
+
+def empty_file_error(path: str | Path, what: str) -> InputFormatError:
+    """The error for a file with no data lines (``what``: run, qrels, topic, ...)."""
+    return _empty(path, what)
 
 
 def _empty(path: str | Path, what: str) -> InputFormatError:

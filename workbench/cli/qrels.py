@@ -1,0 +1,122 @@
+"""CLI commands: ``workbench qrels import|list|show|export``.
+
+``qrels_app`` is registered on the root app by ``workbench.cli.ingest``; other
+modules may add commands to it (e.g. ``publish``) by importing ``qrels_app``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from workbench.cli import common
+
+qrels_app = typer.Typer(
+    help="Qrels versions: import a file, list, show, export. Versions are immutable and named.",
+    no_args_is_help=True,
+)
+
+Fmt = Literal["table", "tsv", "jsonl"]
+
+
+def _rows(rows: list[dict[str, object]], columns: list[str], fmt: str) -> None:
+    if fmt == "jsonl":
+        for r in rows:
+            common.out(json.dumps(r, default=str))
+        return
+    if fmt == "tsv":
+        common.out("\t".join(columns))
+        for r in rows:
+            common.out("\t".join(str(r[c]) for c in columns))
+        return
+    widths = {c: max([len(c)] + [len(str(r[c])) for r in rows]) for c in columns}
+    common.out("  ".join(c.ljust(widths[c]) for c in columns).rstrip())
+    for r in rows:
+        common.out("  ".join(str(r[c]).ljust(widths[c]) for c in columns).rstrip())
+
+
+@qrels_app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="TREC qrels (topic iter doc grade), BEIR qrels TSV with header, or cranqrel.")],
+    name: Annotated[str, typer.Option(help="Name of the new qrels version (immutable).")],
+    collection: Annotated[str, typer.Option(help="The collection the qrels judge (must be ingested).")],
+    rule: Annotated[str, typer.Option(help="How the grades were obtained, e.g. a grade mapping. Recorded on the version.")] = "",
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="trec, beir or cranqrel. Default: BEIR if the header is present, else TREC.")
+    ] = None,
+    allow_unknown_docs: Annotated[
+        bool, typer.Option(help="Import even if some doc ids are not in the collection (the coverage line shows how many).")
+    ] = False,
+) -> None:
+    """Import a qrels file as a named, immutable qrels version; prints its coverage of the collection."""
+    from workbench.errors import ValidationError
+    from workbench.services.ingest import import_qrels_file
+
+    if fmt is not None and fmt not in ("trec", "beir", "cranqrel"):
+        raise ValidationError(f"expected --format trec, beir or cranqrel, found {fmt!r}")
+    store = common.STATE.store(client="workbench qrels import")
+    result = import_qrels_file(
+        store, file, name=name, collection=collection, rule=rule, fmt=fmt,  # type: ignore[arg-type]
+        allow_unknown_docs=allow_unknown_docs,
+    )
+    i = result.info
+    common.out(f"qrels {result.status}: {i.name!r} of collection {i.collection!r} ({i.n_topics:,} topics, "
+               f"{i.n_entries:,} entries, {i.n_relevant:,} with grade >= 1; hash {i.content_hash[:12]})")
+    common.out(result.coverage.describe())
+
+
+@qrels_app.command("list")
+def list_(
+    collection: Annotated[str | None, typer.Option(help="Only this collection's versions.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, tsv or jsonl.")] = "table",
+) -> None:
+    """List qrels versions, oldest first."""
+    store = common.STATE.store(client="workbench qrels list")
+    rows = [
+        {
+            "name": v.name, "collection": v.collection, "origin": v.origin, "parent": v.parent_version or "",
+            "pool": v.pool_version or "", "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
+            "hash": v.content_hash[:12], "created_at": v.created_at.strftime("%Y-%m-%d %H:%M"),
+        }
+        for v in store.list_qrels_versions(collection)
+    ]
+    if not rows and fmt == "table":
+        common.info("no qrels versions yet; import one with `workbench qrels import` or `workbench ingest`")
+        return
+    _rows(rows, ["name", "collection", "origin", "parent", "pool", "topics", "entries", "relevant", "hash", "created_at"], fmt)
+
+
+@qrels_app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(help="The qrels version.")],
+    fmt: Annotated[str, typer.Option("--format", help="table or jsonl.")] = "table",
+) -> None:
+    """Show a qrels version's lineage, rule, counts per grade and coverage of its collection."""
+    store = common.STATE.store(client="workbench qrels show")
+    info = store.get_qrels_info(name)
+    grades = store.qrels_grade_counts(name)
+    coverage = store.qrels_doc_coverage(info.collection, store.get_qrels(name))
+    if fmt == "jsonl":
+        common.out(json.dumps(info.as_dict() | {"grades": grades, "coverage_share": coverage.share}))
+        return
+    for key, value in info.as_dict().items():
+        common.out(f"{key:<18} {'' if value is None else value}")
+    common.out(f"{'grades':<18} " + ", ".join(f"{g}: {n:,}" for g, n in grades.items()))
+    common.out(coverage.describe())
+
+
+@qrels_app.command("export")
+def export(
+    name: Annotated[str, typer.Argument(help="The qrels version.")],
+    out: Annotated[Path | None, typer.Option(help="Target file. Default: labels/<NAME>.qrels next to the database.")] = None,
+) -> None:
+    """Write a qrels version as a TREC qrels file (atomic) and record it in manifest.json beside it."""
+    from workbench.services.ingest import export_qrels
+
+    store = common.STATE.store(client="workbench qrels export")
+    result = export_qrels(store, name, out=out, labels_dir=common.STATE.config.labels_dir)
+    common.info(f"manifest: {result.manifest}")
+    common.out(f"{result.path}\tsha256 {result.sha256}")

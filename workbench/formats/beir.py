@@ -1,0 +1,251 @@
+"""Strict readers and atomic writers of the BEIR layout.
+
+Files (one JSON object per line for the two ``.jsonl`` files):
+
+* ``corpus.jsonl``: ``{"_id": str, "title": str (optional, default ""), "text": str, ...}``;
+  other keys (e.g. ``metadata``) are ignored by the reader.
+* ``queries.jsonl``: ``{"_id": str, "text": str, "metadata": {...} (optional)}``;
+  ``metadata.description`` and ``metadata.narrative`` (strings), when present,
+  become the topic's description and narrative; ``text`` is its title.
+* ``qrels/*.tsv``: a header line ``query-id<TAB>corpus-id<TAB>score``, then
+  one ``topic doc grade`` line per judgment, grade an integer.
+
+Ids must be JSON strings (``"_id": 7`` is an error: ids are never numbers).
+Normalisations as in ``formats.trec``: a UTF-8 BOM is removed, CRLF is read
+as LF, blank lines are skipped, TSV columns are split on any run of spaces
+and tabs. Errors are ``InputFormatError(path, line, ...)``.
+
+Source:
+    Thakur et al., BEIR, NeurIPS 2021 Datasets and Benchmarks (arXiv:2104.08663);
+    the layout of beir-cellar/beir ``GenericDataLoader``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import InputFormatError
+from workbench.formats.io import atomic_write
+from workbench.formats.trec import empty_file_error, iter_columns, read_text
+from workbench.types import Document, Topic
+
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, object) for each non-blank line of a JSON-lines file."""
+    p = str(path)
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputFormatError(
+                p, lineno, f"expected a JSON object, found invalid JSON ({e.msg} at column {e.colno}). Fix or remove the line."
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputFormatError(p, lineno, f"expected a JSON object, found a JSON {type(obj).__name__}. Write one object per line.")
+        yield lineno, obj
+
+
+def _string(path: str, lineno: int, obj: Mapping[str, Any], key: str, *, required: bool) -> str:
+    if key not in obj:
+        if required:
+            raise InputFormatError(
+                path, lineno, f"expected a {key!r} field, found keys {sorted(obj)}. Add the field."
+            )
+        return ""
+    value = obj[key]
+    if not isinstance(value, str):
+        fix = "Quote the id." if key == "_id" else "Write it as a JSON string."
+        raise InputFormatError(
+            path, lineno, f"expected {key!r} to be a string, found {json.dumps(value)} ({type(value).__name__}). {fix}"
+        )
+    if key == "_id" and (not value or value != value.strip()):
+        raise InputFormatError(path, lineno, f"expected a non-empty '_id' without surrounding spaces, found {value!r}. Fix the id.")
+    return value
+
+
+def read_corpus(path: str | Path) -> list[Document]:
+    """Read a BEIR ``corpus.jsonl``.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The documents in file order.
+
+    Raises:
+        InputFormatError: invalid JSON, a missing ``_id`` or ``text``, a
+            non-string field, a repeated ``_id``, non-UTF-8 bytes or an empty file.
+
+    Example:
+        >>> read_corpus("corpus.jsonl")[0]  # doctest: +SKIP
+        Document(doc_id='1', title='experimental investigation ...', text='...')
+    """
+    p = str(path)
+    docs: list[Document] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in _objects(path):
+        doc_id = _string(p, lineno, obj, "_id", required=True)
+        if doc_id in seen:
+            raise InputFormatError(
+                p, lineno, f"expected each _id once, found {doc_id!r} again (first on line {seen[doc_id]}). Remove the repeat."
+            )
+        seen[doc_id] = lineno
+        docs.append(Document(doc_id, _string(p, lineno, obj, "title", required=False), _string(p, lineno, obj, "text", required=True)))
+    if not docs:
+        raise empty_file_error(path, "document")
+    return docs
+
+
+def read_queries(path: str | Path) -> list[Topic]:
+    """Read a BEIR ``queries.jsonl`` as topics (``text`` -> title).
+
+    Returns:
+        The topics in file order.
+
+    Raises:
+        InputFormatError: as ``read_corpus``, plus a non-object ``metadata``.
+    """
+    p = str(path)
+    topics: list[Topic] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in _objects(path):
+        topic_id = _string(p, lineno, obj, "_id", required=True)
+        if topic_id in seen:
+            raise InputFormatError(
+                p, lineno, f"expected each _id once, found {topic_id!r} again (first on line {seen[topic_id]}). Remove the repeat."
+            )
+        seen[topic_id] = lineno
+        text = _string(p, lineno, obj, "text", required=True)
+        meta = obj.get("metadata") or {}
+        if not isinstance(meta, dict):
+            raise InputFormatError(p, lineno, f"expected 'metadata' to be an object, found {json.dumps(meta)}. Remove it or make it an object.")
+        desc = _string(p, lineno, meta, "description", required=False)
+        narr = _string(p, lineno, meta, "narrative", required=False)
+        topics.append(Topic(topic_id, text, desc, narr))
+    if not topics:
+        raise empty_file_error(path, "query")
+    return topics
+
+
+def read_qrels_tsv(path: str | Path) -> dict[str, dict[str, int]]:
+    """Read a BEIR ``qrels/*.tsv`` file (header required).
+
+    Returns:
+        topic_id -> doc_id -> grade, in file order; an identical repeated
+        line is accepted once.
+
+    Raises:
+        InputFormatError: a missing or different header, a wrong column
+            count, a non-integer score, a pair given two grades, or no data lines.
+    """
+    p = str(path)
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], int] = {}
+    header_seen = False
+    for lineno, cols in iter_columns(path):
+        if not header_seen:
+            if tuple(cols) != QRELS_HEADER:
+                raise InputFormatError(
+                    p, lineno,
+                    f"expected the header 'query-id<TAB>corpus-id<TAB>score', found {' '.join(cols)!r}. "
+                    "Add the header line (BEIR qrels files start with it).",
+                )
+            header_seen = True
+            continue
+        if len(cols) != 3:
+            raise InputFormatError(
+                p, lineno, f"expected 3 columns (query-id corpus-id score), found {len(cols)}. Write one judgment per line."
+            )
+        topic, doc, score = cols
+        if not _INT.fullmatch(score):
+            raise InputFormatError(
+                p, lineno, f"expected an integer score in column 3, found {score!r}. Write grades as whole numbers such as 0, 1, 2."
+            )
+        grade = int(score)
+        grades = qrels.setdefault(topic, {})
+        if doc in grades:
+            if grades[doc] != grade:
+                raise InputFormatError(
+                    p, lineno,
+                    f"expected one grade for topic {topic!r} and document {doc!r}, found {grade} here and "
+                    f"{grades[doc]} on line {first[(topic, doc)]}. Keep one of the two lines.",
+                )
+            continue
+        grades[doc] = grade
+        first[(topic, doc)] = lineno
+    if not qrels:
+        raise empty_file_error(path, "qrels")
+    return qrels
+
+
+def scan_qrels_tsv_ids(path: str | Path) -> Iterator[tuple[int, str, str]]:
+    """(line, topic_id, doc_id) of each data line of an already validated BEIR qrels file."""
+    lines = iter_columns(path)
+    next(lines, None)  # header
+    for lineno, cols in lines:
+        if len(cols) == 3:
+            yield lineno, cols[0], cols[1]
+
+
+def write_corpus(
+    path: str | Path, documents: Iterable[Document], metadata: Mapping[str, Mapping[str, Any]] | None = None
+) -> int:
+    """Write ``corpus.jsonl`` atomically, one document per line in the given order.
+
+    Args:
+        path: the target file.
+        documents: the documents.
+        metadata: optional doc_id -> extra fields, written as the ``metadata`` object.
+
+    Returns:
+        The number of documents written.
+    """
+    n = 0
+    with atomic_write(path) as f:
+        for d in documents:
+            obj: dict[str, Any] = {"_id": d.doc_id, "title": d.title, "text": d.text}
+            if metadata and d.doc_id in metadata:
+                obj["metadata"] = dict(metadata[d.doc_id])
+            f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def write_queries(
+    path: str | Path, topics: Iterable[Topic], metadata: Mapping[str, Mapping[str, Any]] | None = None
+) -> int:
+    """Write ``queries.jsonl`` atomically (title as ``text``; description/narrative in ``metadata``).
+
+    Args:
+        path: the target file.
+        topics: the topics, in the given order.
+        metadata: optional topic_id -> extra metadata fields.
+
+    Returns:
+        The number of topics written.
+    """
+    n = 0
+    with atomic_write(path) as f:
+        for t in topics:
+            meta: dict[str, Any] = {}
+            if t.description:
+                meta["description"] = t.description
+            if t.narrative:
+                meta["narrative"] = t.narrative
+            if metadata and t.topic_id in metadata:
+                meta.update(metadata[t.topic_id])
+            obj: dict[str, Any] = {"_id": t.topic_id, "text": t.title}
+            if meta:
+                obj["metadata"] = meta
+            f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            n += 1
+    return n

@@ -1,0 +1,622 @@
+"""Ingestion services used by the CLI and the app: folders, qrels files, Cranfield conversion, export.
+
+Folder layouts understood by ``ingest_folder``:
+
+* **BEIR**: ``corpus.jsonl`` + ``queries.jsonl``, optionally ``qrels/*.tsv``
+  (each imported as qrels version ``<collection>-<stem>``) and/or
+  ``qrels.reference.txt`` in TREC format (imported as ``<collection>-reference``,
+  with the ``rule`` and ``source`` read from ``qrels.meta.json`` next to it).
+* **SMART** (Cranfield): ``cran.all.1400``, ``cran.qry``, ``cranqrel``; the
+  qrels become ``<collection>-reference`` with ``formats.smart.GRADE_RULE``.
+
+Every file is read and checked *before* anything is written: the collection
+is then written in one transaction and each qrels version in one more, so a
+malformed or mismatched file leaves the store as it was.
+
+Unknown ids in qrels: a topic that is not a topic of the collection is an
+error naming file and line; so is a document that is not in the collection,
+unless ``allow_unknown_docs`` is set, in which case the qrels are imported and
+the coverage line shows the share found. Re-importing identical qrels under
+the same name is a no-op ("unchanged"); different content under a taken name
+is a ``DuplicateNameError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from workbench.errors import DuplicateNameError, InputFormatError, UnknownNameError, ValidationError
+from workbench.formats import beir, smart, trec
+from workbench.formats.io import atomic_write
+from workbench.types import Document, Topic
+
+if TYPE_CHECKING:
+    from workbench.store import LabelStore
+    from workbench.store.collections import IngestReport
+    from workbench.store.qrels import QrelsCoverage, QrelsVersionInfo
+
+Progress = Callable[[str], None]
+Layout = Literal["beir", "smart"]
+QrelsFormat = Literal["trec", "beir", "cranqrel"]
+
+SMART_FILES = ("cran.all.1400", "cran.qry", "cranqrel")
+REFERENCE_QRELS = "qrels.reference.txt"
+QRELS_META = "qrels.meta.json"
+
+
+def _noop(_: str) -> None:
+    pass
+
+
+class _Step:
+    """``[starting]`` / ``[finished] ... [elapsed]`` lines around a step (ir_datasets style)."""
+
+    def __init__(self, progress: Progress, what: str) -> None:
+        self.progress, self.what = progress, what
+        self.detail = ""
+
+    def __enter__(self) -> _Step:
+        self.start = time.perf_counter()
+        self.progress(f"[starting] {self.what}")
+        return self
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        if exc_type is None:
+            elapsed = time.perf_counter() - self.start
+            extra = f" [{self.detail}]" if self.detail else ""
+            self.progress(f"[finished] {self.what} [{elapsed:.2f}s]{extra}")
+
+
+# -- results ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QrelsFile:
+    """A qrels file found in a collection folder, read and ready to import."""
+
+    name: str
+    path: Path
+    fmt: QrelsFormat
+    qrels: dict[str, dict[str, int]]
+    rule: str
+    source: str
+
+
+@dataclass(frozen=True)
+class QrelsImport:
+    """What importing one qrels file did.
+
+    Attributes:
+        info: the qrels version (new or existing).
+        status: ``created`` or ``unchanged`` (same name and content already stored).
+        coverage: share of its doc ids and topics found in the collection.
+    """
+
+    info: QrelsVersionInfo
+    status: Literal["created", "unchanged"]
+    coverage: QrelsCoverage
+
+
+@dataclass(frozen=True)
+class FolderIngest:
+    """What ``ingest_folder`` did: the collection report and one entry per qrels file."""
+
+    layout: Layout
+    collection: IngestReport
+    qrels: list[QrelsImport] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """True when anything was written."""
+        return self.collection.changed or any(q.status == "created" for q in self.qrels)
+
+
+@dataclass(frozen=True)
+class ConversionReport:
+    """What ``convert_cranfield`` wrote."""
+
+    dest: Path
+    n_documents: int
+    n_topics: int
+    n_qrels: int
+    n_qrels_topics: int
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """An exported qrels version: the file, its sha256 and the manifest updated."""
+
+    path: Path
+    sha256: str
+    manifest: Path
+
+
+# -- reading a folder -------------------------------------------------------------------
+
+
+def detect_layout(folder: str | Path) -> Layout:
+    """Which layout a collection folder uses.
+
+    Raises:
+        InputFormatError: the folder is missing or has neither layout's files.
+    """
+    p = Path(folder)
+    if not p.is_dir():
+        raise InputFormatError(str(folder), 0, "expected a collection folder, found no folder at this path. Check the path.")
+    if (p / "corpus.jsonl").is_file():
+        if not (p / "queries.jsonl").is_file():
+            raise InputFormatError(str(folder), 0, "expected queries.jsonl next to corpus.jsonl, found none. Add the topics file.")
+        return "beir"
+    if all((p / f).is_file() for f in SMART_FILES):
+        return "smart"
+    found = sorted(x.name for x in p.iterdir())[:10]
+    raise InputFormatError(
+        str(folder), 0,
+        f"expected corpus.jsonl + queries.jsonl (BEIR) or {', '.join(SMART_FILES)} (SMART), found {found}. "
+        "Convert the collection first (e.g. `workbench convert cranfield`).",
+    )
+
+
+def _meta_for(path: Path) -> dict[str, Any]:
+    meta_path = path.with_name(QRELS_META)
+    if not meta_path.is_file():
+        return {}
+    try:
+        meta = json.loads(trec.read_text(meta_path))
+    except json.JSONDecodeError as e:
+        raise InputFormatError(str(meta_path), e.lineno, f"expected JSON, found invalid JSON ({e.msg}). Fix the file.") from None
+    if not isinstance(meta, dict):
+        raise InputFormatError(str(meta_path), 1, "expected a JSON object, found another JSON value. Fix the file.")
+    return meta
+
+
+def read_folder(folder: str | Path, name: str) -> tuple[Layout, list[Document], list[Topic], list[QrelsFile]]:
+    """Read and check every file of a collection folder (nothing is written).
+
+    Args:
+        folder: the collection folder.
+        name: the collection name (used to name qrels versions).
+
+    Returns:
+        (layout, documents, topics, qrels files).
+
+    Raises:
+        InputFormatError: any file is malformed (file:line), or the layout is unknown.
+    """
+    p = Path(folder)
+    layout = detect_layout(p)
+    qrels_files: list[QrelsFile] = []
+    if layout == "beir":
+        docs = beir.read_corpus(p / "corpus.jsonl")
+        topics = beir.read_queries(p / "queries.jsonl")
+        ref = p / REFERENCE_QRELS
+        if ref.is_file():
+            meta = _meta_for(ref)
+            qrels_files.append(QrelsFile(
+                f"{name}-reference", ref, "trec", trec.read_qrels(ref),
+                str(meta.get("rule", "grades as in the file")), str(meta.get("source", ref.as_posix())),
+            ))
+        qdir = p / "qrels"
+        if qdir.is_dir():
+            for tsv in sorted(qdir.glob("*.tsv")):
+                qrels_files.append(QrelsFile(
+                    f"{name}-{tsv.stem}", tsv, "beir", beir.read_qrels_tsv(tsv), "grades as in the file (BEIR score)", tsv.as_posix(),
+                ))
+    else:
+        cdocs = smart.read_cranfield_documents(p / "cran.all.1400")
+        queries = smart.read_cranfield_queries(p / "cran.qry")
+        docs = [d.document() for d in cdocs]
+        topics = [q.topic() for q in queries]
+        qpath = p / "cranqrel"
+        qrels_files.append(QrelsFile(
+            f"{name}-reference", qpath, "cranqrel", smart.read_cranqrel(qpath), smart.GRADE_RULE, qpath.as_posix(),
+        ))
+    return layout, docs, topics, qrels_files
+
+
+def _scan(path: Path, fmt: QrelsFormat) -> Iterator[tuple[int, str, str]]:
+    if fmt == "trec":
+        return trec.scan_ids(path, "qrels")
+    if fmt == "beir":
+        return beir.scan_qrels_tsv_ids(path)
+    return smart.scan_cranqrel_ids(path)
+
+
+def check_qrels_ids(
+    qf: QrelsFile,
+    collection: str,
+    known_topics: set[str],
+    missing_docs: set[str],
+    n_docs_total: int,
+    *,
+    allow_unknown_docs: bool,
+) -> None:
+    """Raise at the first qrels line whose topic (or, unless allowed, document) is unknown.
+
+    Args:
+        qf: the qrels file, already read.
+        collection: the collection name, for the message.
+        known_topics: topic ids of the collection.
+        missing_docs: the qrels doc ids that are not in the collection.
+        n_docs_total: distinct doc ids in the qrels (for the share in the message).
+        allow_unknown_docs: accept unknown doc ids (the coverage line reports them).
+
+    Raises:
+        InputFormatError: naming the file, the line and the unknown id.
+    """
+    unknown_topics = [t for t in qf.qrels if t not in known_topics]
+    check_docs = bool(missing_docs) and not allow_unknown_docs
+    if not unknown_topics and not check_docs:
+        return
+    bad_topics = set(unknown_topics)
+    for lineno, topic, doc in _scan(qf.path, qf.fmt):
+        if topic in bad_topics:
+            raise InputFormatError(
+                str(qf.path), lineno,
+                f"expected a topic of collection {collection!r}, found topic {topic!r} "
+                f"({len(bad_topics)} of {len(qf.qrels)} qrels topics are unknown). "
+                "Check the topic numbering, or add the topic to the collection's topics.",
+            )
+        if check_docs and doc in missing_docs:
+            found = n_docs_total - len(missing_docs)
+            raise InputFormatError(
+                str(qf.path), lineno,
+                f"expected a document of collection {collection!r}, found doc id {doc!r} "
+                f"({found:,} of {n_docs_total:,} qrels doc ids, {found / n_docs_total:.1%}, are in the collection). "
+                "Check the ids' case and prefix, or pass --allow-unknown-docs to import anyway.",
+            )
+    raise AssertionError("unknown id not found on any line")  # pragma: no cover - scan mirrors the reader
+
+
+# -- ingest ----------------------------------------------------------------------------
+
+
+def ingest_folder(
+    store: LabelStore,
+    folder: str | Path,
+    *,
+    name: str | None = None,
+    allow_unknown_docs: bool = False,
+    created_by: str = "workbench ingest",
+    progress: Progress | None = None,
+) -> FolderIngest:
+    """Ingest a collection folder: documents, topics and any reference qrels.
+
+    Args:
+        store: the workbench store.
+        folder: a BEIR or SMART folder (see the module docstring).
+        name: the collection name; default the folder's name.
+        allow_unknown_docs: import qrels whose doc ids are not all in the corpus.
+        created_by: recorded on new qrels versions.
+        progress: receives ``[starting]``/``[finished]`` lines (e.g. stderr).
+
+    Returns:
+        A ``FolderIngest``. A second identical ingest reports ``unchanged``
+        everywhere and writes nothing.
+
+    Raises:
+        InputFormatError: a malformed file, or an unknown topic/doc id in qrels (file:line).
+        ValidationError: e.g. a changed topic text (see ``ingest_collection``).
+        DuplicateNameError: a qrels version name taken by different content.
+    """
+    say = progress or _noop
+    folder = Path(folder)
+    name = name or folder.resolve().name
+    with _Step(say, f"read {folder}") as step:
+        layout, docs, topics, qrels_files = read_folder(folder, name)
+        step.detail = f"{layout}: {len(docs):,} documents, {len(topics):,} topics, {len(qrels_files)} qrels file(s)"
+
+    # Check qrels against what the collection will hold (existing topics + these), before writing.
+    doc_ids = {d.doc_id for d in docs}
+    existing_topics: set[str] = set()
+    try:
+        existing_topics = set(store.get_topics(name))
+    except UnknownNameError:
+        pass
+    known_topics = existing_topics | {t.topic_id for t in topics}
+    for qf in qrels_files:
+        qdocs = {d for grades in qf.qrels.values() for d in grades}
+        check_qrels_ids(qf, name, known_topics, qdocs - doc_ids, len(qdocs), allow_unknown_docs=allow_unknown_docs)
+        _check_name_free(store, qf.name, qf.qrels)
+
+    with _Step(say, f"store collection {name}") as step:
+        report = store.ingest_collection(name, docs, topics, source=folder.as_posix(), description=f"ingested from {folder.as_posix()}")
+        step.detail = report.status
+    imports = []
+    for qf in qrels_files:
+        with _Step(say, f"store qrels {qf.name}") as step:
+            imp = _store_qrels(store, qf, name, created_by=created_by)
+            step.detail = imp.status
+        imports.append(imp)
+    return FolderIngest(layout, report, imports)
+
+
+def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    from workbench.store.qrels import qrels_content_hash
+
+    try:
+        info = store.get_qrels_info(qrels_name)
+    except UnknownNameError:
+        return
+    if info.content_hash != qrels_content_hash(qrels):
+        raise DuplicateNameError(
+            f"qrels version {qrels_name!r} already exists with different content (hash {info.content_hash[:12]}); "
+            "qrels versions are immutable: import under a new --name"
+        )
+
+
+def _store_qrels(store: LabelStore, qf: QrelsFile, collection: str, *, created_by: str) -> QrelsImport:
+    from workbench.store.qrels import qrels_content_hash
+
+    try:
+        info = store.get_qrels_info(qf.name)
+    except UnknownNameError:
+        info = store.create_qrels_version(
+            qf.name, collection, qf.qrels, origin="imported", rule=qf.rule, source=qf.source, created_by=created_by
+        )
+        return QrelsImport(info, "created", store.qrels_doc_coverage(collection, qf.qrels))
+    if info.content_hash != qrels_content_hash(qf.qrels) or info.collection != collection:
+        raise DuplicateNameError(
+            f"qrels version {qf.name!r} already exists with different content or collection; "
+            "qrels versions are immutable: import under a new --name"
+        )
+    return QrelsImport(info, "unchanged", store.qrels_doc_coverage(collection, qf.qrels))
+
+
+def sniff_qrels_format(path: str | Path) -> QrelsFormat:
+    """``beir`` when the first non-blank line is the BEIR header, else ``trec``."""
+    for _, cols in trec.iter_columns(path):
+        return "beir" if tuple(cols) == beir.QRELS_HEADER else "trec"
+    raise trec.empty_file_error(path, "qrels")
+
+
+def import_qrels_file(
+    store: LabelStore,
+    path: str | Path,
+    *,
+    name: str,
+    collection: str,
+    rule: str = "",
+    fmt: QrelsFormat | None = None,
+    allow_unknown_docs: bool = False,
+    created_by: str = "workbench qrels import",
+) -> QrelsImport:
+    """Import a qrels file as an immutable qrels version of a collection.
+
+    Args:
+        store: the store.
+        path: a TREC qrels file, a BEIR qrels TSV (with header) or a cranqrel file.
+        name: the new qrels version's name.
+        collection: an existing collection.
+        rule: how the grades were obtained (e.g. a grade mapping); default
+            "grades as in the file".
+        fmt: the format; None sniffs it (BEIR header or TREC).
+        allow_unknown_docs: accept doc ids missing from the collection.
+        created_by: recorded on the version.
+
+    Returns:
+        A ``QrelsImport`` (``unchanged`` when the same content is already stored under ``name``).
+
+    Raises:
+        InputFormatError: malformed file, or unknown topic/doc id (file:line).
+        UnknownNameError: unknown collection.
+        DuplicateNameError: ``name`` holds different content.
+    """
+    p = Path(path)
+    fmt = fmt or sniff_qrels_format(p)
+    readers: dict[QrelsFormat, Callable[[Path], dict[str, dict[str, int]]]] = {
+        "trec": trec.read_qrels, "beir": beir.read_qrels_tsv, "cranqrel": smart.read_cranqrel,
+    }
+    qrels = readers[fmt](p)
+    default_rule = smart.GRADE_RULE if fmt == "cranqrel" else "grades as in the file"
+    qf = QrelsFile(name, p, fmt, qrels, rule or default_rule, p.as_posix())
+    known_topics = set(store.get_topics(collection))
+    qdocs = {d for grades in qrels.values() for d in grades}
+    missing = store.missing_doc_ids(collection, qdocs)
+    check_qrels_ids(qf, collection, known_topics, missing, len(qdocs), allow_unknown_docs=allow_unknown_docs)
+    return _store_qrels(store, qf, collection, created_by=created_by)
+
+
+# -- Cranfield conversion -------------------------------------------------------------------
+
+
+def _readme(src: Path, n_docs: int, queries: list[smart.CranfieldQuery], qrels: Mapping[str, Mapping[str, int]]) -> str:
+    grade_counts: dict[int, int] = {}
+    for grades in qrels.values():
+        for g in grades.values():
+            grade_counts[g] = grade_counts.get(g, 0) + 1
+    n_entries = sum(grade_counts.values())
+    examples = "\n".join(f"| `.I {q.smart_id}` | {q.topic_id} | {q.text[:60]}{'...' if len(q.text) > 60 else ''} |"
+                         for q in (queries[0], queries[1], queries[2], queries[3], queries[-1]))
+    code_of_grade = {4: "1", 3: "2", 2: "3", 1: "4", 0: "5 (written -1)"}
+    mapping = "\n".join(
+        f"| {code_of_grade[g]} | {g} | {grade_counts.get(g, 0):,} |" for g in (4, 3, 2, 1, 0)
+    )
+    n_rel10 = sum(1 for grades in qrels.values() if sum(1 for g in grades.values() if g >= 1) > 10)
+    return f"""# Cranfield 1400, converted for the workbench
+
+Generated by `workbench convert cranfield {src.as_posix()} <dest>`
+(`workbench.services.ingest.convert_cranfield`); do not edit by hand, re-run
+the converter. Ingest with `workbench ingest sample_corpus/cranfield`.
+
+## Source and licence
+
+The classic Cranfield II aeronautics collection (Cleverdon, 1960s), as widely
+redistributed for IR teaching and research (`cran.all.1400`, `cran.qry`,
+`cranqrel`; relevance codes from `cranqrel.readme`). See `SOURCE.md`, copied
+unchanged from the raw data folder. No licence is stated beyond this
+redistribution note; the data is used here as sample data for teaching and
+testing, as is customary.
+
+## Files
+
+| file | content |
+| --- | --- |
+| `corpus.jsonl` | {n_docs:,} documents: `_id` (the `.I` number), `title` (`.T`), `text` (`.W`), `metadata.author` (`.A`), `metadata.bib` (`.B`) |
+| `queries.jsonl` | {len(queries):,} topics: `_id` (1..{len(queries)}, see below), `text` (`.W`), `metadata.smart_id` (the `.I` number) |
+| `qrels.reference.txt` | {n_entries:,} judgments over {len(qrels):,} topics, TREC format `topic 0 doc grade` |
+| `qrels.meta.json` | the grade mapping, recorded as the `rule` of the imported qrels version |
+
+## Query renumbering
+
+The `.I` numbers of `cran.qry` (001, 002, 004, 008, ...) are not the query
+numbers of `cranqrel`, which numbers the queries 1..{len(queries)} in file order.
+Topic ids here are therefore the position in `cran.qry`; the `.I` number is
+kept in `metadata.smart_id`. Joining on `.I` would score the wrong queries.
+
+| `cran.qry` | topic id | text |
+| --- | --- | --- |
+{examples}
+
+## Grade mapping
+
+Cleverdon's codes put the most relevant first; the workbench grade inverts
+them (grade = 5 - code; rubric `cranfield`):
+
+| cranqrel code | grade | judgments |
+| --- | --- | --- |
+{mapping}
+
+{len(qrels)} of {len(queries)} topics have judgments; {n_rel10} topics have more than 10
+documents with grade >= 1, so R@10 has a ceiling below 1 for them.
+
+## Text clean-up
+
+Lines of a field are joined with single spaces and runs of whitespace are
+collapsed. The `.W` text of a document starts with a repeat of its title; it
+is kept as is. In `cran.all.1400`, documents 471 and 995 are empty (no title,
+no text), and documents 240 and 578 contain stray `.A`/`.B`/`.W` marker lines
+inside their text: the markers are dropped and the text continues.
+"""
+
+
+def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress | None = None) -> ConversionReport:
+    """Convert the raw Cranfield SMART files into the workbench's BEIR + TREC layout.
+
+    Writes ``corpus.jsonl``, ``queries.jsonl``, ``qrels.reference.txt`` (grades
+    mapped by ``formats.smart.GRADE_OF_CODE``), ``qrels.meta.json``,
+    ``README.md`` and a copy of ``SOURCE.md`` (when present) into ``dest``,
+    each atomically.
+
+    Args:
+        src: the folder with ``cran.all.1400``, ``cran.qry`` and ``cranqrel``.
+        dest: the output folder (created if missing).
+        progress: receives ``[starting]``/``[finished]`` lines.
+
+    Returns:
+        A ``ConversionReport`` with the counts.
+
+    Raises:
+        InputFormatError: a raw file is malformed, or cranqrel names a query
+            outside 1..n or a document not in ``cran.all.1400`` (file:line).
+    """
+    say = progress or _noop
+    s, d = Path(src), Path(dest)
+    with _Step(say, f"read {s}") as step:
+        missing = [f for f in SMART_FILES if not (s / f).is_file()]
+        if missing:
+            raise InputFormatError(str(s), 0, f"expected {', '.join(SMART_FILES)}, found {missing} missing. Check the folder.")
+        cdocs = smart.read_cranfield_documents(s / "cran.all.1400")
+        queries = smart.read_cranfield_queries(s / "cran.qry")
+        qrels = smart.read_cranqrel(s / "cranqrel")
+        step.detail = f"{len(cdocs):,} documents, {len(queries):,} queries, {sum(len(g) for g in qrels.values()):,} judgments"
+    qf = QrelsFile("reference", s / "cranqrel", "cranqrel", qrels, smart.GRADE_RULE, "cranqrel")
+    doc_ids = {x.doc_id for x in cdocs}
+    qdocs = {x for grades in qrels.values() for x in grades}
+    check_qrels_ids(qf, "cranfield", {q.topic_id for q in queries}, qdocs - doc_ids, len(qdocs), allow_unknown_docs=False)
+
+    with _Step(say, f"write {d}"):
+        d.mkdir(parents=True, exist_ok=True)
+        beir.write_corpus(
+            d / "corpus.jsonl", (x.document() for x in cdocs), {x.doc_id: {"author": x.author, "bib": x.bib} for x in cdocs}
+        )
+        beir.write_queries(d / "queries.jsonl", (q.topic() for q in queries), {q.topic_id: {"smart_id": q.smart_id} for q in queries})
+        trec.write_qrels(d / REFERENCE_QRELS, qrels)
+        with atomic_write(d / QRELS_META) as f:
+            json.dump({
+                "rule": smart.GRADE_RULE,
+                "grade_of_code": {str(k): v for k, v in smart.GRADE_OF_CODE.items()},
+                "rubric": "cranfield",
+                "source": "cranqrel (Cranfield 1400), see README.md",
+            }, f, indent=2)
+            f.write("\n")
+        with atomic_write(d / "README.md") as f:
+            f.write(_readme(s, len(cdocs), queries, qrels))
+        files = ["corpus.jsonl", "queries.jsonl", REFERENCE_QRELS, QRELS_META, "README.md"]
+        if (s / "SOURCE.md").is_file():
+            with atomic_write(d / "SOURCE.md", "wb") as f:
+                f.write((s / "SOURCE.md").read_bytes())
+            files.append("SOURCE.md")
+    return ConversionReport(
+        dest=d, n_documents=len(cdocs), n_topics=len(queries),
+        n_qrels=sum(len(g) for g in qrels.values()), n_qrels_topics=len(qrels), files=tuple(files),
+    )
+
+
+# -- export -------------------------------------------------------------------------------
+
+
+def export_qrels(store: LabelStore, name: str, *, out: str | Path | None = None, labels_dir: str | Path = "labels") -> ExportResult:
+    """Export a qrels version to a TREC qrels file and record it in the folder's ``manifest.json``.
+
+    Args:
+        store: the store.
+        name: the qrels version.
+        out: the target file; default ``<labels_dir>/<name>.qrels``.
+        labels_dir: the default folder (the database's folder).
+
+    Returns:
+        An ``ExportResult``. ``manifest.json`` (in the file's folder) maps the
+        version name to its metadata, the file name and the file's sha256;
+        both files are written atomically.
+
+    Raises:
+        UnknownNameError: unknown qrels version.
+    """
+    info = store.get_qrels_info(name)
+    qrels = store.get_qrels(name)
+    path = Path(out) if out is not None else Path(labels_dir) / f"{name}.qrels"
+    trec.write_qrels(path, qrels)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest_path = path.parent / "manifest.json"
+    manifest: dict[str, Any] = {"qrels_versions": {}}
+    if manifest_path.is_file():
+        try:
+            loaded = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise InputFormatError(str(manifest_path), e.lineno, f"expected JSON, found invalid JSON ({e.msg}). Fix or delete the manifest.") from None
+        if isinstance(loaded, dict) and isinstance(loaded.get("qrels_versions"), dict):
+            manifest = loaded
+        else:
+            raise ValidationError(f"{manifest_path}: expected an object with 'qrels_versions', found something else; fix or delete it")
+    entry = info.as_dict() | {"file": path.name, "file_sha256": digest}
+    manifest["qrels_versions"][name] = entry
+    with atomic_write(manifest_path) as f:
+        json.dump(manifest, f, indent=2, sort_keys=True, default=str)
+        f.write("\n")
+    return ExportResult(path, digest, manifest_path)
+
+
+def describe_ingest(result: FolderIngest) -> Iterable[str]:
+    """Lines summarising an ingest for people (what was created vs unchanged, counts, versions, coverage)."""
+    r = result.collection
+    verb = {"created": "created", "new_version": "new version of", "unchanged": "unchanged:"}[r.status]
+    yield f"collection {verb} {r.collection!r}: {r.n_documents:,} documents, version {r.collection_version[:12]}"
+    if r.status == "new_version":
+        yield (f"  parent version {r.parent_version[:12]}; documents +{r.n_docs_added:,} added, "
+               f"-{r.n_docs_removed:,} removed, {r.n_docs_changed:,} changed")
+    yield (f"topics: {r.n_topics:,} in collection ({len(r.topics_created):,} added, "
+           f"{r.n_topics_unchanged:,} unchanged)")
+    for q in result.qrels:
+        yield (f"qrels {q.status}: {q.info.name!r} ({q.info.n_topics:,} topics, {q.info.n_entries:,} entries, "
+               f"{q.info.n_relevant:,} with grade >= 1; rule: {q.info.rule})")
+        yield "  " + q.coverage.describe()
+    if not result.changed:
+        yield "nothing changed"
