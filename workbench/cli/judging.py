@@ -1,5 +1,202 @@
-"""CLI commands: judging."""
+"""CLI commands of the judging loop: ``users``, ``assign``, ``agreement``,
+``publish``, ``ui``, and ``qrels diff``.
+
+Lead actions take ``--lead NAME --token TOKEN`` (or ``$WORKBENCH_TOKEN``); the
+token is checked against its stored hash before anything is written. All
+commands work while the UI is running: the store hands the database file over
+between processes and says on stderr what it is waiting for.
+"""
 
 from __future__ import annotations
 
-from workbench.cli import app  # noqa: F401
+import json
+import os
+import subprocess
+import sys
+from typing import Annotated
+
+import typer
+
+from workbench.cli import app, common
+from workbench.errors import ValidationError, WorkbenchError
+
+users_app = typer.Typer(help="Users: assessors and leads, each with an access token.", no_args_is_help=True)
+app.add_typer(users_app, name="users")
+
+LeadOpt = Annotated[str, typer.Option("--lead", help="The lead doing this (user name).")]
+TokenOpt = Annotated[
+    str, typer.Option("--token", envvar="WORKBENCH_TOKEN", help="The lead's access token (or $WORKBENCH_TOKEN).")
+]
+
+
+def _lead_session(client: str, lead: str, token: str):  # -> services.judging.Session
+    from workbench.services import judging as svc
+
+    store = common.STATE.store(client=client)
+    return store, svc.sign_in(store, lead, token)
+
+
+@users_app.command("add")
+def users_add(
+    name: Annotated[str, typer.Argument(help="New user's name (letters, digits, _.@-).")],
+    role: Annotated[str, typer.Option(help="assessor or lead.")] = "assessor",
+    token: Annotated[
+        str | None, typer.Option(help="The new user's token (>= 8 characters). Default: a random one, printed once.")
+    ] = None,
+    lead: Annotated[str | None, typer.Option(help="The lead adding the user (needed once a lead exists).")] = None,
+    lead_token: Annotated[
+        str | None, typer.Option(envvar="WORKBENCH_TOKEN", help="The lead's token (or $WORKBENCH_TOKEN).")
+    ] = None,
+) -> None:
+    """Add a user; prints the access token on stdout (only its hash is stored)."""
+    if role not in ("assessor", "lead"):
+        raise ValidationError(f"expected --role assessor or lead, found {role!r}")
+    store = common.STATE.store(client="workbench users add")
+    if lead is not None:
+        store.authenticate(lead, lead_token or "")
+    plain = store.add_user(name, role, token=token, lead=lead)  # type: ignore[arg-type]
+    common.info(f"added {role} {name!r}; give them this token (it is not shown again):")
+    common.out(plain)
+
+
+@users_app.command("list")
+def users_list() -> None:
+    """List users and roles (never tokens)."""
+    store = common.STATE.store(client="workbench users list")
+    for u in store.list_users():
+        common.out(f"{u.name}\t{u.role}\t{u.created_by}\t{u.created_at:%Y-%m-%d %H:%M}")
+
+
+@app.command("assign")
+def assign(
+    pool: Annotated[str, typer.Argument(help="The pool version to judge.")],
+    assessors: Annotated[str, typer.Option(help="Comma-separated user names, e.g. ann,bob.")],
+    lead: LeadOpt,
+    token: TokenOpt,
+    overlap: Annotated[int | None, typer.Option(help="Assessors per document (default 1).")] = None,
+    double_share: Annotated[
+        float | None, typer.Option(help="Instead of --overlap: share of each topic's documents judged twice (0-1).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the split and of each assessor's order.")] = 0,
+    band_size: Annotated[int, typer.Option(help="Documents per priority band; order is shuffled within a band.")] = 20,
+) -> None:
+    """Assign a pool version's documents to assessors (lead only)."""
+    from workbench.services import judging as svc
+
+    names = [a.strip() for a in assessors.split(",") if a.strip()]
+    store, session = _lead_session("workbench assign", lead, token)
+    rep = svc.assign_pool(store, session, pool, names, overlap=overlap, double_share=double_share,
+                          seed=seed, band_size=band_size)
+    for a in names:
+        common.out(f"{a}\t{rep.added.get(a, 0)} assigned\t{rep.skipped.get(a, 0)} already in queue")
+    common.info(f"[finished] assign {pool}: {sum(rep.added.values())} queue entries added (batch {rep.batch})")
+
+
+@app.command("agreement")
+def agreement(
+    pool: Annotated[str, typer.Argument(help="The pool version (its ancestors included).")],
+    weights: Annotated[str, typer.Option(help="Kappa weights: linear or quadratic.")] = "linear",
+) -> None:
+    """Cohen's weighted kappa per assessor pair and Krippendorff's alpha per topic and overall (TSV)."""
+    from workbench.services import judging as svc
+
+    if weights not in ("linear", "quadratic"):
+        raise ValidationError(f"expected --weights linear or quadratic, found {weights!r}")
+    store = common.STATE.store(client="workbench agreement")
+    rep = svc.agreement(store, pool, weights=weights)  # type: ignore[arg-type]
+    common.out("figure\tscope\tvalue\tn_items\tnote")
+
+    def line(figure: str, scope: str, value: float | None, n: int, reason: str) -> None:
+        common.out(f"{figure}\t{scope}\t{'' if value is None else repr(value)}\t{n}\t{reason}")
+
+    for p in rep.pairs:
+        line(f"kappa_{weights}", f"{p.assessor_a}|{p.assessor_b}", p.kappa.value, p.kappa.n_items, p.kappa.reason)
+    for t, f in rep.alpha_by_topic.items():
+        line("alpha_ordinal", f"topic {t}", f.value, f.n_items, f.reason)
+    a = rep.alpha_overall
+    line("alpha_ordinal", "all", a.value, a.n_items, a.reason)
+
+
+@app.command("publish")
+def publish(
+    pool: Annotated[str, typer.Argument(help="The pool version whose final grades are frozen.")],
+    name: Annotated[str, typer.Option(help="Name of the new qrels version (immutable).")],
+    lead: LeadOpt,
+    token: TokenOpt,
+    parent: Annotated[str | None, typer.Option(help="The qrels version this one revises (its entries are kept).")] = None,
+    rule: Annotated[
+        str, typer.Option(help="Final-grade fallback after adjudicated > unanimous: median, majority, max or min.")
+    ] = "median",
+    note: Annotated[str, typer.Option(help="Free text recorded with the version.")] = "",
+    export: Annotated[bool, typer.Option(help="Also write labels/<NAME>.qrels and update the manifest.")] = True,
+) -> None:
+    """Publish the final grades of a pool version as an immutable qrels version (lead only)."""
+    from workbench.services import judging as svc
+
+    store, session = _lead_session("workbench publish", lead, token)
+    res = svc.publish(store, session, pool, name, rule=rule, parent_version=parent,
+                      labels_dir=common.STATE.config.labels_dir if export else None, note=note)
+    i, d = res.info, res.diff
+    common.out(json.dumps({
+        "name": i.name, "parent": i.parent_version, "pool": i.pool_version, "rule": i.rule,
+        "topics": i.n_topics, "entries": i.n_entries, "relevant": i.n_relevant, "hash": i.content_hash,
+        "added": len(d.added), "changed": len(d.changed), "removed": len(d.removed),
+        "file": str(res.path) if res.path else None,
+    }))
+    common.info(f"[finished] published {i.name}: {i.n_entries} entries ({i.rule}); diff vs "
+                f"{i.parent_version or 'nothing'}: +{len(d.added)} ~{len(d.changed)} -{len(d.removed)}")
+
+
+@app.command("ui")
+def ui(
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8501,
+    host: Annotated[str, typer.Option(help="Address to bind; keep 127.0.0.1 unless behind a proxy.")] = "127.0.0.1",
+) -> None:
+    """Start the judging app (Streamlit) over this project's store."""
+    import importlib.util
+
+    from workbench.app import APP_PATH
+
+    if importlib.util.find_spec("streamlit") is None:
+        raise WorkbenchError("the UI needs Streamlit: install the [ui] extra (pip install -e '.[ui]')")
+    db = common.STATE.config.db_path.resolve()
+    env = dict(os.environ, WORKBENCH_DB=str(db), WORKBENCH_LOCK_TIMEOUT=str(common.STATE.config.lock_timeout_s))
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(APP_PATH),
+        "--server.address", host, "--server.port", str(port),
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none", "--server.runOnSave", "false",
+    ]
+    common.info(f"[starting] judging UI on http://{host}:{port} over {db} (Ctrl+C stops it)")
+    try:
+        rc = subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:
+        rc = 0
+    if rc:
+        raise typer.Exit(rc)
+
+
+def _add_qrels_diff() -> None:
+    try:
+        from workbench.cli.qrels import qrels_app
+    except ImportError:  # pragma: no cover - the qrels group is optional during development
+        return
+
+    @qrels_app.command("diff")
+    def diff(
+        old: Annotated[str, typer.Argument(help="The older qrels version (e.g. the parent).")],
+        new: Annotated[str, typer.Argument(help="The newer qrels version.")],
+    ) -> None:
+        """Entries added (+), changed (~) and removed (-) from OLD to NEW, one per line."""
+        store = common.STATE.store(client="workbench qrels diff")
+        d = store.qrels_diff(old, new)
+        for q in d.added:
+            common.out(f"+\t{q.topic_id}\t{q.doc_id}\t{q.grade}")
+        for t, doc, o, n in d.changed:
+            common.out(f"~\t{t}\t{doc}\t{o}\t{n}")
+        for q in d.removed:
+            common.out(f"-\t{q.topic_id}\t{q.doc_id}\t{q.grade}")
+        common.info(f"{old} -> {new}: +{len(d.added)} ~{len(d.changed)} -{len(d.removed)}")
+
+
+_add_qrels_diff()

@@ -1,0 +1,53 @@
+"""Test data for the app tests: a tiny collection, two runs, a pool, users and
+assignments, written through the public store API (no SQL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.types import Document, RunInfo, Topic
+
+COLLECTION = "toy"
+TOKENS = {"lead": "lead-token-1", "ann": "ann-token-1", "bob": "bob-token-1"}
+
+DOCUMENTS = [
+    Document("d1", "Laminar flow over a plate", "Laminar boundary layer flow over a flat plate at low speed."),
+    Document("d2", "Shock waves", "Normal shock waves in supersonic flow and their pressure jump."),
+    Document("d3", "Evil markup", 'Flow data <script>alert("pwned")</script> <b>bold</b> & more flow.'),
+    Document("d4", "Heat transfer", "Heat transfer in a laminar boundary layer with suction."),
+    Document("d5", "Wing flutter", "Flutter of swept wings at transonic speed."),
+    Document("d6", "Unrelated", "Nothing about aerodynamics at all."),
+]
+TOPICS = [
+    Topic("1", "laminar boundary layer flow", "How does a laminar boundary layer develop?"),
+    Topic("2", "shock waves supersonic", "Pressure jump across shocks.", "Relevant: shock relations."),
+]
+RUNS = {
+    "bm25-secret-run": {"1": {"d1": 3.0, "d4": 2.0, "d3": 1.0}, "2": {"d2": 3.0, "d5": 2.0}},
+    "dense-secret-run": {"1": {"d4": 0.9, "d1": 0.8, "d6": 0.1}, "2": {"d5": 0.7, "d2": 0.6}},
+}
+
+
+def seed_store(db: Path, *, assessors: tuple[str, ...] = ("ann", "bob"), overlap: int = 2,
+               pool: str = "p1", depth: int = 3) -> dict[str, list[tuple[str, str]]]:
+    """Collection, runs, one pool version, lead + assessors, assignments.
+
+    Returns:
+        assessor -> queue (topic_id, doc_id) in judging order.
+    """
+    from pooling.pool import build_pool
+    from workbench.services import judging as svc
+    from workbench.store import LabelStore
+
+    store = LabelStore(db, client="seed", lock_timeout_s=60)
+    store.ingest_collection(COLLECTION, DOCUMENTS, TOPICS)
+    version = store.latest_collection_version(COLLECTION)
+    for name, run in RUNS.items():
+        store.save_run(RunInfo(name, "imported", {}, 10, COLLECTION, version), run)
+    store.save_pool(pool, build_pool(RUNS, depth), collection=COLLECTION, collection_version=version)
+    store.add_user("lead", "lead", token=TOKENS["lead"])
+    for a in assessors:
+        store.add_user(a, "assessor", token=TOKENS.get(a, f"{a}-token-1"), lead="lead")
+    lead = svc.sign_in(store, "lead", TOKENS["lead"])
+    svc.assign_pool(store, lead, pool, list(assessors), overlap=overlap, seed=11, band_size=2)
+    return {a: [(q.topic_id, q.doc_id) for q in store.assessor_queue(a)] for a in assessors}

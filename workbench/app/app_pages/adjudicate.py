@@ -1,0 +1,66 @@
+"""Adjudicate (leads): the disagreement queue, widest grade spread first, with
+each assessor's grade, note and time; the lead sets a final grade with a rationale."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench.app import widgets
+from workbench.errors import WorkbenchError
+from workbench.services import judging as svc
+
+PAGE = 10
+
+
+def _adjudicate(pool_version: str, topic_id: str, doc_id: str, key: str) -> None:
+    session = widgets.session()
+    grade = st.session_state.get(f"{key}_grade")
+    rationale = st.session_state.get(f"{key}_why", "") or ""
+    try:
+        svc.adjudicate(widgets.store(), session, pool_version, topic_id, doc_id, int(grade), rationale)
+    except WorkbenchError as e:
+        st.session_state["adjudicate_msg"] = ("error", str(e))
+    else:
+        st.session_state["adjudicate_msg"] = ("ok", f"Final grade {grade} set for topic {topic_id}, document {doc_id}.")
+
+
+widgets.require_session(lead=True)
+store = widgets.store()
+st.title("Adjudicate")
+pool_version = widgets.pool_picker("adjudicate")
+if pool_version is None:
+    st.stop()
+kind, msg = st.session_state.get("adjudicate_msg") or ("", "")
+if msg:
+    (st.success if kind == "ok" else st.error)(msg)
+
+show_done = st.checkbox("Include documents already adjudicated", value=False, key="adjudicate_show_done")
+rows = svc.disagreement_queue(store, pool_version, include_adjudicated=show_done)
+collection = svc.pool_collection(store, pool_version)
+rubric = svc.rubric_for(store, collection)
+st.caption(f"{len(rows)} document(s) with disagreeing grades, widest spread first.")
+for row in rows[:PAGE]:
+    key = f"adj_{row.topic_id}_{row.doc_id}"
+    with st.container(border=True):
+        doc = store.get_document(collection, row.doc_id) if hasattr(store, "get_document") else None
+        title = f" · {doc.title}" if doc is not None and doc.title else ""
+        st.markdown(f"**Topic {row.topic_id} · document {row.doc_id}**{title} · spread {row.spread}")
+        st.table(
+            [
+                {"assessor": j.assessor, "grade": widgets.grade_text(j.grade, rubric), "note": j.note,
+                 "time on document": f"{j.duration_ms / 1000:.1f} s", "saved": f"{j.saved_at:%Y-%m-%d %H:%M}"}
+                for j in row.judgments
+            ]
+        )
+        if row.adjudication is not None:
+            a = row.adjudication
+            st.caption(f"Adjudicated: {widgets.grade_text(a.grade, rubric)} by {a.lead}: {a.rationale}")
+        with st.form(f"{key}_form", border=False):
+            c1, c2, c3 = st.columns([1, 3, 1])
+            c1.selectbox("Final grade", rubric.values, key=f"{key}_grade",
+                         format_func=lambda g: widgets.grade_text(g, rubric))
+            c2.text_input("Rationale", key=f"{key}_why")
+            c3.form_submit_button("Set final grade", on_click=_adjudicate,
+                                  args=(pool_version, row.topic_id, row.doc_id, key))
+if len(rows) > PAGE:
+    st.caption(f"Showing the first {PAGE}; adjudicate these to see the next.")

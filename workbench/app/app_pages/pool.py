@@ -1,0 +1,38 @@
+"""Pool (leads): size per topic, judged share, lineage and contributing runs.
+
+Run names are lead-only information: assessors never see this page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench.app import widgets
+from workbench.services import judging as svc
+
+widgets.require_session(lead=True)
+store = widgets.store()
+st.title("Pool")
+pool_version = widgets.pool_picker("pool")
+if pool_version is None:
+    st.stop()
+ov = svc.pool_overview(store, pool_version)
+n_docs = sum(t.n_documents for t in ov.topics)
+c1, c2, c3 = st.columns(3)
+c1.metric("Documents (with ancestors)", n_docs)
+c2.metric("Topics", len(ov.topics))
+c3.metric("Judged share", f"{100 * ov.judged_share:.1f}%")
+st.caption(f"Collection {ov.collection} · lineage: {' → '.join(ov.lineage)}")
+st.subheader("Per topic")
+st.table(
+    [
+        {"topic": t.topic_id, "pooled": t.n_documents, "assigned": t.n_assigned, "judged": t.n_judged,
+         "judged by 2+": t.n_multi_judged}
+        for t in ov.topics
+    ]
+)
+st.subheader("Contributing runs (this pool version)")
+if ov.runs:
+    st.table([{"run": r, "documents": n, "only this run": solo} for r, n, solo in ov.runs])
+else:
+    st.caption("No provenance recorded for this pool version.")

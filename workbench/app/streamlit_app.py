@@ -1,0 +1,102 @@
+"""Entrypoint of the judging app: configuration, sign-in, navigation, progress.
+
+Run with ``workbench ui`` (``streamlit run`` on this file, ``WORKBENCH_DB`` in
+the environment). Assessors see only their own queue (Judge, Progress); leads
+also get the Pool, Agreement, Adjudicate and Publish pages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from workbench.app import widgets
+from workbench.errors import WorkbenchError
+from workbench.services import judging as svc
+
+HERE = Path(__file__).parent
+
+st.set_page_config(page_title="IR workbench: judging", page_icon="⚖️", layout="wide")
+st.html(widgets.CSS)
+
+# Namespaced session keys, initialised once per browser session.
+for key, default in {
+    widgets.SESSION_KEY: None,
+    widgets.LEAD_POOL_KEY: None,
+    "judge_position": None,
+    "judge_shown": None,
+    "judge_flash": "",
+    "judge_error": "",
+}.items():
+    st.session_state.setdefault(key, default)
+
+
+def _sign_in() -> None:
+    st.title("Sign in")
+    st.caption(f"Store: {widgets.config().db_path}")
+    with st.form("signin_form"):
+        name = st.text_input("User name", key="signin_name")
+        token = st.text_input("Access token", type="password", key="signin_token")
+        submitted = st.form_submit_button("Sign in", type="primary")
+    if submitted:
+        try:
+            st.session_state[widgets.SESSION_KEY] = svc.sign_in(widgets.store(), name, token)
+        except WorkbenchError as e:
+            st.error(str(e))
+        else:
+            st.session_state["judge_position"] = None
+            st.session_state["judge_shown"] = None
+            st.rerun()
+
+
+def _sign_out() -> None:
+    for key in (widgets.SESSION_KEY, "judge_position", "judge_shown", widgets.LEAD_POOL_KEY):
+        st.session_state[key] = None
+    st.session_state["judge_flash"] = ""
+    st.session_state["judge_error"] = ""
+
+
+def _sidebar_progress(session: svc.Session) -> None:
+    try:
+        state = svc.queue_state(widgets.store(), session)
+    except WorkbenchError as e:
+        st.sidebar.error(str(e))
+        return
+    sb = st.sidebar
+    sb.markdown(f"**{session.user}** · {session.role}")
+    if not state.n_total:
+        sb.caption("No documents assigned to you yet.")
+    else:
+        sb.progress(state.n_done / state.n_total, text=f"Overall: {widgets.percent(state.n_done, state.n_total)} judged")
+        pos = st.session_state.get("judge_position") or state.resume
+        current = state.entries[min(pos, state.n_total) - 1].topic_id
+        lines = []
+        for topic_id, (done, total) in state.progress.items():
+            mark = "▶ " if topic_id == current else ""
+            lines.append(f"{mark}topic {topic_id}: {done}/{total}")
+        sb.caption("Per topic (judged/assigned):")
+        sb.text("\n".join(lines))
+    sb.button("Sign out", key="signout", on_click=_sign_out)
+
+
+session = widgets.session()
+if session is None:
+    pg = st.navigation([st.Page(_sign_in, title="Sign in", icon="🔑", url_path="signin")])
+    pg.run()
+else:
+    pages = [
+        st.Page(HERE / "app_pages" / "judge.py", title="Judge", icon="⚖️", default=True),
+        st.Page(HERE / "app_pages" / "progress.py", title="Progress", icon="📈"),
+    ]
+    if session.is_lead:
+        pages += [
+            st.Page(HERE / "app_pages" / "pool.py", title="Pool", icon="🗂️"),
+            st.Page(HERE / "app_pages" / "agreement.py", title="Agreement", icon="🤝"),
+            st.Page(HERE / "app_pages" / "adjudicate.py", title="Adjudicate", icon="🧑‍⚖️"),
+            st.Page(HERE / "app_pages" / "publish.py", title="Publish", icon="📦"),
+        ]
+    pg = st.navigation(pages)
+    pg.run()
+    # After the page ran (and any save committed), so the counts include it.
+    _sidebar_progress(session)

@@ -1,0 +1,157 @@
+"""Small render helpers shared by the pages, and the app's store handle.
+
+Concurrency rules (see ``workbench.store.core`` and ../shared/ENVIRONMENT.md):
+the store object is a ``st.cache_resource`` (it holds only a path; every call
+takes its own lease and fresh cursor); nothing DB-related is kept in
+``st.session_state``; writes happen in button callbacks through the services,
+and no ``st.*`` call runs inside a transaction.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from workbench.config import WorkbenchConfig, resolve
+from workbench.judging.queue import highlight_html, query_terms
+
+if TYPE_CHECKING:
+    from workbench.judging.queue import JudgingView
+    from workbench.rubric import Rubric
+    from workbench.services.judging import Session
+    from workbench.store import LabelStore
+
+SESSION_KEY = "auth_session"
+LEAD_POOL_KEY = "lead_pool"
+
+CSS = """
+<style>
+.wb-doc {white-space: pre-wrap; line-height: 1.55; font-size: 1.02rem; padding: 0.8rem 1rem;
+         border: 1px solid rgba(128,128,128,0.35); border-radius: 0.5rem; max-height: 60vh; overflow-y: auto;}
+.wb-doc h3 {margin: 0 0 0.6rem 0; font-size: 1.15rem; white-space: normal;}
+.wb-topic {padding: 0.4rem 0.8rem; border-left: 4px solid #4a7bd0; margin-bottom: 0.6rem;}
+.wb-topic p {margin: 0.2rem 0;}
+.wb-doc mark, .wb-topic mark {background: #ffe08a; padding: 0 0.1rem; border-radius: 0.15rem;}
+</style>
+"""
+
+
+def config() -> WorkbenchConfig:
+    """The app's configuration: ``WORKBENCH_DB`` (else labels/workbench.duckdb)."""
+    return resolve(env=os.environ)
+
+
+def _on_wait(message: str) -> None:
+    # Called by a lease that waits for another process (e.g. a CLI command).
+    # Only shows a toast in a script thread; never inside a transaction.
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx() is not None:
+        st.toast(f"⏳ {message}")
+
+
+@st.cache_resource(show_spinner=False)
+def _store(path: str, lock_timeout_s: float) -> LabelStore:
+    from workbench.store import LabelStore
+
+    return LabelStore(path, client="workbench ui", lock_timeout_s=lock_timeout_s, on_wait=_on_wait)
+
+
+def store() -> LabelStore:
+    """The process-wide store handle (cached per database path)."""
+    cfg = config()
+    return _store(str(cfg.db_path), cfg.lock_timeout_s)
+
+
+def session() -> Session | None:
+    """The signed-in user, or None."""
+    return st.session_state.get(SESSION_KEY)
+
+
+def require_session(*, lead: bool = False) -> Session:
+    """The signed-in user; stops the page when nobody is signed in (or not a lead)."""
+    s = session()
+    if s is None:
+        st.warning("Sign in first.")
+        st.stop()
+    if lead and not s.is_lead:
+        st.error("This page is for leads.")
+        st.stop()
+    return s
+
+
+def pool_picker(page: str) -> str | None:
+    """A pool version select box shared across the lead pages (remembered in
+    ``lead_pool``); None when the store has no pool."""
+    pools = store().judging_pools()
+    names = [p["pool_version"] for p in pools]
+    if not names:
+        st.info("No pool version yet: create one with `workbench pool` first.")
+        return None
+    current = st.session_state.get(LEAD_POOL_KEY)
+    index = names.index(current) if current in names else 0
+    labels = {p["pool_version"]: f"{p['pool_version']}  ({p['collection']}, {p['n_entries']} documents)" for p in pools}
+    chosen = st.selectbox("Pool version", names, index=index, key=f"{page}_pool", format_func=labels.get)
+    st.session_state[LEAD_POOL_KEY] = chosen
+    return chosen
+
+
+def render_topic(view: JudgingView) -> None:
+    """The topic: title (query terms marked), description and narrative when present."""
+    t = view.topic
+    terms = query_terms(t)
+    parts = [f"<p><b>Topic {html.escape(t.topic_id)}:</b> {highlight_html(t.title, terms)}</p>"]
+    if t.description:
+        parts.append(f"<p><i>Description:</i> {html.escape(t.description)}</p>")
+    if t.narrative:
+        parts.append(f"<p><i>Narrative:</i> {html.escape(t.narrative)}</p>")
+    st.html(f"<div class='wb-topic' data-testid='wb-topic'>{''.join(parts)}</div>")
+
+
+def render_document(view: JudgingView) -> None:
+    """The document with the topic's query terms marked; all corpus text is
+    HTML-escaped before ``<mark>`` tags are added (no markup from a corpus runs)."""
+    terms = query_terms(view.topic)
+    d = view.document
+    title = f"<h3>{highlight_html(d.title, terms)}</h3>" if d.title else ""
+    body = highlight_html(d.text, terms) if d.text else "<i>(this document has no text)</i>"
+    st.html(
+        f"<div class='wb-doc' data-testid='wb-doc'>{title}"
+        f"<div class='wb-doc-id'><small>document {html.escape(d.doc_id)}</small></div>{body}</div>"
+    )
+
+
+def render_rubric(rubric: Rubric) -> None:
+    """The grade scale with each grade's key and definition."""
+    lines = [f"- **{g.key}** · **{g.grade} {g.label}**: {g.definition}" for g in rubric.grades]
+    with st.expander(f"Rubric: {rubric.name}", expanded=False):
+        st.markdown("\n".join(lines))
+        st.caption(rubric.source)
+
+
+def percent(done: int, total: int) -> str:
+    """'3/10 (30%)'."""
+    return f"{done}/{total} ({(100 * done / total) if total else 0:.0f}%)"
+
+
+def figure_text(value: float | None, n_items: int, reason: str = "") -> str:
+    """An agreement figure for display: 3 decimals, or 'undefined (reason)'."""
+    if value is None:
+        return f"undefined: {reason} (n={n_items})"
+    return f"{value:.3f} (n={n_items})"
+
+
+def grade_text(grade: int | None, rubric: Rubric) -> str:
+    """'2 highly relevant', or 'unsure' for None."""
+    return "unsure" if grade is None else f"{grade} {rubric.label(grade)}"
+
+
+def keys_help(rubric: Rubric, extra: Sequence[tuple[str, str]]) -> str:
+    """One line documenting the keyboard shortcuts."""
+    grades = " · ".join(f"{g.key} = {g.label}" for g in rubric.grades)
+    rest = " · ".join(f"{k} = {what}" for k, what in extra)
+    return f"Keys: {grades} · {rest}. Keys are ignored while typing in the note (press Tab to leave it)."

@@ -1,0 +1,426 @@
+"""Judging services: what the Streamlit pages and the CLI both call.
+
+Every function takes the ``LabelStore`` (which holds only a path; each store
+call takes its own short lease and fresh cursor) and, for actions, the signed-in
+``Session``. Nothing here keeps a connection or a cursor between calls, and no
+function calls Streamlit: a page calls a service, the service's write is one
+store transaction, and the page renders afterwards.
+
+Roles: ``sign_in`` proves an identity with the user's token once; lead-only
+actions (assign, adjudicate, publish) re-check the role in the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench.errors import PermissionDeniedError, ValidationError
+from workbench.judging.adjudication import (
+    FinalGrades,
+    QrelsDiff,
+    diff_qrels,
+    disagreements,
+    get_rule,
+)
+from workbench.judging.agreement import AgreementReport, Weights, agreement_report
+from workbench.judging.queue import (
+    DEFAULT_BAND_SIZE,
+    JudgingView,
+    plan_assignments,
+    progress_counts,
+    resume_position,
+)
+from workbench.rubric import Rubric
+from workbench.types import Judgment
+
+if TYPE_CHECKING:
+    from workbench.store import LabelStore
+    from workbench.store.judging import (
+        AssignReport,
+        PoolTopicProgress,
+        QueueEntry,
+        StoredAdjudication,
+        StoredJudgment,
+    )
+    from workbench.store.qrels import QrelsVersionInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A signed-in user (what the UI keeps in ``st.session_state``: no DB handle).
+
+    Attributes:
+        user: user name.
+        role: ``assessor`` or ``lead``.
+    """
+
+    user: str
+    role: str
+
+    @property
+    def is_lead(self) -> bool:
+        """True for a lead."""
+        return self.role == "lead"
+
+
+def sign_in(store: LabelStore, name: str, token: str) -> Session:
+    """Check a user's token and open a session.
+
+    Raises:
+        PermissionDeniedError: unknown user or wrong token.
+    """
+    user = store.authenticate(name.strip(), token.strip())
+    return Session(user.name, user.role)
+
+
+def require_lead(session: Session, action: str) -> None:
+    """Raise PermissionDeniedError unless the session is a lead's."""
+    if not session.is_lead:
+        raise PermissionDeniedError(f"{action}: only a lead may do this; {session.user!r} is an {session.role}")
+
+
+# -- assessors -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueueState:
+    """An assessor's queue and progress.
+
+    Attributes:
+        entries: the queue in judging order (positions 1..n).
+        resume: position to open: the first entry without a judgment (the last
+            one when all are judged; 1 for an empty queue).
+        progress: topic_id -> (judged, assigned), topics in queue order.
+    """
+
+    entries: list[QueueEntry]
+    resume: int
+    progress: dict[str, tuple[int, int]]
+
+    @property
+    def n_done(self) -> int:
+        """Judged entries."""
+        return sum(1 for e in self.entries if e.judged)
+
+    @property
+    def n_total(self) -> int:
+        """Queue length."""
+        return len(self.entries)
+
+
+def queue_state(store: LabelStore, session: Session) -> QueueState:
+    """The signed-in user's queue, resume position and per-topic progress."""
+    entries = store.assessor_queue(session.user)
+    keys = [(e.topic_id, e.doc_id) for e in entries]
+    judged = {(e.topic_id, e.doc_id) for e in entries if e.judged}
+    return QueueState(entries, resume_position(keys, judged), progress_counts(keys, judged))
+
+
+def load_view(store: LabelStore, session: Session, position: int) -> JudgingView | None:
+    """The blind judging view at a position of the user's own queue (None past its end)."""
+    return store.judging_view(session.user, max(1, position))
+
+
+def rubric_for(store: LabelStore, collection: str) -> Rubric:
+    """The rubric assessors of ``collection`` judge on."""
+    return store.collection_rubric(collection)
+
+
+def save_judgment(
+    store: LabelStore,
+    session: Session,
+    view: JudgingView,
+    *,
+    grade: int | None,
+    unsure: bool = False,
+    note: str = "",
+    duration_ms: int = 0,
+    save_token: str | None = None,
+) -> int:
+    """Save the user's judgment of the document in ``view`` (one committed row).
+
+    Returns only after the commit, so the caller may show the next document.
+
+    Args:
+        store: the store.
+        session: the signed-in assessor (the judgment is theirs).
+        view: the view being judged (from ``load_view``).
+        grade: a grade of the collection's rubric, or None with ``unsure``.
+        unsure: the assessor could not decide.
+        note: optional free text (stripped).
+        duration_ms: time on the document, milliseconds (clamped at 0).
+        save_token: idempotency key of this save (one per shown document):
+            a double submit lands once.
+
+    Returns:
+        The judgment id.
+
+    Raises:
+        ValidationError: grade not on the rubric, or neither grade nor unsure.
+    """
+    return store.record_judgment(
+        Judgment(
+            topic_id=view.topic.topic_id,
+            doc_id=view.document.doc_id,
+            assessor=session.user,
+            grade=grade,
+            unsure=unsure,
+            note=note.strip(),
+            duration_ms=max(0, int(duration_ms)),
+        ),
+        collection=view.collection,
+        pool_version=view.pool_version,
+        save_token=save_token,
+    )
+
+
+# -- leads -----------------------------------------------------------------------
+
+
+def assign_pool(
+    store: LabelStore,
+    session: Session,
+    pool_version: str,
+    assessors: Sequence[str],
+    *,
+    overlap: int | None = None,
+    double_share: float | None = None,
+    seed: int | str = 0,
+    band_size: int = DEFAULT_BAND_SIZE,
+) -> AssignReport:
+    """Assign a pool version's documents to assessors (lead only).
+
+    Args:
+        store: the store.
+        session: the signed-in lead.
+        pool_version: the pool version to judge.
+        assessors: user names.
+        overlap: assessors per document (see ``plan_assignments``).
+        double_share: share of documents judged twice instead of ``overlap``.
+        seed: seed of the split and of each assessor's order.
+        band_size: documents per priority band.
+
+    Returns:
+        The store's ``AssignReport``.
+
+    Raises:
+        PermissionDeniedError: not a lead.
+        ValidationError: invalid policy; UnknownNameError: unknown pool or user.
+    """
+    require_lead(session, "assign")
+    _collection, items = store.judging_pool_items(pool_version)
+    plan = plan_assignments(
+        items, list(assessors), overlap=overlap, double_share=double_share, seed=seed, band_size=band_size
+    )
+    return store.assign(pool_version, plan, lead=session.user)
+
+
+def pool_collection(store: LabelStore, pool_version: str) -> str:
+    """The collection of a pool version (UnknownNameError when unknown)."""
+    return store.judging_pool_items(pool_version)[0]
+
+
+def agreement(store: LabelStore, pool_version: str, *, weights: Weights = "linear") -> AgreementReport:
+    """Kappa per assessor pair and alpha per topic and overall on a pool version's
+    lineage, over the collection's rubric scale."""
+    collection = pool_collection(store, pool_version)
+    scale = store.collection_rubric(collection).values
+    return agreement_report(store.item_grades(collection, pool_version), scale=scale, weights=weights)
+
+
+@dataclass(frozen=True, slots=True)
+class DisagreementRow:
+    """One document of the lead's disagreement queue.
+
+    Attributes:
+        topic_id: topic.
+        doc_id: document.
+        spread: max - min grade.
+        judgments: each assessor's current judgment (grade, note, time), by name.
+        adjudication: the current adjudication, if any.
+    """
+
+    topic_id: str
+    doc_id: str
+    spread: int
+    judgments: list[StoredJudgment]
+    adjudication: StoredAdjudication | None = None
+
+
+def disagreement_queue(store: LabelStore, pool_version: str, *, include_adjudicated: bool = True) -> list[DisagreementRow]:
+    """Documents whose current grades differ, widest spread first."""
+    collection = pool_collection(store, pool_version)
+    current = store.current_judgments(collection, pool_version)
+    adj = store.current_adjudications(collection, pool_version)
+    by_item: dict[tuple[str, str], list[StoredJudgment]] = {}
+    for j in current:
+        by_item.setdefault((j.topic_id, j.doc_id), []).append(j)
+    grades = {k: {j.assessor: j.grade for j in v} for k, v in by_item.items()}
+    rows = []
+    for d in disagreements(grades, {k: a.grade for k, a in adj.items()}):
+        a = adj.get((d.topic_id, d.doc_id))
+        if a is not None and not include_adjudicated:
+            continue
+        rows.append(DisagreementRow(d.topic_id, d.doc_id, d.spread, by_item[(d.topic_id, d.doc_id)], a))
+    return rows
+
+
+def adjudicate(
+    store: LabelStore,
+    session: Session,
+    pool_version: str,
+    topic_id: str,
+    doc_id: str,
+    grade: int,
+    rationale: str,
+) -> int:
+    """Set a document's final grade with a rationale (lead only).
+
+    Raises:
+        PermissionDeniedError: not a lead.
+        ValidationError: empty rationale or grade off the rubric.
+    """
+    require_lead(session, "adjudicate")
+    if not rationale.strip():
+        raise ValidationError("adjudicate: expected a rationale, found none; say why this grade is final")
+    collection = pool_collection(store, pool_version)
+    return store.adjudicate(
+        collection, topic_id, doc_id, grade, lead=session.user, rationale=rationale.strip(), pool_version=pool_version
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PublishPreview:
+    """What publishing would freeze, and how it differs from the parent.
+
+    Attributes:
+        pool_version: the pool version.
+        rule: canonical final-grade rule.
+        parent_version: the parent qrels version, or None.
+        qrels: the entries that would be frozen.
+        final: how each judged document's grade was decided.
+        diff: against the parent (everything is *added* without a parent).
+    """
+
+    pool_version: str
+    rule: str
+    parent_version: str | None
+    qrels: dict[str, dict[str, int]]
+    final: FinalGrades
+    diff: QrelsDiff
+
+    @property
+    def n_entries(self) -> int:
+        """Entries that would be frozen."""
+        return sum(len(d) for d in self.qrels.values())
+
+
+def preview_publish(
+    store: LabelStore, pool_version: str, *, rule: str, parent_version: str | None = None
+) -> PublishPreview:
+    """The qrels a publish would freeze now, with the diff against the parent."""
+    canonical = get_rule(rule).name
+    qrels, fg = store.proposed_qrels(pool_version, canonical, parent_version)
+    parent = store.get_qrels(parent_version) if parent_version else {}
+    return PublishPreview(pool_version, canonical, parent_version, qrels, fg, diff_qrels(parent, qrels))
+
+
+@dataclass(frozen=True, slots=True)
+class PublishResult:
+    """A published qrels version.
+
+    Attributes:
+        info: the stored version (name, parent, pool, rule, counts, hash, time).
+        diff: against the parent version (all added without one).
+        path: the exported TREC qrels file, or None when not exported.
+    """
+
+    info: QrelsVersionInfo
+    diff: QrelsDiff
+    path: Path | None = None
+
+
+def export_qrels(store: LabelStore, name: str, labels_dir: Path) -> Path:
+    """Write a qrels version to ``labels_dir/<name>.qrels`` (atomic; TREC format)
+    and record it in ``labels_dir/manifest.json`` (the ``qrels export`` service).
+
+    Returns:
+        The file written.
+    """
+    from workbench.services.ingest import export_qrels as export
+
+    return export(store, name, labels_dir=labels_dir).path
+
+
+def publish(
+    store: LabelStore,
+    session: Session,
+    pool_version: str,
+    name: str,
+    *,
+    rule: str,
+    parent_version: str | None = None,
+    labels_dir: Path | None = None,
+    note: str = "",
+) -> PublishResult:
+    """Freeze the final grades of a pool version as a qrels version (lead only),
+    and export it to ``labels_dir/<name>.qrels`` when a folder is given.
+
+    Raises:
+        PermissionDeniedError: not a lead.
+        DuplicateNameError: the name is taken.
+        UnknownNameError: unknown pool, rule or parent.
+        ValidationError: nothing judged yet.
+    """
+    require_lead(session, "publish")
+    info = store.publish_qrels(
+        name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note
+    )
+    diff = store.qrels_diff(parent_version, name)
+    path = export_qrels(store, name, labels_dir) if labels_dir is not None else None
+    return PublishResult(info, diff, path)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolOverview:
+    """A pool version for orientation (lead's pool page).
+
+    Attributes:
+        pool_version: the pool version.
+        collection: its collection.
+        lineage: the pool version and its ancestors, root first.
+        topics: per-topic pooled/assigned/judged counts.
+        runs: (run_name, documents contributed, documents only it contributed).
+    """
+
+    pool_version: str
+    collection: str
+    lineage: list[str]
+    topics: list[PoolTopicProgress] = field(default_factory=list)
+    runs: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def judged_share(self) -> float:
+        """Judged documents over pooled documents (0.0 for an empty pool)."""
+        total = sum(t.n_documents for t in self.topics)
+        return sum(t.n_judged for t in self.topics) / total if total else 0.0
+
+
+def pool_overview(store: LabelStore, pool_version: str) -> PoolOverview:
+    """Size per topic, judged share and contributing runs of a pool version."""
+    pools = {p["pool_version"]: p for p in store.judging_pools()}
+    if pool_version not in pools:
+        store.judging_pool_items(pool_version)  # raises UnknownNameError listing the pools
+    lineage = [pool_version]
+    while pools[lineage[-1]]["parent_version"] and pools[lineage[-1]]["parent_version"] in pools:
+        lineage.append(pools[lineage[-1]]["parent_version"])
+    return PoolOverview(
+        pool_version,
+        pools[pool_version]["collection"],
+        lineage[::-1],
+        store.pool_judging_progress(pool_version),
+        store.pool_run_contributions(pool_version),
+    )
