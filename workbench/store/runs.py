@@ -299,6 +299,11 @@ class RunsMixin(StoreCore):
         if not cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [name]).fetchall():
             raise UnknownNameError("run", name, _run_names(cur))
 
+    def has_run(self, name: str) -> bool:
+        """Whether a run of that name is stored."""
+        with self.connection("check run name") as cur:
+            return bool(cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [name]).fetchall())
+
     def get_run(self, name: str, *, depth: int | None = None) -> dict[str, dict[str, float]]:
         """A stored run as topic_id -> doc_id -> score.
 

@@ -1,0 +1,514 @@
+"""Pooling services: produce runs, fuse them, import them, pool them, extend pools.
+
+Orchestration shared by the CLI (``workbench run ...``, ``workbench pool ...``) and
+the app: read the collection from the store, call a retriever or a pure pooling
+rule, write the result back in one transaction.
+
+Every produced run records its kind, parameters, the collection version it ran
+over, its depth and a status per topic (``ok``/``empty``/``error``). Pools are
+immutable versions; building the same pool twice without ``name`` returns the
+existing version instead of a copy (same content hash), so re-running a command
+is harmless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pooling.fusion import RRF, FusionMethod
+from pooling.pool import Pool, PoolExtension, PoolStats
+from pooling.pool import build_pool as _build_pool
+from pooling.pool import extend_pool as _extend_pool
+from workbench.errors import DuplicateNameError, ValidationError
+from workbench.types import RunInfo
+
+if TYPE_CHECKING:
+    from pooling.retrievers.base import Retriever
+    from pooling.retrievers.dense import Encoder
+    from workbench.store import LabelStore
+    from workbench.store.pools import PoolInfo
+
+Say = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A run that was produced and stored.
+
+    Attributes:
+        info: the stored run's provenance.
+        statuses: topic_id -> ok | empty | error.
+        messages: topic_id -> why a topic is empty or failed (non-ok topics only).
+        n_encoded: documents encoded now (dense runs; 0 otherwise).
+        n_cached: documents whose vectors came from the cache (dense runs).
+    """
+
+    info: RunInfo
+    statuses: Mapping[str, str]
+    messages: Mapping[str, str] = field(default_factory=dict)
+    n_encoded: int = 0
+    n_cached: int = 0
+
+    def count(self, status: str) -> int:
+        """Number of topics with ``status``."""
+        return sum(1 for s in self.statuses.values() if s == status)
+
+    def describe(self) -> str:
+        """One line: run name, kind, depth and the status counts."""
+        return (f"run {self.info.name} ({self.info.kind}, depth {self.info.depth}): "
+                f"{self.count('ok')} topics ok, {self.count('empty')} empty, {self.count('error')} error")
+
+
+def collection_queries(store: LabelStore, collection: str) -> dict[str, str]:
+    """topic_id -> query text (``Topic.query``: title, else description)."""
+    return {t: topic.query for t, topic in store.get_topics(collection).items()}
+
+
+def _check_depth(depth: int) -> None:
+    if depth < 1:
+        raise ValidationError(f"depth must be >= 1, found {depth}; 100 or 1000 is usual for runs")
+
+
+def _run_retriever(
+    store: LabelStore,
+    retriever: Retriever,
+    collection: str,
+    name: str,
+    kind: str,
+    depth: int,
+    description: str,
+    say: Say,
+    index: Callable[[dict[str, str], str], None],
+) -> RunOutcome:
+    _check_depth(depth)
+    if store.has_run(name):  # fail before the slow part
+        raise DuplicateNameError(f"run {name!r} already exists and runs are immutable; choose another --name")
+    version = store.latest_collection_version(collection)
+    documents = store.get_documents(collection, version)
+    queries = collection_queries(store, collection)
+    say(f"[starting] {kind} run {name}: {len(documents):,} documents, {len(queries):,} topics, depth {depth}")
+    index({d: doc.content for d, doc in documents.items()}, version)
+    result = retriever.retrieve(queries, depth)
+    info = RunInfo(name=name, kind=kind, params=retriever.params, depth=depth, collection=collection,
+                   collection_version=version, description=description)
+    stored = store.save_run(info, result.run, result.statuses, result.messages)
+    outcome = RunOutcome(stored, result.statuses,
+                         {t: m for t, m in result.messages.items() if result.statuses.get(t) != "ok"})
+    say(f"[finished] {outcome.describe()}")
+    return outcome
+
+
+def make_bm25_run(
+    store: LabelStore,
+    collection: str,
+    name: str,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+    variant: str = "okapi",
+    backend: str = "bm25s",
+    stemmer: str | None = None,
+    stopwords: str = "english",
+    depth: int = 100,
+    description: str = "",
+    say: Say = _quiet,
+) -> RunOutcome:
+    """Run BM25 over the collection's latest version and store the run.
+
+    Args:
+        store: the workbench store.
+        collection: collection name.
+        name: the new run's name.
+        k1, b: BM25 parameters (see ``pooling.retrievers.bm25``).
+        variant: ``okapi`` (default), ``okapi-epsilon`` (rank_bm25) or ``lucene`` (bm25s).
+        backend: ``bm25s`` (default) or ``rank_bm25``.
+        stemmer: None or ``english``.
+        stopwords: ``english`` (Lucene's list), ``sklearn`` or ``none``.
+        depth: documents per topic, >= 1.
+        description: free text stored with the run.
+        say: receives ``[starting]``/``[finished]`` lines.
+
+    Returns:
+        ``RunOutcome``.
+
+    Raises:
+        DuplicateNameError: the run name is taken.
+        UnknownNameError: unknown collection, backend, variant, stemmer or stop list.
+        ValidationError: bad parameters.
+    """
+    from pooling.retrievers.bm25 import Bm25Retriever
+
+    retriever = Bm25Retriever(backend=backend, k1=k1, b=b, variant=variant,  # type: ignore[arg-type]
+                              stemmer=stemmer, stopwords=stopwords)  # type: ignore[arg-type]
+    def index(docs: dict[str, str], _version: str) -> None:
+        retriever.index(docs)
+
+    return _run_retriever(store, retriever, collection, name, "bm25", depth, description, say, index)
+
+
+def make_dense_run(
+    store: LabelStore,
+    collection: str,
+    name: str,
+    *,
+    model_path: str | Path | None = None,
+    batch_size: int = 64,
+    device: str = "cpu",
+    threads: int | None = None,
+    model_dir: str | Path | None = None,
+    depth: int = 100,
+    description: str = "",
+    progress: bool = False,
+    encoder: Encoder | None = None,
+    say: Say = _quiet,
+) -> RunOutcome:
+    """Dense retrieval over the collection's latest version, with the store as embedding cache.
+
+    Args:
+        store: the workbench store (also the embedding cache).
+        collection: collection name.
+        name: the new run's name.
+        model_path: local sentence-transformers folder; None = packaged all-MiniLM-L6-v2.
+        batch_size: texts per forward pass.
+        device: torch device (``cpu``).
+        threads: torch CPU threads (None = torch's default).
+        model_dir: where the packaged model is extracted (None = ~/.cache/workbench/models).
+        depth: documents per topic, >= 1.
+        description: free text stored with the run.
+        progress: tqdm bar on stderr while encoding.
+        encoder: an encoder to use instead of a sentence-transformers model (tests).
+        say: receives ``[starting]``/``[finished]`` lines.
+
+    Returns:
+        ``RunOutcome`` with ``n_encoded`` (new vectors) and ``n_cached``.
+
+    Raises:
+        DuplicateNameError: the run name is taken.
+        UnknownNameError: unknown collection.
+        ValidationError: a missing model folder or bad options.
+    """
+    from pooling.retrievers.dense import DenseRetriever
+
+    retriever = DenseRetriever(model_path, encoder=encoder, cache=store, batch_size=batch_size,
+                               device=device, threads=threads, model_dir=model_dir, progress=progress)
+
+    def index(docs: dict[str, str], version: str) -> None:
+        retriever.index(docs, text_hashes=store.document_text_hashes(collection, version))
+        say(f"embeddings: {retriever.last_encoded:,} encoded, {retriever.last_cached:,} from the cache "
+            f"({retriever.encoder.model_key})")
+
+    outcome = _run_retriever(store, retriever, collection, name, "dense", depth, description, say, index)
+    return RunOutcome(outcome.info, outcome.statuses, outcome.messages,
+                      retriever.last_encoded, retriever.last_cached)
+
+
+def _same_collection(store: LabelStore, run_names: Sequence[str]) -> tuple[str, str, list[RunInfo]]:
+    if not run_names:
+        raise ValidationError("expected at least one run name, found none")
+    if len(set(run_names)) != len(run_names):
+        dup = sorted({r for r in run_names if list(run_names).count(r) > 1})
+        raise ValidationError(f"run {dup[0]!r} is named twice; name each run once")
+    infos = [store.get_run_info(r) for r in run_names]
+    collections = sorted({i.collection for i in infos})
+    if len(collections) > 1:
+        raise ValidationError(f"runs belong to different collections ({', '.join(collections)}); "
+                              "pool or fuse runs of one collection")
+    versions = sorted({i.collection_version for i in infos})
+    if len(versions) > 1:
+        by = {v[:12]: [i.name for i in infos if i.collection_version == v] for v in versions}
+        raise ValidationError(
+            f"runs were produced over different versions of collection {collections[0]!r}: {by}; "
+            "re-run the older runs over the current version")
+    return collections[0], versions[0], infos
+
+
+def make_fused_run(
+    store: LabelStore,
+    name: str,
+    run_names: Sequence[str],
+    *,
+    method: FusionMethod | None = None,
+    depth: int = 100,
+    description: str = "",
+    say: Say = _quiet,
+) -> RunOutcome:
+    """Fuse stored runs (RRF by default) into a new stored run of kind ``fusion``.
+
+    A topic is ``ok`` when the fused list is non-empty; otherwise ``error`` if an
+    input run failed on it, else ``empty``.
+
+    Args:
+        store: the workbench store.
+        name: the new run's name.
+        run_names: stored runs of one collection version (at least one).
+        method: fusion method value (default ``RRF(k=60)``); see ``pooling.fusion``.
+        depth: documents kept per topic in the fused run, >= 1.
+        description: free text.
+        say: receives ``[starting]``/``[finished]`` lines.
+
+    Returns:
+        ``RunOutcome``.
+
+    Raises:
+        UnknownNameError: an unknown run.
+        ValidationError: no runs, runs of different collections or versions, depth < 1.
+        DuplicateNameError: the name is taken.
+    """
+    _check_depth(depth)
+    method = method or RRF(k=60.0)
+    collection, version, _infos = _same_collection(store, run_names)
+    say(f"[starting] fusion run {name}: {method.name} over {', '.join(run_names)}")
+    fused = method.fuse([store.get_run(r) for r in run_names])
+    from workbench.ranking import ranked
+
+    cut = {t: {r.doc_id: r.score for r in ranked(scores)[:depth]} for t, scores in fused.items() if scores}
+    statuses: dict[str, str] = {}
+    messages: dict[str, str] = {}
+    input_status = {r: store.get_run_statuses(r) for r in run_names}
+    for topic_id in store.get_topics(collection):
+        if cut.get(topic_id):
+            statuses[topic_id] = "ok"
+            continue
+        failed = [r for r in run_names if input_status[r].get(topic_id) == "error"]
+        statuses[topic_id] = "error" if failed else "empty"
+        messages[topic_id] = (f"input run(s) failed on this topic: {', '.join(failed)}" if failed
+                              else "no input run has results for this topic")
+    params: dict[str, Any] = {**method.params, "runs": list(run_names)}
+    info = RunInfo(name=name, kind="fusion", params=params, depth=depth, collection=collection,
+                   collection_version=version, description=description)
+    stored = store.save_run(info, cut, statuses, messages)
+    outcome = RunOutcome(stored, statuses, messages)
+    say(f"[finished] {outcome.describe()}")
+    return outcome
+
+
+def import_run(
+    store: LabelStore,
+    path: str | Path,
+    name: str,
+    *,
+    collection: str,
+    description: str = "",
+    trust_file_order: bool = False,
+) -> RunOutcome:
+    """Import a TREC run file as a stored run of kind ``imported``; see ``LabelStore.import_run_file``."""
+    info = store.import_run_file(path, name, collection=collection, description=description,
+                                 trust_file_order=trust_file_order)
+    rows = store.get_run_topic_statuses(name)
+    return RunOutcome(info, {r.topic_id: r.status for r in rows},
+                      {r.topic_id: r.message for r in rows if r.status != "ok"})
+
+
+def export_run(store: LabelStore, name: str, out: str | Path) -> int:
+    """Write a stored run as a TREC run file (atomically); returns the number of lines.
+
+    Raises:
+        UnknownNameError: unknown run.
+    """
+    from workbench.formats.trec import write_run
+
+    run = store.get_run(name)
+    write_run(out, run, name)
+    return sum(len(d) for d in run.values())
+
+
+def run_lines(store: LabelStore, name: str) -> list[str]:
+    """A stored run as TREC run-file lines (``topic Q0 doc rank score tag``), topics in natural order."""
+    from workbench.formats.trec import sorted_ids
+    from workbench.ranking import ranked
+
+    run = store.get_run(name)
+    return [f"{t} Q0 {r.doc_id} {r.rank} {r.score!r} {name}"
+            for t in sorted_ids(list(run)) for r in ranked(run[t])]
+
+
+# -- pools -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolOutcome:
+    """A pool build: the stored version, and whether it is new.
+
+    Attributes:
+        info: the pool version (an existing identical one when ``created`` is False).
+        created: False when an identical pool already existed (nothing written).
+        pool: the pool's content.
+    """
+
+    info: PoolInfo
+    created: bool
+    pool: Pool
+
+
+@dataclass(frozen=True)
+class ExtensionOutcome:
+    """A pool extension.
+
+    Attributes:
+        parent: the pool version extended.
+        info: the child (delta) version, or None when the new runs brought nothing new.
+        created: False when nothing was written (no novel document, or an identical
+            child already existed).
+        extension: the delta pool and the per-run, per-topic pool-novel counts.
+    """
+
+    parent: str
+    info: PoolInfo | None
+    created: bool
+    extension: PoolExtension
+
+
+def build_pool(
+    store: LabelStore,
+    run_names: Sequence[str],
+    *,
+    depth: int = 20,
+    name: str | None = None,
+    budget: int | None = None,
+    rrf_k: float = 60.0,
+    say: Say = _quiet,
+) -> PoolOutcome:
+    """Build and store a depth-k pool of stored runs.
+
+    Args:
+        store: the workbench store.
+        run_names: stored runs of one collection version.
+        depth: cutoff k per run, >= 1.
+        name: the version name; None = ``<collection>-pool-v<N>``, or the existing
+            version when an identical pool is already stored.
+        budget: per-topic cap (highest priority first); None = no cap.
+        rrf_k: the RRF constant of the judging priority.
+        say: receives ``[starting]``/``[finished]`` lines.
+
+    Returns:
+        ``PoolOutcome``.
+
+    Raises:
+        UnknownNameError: an unknown run.
+        ValidationError: no runs, runs of different collections or versions, bad depth/budget.
+        DuplicateNameError: ``name`` is taken.
+    """
+    collection, version, _ = _same_collection(store, run_names)
+    say(f"[starting] pool of {len(run_names)} run(s) at depth {depth} ({collection})")
+    pool = _build_pool({r: store.get_run(r, depth=depth) for r in run_names}, depth,
+                       priority=RRF(k=rrf_k), budget=budget)
+    if name is None:
+        existing = store.find_pool_by_hash(collection, pool.content_hash)
+        if existing is not None:
+            say(f"[finished] identical to the stored pool {existing.pool_version}; nothing written")
+            return PoolOutcome(existing, False, pool)
+        name = store.next_pool_name(collection)
+    info = store.save_pool(name, pool, collection=collection, collection_version=version)
+    say(f"[finished] pool {info.pool_version}: {info.n_entries:,} documents over {info.n_topics} topics")
+    return PoolOutcome(info, True, pool)
+
+
+def extend_pool(
+    store: LabelStore,
+    run_names: Sequence[str],
+    *,
+    parent: str | None = None,
+    depth: int | None = None,
+    name: str | None = None,
+    budget: int | None = None,
+    rrf_k: float = 60.0,
+    exclude_qrels: Sequence[str] = (),
+    say: Say = _quiet,
+) -> ExtensionOutcome:
+    """Extend a pool with new runs: a child version holding only their pool-novel documents.
+
+    A document is pool-novel for a topic when a new run ranks it within ``depth``
+    and it is neither in the parent pool (nor any ancestor) nor judged (a grade
+    or an adjudication in the store, or an entry of an ``exclude_qrels`` version).
+
+    Args:
+        store: the workbench store.
+        run_names: the new runs (stored, same collection version as the parent).
+        parent: pool version to extend; None = the collection's latest pool.
+        depth: cutoff k; None = the parent's depth.
+        name: the child's name; None = the next ``<collection>-pool-v<N>``.
+        budget: per-topic cap on the delta.
+        rrf_k: the RRF constant of the judging priority.
+        exclude_qrels: qrels versions whose documents count as judged too.
+        say: receives ``[starting]``/``[finished]`` lines.
+
+    Returns:
+        ``ExtensionOutcome`` (``info`` None when nothing is new).
+
+    Raises:
+        UnknownNameError: unknown run, pool or qrels version.
+        ValidationError: no pool to extend, or runs of another collection version.
+        DuplicateNameError: ``name`` is taken.
+    """
+    collection, version, _ = _same_collection(store, run_names)
+    if parent is None:
+        latest = store.latest_pool(collection)
+        if latest is None:
+            raise ValidationError(f"collection {collection!r} has no pool to extend; "
+                                  "build one first with `workbench pool build`")
+        parent = latest.pool_version
+    parent_info = store.get_pool(parent)
+    if parent_info.collection != collection:
+        raise ValidationError(f"pool {parent!r} belongs to collection {parent_info.collection!r}, "
+                              f"the runs to {collection!r}")
+    if parent_info.collection_version != version:
+        raise ValidationError(
+            f"pool {parent!r} was built over collection version {parent_info.collection_version[:12]}, "
+            f"the runs over {version[:12]}; pool runs of one collection version")
+    depth = depth or parent_info.depth
+    say(f"[starting] extend pool {parent} with {len(run_names)} run(s) at depth {depth}")
+    judged = store.judged_documents(collection)
+    for qname in exclude_qrels:
+        for topic_id, grades in store.get_qrels(qname).items():
+            judged.setdefault(topic_id, set()).update(grades)
+    extension = _extend_pool(store.pool_documents(parent), judged,
+                             {r: store.get_run(r, depth=depth) for r in run_names}, depth,
+                             priority=RRF(k=rrf_k), budget=budget)
+    if not extension.pool.entries:
+        say(f"[finished] the runs bring no pool-novel document; pool {parent} is unchanged")
+        return ExtensionOutcome(parent, None, False, extension)
+    if name is None:
+        existing = store.find_pool_by_hash(collection, extension.pool.content_hash, parent)
+        if existing is not None:
+            say(f"[finished] identical to the stored pool {existing.pool_version}; nothing written")
+            return ExtensionOutcome(parent, existing, False, extension)
+        name = store.next_pool_name(collection)
+    info = store.save_pool(name, extension.pool, collection=collection, collection_version=version,
+                           parent_version=parent)
+    say(f"[finished] pool {info.pool_version} (child of {parent}): {info.n_entries:,} new documents "
+        f"over {info.n_topics} topics")
+    return ExtensionOutcome(parent, info, True, extension)
+
+
+def pool_stats(store: LabelStore, pool_version: str) -> PoolStats:
+    """Statistics of one pool version (size per topic, unique contributions, overlap)."""
+    return store.pool_stats(pool_version)
+
+
+def pool_from_files(
+    paths: Sequence[str | Path],
+    depth: int,
+    *,
+    budget: int | None = None,
+    rrf_k: float = 60.0,
+) -> Pool:
+    """Pool TREC run files directly (no store), with provenance: the bulk path.
+
+    Files are parsed together by one DuckDB query that keeps each run's top
+    ``depth`` per topic (``workbench.store.runs.read_run_tops``); the pool is then
+    built by ``pooling.pool.build_pool``. Runs are named by file stem.
+
+    Raises:
+        InputFormatError: a malformed file (file:line).
+        ValidationError: bad depth or budget, no files, repeated file stems.
+    """
+    from workbench.store.runs import read_run_tops
+
+    return _build_pool(read_run_tops(paths, depth), depth, priority=RRF(k=rrf_k), budget=budget)
