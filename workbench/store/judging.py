@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -626,17 +627,22 @@ class JudgingMixin(StoreCore):
             )
         if j.duration_ms < 0:
             raise ValidationError(f"expected duration_ms >= 0, found {j.duration_ms}")
-        try:
-            return self._insert_judgment(j, collection, pool_version, save_token)
-        except StoreLockedError:
-            raise
-        except StoreError:
-            # A concurrent save with the same token won the unique key: that one counts.
-            if save_token is not None:
+        # A concurrent save with the same token can collide on the unique key
+        # before the other transaction has committed; then the other one counts
+        # once it commits (or, if it rolled back, this save is retried).
+        for attempt in range(20):
+            try:
+                return self._insert_judgment(j, collection, pool_version, save_token)
+            except StoreLockedError:
+                raise
+            except StoreError:
+                if save_token is None or attempt == 19:
+                    raise
                 existing = self._judgment_id_for_token(save_token)
                 if existing is not None:
                     return existing
-            raise
+                time.sleep(0.005 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _judgment_id_for_token(self, save_token: str) -> int | None:
         with self.connection("look up save token") as cur:
