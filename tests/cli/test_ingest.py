@@ -204,3 +204,15 @@ def test_not_a_collection_folder(capsys, db, tmp_path):
         "cran.all.1400, cran.qry, cranqrel (SMART), found []. Convert the collection first "
         "(e.g. `workbench convert cranfield`)."
     )
+
+
+def test_trec_topic_file_can_replace_queries_jsonl(capsys, db, tmp_path):
+    folder = beir_folder(tmp_path)
+    (folder / "queries.jsonl").unlink()
+    (folder / "topics.txt").write_text(
+        "<top>\n<num> Number: 1\n<title> first\n<desc> Description:\nthe first need\n</top>\n"
+        "<top>\n<num> Number: 2\n<title> second\n</top>\n")
+    code, out, err = run(capsys, "--db", db, "ingest", folder)
+    assert code == 0, err
+    assert "topics: 2 in collection (2 added, 0 unchanged)" in out
+    assert LabelStore(db, client="pytest").get_topics("toy")["1"].description == "the first need"

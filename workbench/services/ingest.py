@@ -2,7 +2,9 @@
 
 Folder layouts understood by ``ingest_folder``:
 
-* **BEIR**: ``corpus.jsonl`` + ``queries.jsonl``, optionally ``qrels/*.tsv``
+* **BEIR**: ``corpus.jsonl`` + ``queries.jsonl`` (or, instead, a TREC topic
+  file ``topics.txt`` or a ``topic_id<TAB>query`` file ``topics.tsv``, read by
+  ``formats.trec.read_topics``), optionally ``qrels/*.tsv``
   (each imported as qrels version ``<collection>-<stem>``) and/or
   ``qrels.reference.txt`` in TREC format (imported as ``<collection>-reference``,
   with the ``rule`` and ``source`` read from ``qrels.meta.json`` next to it).
@@ -46,6 +48,7 @@ Layout = Literal["beir", "smart"]
 QrelsFormat = Literal["trec", "beir", "cranqrel"]
 
 SMART_FILES = ("cran.all.1400", "cran.qry", "cranqrel")
+TOPIC_FILES = ("queries.jsonl", "topics.txt", "topics.tsv")
 REFERENCE_QRELS = "qrels.reference.txt"
 QRELS_META = "qrels.meta.json"
 
@@ -151,8 +154,10 @@ def detect_layout(folder: str | Path) -> Layout:
     if not p.is_dir():
         raise InputFormatError(str(folder), 0, "expected a collection folder, found no folder at this path. Check the path.")
     if (p / "corpus.jsonl").is_file():
-        if not (p / "queries.jsonl").is_file():
-            raise InputFormatError(str(folder), 0, "expected queries.jsonl next to corpus.jsonl, found none. Add the topics file.")
+        if not any((p / f).is_file() for f in TOPIC_FILES):
+            raise InputFormatError(
+                str(folder), 0, f"expected one of {', '.join(TOPIC_FILES)} next to corpus.jsonl, found none. Add the topics file."
+            )
         return "beir"
     if all((p / f).is_file() for f in SMART_FILES):
         return "smart"
@@ -195,7 +200,8 @@ def read_folder(folder: str | Path, name: str) -> tuple[Layout, list[Document], 
     qrels_files: list[QrelsFile] = []
     if layout == "beir":
         docs = beir.read_corpus(p / "corpus.jsonl")
-        topics = beir.read_queries(p / "queries.jsonl")
+        topic_file = next(p / f for f in TOPIC_FILES if (p / f).is_file())
+        topics = beir.read_queries(topic_file) if topic_file.suffix == ".jsonl" else trec.read_topics(topic_file)
         ref = p / REFERENCE_QRELS
         if ref.is_file():
             meta = _meta_for(ref)
