@@ -42,8 +42,8 @@ st.caption(f"{len(rows)} document(s) with disagreeing grades, widest spread firs
 for row in rows[:PAGE]:
     key = f"adj_{row.topic_id}_{row.doc_id}"
     with st.container(border=True):
-        doc = store.get_document(collection, row.doc_id) if hasattr(store, "get_document") else None
-        title = f" · {doc.title}" if doc is not None and doc.title else ""
+        doc = store.get_document(collection, row.doc_id)
+        title = f" · {doc.title}" if doc.title else ""
         st.markdown(f"**Topic {row.topic_id} · document {row.doc_id}**{title} · spread {row.spread}")
         st.table(
             [
@@ -60,7 +60,7 @@ for row in rows[:PAGE]:
             c1.selectbox("Final grade", rubric.values, key=f"{key}_grade",
                          format_func=lambda g: widgets.grade_text(g, rubric))
             c2.text_input("Rationale", key=f"{key}_why")
-            c3.form_submit_button("Set final grade", on_click=_adjudicate,
+            c3.form_submit_button("Set final grade", key=f"{key}_go", on_click=_adjudicate,
                                   args=(pool_version, row.topic_id, row.doc_id, key))
 if len(rows) > PAGE:
     st.caption(f"Showing the first {PAGE}; adjudicate these to see the next.")
