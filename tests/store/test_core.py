@@ -79,3 +79,14 @@ def test_lock_timeout_raises_store_locked_error(tmp_path):
             s.schema_version()
     finally:
         p.wait(timeout=30)
+
+
+def test_lingering_connection_is_handed_over_to_a_waiting_process(tmp_path):
+    db = tmp_path / "wb.duckdb"
+    ui = LabelStore(db, client="ui", linger_s=60)
+    assert ui.schema_version() == SCHEMA_VERSION  # the file now stays open for up to 60 s
+    # A second process registers an intent; the idle holder closes within ~50 ms.
+    p = subprocess.run([sys.executable, "-c", HOLDER, str(db), "0"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "holding"
+    assert ui.schema_version() == SCHEMA_VERSION  # and the UI reopens it afterwards
+    ui.release_file()

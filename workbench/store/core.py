@@ -70,6 +70,9 @@ class _SharedConnection:
         self.migrated = False
         self.opened_at = 0.0
         self.min_turn_s = 0.25  # hold at least this long before yielding to a waiter
+        self.linger_s = 0.0     # keep the file open this long after the last lease (UI)
+        self.last_release = 0.0
+        self.reaper: threading.Thread | None = None
         self.local = threading.local()   # per-thread lease depth: nested leases never wait
         self.waiting_dir = path.with_name(path.name + ".waiting")
         self.holder_file = path.with_name(path.name + ".holder.json")
@@ -185,6 +188,33 @@ class _SharedConnection:
             self.leases -= 1
             if self.leases <= 0:
                 self.leases = 0
+                if self.linger_s <= 0:
+                    self._close()
+                else:
+                    self.last_release = time.monotonic()
+                    if self.reaper is None:
+                        self.reaper = threading.Thread(target=self._reap, name="store-linger", daemon=True)
+                        self.reaper.start()
+
+    def _reap(self) -> None:
+        """Close the idle connection after ``linger_s``, or at once when another process waits."""
+        while True:
+            time.sleep(0.05)
+            with self.lock:
+                if self.conn is None:
+                    self.reaper = None
+                    return
+                if self.leases == 0 and (
+                    time.monotonic() - self.last_release >= self.linger_s or self.foreign_intents()
+                ):
+                    self._close()
+                    self.reaper = None
+                    return
+
+    def close_idle(self) -> None:
+        """Close the connection now if no lease is active (tests, shutdown)."""
+        with self.lock:
+            if self.leases == 0:
                 self._close()
 
     def _close(self) -> None:
@@ -263,6 +293,13 @@ class StoreCore:
         lock_timeout_s: how long a lease waits for another process, seconds.
         on_wait: called with a message at most every ``wait_report_s`` while
             waiting (the CLI prints it to stderr; the UI shows it).
+        wait_report_s: seconds between two ``on_wait`` messages.
+        linger_s: keep the file open this many seconds after the last lease ends
+            (0 = close at once). A long-lived process with many short operations
+            (the UI) lingers to avoid reopening the file for each one (about 60 ms
+            per open and close on a 200k-row store, against 4 ms per operation
+            on an open file); it still closes within 50 ms when another process
+            registers an intent.
     """
 
     def __init__(
@@ -273,6 +310,7 @@ class StoreCore:
         lock_timeout_s: float = 300.0,
         on_wait: WaitCallback | None = None,
         wait_report_s: float = 2.0,
+        linger_s: float = 0.0,
     ) -> None:
         self.path = Path(path)
         self.client = client
@@ -281,6 +319,7 @@ class StoreCore:
         self.wait_report_s = wait_report_s
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._shared = _shared_for(self.path)
+        self._shared.linger_s = max(self._shared.linger_s, linger_s)
 
     @contextlib.contextmanager
     def connection(self, purpose: str = "") -> Iterator[duckdb.DuckDBPyConnection]:
@@ -345,6 +384,10 @@ class StoreCore:
                 cur.execute("COMMIT")
             except duckdb.Error as e:
                 raise StoreError(f"{self.path}: {purpose or 'write'} could not commit: {e}") from e
+
+    def release_file(self) -> None:
+        """Close the file now if this process has no active lease (ends a linger)."""
+        self._shared.close_idle()
 
     def schema_version(self) -> int:
         """The store's schema version (``SCHEMA_VERSION`` once opened)."""
