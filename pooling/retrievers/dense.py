@@ -260,7 +260,7 @@ class SentenceTransformerEncoder:
             return np.zeros((0, 0), dtype=np.float32)
         model = self._load()
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        chunk = self.batch_size * 8
+        chunk = self.batch_size * 2
         parts: list[np.ndarray] = []
         from tqdm import tqdm  # lazy, light
 
