@@ -1,0 +1,231 @@
+"""Fast reading of TREC run files into columns (pyarrow), with the strict reader as fallback.
+
+``read_run_columns`` parses a run file with pyarrow's multi-threaded CSV reader
+in slices of about 32 MB (bounded memory), converting each slice at once into
+the scorer's arrays: topic codes, packed doc ids (``scoring.columns``) and
+scores. It accepts exactly what ``formats.trec.read_run`` accepts: whenever
+the fast path sees anything unusual (tabs, several spaces, CR, a byte-order
+mark, a non-finite score, a second run tag, an unparsable field, an empty
+file) it hands the file to ``read_run``, which either reads it (the same
+results, more slowly) or raises its ``InputFormatError`` naming the file and
+line.
+
+Source:
+    trec_eval's run format (``get_trec_results.c``); the strict rules of
+    ``workbench.formats.trec``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from workbench.formats import trec
+from workbench.scoring.columns import (
+    QrelsColumns,
+    RunColumns,
+    pack_ids,
+    qrels_columns_from_mapping,
+    run_columns_from_mapping,
+    widen,
+    words_for,
+)
+
+SLICE_BYTES = 32 << 20
+"""Bytes parsed per slice: bounds the parser's memory to a few times this."""
+
+_NAMES = ["topic", "q0", "doc", "rank", "score", "tag"]
+
+
+class _Fallback(Exception):
+    """The fast path declines this file; the strict reader takes over."""
+
+
+def _looks_plain(head: bytes) -> bool:
+    """True when the first lines use single spaces, LF and no BOM (the fast path's dialect)."""
+    if head.startswith(b"\xef\xbb\xbf") or b"\r" in head or b"\t" in head or b"  " in head:
+        return False
+    return not any(line[:1] == b" " or line[-1:] == b" " for line in head.split(b"\n")[:-1])
+
+
+def _slices(f, size: int) -> list[tuple[int, int]]:  # type: ignore[no-untyped-def]
+    """(start, end) byte ranges of about SLICE_BYTES ending at line ends."""
+    bounds = [0]
+    pos = SLICE_BYTES
+    while pos < size:
+        f.seek(pos)
+        f.readline()
+        nxt = f.tell()
+        if nxt >= size:
+            break
+        bounds.append(nxt)
+        pos = nxt + SLICE_BYTES
+    bounds.append(size)
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def _values(arr, dtype: type) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Zero-copy numpy view of a null-free primitive pyarrow array (no pandas import)."""
+    return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset: arr.offset + len(arr)]
+
+
+def _pack_chunk(arr, pc, pool) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Packed words (n, W) of a pyarrow string array (ASCII fast path, else via Python)."""
+    n = len(arr)
+    longest = pc.max(pc.binary_length(arr)).as_py() or 0
+    w = words_for(longest)
+    if pc.all(pc.string_is_ascii(arr)).as_py():
+        padded = pc.ascii_rpad(arr, 8 * w, padding="\0", memory_pool=pool)
+        offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32)
+        data = np.frombuffer(padded.buffers()[2], dtype=np.uint8)
+        lo, hi = offsets[padded.offset], offsets[padded.offset + n]
+        return data[lo:hi].view(">u8").reshape(n, w).astype(np.uint64)
+    return pack_ids(arr.to_pylist(), w)
+
+
+def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    size = path.stat().st_size
+    if size == 0:
+        raise _Fallback
+    types = {
+        "topic": pa.dictionary(pa.int32(), pa.string()),
+        "doc": pa.string(),
+        "rank": pa.int64(),
+        "score": pa.float64(),
+        "tag": pa.dictionary(pa.int32(), pa.string()),
+    }
+    read_opts = pcsv.ReadOptions(column_names=_NAMES, block_size=4 << 20)
+    parse_opts = pcsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False)
+    conv_opts = pcsv.ConvertOptions(
+        column_types=types, include_columns=["topic", "doc", "rank", "score", "tag"], strings_can_be_null=False
+    )
+    # The system allocator hands freed slices back to the OS (mimalloc keeps them): lower peak memory.
+    pool = pa.system_memory_pool()
+    topic_map: dict[str, int] = {}
+    tags: set[str] = set()
+    n = 0
+    cap = 0
+    codes = scores = ranks = words = np.zeros(0)
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+        if not _looks_plain(head if len(head) < (1 << 16) else head[: head.rfind(b"\n") + 1]):
+            raise _Fallback
+        for start, end in _slices(f, size):
+            f.seek(start)
+            buf = pa.py_buffer(f.read(end - start))
+            try:
+                table = pcsv.read_csv(pa.BufferReader(buf), read_options=read_opts, parse_options=parse_opts,
+                                      convert_options=conv_opts, memory_pool=pool)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                raise _Fallback from None
+            del buf
+            m = table.num_rows
+            if m == 0:
+                continue
+            for col in ("rank", "score"):
+                if table.column(col).null_count:
+                    raise _Fallback
+            if n + m > cap:
+                # First slice: estimate the total from its bytes per row; later: grow.
+                est = int(size / max(1, end - start) * m * 1.05) + 1024 if cap == 0 else 2 * (n + m)
+                cap = max(est, n + m)
+                codes = np.resize(codes, cap).astype(np.int32, copy=False) if n else np.empty(cap, np.int32)
+                scores = np.resize(scores, cap) if n else np.empty(cap, np.float64)
+                if trust_file_order:
+                    ranks = np.resize(ranks, cap) if n else np.empty(cap, np.int64)
+                if n:
+                    grown = np.zeros((cap, words.shape[1]), dtype=np.uint64)
+                    grown[:n] = words[:n]
+                    words = grown
+            for batch in table.to_batches():
+                b = len(batch)
+                if b == 0:
+                    continue
+                topic_col, doc_col = batch.column(0), batch.column(1)
+                topic_dict = topic_col.dictionary.to_pylist()
+                if any(not t for t in topic_dict):
+                    raise _Fallback
+                mapping = np.array([topic_map.setdefault(t, len(topic_map)) for t in topic_dict], dtype=np.int32)
+                codes[n:n + b] = mapping[_values(topic_col.indices, np.int32)]
+                sc = _values(batch.column(3), np.float64)
+                if not np.all(np.isfinite(sc)):
+                    raise _Fallback
+                scores[n:n + b] = sc
+                if trust_file_order:
+                    ranks[n:n + b] = _values(batch.column(2), np.int64)
+                tags.update(batch.column(4).dictionary.to_pylist())
+                if len(tags) > 1 or "" in tags:
+                    raise _Fallback
+                if pc.min(pc.binary_length(doc_col)).as_py() == 0:
+                    raise _Fallback
+                packed = _pack_chunk(doc_col, pc, pool)
+                if words.ndim != 2 or words.shape[1] < packed.shape[1]:
+                    width = packed.shape[1]
+                    grown = np.zeros((cap, width), dtype=np.uint64)
+                    if n:
+                        grown[:n, : words.shape[1]] = words[:n]
+                    words = grown
+                words[n:n + b] = widen(packed, words.shape[1])
+                n += b
+            del table
+    if n == 0 or len(tags) != 1:
+        raise _Fallback
+    return RunColumns(
+        topic_ids=tuple(topic_map),
+        topic_codes=codes[:n],
+        doc_words=words[:n],
+        scores=scores[:n],
+        file_ranks=ranks[:n] if trust_file_order else None,
+        name=next(iter(tags)),
+        n_lines=n,
+    )
+
+
+def read_run_columns(path: str | Path, *, trust_file_order: bool = False) -> RunColumns:
+    """Read a TREC run file into ``RunColumns`` (the scorer's input).
+
+    Args:
+        path: the run file (``topic Q0 doc rank score tag``).
+        trust_file_order: order each topic by the file's rank column (ties by
+            file position) instead of by score; default False, as trec_eval.
+
+    Returns:
+        ``RunColumns`` with ``name`` = the run tag. Duplicates are dropped later
+        by ``scoring.columns.rank_run`` (or already by the strict reader, in
+        which case ``RunColumns.duplicates`` holds their counts).
+
+    Raises:
+        InputFormatError: the file breaks the TREC run format (file:line in the message).
+    """
+    p = Path(path)
+    if p.is_file() and os.access(p, os.R_OK):
+        try:
+            return _read_fast(p, trust_file_order)
+        except _Fallback:
+            pass
+    rf = trec.read_run(p, trust_file_order=trust_file_order)
+    cols = run_columns_from_mapping(rf.run, rf.tag)
+    return RunColumns(
+        topic_ids=cols.topic_ids,
+        topic_codes=cols.topic_codes,
+        doc_words=cols.doc_words,
+        scores=cols.scores,
+        name=rf.tag,
+        n_lines=rf.n_lines,
+        duplicates=dict(rf.duplicates),
+    )
+
+
+def read_qrels_columns(path: str | Path) -> QrelsColumns:
+    """Read a TREC qrels file strictly (``formats.trec.read_qrels``) into ``QrelsColumns``.
+
+    Raises:
+        InputFormatError: the file breaks the qrels format (file:line in the message).
+    """
+    return qrels_columns_from_mapping(trec.read_qrels(path))

@@ -1,0 +1,657 @@
+"""Score runs against qrels: per-topic values with evidence, macro and micro means, ceilings.
+
+Semantics (each pinned by tests in ``tests/scoring``):
+
+* **Order.** Each topic's results are ordered by score descending, ties by
+  doc_id descending (``workbench.ranking``, as trec_eval); the file's rank
+  column is ignored unless the run was read with ``trust_file_order``.
+* **Duplicates.** A doc_id repeated within a topic counts once, at its best
+  rank; the dropped lines are counted per topic (``Evaluation.duplicates``).
+* **Relevant set.** R(q) = {d : grade(q, d) >= rel}, ``rel`` inclusive
+  (default 1; a measure may carry its own, ``R(rel=2)@10``). Negative grades
+  are never relevant. Unjudged documents count as non-relevant for the point
+  value and are flagged as pool-novel (``novelty``).
+* **Topics.** The qrels define the topics. Topics with |R(q)| = 0 at the
+  strictest threshold any measure of the report uses are excluded from every
+  average and listed in ``excluded_topics`` (never scored 0 or 1). Run topics
+  absent from the qrels are ignored and listed in ``ignored_topics``. Every
+  measure of one ``Evaluation`` is averaged over the same topics (``topics``).
+* **Missing topics.** A qrels topic with no results in the run (or reported
+  empty/failed by the run's producer, ``failed_topics``) is handled by
+  ``missing``: ``"fail"`` (default) raises ``MissingTopicsError`` listing them,
+  ``"zero"`` scores every measure 0 for them, ``"exclude"`` leaves them out.
+  The choice is kept in ``Evaluation.missing`` and printed by reports.
+* **Empty runs.** A run with no results at all is a run missing every topic.
+* **Averages.** ``macro`` = mean over topics of the per-topic values (the
+  default); ``micro`` = sum of numerators / sum of denominators (e.g. all hits /
+  all relevant for R@k), for measures where that is meaningful.
+* **Ceiling.** For R@k: mean over the topics of min(k, |R|) / |R|, the best a
+  perfect system can reach; for P@k: mean of min(k, |R|) / k.
+* **nDCG@k.** Strict ideal: IDCG from all judged grades of the topic, not only
+  the retrieved ones; gain = grade (``dcg='log2'``, trec_eval ``ndcg_cut``) or
+  2^grade - 1 (``dcg='exp-log2'``); discount log2(rank + 1); negative grades
+  gain 0; value 0 when IDCG = 0.
+* **Numbers.** Full precision, each ``TopicMetric`` with its numerator and
+  denominator; rounding happens only in ``workbench.reports``.
+
+Two scorers give the same numbers: this module's columnar one (numpy arrays,
+used for files, stored runs and mappings alike) and ``scoring.reference`` (a
+small pure-Python implementation kept as a test oracle).
+
+Source:
+    trec_eval (usnistgov/trec_eval) ``recall_k``, ``P_k``, ``ndcg_cut``,
+    ``recip_rank``, ``success_k``; ir_measures ``Judged@k``; micro/macro
+    averaging after Sebastiani, ACM CSUR 2002, doi:10.1145/505282.505283.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from workbench.errors import MissingTopicsError, ValidationError
+from workbench.scoring.columns import (
+    QrelsColumns,
+    RankedRun,
+    RunColumns,
+    hash_words,
+    qrels_columns_from_mapping,
+    rank_run,
+    run_columns_from_mapping,
+    widen,
+)
+from workbench.scoring.measures import (
+    RR,
+    Judged,
+    Measure,
+    P,
+    R,
+    Success,
+    default_measures,
+    nDCG,
+    parse_measures,
+)
+from workbench.scoring.novelty import NovelDocuments, NoveltyAtK
+from workbench.types import Qrels, Run, TopicMetric
+
+MissingPolicy = Literal["fail", "zero", "exclude"]
+"""What to do with qrels topics a run has no results for."""
+
+MISSING_POLICIES: tuple[str, ...] = ("fail", "zero", "exclude")
+
+SCORER_ID = "columnar-numpy/1"
+"""Identifies this scorer's implementation in reports and stored evaluations."""
+
+_CHUNK = 1 << 20
+"""Rows per step of the join's bucket lookup (bounds temporary memory)."""
+
+MISSING_HINT = "Pass --missing zero to score them 0, or --missing exclude to leave them out of the averages."
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """A measure averaged over the evaluation's topics.
+
+    Attributes:
+        measure: the measure.
+        n_topics: topics averaged over.
+        macro: mean of the per-topic values (nan when n_topics = 0).
+        micro: sum_numerator / sum_denominator, or None where not meaningful (RR).
+        ceiling: best mean a perfect system reaches (R@k, P@k), else None.
+        sum_value: sum of the per-topic values.
+        sum_numerator: sum of the per-topic numerators.
+        sum_denominator: sum of the per-topic denominators.
+    """
+
+    measure: Measure
+    n_topics: int
+    macro: float
+    micro: float | None
+    ceiling: float | None
+    sum_value: float
+    sum_numerator: float
+    sum_denominator: float
+
+
+@dataclass(frozen=True, slots=True)
+class RecallCurve:
+    """R@k for k = 1..depth, over the evaluation's topics.
+
+    Attributes:
+        macro: tuple, element k-1 is the macro R@k.
+        micro: element k-1 is sum(hits@k) / sum(|R|).
+        ceiling: element k-1 is mean(min(k, |R|) / |R|).
+        n_topics: topics averaged over.
+    """
+
+    macro: tuple[float, ...]
+    micro: tuple[float, ...]
+    ceiling: tuple[float, ...]
+    n_topics: int
+
+    @property
+    def depth(self) -> int:
+        """The largest k of the curve."""
+        return len(self.macro)
+
+
+class RelevantDoc(NamedTuple):
+    """A relevant (topic, document) pair of the qrels and where the run put it.
+
+    Attributes:
+        topic_id: the topic.
+        doc_id: the document.
+        grade: its grade (>= the threshold).
+        rank: 1-based rank in the run, or None when the run did not return it.
+    """
+
+    topic_id: str
+    doc_id: str
+    grade: int
+    rank: int | None
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """The scores of one run against one set of qrels.
+
+    Attributes:
+        run_name: the run.
+        measures: the measures, in report order.
+        rel: the evaluation's relevance threshold (inclusive).
+        missing: the missing-topic policy applied.
+        topics: topics every measure is averaged over, in natural id order.
+        excluded_topics: qrels topics with |R| = 0 at the strictest threshold.
+        missing_topics: qrels topics without results (or reported failed);
+            scored 0 under ``"zero"``, left out under ``"exclude"``.
+        ignored_topics: run topics that are not in the qrels.
+        n_results: topic_id -> documents returned (after dropping duplicates).
+        duplicates: topic_id -> duplicate lines dropped.
+        per_topic: measure -> topic_id -> TopicMetric, one per topic of ``topics``.
+        aggregates: measure -> Aggregate.
+        novelty: cutoff -> NoveltyAtK, for every cutoff of the measures.
+        novel_documents: the unjudged documents down to the largest cutoff.
+        curve: R@k for k = 1..depth (rel = ``rel``).
+        relevant: every relevant (topic, doc) of ``topics`` with its rank in the run.
+        scorer: implementation id (``SCORER_ID`` or the reference's).
+    """
+
+    run_name: str
+    measures: tuple[Measure, ...]
+    rel: int
+    missing: MissingPolicy
+    topics: tuple[str, ...]
+    excluded_topics: tuple[str, ...]
+    missing_topics: tuple[str, ...]
+    ignored_topics: tuple[str, ...]
+    n_results: Mapping[str, int]
+    duplicates: Mapping[str, int]
+    per_topic: Mapping[Measure, Mapping[str, TopicMetric]]
+    aggregates: Mapping[Measure, Aggregate]
+    novelty: Mapping[int, NoveltyAtK]
+    novel_documents: NovelDocuments
+    curve: RecallCurve
+    relevant: tuple[RelevantDoc, ...]
+    scorer: str = SCORER_ID
+
+    def value(self, measure: Measure | str, topic_id: str) -> float:
+        """The per-topic value of ``measure`` (a Measure or its name) for ``topic_id``.
+
+        Raises:
+            KeyError: the measure is not in this evaluation or the topic is not evaluated.
+        """
+        m = _as_measure(measure)
+        return self.per_topic[m][topic_id].value
+
+    def misses(self, k: int) -> list[RelevantDoc]:
+        """Relevant (topic, doc) pairs the run did not return within k, in topic then grade order.
+
+        Each keeps the rank where the run found it (beyond k) or None.
+        """
+        return [d for d in self.relevant if d.rank is None or d.rank > k]
+
+    @property
+    def n_duplicates(self) -> int:
+        """Total duplicate lines dropped."""
+        return sum(self.duplicates.values())
+
+
+def _as_measure(measure: Measure | str) -> Measure:
+    return measure if isinstance(measure, Measure) else parse_measures([measure])[0]
+
+
+def natural_key(topic_id: str) -> tuple[int, int, str]:
+    """Sort key: all-digit ids by numeric value first, then the others as strings (ids stay str)."""
+    return (0, int(topic_id), topic_id) if topic_id.isascii() and topic_id.isdigit() else (1, 0, topic_id)
+
+
+def check_policy(missing: str) -> MissingPolicy:
+    """``missing`` if it is a known policy.
+
+    Raises:
+        ValidationError: it is not one of ``MISSING_POLICIES``.
+    """
+    if missing not in MISSING_POLICIES:
+        raise ValidationError(
+            f"expected a missing-topic policy in {', '.join(MISSING_POLICIES)}, found {missing!r}."
+        )
+    return missing  # type: ignore[return-value]
+
+
+def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den elementwise, 0 where den == 0."""
+    out = np.zeros(len(num), dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+class Evaluator:
+    """Binds qrels, measures and policies once; scores many runs.
+
+    Args:
+        qrels: topic_id -> doc_id -> grade, or ``QrelsColumns``.
+        measures: measures or their names; default ``default_measures()``.
+        rel: inclusive minimum grade of a relevant document (>= 0; default 1).
+        missing: ``"fail"`` | ``"zero"`` | ``"exclude"`` (see the module docstring).
+
+    Raises:
+        ValidationError: an unknown policy, a bad measure name or a negative ``rel``.
+        UnknownNameError: an unknown measure name.
+
+    Example:
+        >>> ev = Evaluator({"1": {"d1": 1, "d2": 0}}, ["R@10", "P@1"])
+        >>> e = ev.evaluate({"1": {"d1": 2.0, "d3": 1.0}})
+        >>> e.aggregates[e.measures[0]].macro, e.aggregates[e.measures[1]].macro
+        (1.0, 1.0)
+    """
+
+    def __init__(
+        self,
+        qrels: Qrels | QrelsColumns,
+        measures: Iterable[Measure | str] | None = None,
+        *,
+        rel: int = 1,
+        missing: MissingPolicy | str = "fail",
+    ) -> None:
+        if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
+            raise ValidationError(f"expected rel to be an integer >= 0, found {rel!r}. Use --rel 1 (or 2 for graded qrels).")
+        self.rel = rel
+        self.missing: MissingPolicy = check_policy(missing)
+        self.measures = parse_measures(measures) if measures is not None else default_measures()
+        if not self.measures:
+            raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+        self.q = qrels if isinstance(qrels, QrelsColumns) else qrels_columns_from_mapping(qrels)
+        q = self.q
+        self._q_index = {t: i for i, t in enumerate(q.topic_ids)}
+        self._nq_topics = len(q.topic_ids)
+        thresholds = {rel} | {m.effective_rel(rel) for m in self.measures if m.USES_REL}
+        self._thresholds = sorted(thresholds)
+        self._nrel = {
+            th: np.bincount(q.topic_codes[q.grades >= max(th, 0)], minlength=self._nq_topics)
+            for th in self._thresholds
+        }
+        self._topic_threshold = max(self._thresholds)
+        # Join structures: 63-bit hashes of the packed doc ids, keyed with the topic.
+        self._q_hash = hash_words(q.doc_words) >> np.uint64(1)
+        qkey = (q.topic_codes.astype(np.uint64) << np.uint64(40)) | (self._q_hash >> np.uint64(23))
+        self._q_order = np.argsort(qkey, kind="stable")
+        self._qkey_sorted = qkey[self._q_order]
+        self._qkey_unique = bool(len(qkey) < 2 or np.all(self._qkey_sorted[1:] != self._qkey_sorted[:-1]))
+        n = max(1, len(qkey))
+        self._bits = int(min(26, max(16, math.ceil(math.log2(n)) + 4)))
+        table = np.zeros(1 << self._bits, dtype=bool)
+        table[(self._q_hash >> np.uint64(63 - self._bits)).astype(np.int64)] = True
+        self._table = table
+        self._exact: dict[tuple[int, bytes], int] | None = None
+        self._idcg: dict[tuple[int, str], np.ndarray] = {}
+
+    # -- qrels-side helpers -----------------------------------------------------
+
+    def _ideal(self, k: int, dcg: str) -> np.ndarray:
+        """IDCG@k per qrels topic (strict ideal over all judged grades)."""
+        key = (k, dcg)
+        if key not in self._idcg:
+            q = self.q
+            g = q.grades.astype(np.float64)
+            gains = np.where(g > 0, g if dcg == "log2" else np.exp2(g) - 1.0, 0.0)
+            order = np.lexsort((-gains, q.topic_codes))
+            codes = q.topic_codes[order]
+            gains = gains[order]
+            starts = np.searchsorted(codes, np.arange(self._nq_topics))
+            pos = np.arange(len(codes)) - starts[codes]
+            keep = pos < k
+            disc = 1.0 / np.log2(pos[keep] + 2.0)
+            self._idcg[key] = np.bincount(codes[keep], weights=gains[keep] * disc, minlength=self._nq_topics)
+        return self._idcg[key]
+
+    def _join(self, rr: RankedRun, run2q: np.ndarray, doc_hash: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(run rows, qrels rows) of every run result that has a judgment for its topic."""
+        q = self.q
+        if len(rr.topic_codes) == 0 or len(q.topic_codes) == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        shift = np.uint64(63 - self._bits)
+        cand = np.concatenate([
+            lo + np.flatnonzero(self._table[(doc_hash[lo: lo + _CHUNK] >> shift).astype(np.int64)])
+            for lo in range(0, len(doc_hash), _CHUNK)
+        ])
+        tq = run2q[rr.topic_codes[cand]]
+        ok = tq >= 0
+        cand, tq = cand[ok], tq[ok].astype(np.int64)
+        rw = rr.doc_words.shape[1]
+        qw_full = q.doc_words
+        width = max(rw, qw_full.shape[1])
+        run_words = widen(rr.doc_words[cand], width)
+        q_words = widen(qw_full, width)
+        if self._qkey_unique:
+            ckey = (tq.astype(np.uint64) << np.uint64(40)) | (doc_hash[cand] >> np.uint64(23))
+            pos = np.searchsorted(self._qkey_sorted, ckey)
+            pos[pos >= len(self._qkey_sorted)] = 0
+            hit = self._qkey_sorted[pos] == ckey
+            rows, qi = cand[hit], self._q_order[pos[hit]]
+            same = np.all(run_words[hit] == q_words[qi], axis=1)
+            return rows[same], qi[same]
+        # Hash collision inside one topic's qrels (astronomically rare): exact dictionary.
+        if self._exact is None:
+            self._exact = {
+                (int(c), q_words[i].tobytes()): i for i, c in enumerate(q.topic_codes.tolist())
+            }
+        rows_l: list[int] = []
+        qi_l: list[int] = []
+        for j, (r, t) in enumerate(zip(cand.tolist(), tq.tolist(), strict=True)):
+            i = self._exact.get((t, run_words[j].tobytes()))
+            if i is not None:
+                rows_l.append(r)
+                qi_l.append(i)
+        return np.array(rows_l, dtype=np.int64), np.array(qi_l, dtype=np.int64)
+
+    # -- scoring -------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        run: Run | RunColumns | RankedRun,
+        *,
+        run_name: str = "",
+        failed_topics: Collection[str] = (),
+        topics: Collection[str] | None = None,
+    ) -> Evaluation:
+        """Score one run.
+
+        Args:
+            run: topic_id -> doc_id -> score, or columns from ``formats.columnar``.
+            run_name: name shown in reports and errors (default: the columns' name, else "run").
+            failed_topics: topics the run's producer reported as empty or
+                failed (store status ``empty``/``error``): treated as missing
+                even if they have rows.
+            topics: restrict the evaluation to these qrels topics (e.g. the
+                topics every compared run has); None = all qrels topics.
+
+        Returns:
+            The ``Evaluation``.
+
+        Raises:
+            MissingTopicsError: policy ``"fail"`` and some evaluated topic has no results.
+        """
+        if isinstance(run, RankedRun):
+            rr = run
+        elif isinstance(run, RunColumns):
+            rr = rank_run(run)
+        else:
+            rr = rank_run(run_columns_from_mapping(run, run_name))
+        name = run_name or rr.name or "run"
+        return self._score(rr, name, set(failed_topics), topics)
+
+    def _score(
+        self, rr: RankedRun, name: str, failed: set[str], restrict: Collection[str] | None
+    ) -> Evaluation:
+        q = self.q
+        nq = self._nq_topics
+        run2q = np.array([self._q_index.get(t, -1) for t in rr.topic_ids], dtype=np.int64)
+        counts = np.diff(rr.starts)
+        n_ret_q = np.zeros(nq, dtype=np.int64)
+        has = run2q >= 0
+        n_ret_q[run2q[has]] = counts[has]
+        ignored = tuple(
+            sorted((t for t, c, i in zip(rr.topic_ids, counts.tolist(), run2q.tolist(), strict=True) if c and i < 0),
+                   key=natural_key)
+        )
+        nrel_top = self._nrel[self._topic_threshold]
+        base = [i for i in range(nq) if nrel_top[i] > 0]
+        excluded = tuple(sorted((q.topic_ids[i] for i in range(nq) if nrel_top[i] == 0), key=natural_key))
+        if restrict is not None:
+            wanted = set(restrict)
+            base = [i for i in base if q.topic_ids[i] in wanted]
+        missing_idx = [i for i in base if n_ret_q[i] == 0 or q.topic_ids[i] in failed]
+        missing_ids = tuple(sorted((q.topic_ids[i] for i in missing_idx), key=natural_key))
+        if missing_idx and self.missing == "fail":
+            raise MissingTopicsError(name, missing_ids, MISSING_HINT)
+        zeroed = set(missing_idx)
+        if self.missing == "exclude":
+            base = [i for i in base if i not in zeroed]
+            zeroed = set()
+        s_q = sorted(base, key=lambda i: natural_key(q.topic_ids[i]))
+        topics = tuple(q.topic_ids[i] for i in s_q)
+        n_s = len(s_q)
+        s_index = np.full(nq, -1, dtype=np.int64)
+        s_index[np.array(s_q, dtype=np.int64)] = np.arange(n_s)
+        live = np.zeros(nq, dtype=bool)  # evaluated topics whose rows count
+        live[[i for i in s_q if i not in zeroed]] = True
+        n_ret = np.where(live, n_ret_q, 0)[s_q] if n_s else np.zeros(0, np.int64)
+
+        # Judged rows of live topics: (topic position in S, rank, grade, qrels row).
+        doc_hash = rr.doc_hash if rr.doc_hash is not None else hash_words(rr.doc_words) >> np.uint64(1)
+        rows, qi = self._join(rr, run2q, doc_hash)
+        qt = q.topic_codes[qi]
+        keep = live[qt]
+        rows, qi, qt = rows[keep], qi[keep], qt[keep]
+        jt = s_index[qt]
+        jr = rr.rank_at(rows)
+        jg = q.grades[qi]
+
+        per_topic: dict[Measure, dict[str, TopicMetric]] = {}
+        aggregates: dict[Measure, Aggregate] = {}
+        s_arr = np.array(s_q, dtype=np.int64)
+        for m in self.measures:
+            k = m.cutoff
+            in_k = jr <= k
+            th = max(m.effective_rel(self.rel), 0)
+            nrel = self._nrel[m.effective_rel(self.rel)][s_arr] if m.USES_REL else np.zeros(n_s, np.int64)
+            ceiling_vals: np.ndarray | None = None
+            if isinstance(m, R | P | Success):
+                hits = np.bincount(jt[in_k & (jg >= th)], minlength=n_s).astype(np.float64)
+                if isinstance(m, R):
+                    num, den = hits, nrel.astype(np.float64)
+                    ceiling_vals = _div(np.minimum(k, nrel).astype(np.float64), den)
+                elif isinstance(m, P):
+                    num, den = hits, np.full(n_s, float(k))
+                    ceiling_vals = np.minimum(k, nrel) / float(k)
+                else:
+                    num, den = (hits > 0).astype(np.float64), np.ones(n_s)
+            elif isinstance(m, RR):
+                sel = in_k & (jg >= th)
+                first = np.full(n_s, np.iinfo(np.int64).max, dtype=np.int64)
+                np.minimum.at(first, jt[sel], jr[sel])
+                found = first <= k
+                num = found.astype(np.float64)
+                den = np.where(found, first, 1).astype(np.float64)
+            elif isinstance(m, nDCG):
+                g = jg[in_k].astype(np.float64)
+                gains = np.where(g > 0, g if m.dcg == "log2" else np.exp2(g) - 1.0, 0.0)
+                disc = 1.0 / np.log2(jr[in_k] + 1.0)
+                num = np.bincount(jt[in_k], weights=gains * disc, minlength=n_s)
+                den = self._ideal(k, m.dcg)[s_arr]
+            elif isinstance(m, Judged):
+                num = np.bincount(jt[in_k], minlength=n_s).astype(np.float64)
+                den = np.minimum(k, n_ret).astype(np.float64)
+            else:  # pragma: no cover - every registered measure is handled above
+                raise ValidationError(f"no scorer for measure {m}")
+            vals = _div(num, den)
+            mname = str(m)
+            per_topic[m] = {
+                t: TopicMetric(t, mname, v, a, b)
+                for t, v, a, b in zip(topics, vals.tolist(), num.tolist(), den.tolist(), strict=True)
+            }
+            sum_num, sum_den = float(num.sum()), float(den.sum())
+            aggregates[m] = Aggregate(
+                measure=m,
+                n_topics=n_s,
+                macro=float(vals.mean()) if n_s else math.nan,
+                micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
+                ceiling=(float(ceiling_vals.mean()) if n_s else math.nan) if ceiling_vals is not None else None,
+                sum_value=float(vals.sum()),
+                sum_numerator=sum_num,
+                sum_denominator=sum_den,
+            )
+
+        # Pool-novel documents and R@k bounds at every cutoff (rel = self.rel).
+        cutoffs = sorted({m.cutoff for m in self.measures})
+        nrel_s = self._nrel[self.rel][s_arr].astype(np.float64)
+        rel_rows = jg >= max(self.rel, 0)
+        novelty: dict[int, NoveltyAtK] = {}
+        for k in cutoffs:
+            in_k = jr <= k
+            judged_k = np.bincount(jt[in_k], minlength=n_s)
+            returned = np.minimum(k, n_ret)
+            unj = returned - judged_k
+            hits = np.bincount(jt[in_k & rel_rows], minlength=n_s).astype(np.float64)
+            low = _div(hits, nrel_s)
+            high = _div(hits + unj, nrel_s + unj)
+            novelty[k] = NoveltyAtK(
+                cutoff=k,
+                unjudged=dict(zip(topics, unj.tolist(), strict=True)),
+                returned=dict(zip(topics, returned.tolist(), strict=True)),
+                recall_low=dict(zip(topics, low.tolist(), strict=True)),
+                recall_high=dict(zip(topics, high.tolist(), strict=True)),
+                macro_low=float(low.mean()) if n_s else math.nan,
+                macro_high=float(high.mean()) if n_s else math.nan,
+                total_unjudged=int(unj.sum()),
+                total_returned=int(returned.sum()),
+            )
+        novel = self._novel_documents(rr, run2q, live, s_index, topics, rows, max(cutoffs))
+        curve = self._curve(jt, jr, rel_rows, nrel_s, n_ret, n_s)
+        relevant = self._relevant(s_q, live, qi, jr)
+        n_results = {t: int(c) for t, c in zip(topics, n_ret.tolist(), strict=True)}
+        return Evaluation(
+            run_name=name,
+            measures=self.measures,
+            rel=self.rel,
+            missing=self.missing,
+            topics=topics,
+            excluded_topics=excluded,
+            missing_topics=missing_ids,
+            ignored_topics=ignored,
+            n_results=n_results,
+            duplicates=dict(rr.duplicates),
+            per_topic=per_topic,
+            aggregates=aggregates,
+            novelty=novelty,
+            novel_documents=novel,
+            curve=curve,
+            relevant=relevant,
+        )
+
+    def _novel_documents(
+        self,
+        rr: RankedRun,
+        run2q: np.ndarray,
+        live: np.ndarray,
+        s_index: np.ndarray,
+        topics: tuple[str, ...],
+        judged_rows: np.ndarray,
+        kmax: int,
+    ) -> NovelDocuments:
+        """Rows of live topics within rank kmax that have no judgment."""
+        codes = [c for c, i in enumerate(run2q.tolist()) if i >= 0 and live[i]]
+        if not codes:
+            w = rr.doc_words.shape[1]
+            return NovelDocuments(topics, np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros((0, w), np.uint64), kmax)
+        c_arr = np.array(codes, dtype=np.int64)
+        first = rr.starts[c_arr]
+        lengths = np.minimum(rr.starts[c_arr + 1] - first, kmax)
+        total = int(lengths.sum())
+        offsets = np.zeros(len(codes), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=offsets[1:])
+        rows = np.repeat(first - offsets, lengths) + np.arange(total, dtype=np.int64)
+        topic_index = np.repeat(s_index[run2q[c_arr]], lengths)
+        judged = np.isin(rows, judged_rows, assume_unique=False) if len(judged_rows) else np.zeros(total, bool)
+        rows, topic_index = rows[~judged], topic_index[~judged]
+        return NovelDocuments(topics, topic_index, rr.rank_at(rows), rr.doc_words[rows], kmax)
+
+    def _curve(
+        self, jt: np.ndarray, jr: np.ndarray, rel_rows: np.ndarray, nrel_s: np.ndarray, n_ret: np.ndarray, n_s: int
+    ) -> RecallCurve:
+        depth = int(n_ret.max()) if n_s and len(n_ret) else 0
+        if depth == 0:
+            return RecallCurve((), (), (), n_s)
+        t, r = jt[rel_rows], jr[rel_rows]
+        weights = 1.0 / nrel_s[t]
+        macro = np.cumsum(np.bincount(r - 1, weights=weights, minlength=depth)[:depth]) / n_s
+        micro = np.cumsum(np.bincount(r - 1, minlength=depth)[:depth]) / nrel_s.sum()
+        # ceiling(k) = (#{|R| <= k} + k * sum_{|R| > k} 1/|R|) / n_s, via sorted |R|.
+        sizes = np.sort(nrel_s)
+        inv_suffix = np.concatenate([np.cumsum((1.0 / sizes)[::-1])[::-1], [0.0]])
+        ks = np.arange(1, depth + 1)
+        n_le = np.searchsorted(sizes, ks, side="right")
+        ceiling = (n_le + ks * inv_suffix[n_le]) / n_s
+        return RecallCurve(tuple(macro.tolist()), tuple(micro.tolist()), tuple(ceiling.tolist()), n_s)
+
+    def _relevant(self, s_q: list[int], live: np.ndarray, qi: np.ndarray, jr: np.ndarray) -> tuple[RelevantDoc, ...]:
+        q = self.q
+        th = max(self.rel, 0)
+        rank_of = dict(zip(qi.tolist(), jr.tolist(), strict=True))
+        pos = {i: p for p, i in enumerate(s_q)}
+        entries = [
+            (pos[c], -g, i)
+            for i, (c, g) in enumerate(zip(q.topic_codes.tolist(), q.grades.tolist(), strict=True))
+            if g >= th and c in pos
+        ]
+        entries.sort()
+        out = []
+        for _, neg_g, i in entries:
+            c = int(q.topic_codes[i])
+            r = rank_of.get(i) if live[c] else None
+            out.append(RelevantDoc(q.topic_ids[c], q.doc_ids[i], -neg_g, r))
+        return tuple(out)
+
+
+def evaluate(
+    qrels: Qrels,
+    run: Run,
+    measures: Iterable[Measure | str] | None = None,
+    *,
+    rel: int = 1,
+    missing: MissingPolicy | str = "fail",
+    failed_topics: Collection[str] = (),
+    topics: Collection[str] | None = None,
+    run_name: str = "run",
+) -> Evaluation:
+    """Score one run (mapping) against qrels (mapping).
+
+    Args:
+        qrels: topic_id -> doc_id -> grade; defines the topics.
+        run: topic_id -> doc_id -> score; ordered by ``workbench.ranking.ranked``.
+        measures: measures or names (``"R@100"``); default ``default_measures()``.
+        rel: inclusive minimum grade of a relevant document (default 1).
+        missing: ``"fail"`` (default), ``"zero"`` or ``"exclude"``.
+        failed_topics: topics the producer reported empty/failed (treated as missing).
+        topics: restrict to these qrels topics (None = all).
+        run_name: the run's name in errors and reports.
+
+    Returns:
+        The ``Evaluation`` (see the module docstring for every convention).
+
+    Raises:
+        MissingTopicsError: ``missing="fail"`` and a topic with |R| > 0 has no results.
+        ValidationError, UnknownNameError: bad measure, ``rel`` or policy.
+
+    Example:
+        >>> e = evaluate({"1": {"a": 1, "b": 1}}, {"1": {"a": 0.9, "x": 0.8}}, ["R@2", "P@2"])
+        >>> [(str(m), a.macro) for m, a in e.aggregates.items()]
+        [('R@2', 0.5), ('P@2', 0.5)]
+    """
+    return Evaluator(qrels, measures, rel=rel, missing=missing).evaluate(
+        run, run_name=run_name, failed_topics=failed_topics, topics=topics
+    )

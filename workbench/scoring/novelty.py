@@ -1,0 +1,123 @@
+"""Pool-novel documents: what a run retrieved that the qrels never judged.
+
+A document in a run's top k with no judgment at all for the topic (not even a
+negative or zero grade) is *pool-novel*: the pool that produced the qrels never
+reached it. Its relevance is unknown, so R@k is an interval rather than a point:
+
+* pessimistic (the point value, unjudged counted non-relevant):
+  ``hits / |R|``;
+* optimistic (every unjudged document relevant): ``(hits + u) / (|R| + u)``,
+  where ``u`` is the number of unjudged documents in the top k (they would
+  join R as well as the hits).
+
+Counts and lists are per run, topic and cutoff; a new retriever with many
+pool-novel documents is not necessarily worse, only less well judged (this is
+the incompleteness problem of pooled qrels).
+
+Source:
+    Buckley & Voorhees, "Retrieval evaluation with incomplete information",
+    SIGIR 2004, doi:10.1145/1008992.1009000 (unjudged documents, judged
+    fraction); Zobel, "How reliable are the results of large-scale information
+    retrieval experiments?", SIGIR 1998, doi:10.1145/290941.291014 (pool bias).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.scoring.columns import unpack_ids
+
+
+def recall_bounds(hits: int, n_relevant: int, unjudged: int) -> tuple[float, float]:
+    """The interval R@k can move to once the unjudged top-k documents are judged.
+
+    Args:
+        hits: relevant documents in the top k.
+        n_relevant: |R|, relevant documents known for the topic (> 0).
+        unjudged: documents in the top k with no judgment.
+
+    Returns:
+        (pessimistic, optimistic) = (hits / |R|, (hits + u) / (|R| + u)).
+
+    Example:
+        >>> recall_bounds(2, 4, 3)
+        (0.5, 0.7142857142857143)
+    """
+    if n_relevant <= 0:
+        return 0.0, 0.0 if unjudged <= 0 else 1.0
+    return hits / n_relevant, (hits + unjudged) / (n_relevant + unjudged)
+
+
+@dataclass(frozen=True, slots=True)
+class NoveltyAtK:
+    """Pool-novel counts and R@k bounds at one cutoff, per topic of the evaluation.
+
+    Attributes:
+        cutoff: k.
+        unjudged: topic_id -> documents in the top k without any judgment.
+        returned: topic_id -> documents in the top k, min(k, documents returned).
+        recall_low: topic_id -> pessimistic R@k (= the point value).
+        recall_high: topic_id -> optimistic R@k, (hits + u) / (|R| + u).
+        macro_low: mean of ``recall_low`` over the topics.
+        macro_high: mean of ``recall_high`` over the topics.
+        total_unjudged: sum of ``unjudged``.
+        total_returned: sum of ``returned``.
+    """
+
+    cutoff: int
+    unjudged: Mapping[str, int]
+    returned: Mapping[str, int]
+    recall_low: Mapping[str, float]
+    recall_high: Mapping[str, float]
+    macro_low: float
+    macro_high: float
+    total_unjudged: int
+    total_returned: int
+
+    @property
+    def unjudged_share(self) -> float:
+        """total_unjudged / total_returned (0 when nothing was returned)."""
+        return self.total_unjudged / self.total_returned if self.total_returned else 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class NovelDocuments:
+    """The pool-novel documents of one evaluation up to the largest cutoff, as arrays.
+
+    Attributes:
+        topic_ids: the evaluation's topics; ``topic_index`` points into it.
+        topic_index: int (n,), topic of each document.
+        ranks: int (n,), 1-based rank in the run.
+        doc_words: uint64 (n, W), packed doc ids (``columns.pack_ids``).
+        max_cutoff: the largest k covered.
+    """
+
+    topic_ids: tuple[str, ...]
+    topic_index: np.ndarray
+    ranks: np.ndarray
+    doc_words: np.ndarray
+    max_cutoff: int
+
+    def at(self, k: int) -> dict[str, list[tuple[int, str]]]:
+        """topic_id -> [(rank, doc_id), ...] of the unjudged documents in the top k, by rank.
+
+        Only topics with at least one such document appear.
+
+        Raises:
+            ValueError: k is larger than ``max_cutoff`` (the lists stop there).
+        """
+        if k > self.max_cutoff:
+            raise ValueError(f"pool-novel documents were kept down to rank {self.max_cutoff}, not {k}")
+        sel = np.flatnonzero(self.ranks <= k)
+        ids = unpack_ids(self.doc_words[sel])
+        out: dict[str, list[tuple[int, str]]] = {}
+        for t, r, d in zip(self.topic_index[sel].tolist(), self.ranks[sel].tolist(), ids, strict=True):
+            out.setdefault(self.topic_ids[t], []).append((r, d))
+        return out
+
+    def count(self, k: int) -> int:
+        """Number of unjudged (topic, document) pairs in the top k."""
+        return int(np.count_nonzero(self.ranks <= k))
