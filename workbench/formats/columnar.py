@@ -37,6 +37,7 @@ SLICE_BYTES = 32 << 20
 """Bytes parsed per slice: bounds the parser's memory to a few times this."""
 
 _NAMES = ["topic", "q0", "doc", "rank", "score", "tag"]
+_OTHER_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
 
 
 class _Fallback(Exception):
@@ -118,13 +119,16 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
             raise _Fallback
         for start, end in _slices(f, size):
             f.seek(start)
-            buf = pa.py_buffer(f.read(end - start))
+            data = f.read(end - start)
+            if any(c in data for c in _OTHER_WHITESPACE):  # the strict reader splits on these too
+                raise _Fallback
+            buf = pa.py_buffer(data)
             try:
                 table = pcsv.read_csv(pa.BufferReader(buf), read_options=read_opts, parse_options=parse_opts,
                                       convert_options=conv_opts, memory_pool=pool)
             except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
                 raise _Fallback from None
-            del buf
+            del buf, data
             m = table.num_rows
             if m == 0:
                 continue

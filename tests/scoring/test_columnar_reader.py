@@ -1,0 +1,129 @@
+"""The fast run reader accepts exactly what the strict reader accepts, with the same results."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.scoring.conftest import make_data
+from workbench.errors import InputFormatError
+from workbench.formats import columnar, trec
+from workbench.scoring.evaluate import Evaluator
+from workbench.scoring.reference import reference_values
+
+NAMES = ["R@5", "R@20", "P@10", "nDCG@10", "RR@10", "Success@5", "Judged@10"]
+
+
+def _run_text(run, tag="sys", seed=0, sep=" ", duplicates=0, eol="\n"):
+    rng = random.Random(seed)
+    lines = []
+    for t, docs in run.items():
+        for i, (d, s) in enumerate(docs.items(), 1):
+            lines.append((t, d, i, s))
+    for t, d, i, s in rng.sample(lines, duplicates):
+        lines.append((t, d, i, s - 5.0))
+    rng.shuffle(lines)
+    return "".join(f"{t}{sep}Q0{sep}{d}{sep}{i}{sep}{s!r}{sep}{tag}{eol}" for t, d, i, s in lines)
+
+
+def _no_fallback(monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("the strict reader was used")
+    monkeypatch.setattr(trec, "read_run", boom)
+
+
+def test_plain_file_takes_the_fast_path_and_scores_like_the_reference(write, monkeypatch):
+    qrels, run = make_data(3)
+    path = write("run.trec", _run_text(run, duplicates=12))
+    _no_fallback(monkeypatch)
+    cols = columnar.read_run_columns(path)
+    assert cols.name == "sys" and cols.n_lines == sum(len(d) for d in run.values()) + 12
+    e = Evaluator(qrels, NAMES, missing="exclude").evaluate(cols)
+    assert e.n_duplicates == 12
+    ref = reference_values(qrels, run, NAMES)
+    for m in e.measures:
+        assert {t: e.value(m, t) for t in e.topics} == pytest.approx(ref[m])
+
+
+@pytest.mark.parametrize(
+    "variant", [dict(sep="\t"), dict(sep="  "), dict(eol="\r\n"), dict(bom=True)]
+)
+def test_unusual_whitespace_falls_back_to_the_strict_reader_with_equal_results(write, variant):
+    qrels, run = make_data(4)
+    bom = variant.pop("bom", False)
+    text = ("\ufeff" if bom else "") + _run_text(run, duplicates=3, **variant)
+    cols = columnar.read_run_columns(write("run.trec", text))
+    plain = columnar.read_run_columns(write("plain.trec", _run_text(run, duplicates=3)))
+    a = Evaluator(qrels, NAMES, missing="zero").evaluate(cols)
+    b = Evaluator(qrels, NAMES, missing="zero").evaluate(plain)
+    assert a.n_duplicates == b.n_duplicates == 3
+    for m in a.measures:
+        assert a.per_topic[m] == b.per_topic[m]
+
+
+@pytest.mark.parametrize(
+    "text, line, fragment",
+    [
+        ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1.0\n", 2, "expected 6 columns"),
+        ("1 Q0 a 1 2.0 s\n1 Q0 b x 1.0 s\n", 2, "integer rank"),
+        ("1 Q0 a 1 2.0 s\n\n1 Q0 b 2 nan s\n", 3, "not a finite number"),
+        ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1.0 t\n", 2, "run tag"),
+        ("1 Q0 a 1 2.0 s\n1 Q0 b 2 one s\n", 2, "numeric score"),
+    ],
+)
+def test_format_errors_name_the_file_and_line(write, text, line, fragment):
+    path = write("bad.trec", text)
+    with pytest.raises(InputFormatError) as e:
+        columnar.read_run_columns(path)
+    assert e.value.line == line and fragment in str(e.value) and str(path) in str(e.value)
+
+
+def test_empty_and_missing_files(write, tmp_path):
+    with pytest.raises(InputFormatError, match="empty file"):
+        columnar.read_run_columns(write("empty.trec", ""))
+    with pytest.raises(InputFormatError, match="found nothing"):
+        columnar.read_run_columns(tmp_path / "nope.trec")
+
+
+@pytest.mark.parametrize("odd", ["\t", "\x0b", "\x0c"])
+def test_whitespace_inside_a_later_line_is_split_as_the_strict_reader_does(write, odd):
+    text = "1 Q0 a 1 2.0 s\n" * 1 + f"1 Q0 b{odd}c 2 1.0 s\n"   # 7 columns for the strict reader
+    with pytest.raises(InputFormatError, match="expected 6 columns"):
+        columnar.read_run_columns(write("w.trec", text))
+
+
+def test_quotes_in_ids_are_plain_characters(write, monkeypatch):
+    _no_fallback(monkeypatch)
+    cols = columnar.read_run_columns(write("q.trec", '1 Q0 "a 1 2.0 s\n1 Q0 b" 2 1.0 s\n'))
+    e = Evaluator({"1": {'"a': 1, 'b"': 1}}, ["R@1", "R@2"]).evaluate(cols)
+    assert e.value("R@1", "1") == 0.5 and e.value("R@2", "1") == 1.0
+
+
+def test_trust_file_order(write):
+    text = "1 Q0 a 2 9.0 s\n1 Q0 b 1 1.0 s\n1 Q0 c 3 5.0 s\n"
+    path = write("r.trec", text)
+    qrels = {"1": {"b": 1}}
+    by_score = Evaluator(qrels, ["RR@10"]).evaluate(columnar.read_run_columns(path))
+    by_file = Evaluator(qrels, ["RR@10"]).evaluate(columnar.read_run_columns(path, trust_file_order=True))
+    assert by_score.value("RR@10", "1") == pytest.approx(1 / 3)    # a 9.0, c 5.0, b 1.0
+    assert by_file.value("RR@10", "1") == 1.0                       # b has rank 1 in the file
+
+
+def test_slices_cover_the_file_exactly(write, monkeypatch):
+    qrels, run = make_data(8)
+    monkeypatch.setattr(columnar, "SLICE_BYTES", 1000)    # many slices
+    path = write("run.trec", _run_text(run))
+    cols = columnar.read_run_columns(path)
+    assert cols.n_lines == sum(len(d) for d in run.values())
+    e = Evaluator(qrels, NAMES, missing="exclude").evaluate(cols)
+    ref = reference_values(qrels, run, NAMES)
+    for m in e.measures:
+        assert {t: e.value(m, t) for t in e.topics} == pytest.approx(ref[m])
+
+
+def test_qrels_columns_use_the_strict_reader(write):
+    q = columnar.read_qrels_columns(write("q.txt", "1 0 a 2\n1 0 b -1\n2 0 c 0\n"))
+    assert q.topic_ids == ("1", "2") and q.doc_ids == ("a", "b", "c") and q.grades.tolist() == [2, -1, 0]
+    with pytest.raises(InputFormatError, match=":2:"):
+        columnar.read_qrels_columns(write("bad.txt", "1 0 a 2\n1 0 b\n"))
