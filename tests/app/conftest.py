@@ -8,8 +8,7 @@ between tests, so every test clears it in teardown (../shared/ENVIRONMENT.md).
 from __future__ import annotations
 
 import pytest
-
-from app_seed import TOKENS, seed_store
+from app_helpers import CHROMIUM_ARGS, free_port, seed_store
 
 
 @pytest.fixture
@@ -27,42 +26,56 @@ def seeded(tmp_path, monkeypatch):
     st.cache_resource.clear()
 
 
-def new_app():
-    from streamlit.testing.v1 import AppTest
+# -- real browser ---------------------------------------------------------------
 
-    from workbench.app import APP_PATH
-
-    return AppTest.from_file(str(APP_PATH), default_timeout=60).run()
-
-
-def sign_in(at, user: str, token: str | None = None):
-    at.text_input(key="signin_name").input(user)
-    at.text_input(key="signin_token").input(token if token is not None else TOKENS[user])
-    next(b for b in at.button if b.label == "Sign in").click().run()
-    return at
+@pytest.fixture(scope="session")
+def browser_type_launch_args():
+    """Debian's chromium, headless, with every background lookup disabled."""
+    return {"executable_path": "/usr/bin/chromium", "headless": True, "args": CHROMIUM_ARGS}
 
 
-def button(at, prefix: str):
-    """The button whose label starts with ``prefix`` (grade buttons are '2 · ...')."""
-    found = [b for b in at.button if b.label.startswith(prefix)]
-    assert len(found) == 1, [b.label for b in at.button]
-    return found[0]
+@pytest.fixture
+def ui_server(seeded, tmp_path):
+    """`workbench ui` on a free port over the seeded store; yields (url, db, queues, log path).
 
+    Stopped with SIGTERM to its process group; the test reads the server log for tracebacks.
+    """
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
 
-def shown(at) -> tuple[str, str]:
-    """(topic_id, doc_id) on the judging screen."""
-    return tuple(at.session_state["judge_shown"]["doc"])  # type: ignore[return-value]
-
-
-def page_text(at) -> str:
-    """Every visible string of the last run (for blindness checks)."""
-    parts: list[str] = []
-    for kind in ("title", "header", "subheader", "markdown", "caption", "text", "success", "info", "warning",
-                 "error", "metric"):
-        for el in getattr(at, kind, []):
-            parts.append(str(getattr(el, "value", "")) + " " + str(getattr(el, "label", "")))
-    parts.extend(h.proto.body for h in at.html)
-    parts.extend(b.label for b in at.button)
-    for t in at.table:
-        parts.append(t.value.to_csv())
-    return "\n".join(parts)
+    db, queues = seeded
+    port = free_port()
+    log_path = tmp_path / "server.log"
+    exe = Path(sys.executable).with_name("workbench")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [str(exe), "--db", str(db), "ui", "--port", str(port)],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read().decode() == "ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"UI did not start (rc={proc.poll()}): {log_path.read_text()}")
+            time.sleep(0.2)
+        yield url, db, queues, log_path, proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)

@@ -1,5 +1,6 @@
-"""Test data for the app tests: a tiny collection, two runs, a pool, users and
-assignments, written through the public store API (no SQL)."""
+"""Helpers of the app tests: test data (a tiny collection, two runs, a pool,
+users and assignments, written through the public store API, no SQL), AppTest
+drivers and the browser settings."""
 
 from __future__ import annotations
 
@@ -51,3 +52,65 @@ def seed_store(db: Path, *, assessors: tuple[str, ...] = ("ann", "bob"), overlap
     lead = svc.sign_in(store, "lead", TOKENS["lead"])
     svc.assign_pool(store, lead, pool, list(assessors), overlap=overlap, seed=11, band_size=2)
     return {a: [(q.topic_id, q.doc_id) for q in store.assessor_queue(a)] for a in assessors}
+
+
+def new_app():
+    from streamlit.testing.v1 import AppTest
+
+    from workbench.app import APP_PATH
+
+    return AppTest.from_file(str(APP_PATH), default_timeout=60).run()
+
+
+def sign_in(at, user: str, token: str | None = None):
+    at.text_input(key="signin_name").input(user)
+    at.text_input(key="signin_token").input(token if token is not None else TOKENS[user])
+    next(b for b in at.button if b.label == "Sign in").click().run()
+    return at
+
+
+def button(at, prefix: str):
+    """The button whose label starts with ``prefix`` (grade buttons are '2 · ...')."""
+    found = [b for b in at.button if b.label.startswith(prefix)]
+    assert len(found) == 1, [b.label for b in at.button]
+    return found[0]
+
+
+def shown(at) -> tuple[str, str]:
+    """(topic_id, doc_id) on the judging screen."""
+    return tuple(at.session_state["judge_shown"]["doc"])  # type: ignore[return-value]
+
+
+def page_text(at) -> str:
+    """Every visible string of the last run (for blindness checks)."""
+    parts: list[str] = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "text", "success", "info", "warning",
+                 "error", "metric"):
+        for el in getattr(at, kind, []):
+            parts.append(str(getattr(el, "value", "")) + " " + str(getattr(el, "label", "")))
+    parts.extend(h.proto.body for h in at.html)
+    parts.extend(b.label for b in at.button)
+    for t in at.table:
+        parts.append(t.value.to_csv())
+    return "\n".join(parts)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "screenshots"
+
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-default-apps", "--disable-extensions", "--metrics-recording-only", "--no-default-browser-check",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
+    "--disable-features=AutofillServerCommunication,OptimizationHints,MediaRouter,Translate",
+    "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--no-pings",
+]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
