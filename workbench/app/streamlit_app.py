@@ -17,7 +17,7 @@ from workbench.services import judging as svc
 
 HERE = Path(__file__).parent
 
-st.set_page_config(page_title="IR workbench: judging", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title="IR workbench: judging", layout="wide")
 st.html(widgets.CSS)
 
 # Namespaced session keys, initialised once per browser session.
@@ -82,21 +82,21 @@ def _sidebar_progress(session: svc.Session) -> None:
 
 session = widgets.session()
 if session is None:
-    pg = st.navigation([st.Page(_sign_in, title="Sign in", icon="🔑", url_path="signin")])
+    pg = st.navigation([st.Page(_sign_in, title="Sign in", icon=":material/login:", url_path="signin")])
     pg.run()
 else:
     pages = [
-        st.Page(HERE / "app_pages" / "judge.py", title="Judge", icon="⚖️", default=True),
-        st.Page(HERE / "app_pages" / "progress.py", title="Progress", icon="📈"),
+        st.Page(HERE / "app_pages" / "judge.py", title="Judge", icon=":material/gavel:", default=True),
+        st.Page(HERE / "app_pages" / "progress.py", title="Progress", icon=":material/trending_up:"),
     ]
     if session.is_lead:
         pages += [
-            st.Page(HERE / "app_pages" / "pool.py", title="Pool", icon="🗂️"),
-            st.Page(HERE / "app_pages" / "agreement.py", title="Agreement", icon="🤝"),
-            st.Page(HERE / "app_pages" / "adjudicate.py", title="Adjudicate", icon="🧑‍⚖️"),
-            st.Page(HERE / "app_pages" / "publish.py", title="Publish", icon="📦"),
+            st.Page(HERE / "app_pages" / "pool.py", title="Pool", icon=":material/inventory_2:"),
+            st.Page(HERE / "app_pages" / "agreement.py", title="Agreement", icon=":material/handshake:"),
+            st.Page(HERE / "app_pages" / "adjudicate.py", title="Adjudicate", icon=":material/balance:"),
+            st.Page(HERE / "app_pages" / "publish.py", title="Publish", icon=":material/publish:"),
         ]
     pg = st.navigation(pages)
-    pg.run()
-    # After the page ran (and any save committed), so the counts include it.
+    # Saves run in button callbacks, before this script body: the counts include them.
     _sidebar_progress(session)
+    pg.run()

@@ -138,11 +138,11 @@ def percent(done: int, total: int) -> str:
     return f"{done}/{total} ({(100 * done / total) if total else 0:.0f}%)"
 
 
-def figure_text(value: float | None, n_items: int, reason: str = "") -> str:
-    """An agreement figure for display: 3 decimals, or 'undefined (reason)'."""
+def figure_text(value: float | None, reason: str = "") -> str:
+    """An agreement figure for display: 3 decimals, or 'undefined: reason'."""
     if value is None:
-        return f"undefined: {reason} (n={n_items})"
-    return f"{value:.3f} (n={n_items})"
+        return f"undefined: {reason}"
+    return f"{value:.3f}"
 
 
 def grade_text(grade: int | None, rubric: Rubric) -> str:

@@ -168,11 +168,14 @@ def ui(
         "--server.fileWatcherType", "none", "--server.runOnSave", "false",
     ]
     common.info(f"[starting] judging UI on http://{host}:{port} over {db} (Ctrl+C stops it)")
-    try:
-        rc = subprocess.call(cmd, env=env)
-    except KeyboardInterrupt:
-        rc = 0
-    if rc:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        # Become the Streamlit server: signals (Ctrl+C, SIGTERM) reach it directly
+        # and no orphan keeps the database file after this command is stopped.
+        os.execve(sys.executable, cmd, env)
+    rc = subprocess.call(cmd, env=env)  # pragma: no cover - non-POSIX
+    if rc:  # pragma: no cover
         raise typer.Exit(rc)
 
 

@@ -19,14 +19,14 @@ report = svc.agreement(store, pool_version, weights=weights)
 
 st.metric("Documents judged by 2+ assessors", report.n_multi_graded)
 a = report.alpha_overall
-st.markdown(f"**Krippendorff's alpha (ordinal), overall:** {widgets.figure_text(a.value, a.n_items, a.reason)}")
+st.markdown(f"**Krippendorff's alpha (ordinal), overall:** {widgets.figure_text(a.value, a.reason)} (n={a.n_items} documents)")
 
 st.subheader(f"Cohen's kappa ({weights} weights) per pair")
 if report.pairs:
     st.table(
         [
             {"assessor A": p.assessor_a, "assessor B": p.assessor_b,
-             "kappa": widgets.figure_text(p.kappa.value, p.kappa.n_items, p.kappa.reason),
+             "kappa": widgets.figure_text(p.kappa.value, p.kappa.reason),
              "items": p.kappa.n_items, "same grade": p.n_agree}
             for p in report.pairs
         ]
@@ -38,7 +38,7 @@ st.subheader("Krippendorff's alpha per topic")
 if report.alpha_by_topic:
     st.table(
         [
-            {"topic": t, "alpha": widgets.figure_text(f.value, f.n_items, f.reason), "items": f.n_items}
+            {"topic": t, "alpha": widgets.figure_text(f.value, f.reason), "items": f.n_items}
             for t, f in report.alpha_by_topic.items()
         ]
     )

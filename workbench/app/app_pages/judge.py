@@ -4,7 +4,9 @@ Shows the topic, the document (query terms marked, text escaped) and the
 rubric; never a run name, rank, score or another assessor's grade. A grade
 button (or its key) saves and advances: the save runs in the button's
 callback, i.e. it is committed before the next document renders. Each shown
-document gets a save token, so a double submit stores one judgment.
+document gets a save token, so a double submit stores one judgment. Widget
+keys are stable (one button per grade in the page at any time), so a key
+press can never hit a stale button of the previous document.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def _save(view: JudgingView, grade: int | None, unsure: bool, token: str, shown_
     session = widgets.session()
     if session is None:
         return
-    note = st.session_state.get(f"judge_note_{token}", "") or ""
+    note = st.session_state.get("judge_note", "") or ""
     try:
         svc.save_judgment(
             widgets.store(),
@@ -91,6 +93,7 @@ if not shown or shown.get("position") != position or shown.get("doc") != (view.t
         "token": uuid.uuid4().hex,
     }
     st.session_state["judge_shown"] = shown
+    st.session_state["judge_note"] = view.own_note  # set before the widget exists in this run
 token = shown["token"]
 
 rubric = svc.rubric_for(store, view.collection)
@@ -102,13 +105,13 @@ widgets.render_topic(view)
 widgets.render_document(view)
 
 with st.form("judge_form", clear_on_submit=False, border=False):
-    st.text_area("Note (optional)", value=view.own_note, key=f"judge_note_{token}", height=68)
+    st.text_area("Note (optional)", key="judge_note", height=68)
     cols = st.columns(len(rubric.grades) + 1)
     for col, g in zip(cols, rubric.grades, strict=False):
         with col:
             st.form_submit_button(
                 f"{g.grade} · {g.label}",
-                key=f"judge_grade_{g.grade}_{token}",
+                key=f"judge_grade_{g.grade}",
                 shortcut=g.key,
                 help=g.definition,
                 type="primary" if view.own_grade == g.grade else "secondary",
@@ -119,7 +122,7 @@ with st.form("judge_form", clear_on_submit=False, border=False):
     with cols[-1]:
         st.form_submit_button(
             "Unsure",
-            key=f"judge_unsure_{token}",
+            key="judge_unsure",
             shortcut="U",
             help="Cannot decide; a lead will look at it.",
             on_click=_save,
