@@ -1,0 +1,109 @@
+"""Rendering of the end-to-end workflow report (``workbench demo``) as plain text.
+
+Rendering only: numbers arrive at full precision from
+``workbench.services.demo.WorkflowReport`` and are rounded here, for display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.scoring.evaluate import Evaluation
+    from workbench.services.demo import WorkflowReport
+
+
+def _f(x: float | None, digits: int = 4) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    rows = [list(r) for r in rows]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False)))
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def score_table(evaluations: dict[str, Evaluation], title: str) -> list[str]:
+    """Runs x measures (macro), then micro R@k, the R@k ceiling and pool-novel counts."""
+    evs = list(evaluations.values())
+    if not evs:
+        return []
+    first = evs[0]
+    ms = list(first.measures)
+    out = [title, f"  averaged over {len(first.topics)} topics with |R| > 0 "
+                  f"({len(first.excluded_topics)} excluded with |R| = 0"
+                  + (f": {', '.join(first.excluded_topics[:12])}{' ...' if len(first.excluded_topics) > 12 else ''}" if first.excluded_topics else "")
+                  + f"); relevant = grade >= {first.rel}; missing topics: {first.missing}"]
+    header = ["run (macro)", *(str(m) for m in ms)]
+    rows = [[e.run_name, *(_f(e.aggregates[m].macro) for m in ms)] for e in evs]
+    rows.append(["ceiling", *(_f(first.aggregates[m].ceiling) if first.aggregates[m].ceiling is not None else "" for m in ms)])
+    out += ["  " + s for s in _table(header, rows)]
+    recall = [m for m in ms if str(m).startswith("R@")]
+    if recall:
+        header = ["run (micro)", *(str(m) for m in recall), *(f"novel@{n.cutoff}" for n in first.novelty.values())]
+        rows = [[e.run_name, *(_f(e.aggregates[m].micro) for m in recall),
+                 *(str(sum(n.unjudged.values())) for n in e.novelty.values())] for e in evs]
+        out += [""] + ["  " + s for s in _table(header, rows)]
+        out.append("  micro = all relevant retrieved / all relevant; novel@k = retrieved documents in the top k "
+                   "the qrels never judged (pool-novel)")
+    return out
+
+
+def render_workflow(report: WorkflowReport) -> str:
+    """The workflow report as text (tables, lineage, plot paths)."""
+    h = report.headline
+    assert h is not None
+    L: list[str] = []
+    L.append(f"Collection {report.collection}: {report.n_documents:,} documents, {report.n_topics} topics, "
+             f"version {report.collection_version[:12]}")
+    L.append(f"Pooled runs: {', '.join(report.runs)}; new run: {report.new_run}")
+    p1, p2, q1, q2, ref = report.pool_v1, report.pool_v2, report.qrels_v1, report.qrels_v2, report.reference
+    if p1 and q1:
+        L.append(f"Pool v1 {p1.pool_version}: depth {p1.depth} over {', '.join(p1.runs)}: {p1.n_entries:,} documents, "
+                 f"{p1.n_topics} topics; {report.judged_v1:,} judged now by cranfield-reference")
+        L.append(f"Qrels v1 {q1.name}: {q1.n_entries:,} judgments ({q1.n_relevant:,} relevant), rule {q1.rule}, "
+                 f"hash {q1.content_hash[:12]}")
+    if p2 and q2:
+        L.append(f"Pool v2 {p2.pool_version} (child of {p2.parent_version}): only the delta, {p2.n_entries:,} documents "
+                 f"over {p2.n_topics} topics; {report.delta_judged:,} judged now")
+        L.append(f"Qrels v2 {q2.name} (parent {q2.parent_version}): {q2.n_entries:,} judgments "
+                 f"({q2.n_relevant:,} relevant), hash {q2.content_hash[:12]}")
+    if ref:
+        L.append(f"Full judgments {ref.name}: {ref.n_entries:,} judgments ({ref.n_relevant:,} relevant)")
+    L.append("")
+    for qname, evs in report.evaluations.items():
+        title = f"Scores on {qname}" + (" (full judgments, over the topics of qrels v2)" if ref and qname == ref.name else "")
+        L += score_table(evs, title)
+        L.append("")
+    if q1 and q2 and q1.name in report.evaluations and q2.name in report.evaluations:
+        v1, v2 = report.evaluations[q1.name], report.evaluations[q2.name]
+        ms = [m for m in v1[next(iter(v1))].measures if str(m) in (str(h), "R@100", "nDCG@10")]
+        header = ["run", *(f"{m} v1" for m in ms), *(f"{m} v2" for m in ms), *(f"d {m}" for m in ms)]
+        rows = [[n, *(_f(v1[n].aggregates[m].macro) for m in ms), *(_f(v2[n].aggregates[m].macro) for m in ms),
+                 *(f"{v2[n].aggregates[m].macro - v1[n].aggregates[m].macro:+.4f}" for m in ms)] for n in v1]
+        L.append(f"How scores moved from {q1.name} to {q2.name} (judging the new run's pool-novel documents)")
+        L += ["  " + s for s in _table(header, rows)]
+        L.append(f"  novel on v1 (new run {report.new_run}): "
+                 + ", ".join(f"@{k}: {c:,}" for k, c in report.novel_on_v1.get(report.new_run, {}).items()))
+        L.append("")
+    if report.bias:
+        L.append(f"Pool bias: {h} on pooled qrels v2 against the full judgments (same topics)")
+        rows = [[n, _f(p), _f(f), f"{p - f:+.4f}"] for n, (p, f) in report.bias.items()]
+        L += ["  " + s for s in _table(["run", "pooled", "full", "gap"], rows)]
+        L.append("  the gap is recall the pool cannot see: relevant documents no pooled run ranked within the depth")
+        L.append("")
+    if report.loo:
+        L.append(f"Leave-one-run-out on qrels v2 ({h}): each run rescored without the documents only it contributed")
+        rows = [[r.run, f"{r.n_unique:,}", f"{r.n_unique_relevant:,}", _f(r.full), _f(r.reduced), f"{r.drop:+.4f}",
+                 f"{r.tau:.3f}", "yes" if r.order_changed else "no"] for r in report.loo]
+        L += ["  " + s for s in _table(["run", "unique docs", "unique relevant", "full", "left out", "drop",
+                                        "Kendall tau", "order changed"], rows)]
+        L.append("")
+    if report.exports:
+        L.append("Qrels files: " + ", ".join(str(p) for p in report.exports))
+    if report.plots:
+        L.append("Recall curves: " + ", ".join(str(p) for p in report.plots))
+    return "\n".join(L)

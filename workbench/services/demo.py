@@ -1,0 +1,479 @@
+"""The main job, end to end: pool, judge, publish, score, re-pool, and measure pool bias.
+
+``run_workflow`` runs the eight steps of the workbench's workflow on a collection
+folder (by default the Cranfield sample) against one store, non-interactively:
+
+1. ingest the collection (documents, topics, reference qrels);
+2. produce BM25, dense and hybrid (RRF) runs at ``run_depth``;
+3. build a depth-``pool_depth`` pool over the three runs (pool v1);
+4. judge it: the collection's reference judgments act as one named assessor
+   (``cranfield-reference``) who judges exactly the pooled documents through the
+   same service call a human's save takes (``services.judging.save_judgment``,
+   validated against the rubric, one committed row per document). A pooled
+   document the reference never judged gets grade 0, as Cranfield's judgments
+   are treated as complete;
+5. publish qrels v1 from pool v1 and export it to ``labels/``;
+6. a new retriever arrives (BM25 with stemming and other k1/b): score it on v1
+   with its pool-novel documents flagged, extend the pool with it (pool v2 = only
+   the delta), judge the delta, publish qrels v2 (parent v1) and rescore all
+   four runs;
+7. score every run against the full reference qrels and report the gap between
+   its recall on the pooled qrels and on the full judgments (pool bias);
+8. leave-one-run-out: for each run, remove from qrels v2 the documents only that
+   run contributed, rescore that run, and report its drop and Kendall's tau between
+   the run orderings (``pooling.reusability``; Zobel, SIGIR 1998).
+
+Every step is idempotent: a second call on the same store reuses the stored
+runs, pools, judgments and qrels versions (re-judging nothing), so the job can
+be resumed after an interruption and the UI can be started on its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pooling.reusability import kendall_tau, ordering, qrels_without, unique_contributions
+from workbench.errors import UnknownNameError, ValidationError
+from workbench.judging.queue import JudgingView
+from workbench.scoring.evaluate import Evaluation, Evaluator
+from workbench.scoring.measures import Measure, parse_measure
+
+if TYPE_CHECKING:
+    from pooling.retrievers.dense import Encoder
+    from workbench.store import LabelStore
+    from workbench.store.pools import PoolInfo
+    from workbench.store.qrels import QrelsVersionInfo
+
+Say = Callable[[str], None]
+
+REFERENCE_ASSESSOR = "cranfield-reference"
+DEMO_LEAD = "demo-lead"
+DEMO_LEAD_TOKEN = "demo-lead-token"
+"""The demo lead's token, printed by the demo so the UI can be signed into.
+A demo store is a sandbox; create real leads with ``workbench users add``."""
+REFERENCE_TOKEN = "cranfield-reference-token"
+RULE = "median"
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class WorkflowOptions:
+    """What the workflow runs on and with which settings.
+
+    Attributes:
+        folder: the collection folder (BEIR layout with ``qrels.reference.txt``).
+        collection: collection name (None = the folder's name).
+        run_depth: documents per topic of each run (step 2), >= pool_depth.
+        pool_depth: pool depth k (step 3).
+        cutoffs: the k of R@k, Judged@k and pool-novel counts.
+        headline_k: the k of the headline R@k (bias gaps, leave-one-run-out, moves).
+        labels_dir: where qrels versions are exported.
+        plot_dir: where recall-curve plots are written (None = no plots).
+        encoder: an encoder to use instead of the packaged MiniLM (tests).
+        model_path: a local sentence-transformers model folder (None = packaged MiniLM).
+        threads: torch CPU threads for encoding (None = torch's default).
+        new_run_params: BM25 parameters of the retriever that arrives in step 6.
+    """
+
+    folder: Path
+    collection: str | None = None
+    run_depth: int = 100
+    pool_depth: int = 20
+    cutoffs: tuple[int, ...] = (5, 10, 20, 50, 100)
+    headline_k: int = 20
+    labels_dir: Path = Path("labels")
+    plot_dir: Path | None = None
+    encoder: Encoder | None = None
+    model_path: Path | None = None
+    threads: int | None = None
+    new_run_params: Mapping[str, object] = field(
+        default_factory=lambda: {"k1": 1.5, "b": 0.6, "stemmer": "english"}
+    )
+
+    def measures(self) -> list[Measure]:
+        """R@k and Judged@k for every cutoff, and nDCG@10, RR@10, P@10."""
+        ms = [parse_measure(f"R@{k}") for k in self.cutoffs]
+        ms += [parse_measure(m) for m in ("nDCG@10", "RR@10", "P@10")]
+        ms += [parse_measure(f"Judged@{k}") for k in self.cutoffs]
+        return ms
+
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """Step 8 for one run.
+
+    Attributes:
+        run: the run left out.
+        n_unique: (topic, doc) pairs only this run contributed to the pools.
+        n_unique_relevant: of those, judged relevant in qrels v2.
+        full: the run's macro value on qrels v2.
+        reduced: its macro value on qrels v2 without its unique documents.
+        tau: Kendall's tau between the run ordering on v2 and the ordering with
+            this run's reduced score (the other runs keep their v2 scores).
+        order_changed: True if the run's position in the ordering changed.
+    """
+
+    run: str
+    n_unique: int
+    n_unique_relevant: int
+    full: float
+    reduced: float
+    tau: float
+    order_changed: bool
+
+    @property
+    def drop(self) -> float:
+        """full - reduced (>= 0: removing relevant documents can only lower recall)."""
+        return self.full - self.reduced
+
+
+@dataclass
+class WorkflowReport:
+    """Everything the workflow produced, with full-precision numbers.
+
+    Attributes:
+        collection, collection_version, n_documents, n_topics: the collection.
+        runs: the three pooled runs, then the new run.
+        pool_v1, pool_v2: the pool versions (v2 holds only the delta).
+        qrels_v1, qrels_v2, reference: the qrels versions scored against.
+        delta_judged: judgments the reference assessor saved for pool v2.
+        judged_v1: judgments saved for pool v1 (0 when resumed).
+        evaluations: qrels version name -> run -> Evaluation.
+        bias: run -> (R@headline on qrels v2, on the full reference over the same topics).
+        loo: leave-one-run-out rows, measure ``headline``.
+        headline: the headline measure (R@headline_k).
+        exports: qrels files written.
+        plots: plot files written.
+        tokens: user -> token of the demo users (sandbox store).
+    """
+
+    collection: str = ""
+    collection_version: str = ""
+    n_documents: int = 0
+    n_topics: int = 0
+    runs: list[str] = field(default_factory=list)
+    new_run: str = ""
+    pool_v1: PoolInfo | None = None
+    pool_v2: PoolInfo | None = None
+    qrels_v1: QrelsVersionInfo | None = None
+    qrels_v2: QrelsVersionInfo | None = None
+    reference: QrelsVersionInfo | None = None
+    judged_v1: int = 0
+    delta_judged: int = 0
+    novel_on_v1: dict[str, dict[int, int]] = field(default_factory=dict)
+    evaluations: dict[str, dict[str, Evaluation]] = field(default_factory=dict)
+    bias: dict[str, tuple[float, float]] = field(default_factory=dict)
+    loo: list[LeaveOneOut] = field(default_factory=list)
+    headline: Measure | None = None
+    exports: list[Path] = field(default_factory=list)
+    plots: list[Path] = field(default_factory=list)
+    tokens: dict[str, str] = field(default_factory=dict)
+
+
+# -- steps ---------------------------------------------------------------------------
+
+
+def _ensure_users(store: LabelStore, report: WorkflowReport) -> tuple[object, object]:
+    from workbench.errors import PermissionDeniedError
+    from workbench.services.judging import sign_in
+
+    existing = {u.name for u in store.list_users()}
+    if DEMO_LEAD not in existing:
+        try:
+            store.add_user(DEMO_LEAD, "lead", token=DEMO_LEAD_TOKEN)
+        except PermissionDeniedError as e:
+            raise ValidationError(
+                f"this store already has leads, so the demo cannot add its own ({e}); "
+                "run the demo on a fresh store with --db"
+            ) from e
+    if REFERENCE_ASSESSOR not in existing:
+        store.add_user(REFERENCE_ASSESSOR, "assessor", token=REFERENCE_TOKEN, lead=DEMO_LEAD)
+    report.tokens = {DEMO_LEAD: DEMO_LEAD_TOKEN, REFERENCE_ASSESSOR: REFERENCE_TOKEN}
+    return sign_in(store, DEMO_LEAD, DEMO_LEAD_TOKEN), sign_in(store, REFERENCE_ASSESSOR, REFERENCE_TOKEN)
+
+
+def _run(store: LabelStore, name: str, make: Callable[[], object], say: Say) -> str:
+    if store.has_run(name):
+        say(f"run {name}: already stored, reused")
+    else:
+        make()
+    return name
+
+
+def judge_with_reference(
+    store: LabelStore,
+    lead: object,
+    assessor: object,
+    pool_version: str,
+    reference: Mapping[str, Mapping[str, int]],
+    say: Say = _quiet,
+) -> int:
+    """Assign a pool version to the reference assessor and save their judgments.
+
+    Each pooled document gets the reference grade, or 0 when the reference never
+    judged it (complete judgments). Saves go through ``services.judging.save_judgment``,
+    one committed judgment per document, exactly as the UI's saves do; documents the
+    assessor already judged are skipped, so the call resumes after an interruption.
+
+    Returns:
+        The number of judgments saved by this call.
+    """
+    from workbench.services.judging import assign_pool, queue_state, save_judgment
+
+    state = queue_state(store, assessor)  # type: ignore[arg-type]
+    assigned = {(e.topic_id, e.doc_id) for e in state.entries if e.pool_version == pool_version}
+    if not assigned:
+        assign_pool(store, lead, pool_version, [REFERENCE_ASSESSOR], overlap=1)  # type: ignore[arg-type]
+        state = queue_state(store, assessor)  # type: ignore[arg-type]
+    todo = [e for e in state.entries if e.pool_version == pool_version and not e.judged]
+    if not todo:
+        return 0
+    collection = store.get_pool(pool_version).collection
+    topics = store.get_topics(collection)
+    documents = store.get_documents(collection)
+    say(f"[starting] {REFERENCE_ASSESSOR} judges {len(todo):,} documents of {pool_version}")
+    saved = 0
+    with store.connection("reference assessor judging"):  # one open file for all the saves
+        for e in todo:
+            view = JudgingView(position=e.position, n_queue=state.n_total, collection=collection,
+                               pool_version=pool_version, topic=topics[e.topic_id],
+                               document=documents[e.doc_id])
+            grade = int(reference.get(e.topic_id, {}).get(e.doc_id, 0))
+            save_judgment(store, assessor, view, grade=max(grade, 0),  # type: ignore[arg-type]
+                          save_token=f"{REFERENCE_ASSESSOR}:{pool_version}:{e.topic_id}:{e.doc_id}")
+            saved += 1
+    say(f"[finished] {saved:,} judgments saved")
+    return saved
+
+
+def _publish(store: LabelStore, lead: object, pool_version: str, name: str, parent: str | None,
+             labels_dir: Path, say: Say) -> tuple[QrelsVersionInfo, Path]:
+    from workbench.services.judging import export_qrels, publish
+
+    try:
+        info = store.get_qrels_info(name)
+        say(f"qrels {name}: already published, reused")
+        path = export_qrels(store, name, labels_dir)
+        return info, path
+    except UnknownNameError:
+        pass
+    result = publish(store, lead, pool_version, name, rule=RULE, parent_version=parent,  # type: ignore[arg-type]
+                     labels_dir=labels_dir, note="published by the workbench demo")
+    path = result.path if result.path is not None else export_qrels(store, name, labels_dir)
+    say(f"published {name}: {result.info.n_entries:,} judgments over {result.info.n_topics} topics "
+        f"-> {path}")
+    return result.info, path
+
+
+def _score(store: LabelStore, qrels_name: str, runs: Sequence[str], measures: Sequence[Measure],
+           topics: Sequence[str] | None = None) -> dict[str, Evaluation]:
+    evaluator = Evaluator(store.get_qrels(qrels_name), measures, rel=1, missing="fail")
+    out = {}
+    for name in runs:
+        failed = [t for t, s in store.get_run_statuses(name).items() if s != "ok"]
+        out[name] = evaluator.evaluate(store.get_run(name), run_name=name, failed_topics=failed,
+                                       topics=topics)
+    return out
+
+
+def leave_one_run_out(
+    qrels: Mapping[str, Mapping[str, int]],
+    contributors: Mapping[str, Mapping[str, set[str]]],
+    runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+    measure: Measure,
+    full: Mapping[str, float],
+    *,
+    topics: Sequence[str],
+) -> list[LeaveOneOut]:
+    """Step 8: each run rescored on the qrels without the documents only it contributed.
+
+    Args:
+        qrels: the qrels of the full pool (topic -> doc -> grade).
+        contributors: topic -> doc -> runs that pooled it (all pool versions).
+        runs: run name -> run.
+        measure: the measure compared (macro).
+        full: run name -> macro value on ``qrels`` over ``topics``.
+        topics: the topics averaged over (the same for full and reduced scores).
+
+    Returns:
+        One ``LeaveOneOut`` per run, in the order of ``runs``.
+
+    Source:
+        Zobel, SIGIR 1998, doi:10.1145/290941.291014 (leave-one-run-out pool
+        reusability); Kendall's tau of system orderings as in Voorhees, SIGIR 1998.
+    """
+    rows = []
+    for name, run in runs.items():
+        unique = unique_contributions(contributors, name)
+        reduced_qrels = qrels_without(qrels, unique)
+        n_unique = sum(len(d) for d in unique.values())
+        n_unique_rel = sum(1 for t, ds in unique.items() for d in ds if qrels.get(t, {}).get(d, 0) >= 1)
+        kept = [t for t in topics if t in reduced_qrels]
+        ev = Evaluator(reduced_qrels, [measure], rel=1, missing="zero").evaluate(
+            run, run_name=name, topics=kept)
+        # A topic whose every relevant document was unique to the run scores 0 (|R| = 0 there).
+        per_topic = ev.per_topic[measure]
+        reduced = sum(per_topic[t].value for t in topics if t in per_topic) / len(topics) if topics else 0.0
+        scores = dict(full)
+        scores[name] = reduced
+        tau = kendall_tau(full, scores) if len(full) >= 2 else 1.0
+        rows.append(LeaveOneOut(name, n_unique, n_unique_rel, full[name], reduced, tau,
+                                ordering(full).index(name) != ordering(scores).index(name)))
+    return rows
+
+
+def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet) -> WorkflowReport:
+    """Run steps 1-8 (see the module docstring) and return the report's numbers.
+
+    Raises:
+        WorkbenchError: any step's error (bad folder, no reference qrels, a store
+            whose leads are not the demo's, ...), with nothing half-written: each
+            step commits its own transaction(s) and is skipped when already done.
+    """
+    from workbench.services.ingest import ingest_folder
+    from workbench.services.pooling import (
+        build_pool,
+        make_bm25_run,
+        make_dense_run,
+        make_fused_run,
+    )
+
+    if options.pool_depth > options.run_depth:
+        raise ValidationError(f"pool depth {options.pool_depth} exceeds the run depth {options.run_depth}")
+    report = WorkflowReport()
+    measures = options.measures()
+    headline = parse_measure(f"R@{options.headline_k}")
+    report.headline = headline
+
+    # 1. ingest
+    say("== 1. ingest")
+    ingested = ingest_folder(store, options.folder, name=options.collection)
+    collection = ingested.collection.collection
+    for line in _describe(ingested):
+        say(line)
+    report.collection = collection
+    report.collection_version = store.latest_collection_version(collection)
+    report.n_documents = len(store.get_documents(collection))
+    report.n_topics = len(store.get_topics(collection))
+    reference_name = f"{collection}-reference"
+    report.reference = store.get_qrels_info(reference_name)
+    reference = store.get_qrels(reference_name)
+
+    # 2. runs
+    say(f"== 2. runs at depth {options.run_depth}")
+    d = options.run_depth
+    bm25 = _run(store, "bm25", lambda: make_bm25_run(store, collection, "bm25", depth=d, say=say,
+                                                     description="BM25 (k1=1.2, b=0.75), no stemming"), say)
+    dense = _run(store, "dense", lambda: make_dense_run(
+        store, collection, "dense", depth=d, encoder=options.encoder, model_path=options.model_path,
+        threads=options.threads, progress=True, say=say,
+        description="all-MiniLM-L6-v2, cosine"), say)
+    rrf = _run(store, "rrf", lambda: make_fused_run(store, "rrf", [bm25, dense], depth=d, say=say,
+                                                    description="RRF(k=60) of bm25 and dense"), say)
+    report.runs = [bm25, dense, rrf]
+
+    # 3. pool v1
+    say(f"== 3. pool v1: depth-{options.pool_depth} union of {', '.join(report.runs)}")
+    lead, assessor = _ensure_users(store, report)
+    v1_name, v2_name = f"{collection}-v1", f"{collection}-v2"
+    try:
+        pool_v1_name = store.get_qrels_info(v1_name).pool_version or ""
+        report.pool_v1 = store.get_pool(pool_v1_name)
+        say(f"pool {pool_v1_name}: already built, reused")
+    except UnknownNameError:
+        report.pool_v1 = build_pool(store, report.runs, depth=options.pool_depth, say=say).info
+    pool_v1 = report.pool_v1.pool_version
+
+    # 4. judge v1
+    say(f"== 4. judging {pool_v1} as {REFERENCE_ASSESSOR}")
+    report.judged_v1 = judge_with_reference(store, lead, assessor, pool_v1, reference, say)
+
+    # 5. publish v1
+    say("== 5. publish qrels v1")
+    report.qrels_v1, path = _publish(store, lead, pool_v1, v1_name, None, options.labels_dir, say)
+    report.exports.append(path)
+
+    # 6. a new retriever arrives
+    say("== 6. a new retriever arrives; re-pooling")
+    p = dict(options.new_run_params)
+    new = _run(store, "bm25-stem", lambda: make_bm25_run(
+        store, collection, "bm25-stem", depth=d, k1=float(p["k1"]), b=float(p["b"]),  # type: ignore[arg-type]
+        stemmer=p.get("stemmer"), say=say,  # type: ignore[arg-type]
+        description=f"BM25 (k1={p['k1']}, b={p['b']}), Snowball English stemming"), say)
+    report.new_run = new
+    all_runs = [*report.runs, new]
+    report.evaluations[v1_name] = _score(store, v1_name, all_runs, measures)
+    for name, ev in report.evaluations[v1_name].items():
+        report.novel_on_v1[name] = {k: sum(n.unjudged.values()) for k, n in ev.novelty.items()}
+    report.pool_v2 = _pool_v2(store, v2_name, new, pool_v1, options.pool_depth, say)
+    pool_v2 = report.pool_v2.pool_version
+    report.delta_judged = judge_with_reference(store, lead, assessor, pool_v2, reference, say)
+    report.qrels_v2, path = _publish(store, lead, pool_v2, v2_name, v1_name, options.labels_dir, say)
+    report.exports.append(path)
+    report.evaluations[v2_name] = _score(store, v2_name, all_runs, measures)
+
+    # 7. pool bias against the full judgments, over the topics scored on v2
+    say("== 7. pool bias: pooled qrels v2 against the full reference judgments")
+    v2_topics = next(iter(report.evaluations[v2_name].values())).topics
+    report.evaluations[reference_name] = _score(store, reference_name, all_runs, measures, topics=v2_topics)
+    for name in all_runs:
+        report.bias[name] = (report.evaluations[v2_name][name].aggregates[headline].macro,
+                             report.evaluations[reference_name][name].aggregates[headline].macro)
+
+    # 8. leave-one-run-out on v2
+    say("== 8. leave-one-run-out on qrels v2")
+    full = {n: report.evaluations[v2_name][n].aggregates[headline].macro for n in all_runs}
+    report.loo = leave_one_run_out(
+        store.get_qrels(v2_name), store.pool_contributors(pool_v2),
+        {n: store.get_run(n) for n in all_runs}, headline, full, topics=v2_topics)
+
+    if options.plot_dir is not None:
+        report.plots = _plots(report, options.plot_dir)
+    return report
+
+
+def _pool_v2(store: LabelStore, v2_name: str, new: str, pool_v1: str, depth: int, say: Say) -> PoolInfo:
+    from workbench.services.pooling import extend_pool
+
+    try:
+        name = store.get_qrels_info(v2_name).pool_version or ""
+    except UnknownNameError:
+        name = ""
+    if name:
+        say(f"pool {name}: already built, reused")
+        return store.get_pool(name)
+    ext = extend_pool(store, [new], parent=pool_v1, depth=depth, say=say)
+    if ext.info is None:
+        raise ValidationError(f"the new run brings no pool-novel document to {pool_v1}; nothing to re-pool")
+    return ext.info
+
+
+def _describe(ingested: object) -> list[str]:
+    from workbench.services.ingest import describe_ingest
+
+    return list(describe_ingest(ingested))  # type: ignore[arg-type]
+
+
+def _plots(report: WorkflowReport, plot_dir: Path) -> list[Path]:
+    try:
+        from workbench.reports import recall_curve_chart, save_chart
+    except ImportError:  # plotting not available in this build
+        return []
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for qname in (report.qrels_v1.name if report.qrels_v1 else None,
+                  report.qrels_v2.name if report.qrels_v2 else None):
+        if not qname or qname not in report.evaluations:
+            continue
+        chart = recall_curve_chart(list(report.evaluations[qname].values()), title=f"R@k on {qname}")
+        for suffix in (".html", ".png"):
+            path = plot_dir / f"recall-curves-{qname}{suffix}"
+            save_chart(chart, path)
+            paths.append(path)
+    return paths
