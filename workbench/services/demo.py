@@ -282,6 +282,26 @@ def _score(store: LabelStore, qrels_name: str, runs: Sequence[str], measures: Se
     return out
 
 
+def top_k_contributors(
+    runs: Mapping[str, Mapping[str, Mapping[str, float]]], depth: int
+) -> dict[str, dict[str, set[str]]]:
+    """topic -> doc -> the runs that rank the document within ``depth``.
+
+    This, not the pools' recorded provenance, defines "documents only this run
+    contributed": a document pooled by an early run is not recorded again for a
+    later run that also retrieved it, but leaving the early run out would not
+    remove it from the pool.
+    """
+    from workbench.ranking import ranked_ids
+
+    out: dict[str, dict[str, set[str]]] = {}
+    for name, run in runs.items():
+        for topic_id, scores in run.items():
+            for doc_id in ranked_ids(scores, depth):
+                out.setdefault(topic_id, {}).setdefault(doc_id, set()).add(name)
+    return out
+
+
 def leave_one_run_out(
     qrels: Mapping[str, Mapping[str, int]],
     contributors: Mapping[str, Mapping[str, set[str]]],
@@ -295,7 +315,8 @@ def leave_one_run_out(
 
     Args:
         qrels: the qrels of the full pool (topic -> doc -> grade).
-        contributors: topic -> doc -> runs that pooled it (all pool versions).
+        contributors: topic -> doc -> the pooled runs that rank it within the pool
+            depth (``top_k_contributors``).
         runs: run name -> run.
         measure: the measure compared (macro).
         full: run name -> macro value on ``qrels`` over ``topics``.
@@ -381,6 +402,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     # 3. pool v1
     say(f"== 3. pool v1: depth-{options.pool_depth} union of {', '.join(report.runs)}")
     lead, assessor = _ensure_users(store, report)
+    _set_rubric(store, options.folder, collection)
     v1_name, v2_name = f"{collection}-v1", f"{collection}-v2"
     try:
         pool_v1_name = store.get_qrels_info(v1_name).pool_version or ""
@@ -429,13 +451,29 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     # 8. leave-one-run-out on v2
     say("== 8. leave-one-run-out on qrels v2")
     full = {n: report.evaluations[v2_name][n].aggregates[headline].macro for n in all_runs}
+    runs = {n: store.get_run(n) for n in all_runs}
     report.loo = leave_one_run_out(
-        store.get_qrels(v2_name), store.pool_contributors(pool_v2),
-        {n: store.get_run(n) for n in all_runs}, headline, full, topics=v2_topics)
+        store.get_qrels(v2_name), top_k_contributors(runs, options.pool_depth),
+        runs, headline, full, topics=v2_topics)
 
     if options.plot_dir is not None:
         report.plots = _plots(report, options.plot_dir)
     return report
+
+
+def _set_rubric(store: LabelStore, folder: Path, collection: str) -> None:
+    """Judge on the rubric the reference qrels were graded on (``qrels.meta.json``'s ``rubric``)."""
+    import json
+
+    meta = folder / "qrels.meta.json"
+    if not meta.is_file():
+        return
+    try:
+        rubric = json.loads(meta.read_text(encoding="utf-8")).get("rubric")
+    except ValueError as e:
+        raise ValidationError(f"{meta}: expected a JSON object, found invalid JSON ({e})") from e
+    if rubric and store.collection_rubric(collection).name != rubric:
+        store.set_collection_rubric(collection, str(rubric), lead=DEMO_LEAD)
 
 
 def _pool_v2(store: LabelStore, v2_name: str, new: str, pool_v1: str, depth: int, say: Say) -> PoolInfo:

@@ -1,0 +1,174 @@
+"""Issue 6: the workflow's eight steps on a subset of the Cranfield sample.
+
+Every expectation is recomputed here independently of the workbench: pools from
+the stored runs with trec_eval's ordering written out, qrels from the reference
+file, R@20 with pytrec_eval, leave-one-run-out by hand and Kendall's tau with scipy.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_corpus" / "cranfield"
+sys.path.insert(0, str(ROOT / "tests" / "pooling"))
+from encoder_stub import StubEncoder  # noqa: E402
+
+TOPICS = [str(t) for t in range(1, 13)]
+POOL_DEPTH = 20
+
+
+def _subset(dest: Path) -> dict[str, dict[str, int]]:
+    """12 topics; the documents they judge plus the first 200 of the corpus."""
+    ref: dict[str, dict[str, int]] = {}
+    lines = (SAMPLE / "qrels.reference.txt").read_text().splitlines()
+    for line in lines:
+        t, _, d, g = line.split()
+        ref.setdefault(t, {})[d] = int(g)
+    keep_docs = {d for t in TOPICS for d in ref.get(t, {})}
+    docs = [json.loads(x) for x in (SAMPLE / "corpus.jsonl").read_text().splitlines()]
+    keep_docs |= {d["_id"] for d in docs[:200]}
+    dest.mkdir()
+    (dest / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs if d["_id"] in keep_docs))
+    queries = [json.loads(x) for x in (SAMPLE / "queries.jsonl").read_text().splitlines()]
+    (dest / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries if q["_id"] in TOPICS))
+    sub = [line for line in lines if line.split()[0] in TOPICS and line.split()[2] in keep_docs]
+    (dest / "qrels.reference.txt").write_text("\n".join(sub) + "\n")
+    (dest / "qrels.meta.json").write_text((SAMPLE / "qrels.meta.json").read_text())
+    return {t: {d: g for d, g in ref[t].items() if d in keep_docs} for t in TOPICS if t in ref}
+
+
+def _top(run: dict[str, float], k: int) -> list[str]:
+    # trec_eval order written out: score descending, then doc id descending.
+    return [d for d, _ in sorted(run.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:k]]
+
+
+def _r_at_20(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]]) -> float:
+    import pytrec_eval
+
+    ev = pytrec_eval.RelevanceEvaluator({t: dict(d) for t, d in qrels.items()}, {"recall_20"})
+    per = ev.evaluate({t: dict(s) for t, s in run.items()})
+    topics = [t for t, d in qrels.items() if any(g >= 1 for g in d.values())]
+    return sum(per[t]["recall_20"] for t in topics) / len(topics)
+
+
+@pytest.fixture(scope="module")
+def workflow(tmp_path_factory):
+    from workbench.services.demo import WorkflowOptions, run_workflow
+    from workbench.store import LabelStore
+
+    tmp = tmp_path_factory.mktemp("e2e")
+    reference = _subset(tmp / "cran-subset")
+    store = LabelStore(tmp / "wb.duckdb", client="pytest")
+    options = WorkflowOptions(folder=tmp / "cran-subset", collection="cransub", labels_dir=tmp / "labels",
+                              encoder=StubEncoder())
+    report = run_workflow(store, options)
+    return store, report, reference, tmp
+
+
+def test_pool_v1_is_the_depth_20_union_of_the_three_runs(workflow):
+    store, report, _, _ = workflow
+    runs = {n: store.get_run(n) for n in ("bm25", "dense", "rrf")}
+    expected = {t: set().union(*(_top(r.get(t, {}), POOL_DEPTH) for r in runs.values())) for t in TOPICS}
+    assert store.pool_documents(report.pool_v1.pool_version) == {t: d for t, d in expected.items() if d}
+    assert report.pool_v1.n_entries == sum(len(d) for d in expected.values())
+    assert report.judged_v1 == report.pool_v1.n_entries  # the reference assessor judged each pooled doc once
+
+
+def test_qrels_v1_is_the_reference_grade_of_every_pooled_document_else_zero(workflow):
+    store, report, reference, tmp = workflow
+    pooled = store.pool_documents(report.pool_v1.pool_version)
+    expected = {t: {d: max(0, reference.get(t, {}).get(d, 0)) for d in docs} for t, docs in pooled.items()}
+    assert store.get_qrels("cransub-v1") == expected
+    lines = (tmp / "labels" / "cransub-v1.qrels").read_text().splitlines()
+    assert sorted(lines) == sorted(f"{t} 0 {d} {g}" for t, ds in expected.items() for d, g in ds.items())
+    assert report.qrels_v1.parent_version is None and report.qrels_v1.pool_version == report.pool_v1.pool_version
+
+
+def test_pool_v2_holds_exactly_the_new_runs_novel_documents_and_qrels_v2_extends_v1(workflow):
+    store, report, reference, _ = workflow
+    new = store.get_run("bm25-stem")
+    v1 = store.pool_documents(report.pool_v1.pool_version)
+    delta = {t: set(_top(new.get(t, {}), POOL_DEPTH)) - v1.get(t, set()) for t in TOPICS}
+    delta = {t: d for t, d in delta.items() if d}
+    assert store.pool_documents(report.pool_v2.pool_version, with_ancestors=False) == delta
+    assert report.pool_v2.parent_version == report.pool_v1.pool_version
+    assert report.delta_judged == sum(len(d) for d in delta.values()) > 0
+    q1, q2 = store.get_qrels("cransub-v1"), store.get_qrels("cransub-v2")
+    expected = {t: dict(q1.get(t, {})) for t in set(q1) | set(delta)}
+    for t, docs in delta.items():
+        expected[t].update({d: max(0, reference.get(t, {}).get(d, 0)) for d in docs})
+    assert q2 == expected
+    assert report.qrels_v2.parent_version == "cransub-v1"
+    assert report.novel_on_v1["bm25-stem"][POOL_DEPTH] == sum(len(d) for d in delta.values())
+    assert all(report.novel_on_v1[r][POOL_DEPTH] == 0 for r in ("bm25", "dense", "rrf"))
+
+
+def test_scores_and_their_movement_match_pytrec_eval(workflow):
+    store, report, _, _ = workflow
+    q1, q2 = store.get_qrels("cransub-v1"), store.get_qrels("cransub-v2")
+    for name in ("bm25", "dense", "rrf", "bm25-stem"):
+        run = store.get_run(name)
+        a1 = report.evaluations["cransub-v1"][name].aggregates[report.headline].macro
+        a2 = report.evaluations["cransub-v2"][name].aggregates[report.headline].macro
+        assert a1 == pytest.approx(_r_at_20(q1, run), abs=1e-12)
+        assert a2 == pytest.approx(_r_at_20(q2, run), abs=1e-12)
+    # The pooled runs' documents were all judged already, so only their |R| can grow: R@20 cannot rise.
+    for name in ("bm25", "dense", "rrf"):
+        assert (report.evaluations["cransub-v2"][name].aggregates[report.headline].macro
+                <= report.evaluations["cransub-v1"][name].aggregates[report.headline].macro + 1e-12)
+
+
+def test_pool_bias_gap_is_pooled_minus_full_recall_over_the_same_topics(workflow):
+    store, report, reference, _ = workflow
+    q2 = store.get_qrels("cransub-v2")
+    topics = [t for t, d in q2.items() if any(g >= 1 for g in d.values())]
+    full = {t: reference[t] for t in topics}
+    for name, (pooled, full_value) in report.bias.items():
+        run = store.get_run(name)
+        assert pooled == pytest.approx(_r_at_20(q2, run), abs=1e-12)
+        assert full_value == pytest.approx(_r_at_20(full, run), abs=1e-12)
+        assert pooled >= full_value - 1e-12  # the pool can only hide relevant documents
+
+
+def test_leave_one_run_out_drops_and_kendall_tau(workflow):
+    from scipy.stats import kendalltau
+
+    store, report, _, _ = workflow
+    names = ["bm25", "dense", "rrf", "bm25-stem"]
+    runs = {n: store.get_run(n) for n in names}
+    tops = {n: {t: set(_top(runs[n].get(t, {}), POOL_DEPTH)) for t in TOPICS} for n in names}
+    q2 = store.get_qrels("cransub-v2")
+    topics = [t for t, d in q2.items() if any(g >= 1 for g in d.values())]
+    full = {n: _r_at_20(q2, runs[n]) for n in names}
+    for row in report.loo:
+        others = [n for n in names if n != row.run]
+        unique = {t: tops[row.run][t] - set().union(*(tops[o][t] for o in others)) for t in TOPICS}
+        assert row.n_unique == sum(len(u) for u in unique.values())
+        reduced_q = {t: {d: g for d, g in q2[t].items() if d not in unique.get(t, set())} for t in topics}
+        per = []
+        for t in topics:
+            rel = {d for d, g in reduced_q[t].items() if g >= 1}
+            hits = len(rel & set(_top(runs[row.run].get(t, {}), 20)))
+            per.append(hits / len(rel) if rel else 0.0)
+        assert row.reduced == pytest.approx(sum(per) / len(topics), abs=1e-12)
+        assert row.full == pytest.approx(full[row.run], abs=1e-12)
+        scores = dict(full, **{row.run: row.reduced})
+        assert row.tau == pytest.approx(kendalltau([full[n] for n in sorted(names)],
+                                                   [scores[n] for n in sorted(names)]).statistic)
+
+
+def test_the_workflow_is_idempotent(workflow):
+    from workbench.services.demo import WorkflowOptions, run_workflow
+
+    store, report, _, tmp = workflow
+    before = store.count_judgments()
+    again = run_workflow(store, WorkflowOptions(folder=tmp / "cran-subset", collection="cransub",
+                                                labels_dir=tmp / "labels", encoder=StubEncoder()))
+    assert store.count_judgments() == before
+    assert again.qrels_v2.content_hash == report.qrels_v2.content_hash
+    assert again.judged_v1 == again.delta_judged == 0
