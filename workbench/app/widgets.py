@@ -95,7 +95,7 @@ def pool_picker(page: str) -> str | None:
     current = st.session_state.get(LEAD_POOL_KEY)
     index = names.index(current) if current in names else 0
     labels = {p["pool_version"]: f"{p['pool_version']}  ({p['collection']}, {p['n_entries']} documents)" for p in pools}
-    chosen = st.selectbox("Pool version", names, index=index, key=f"{page}_pool", format_func=labels.get)
+    chosen = st.selectbox("Pool version", names, index=index, key=f"{page}_pool", format_func=lambda v: labels[v])
     st.session_state[LEAD_POOL_KEY] = chosen
     return chosen
 

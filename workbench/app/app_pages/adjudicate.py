@@ -15,6 +15,8 @@ PAGE = 10
 def _adjudicate(pool_version: str, topic_id: str, doc_id: str, key: str) -> None:
     session = widgets.session()
     grade = st.session_state.get(f"{key}_grade")
+    if session is None or grade is None:
+        return
     rationale = st.session_state.get(f"{key}_why", "") or ""
     try:
         svc.adjudicate(widgets.store(), session, pool_version, topic_id, doc_id, int(grade), rationale)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.app import widgets
+from workbench.judging.agreement import Weights
 from workbench.services import judging as svc
 
 widgets.require_session(lead=True)
@@ -14,7 +15,7 @@ st.title("Agreement")
 pool_version = widgets.pool_picker("agreement")
 if pool_version is None:
     st.stop()
-weights = st.radio("Kappa weights", ["linear", "quadratic"], horizontal=True, key="agreement_weights")
+weights: Weights = st.radio("Kappa weights", ["linear", "quadratic"], horizontal=True, key="agreement_weights")
 report = svc.agreement(store, pool_version, weights=weights)
 
 st.metric("Documents judged by 2+ assessors", report.n_multi_graded)

@@ -13,6 +13,8 @@ from workbench.services import judging as svc
 
 def _publish(pool_version: str) -> None:
     session = widgets.session()
+    if session is None:
+        return
     parent = st.session_state.get("publish_parent") or None
     try:
         res = svc.publish(

@@ -1,0 +1,99 @@
+"""The judging CLI: users, assign, agreement, publish and qrels diff, through
+``workbench.cli.main`` (exit codes, stdout data, stderr messages)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from workbench.cli import main
+from workbench.types import Document, Judgment, RunInfo, Topic
+
+
+@pytest.fixture
+def db(tmp_path):
+    from pooling.pool import build_pool
+    from workbench.store import LabelStore
+
+    path = tmp_path / "labels" / "wb.duckdb"
+    store = LabelStore(path, client="seed")
+    store.ingest_collection("toy", [Document(f"d{i}", "", f"text {i}") for i in range(1, 6)],
+                            [Topic("1", "one"), Topic("2", "two")])
+    version = store.latest_collection_version("toy")
+    run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d4": 2.0, "d5": 1.0}}
+    store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
+    store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
+    return path
+
+
+def wb(db, *args):
+    return main(["--db", str(db), *args])
+
+
+def test_users_assign_agreement_publish_diff(db, capsys):
+    assert wb(db, "users", "add", "boss", "--role", "lead", "--token", "boss-token") == 0
+    assert capsys.readouterr().out.strip() == "boss-token"
+    assert wb(db, "users", "add", "ann", "--lead", "boss", "--lead-token", "boss-token") == 0
+    ann_token = capsys.readouterr().out.strip()
+    assert len(ann_token) >= 20
+    assert wb(db, "users", "add", "bob", "--token", "bob-token", "--lead", "boss", "--lead-token", "nope") == 1
+    assert "wrong token" in capsys.readouterr().err
+    assert wb(db, "users", "add", "bob", "--token", "bob-token") == 1  # a lead exists now
+    assert "only a lead can add users" in capsys.readouterr().err
+    assert wb(db, "users", "add", "bob", "--token", "bob-token", "--lead", "boss", "--lead-token", "boss-token") == 0
+    capsys.readouterr()
+
+    assert wb(db, "assign", "p1", "--assessors", "ann,bob", "--overlap", "2", "--lead", "ann", "--token", ann_token) == 1
+    assert "only a lead" in capsys.readouterr().err
+    assert wb(db, "assign", "p1", "--assessors", "ann,bob", "--overlap", "2", "--lead", "boss",
+              "--token", "boss-token") == 0
+    assert capsys.readouterr().out.splitlines() == ["ann\t5 assigned\t0 already in queue",
+                                                    "bob\t5 assigned\t0 already in queue"]
+
+    from workbench.store import LabelStore
+
+    store = LabelStore(db, client="test")
+    ann = {("1", "d1"): 2, ("1", "d2"): 0, ("1", "d3"): 1, ("2", "d4"): 3, ("2", "d5"): 0}
+    bob = {("1", "d1"): 2, ("1", "d2"): 1, ("1", "d3"): 1, ("2", "d4"): 3, ("2", "d5"): 2}
+    for who, grades in (("ann", ann), ("bob", bob)):
+        for (t, d), g in grades.items():
+            store.record_judgment(Judgment(t, d, who, g), collection="toy", pool_version="p1")
+
+    assert wb(db, "agreement", "p1", "--weights", "quadratic") == 0
+    lines = [ln.split("\t") for ln in capsys.readouterr().out.splitlines()]
+    assert lines[0] == ["figure", "scope", "value", "n_items", "note"]
+    keys = sorted(ann)
+    kappa = cohen_kappa_score([ann[k] for k in keys], [bob[k] for k in keys], weights="quadratic",
+                              labels=[0, 1, 2, 3])
+    assert lines[1][:2] == ["kappa_quadratic", "ann|bob"] and lines[1][3] == "5"
+    assert float(lines[1][2]) == pytest.approx(kappa)
+    assert [ln[:2] for ln in lines[2:]] == [["alpha_ordinal", "topic 1"], ["alpha_ordinal", "topic 2"],
+                                            ["alpha_ordinal", "all"]]
+
+    assert wb(db, "publish", "p1", "--name", "v1", "--lead", "boss", "--token", "boss-token", "--rule", "max") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["entries"], out["added"], out["rule"]) == (5, 5, "adjudicated>unanimous>max")
+    assert (db.parent / "v1.qrels").read_text().splitlines() == [
+        "1 0 d1 2", "1 0 d2 1", "1 0 d3 1", "2 0 d4 3", "2 0 d5 2"]
+
+    store.record_judgment(Judgment("1", "d2", "bob", 0), collection="toy", pool_version="p1")
+    assert wb(db, "publish", "p1", "--name", "v2", "--parent", "v1", "--lead", "boss", "--token", "boss-token",
+              "--rule", "max", "--no-export") == 0
+    assert json.loads(capsys.readouterr().out)["changed"] == 1
+    assert not (db.parent / "v2.qrels").exists()
+    assert wb(db, "qrels", "diff", "v1", "v2") == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == ["~\t1\td2\t1\t0"]
+    assert "v1 -> v2: +0 ~1 -0" in captured.err
+    assert wb(db, "publish", "p1", "--name", "v2", "--lead", "boss", "--token", "boss-token") == 1
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_users_list_never_prints_tokens(db, capsys):
+    assert wb(db, "users", "add", "boss", "--role", "lead", "--token", "boss-token") == 0
+    capsys.readouterr()
+    assert wb(db, "users", "list") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("boss\tlead\t") and "boss-token" not in out
