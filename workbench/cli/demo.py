@@ -21,7 +21,7 @@ def demo(
     port: Annotated[int, typer.Option(help="Port of the UI (with --ui).")] = 8501,
     run_depth: Annotated[int, typer.Option(help="Documents per topic of each run.")] = 100,
     pool_depth: Annotated[int, typer.Option(help="Pool depth k.")] = 20,
-    plots: Annotated[Path, typer.Option(help="Folder for the recall-curve plots.")] = Path("labels/plots"),
+    plots: Annotated[Path, typer.Option(help="Folder for the recall-curve plots.")] = Path("out/plots"),
     threads: Annotated[int | None, typer.Option(help="torch CPU threads for encoding (default: torch's).")] = None,
 ) -> None:
     """Run the whole workflow non-interactively: ingest, BM25/dense/RRF runs, pool v1, judge it with the
