@@ -1,5 +1,137 @@
-"""CLI commands: score."""
+"""CLI commands: ``workbench score``, ``workbench compare`` and ``workbench misses``.
+
+A RUN is a TREC run file path or a stored run name; ``--qrels`` is a TREC qrels
+file path or a stored qrels version name (an existing path wins). Files are
+scored without touching the store. Data goes to stdout, progress to stderr.
+"""
 
 from __future__ import annotations
 
-from workbench.cli import app  # noqa: F401
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from workbench.cli import app, common
+
+if TYPE_CHECKING:
+    from workbench.services.scoring import StoreOpener
+
+FORMATS = "table, json, jsonl, csv, tsv"
+MISSING = "fail, zero, exclude"
+
+QrelsOpt = Annotated[str, typer.Option("--qrels", help="Qrels: a TREC qrels file or a stored qrels version name.")]
+RelOpt = Annotated[int, typer.Option(help="Minimum grade counted as relevant (inclusive; negative grades never are).")]
+MissingOpt = Annotated[str, typer.Option(
+    help=f"Qrels topics a run has no results for (or marked empty/error in the store): {MISSING}. "
+         "fail stops with the list; zero scores them 0; exclude leaves them out of every run's averages.")]
+FormatOpt = Annotated[str, typer.Option("--format", help=f"Output format: {FORMATS}.")]
+TrustOpt = Annotated[bool, typer.Option(
+    help="Order run files by their rank column instead of score desc, doc_id desc (trec_eval's rule).")]
+
+
+def _opener(client: str) -> StoreOpener | None:
+    """The store, if the project has one (files need none; no database is created for them)."""
+    if not common.STATE.config.db_path.exists():
+        return None
+    return lambda: common.STATE.store(client=client)
+
+
+def _cutoffs(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    from workbench.errors import ValidationError
+
+    try:
+        ks = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise ValidationError(f"--k: expected comma-separated integers such as 5,10,100, found {text!r}.") from None
+    if not ks or min(ks) < 1:
+        raise ValidationError(f"--k: expected cutoffs >= 1 such as 5,10,100, found {text!r}.")
+    return ks
+
+
+@app.command("score")
+def score(
+    runs: Annotated[list[str], typer.Argument(help="Run files or stored run names.")],
+    qrels: QrelsOpt,
+    measure: Annotated[list[str] | None, typer.Option(
+        "--measure", "-m",
+        help="Measure, e.g. R@100, nDCG@10, RR(rel=2)@10, nDCG(dcg='exp-log2')@10; repeatable. A name "
+             "without @k is taken at every --k. Default: R@k for each k, nDCG@10, RR@10, P@10, Success@10, "
+             "Judged@10.")] = None,
+    k: Annotated[str | None, typer.Option(
+        "--k", help="Cutoffs for the R@k rows (and names without @k), e.g. 5,10,20,50,100 (the default).")] = None,
+    rel: RelOpt = 1,
+    missing: MissingOpt = "fail",
+    fmt: FormatOpt = "table",
+    per_topic: Annotated[bool, typer.Option(
+        help="Add per-topic values (table and json also list the pool-novel documents).")] = False,
+    trust_file_order: TrustOpt = False,
+    plot: Annotated[Path | None, typer.Option(
+        help="Write the recall curve R@k, k = 1..depth, to this .png, .html, .svg or .json file.")] = None,
+    record: Annotated[bool | None, typer.Option(
+        "--record/--no-record",
+        help="Store the results in the workbench's evaluations table. Default: when the qrels and every "
+             "run are stored.")] = None,
+) -> None:
+    """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel."""
+    from workbench.reports import check_format, recall_curve_chart, render_scores, save_chart
+    from workbench.services.scoring import score_runs
+
+    check_format(fmt)
+    report = score_runs(
+        runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
+        missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
+    )
+    common.out(render_scores(report.header(), report.evaluations, fmt, per_topic=per_topic))
+    if plot is not None:
+        save_chart(recall_curve_chart(report.evaluations, title=f"Recall curve against {report.qrels.name}"), plot)
+        common.info(f"wrote {plot}")
+
+
+@app.command("compare")
+def compare_cmd(
+    run_a: Annotated[str, typer.Argument(help="The baseline run (file or stored name).")],
+    run_b: Annotated[str, typer.Argument(help="The run compared with it (file or stored name).")],
+    qrels: QrelsOpt,
+    measure: Annotated[str, typer.Option("--measure", "-m", help="The measure compared, e.g. R@100.")] = "R@100",
+    rel: RelOpt = 1,
+    missing: MissingOpt = "fail",
+    fmt: FormatOpt = "table",
+    trust_file_order: TrustOpt = False,
+    resamples: Annotated[int, typer.Option(help="Resamples of the permutation test and the bootstrap.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Random seed of both tests.")] = 0,
+    confidence: Annotated[float, typer.Option(help="Confidence level of the bootstrap interval.")] = 0.95,
+) -> None:
+    """Per-topic differences (relevant documents lost and gained, with ranks) and paired tests."""
+    from workbench.reports import check_format, render_comparison
+    from workbench.services.scoring import compare_runs
+
+    check_format(fmt)
+    report, comparison = compare_runs(
+        run_a, run_b, qrels, measure, open_store=_opener("workbench compare"), rel=rel, missing=missing,
+        trust_file_order=trust_file_order, n_resamples=resamples, seed=seed, confidence=confidence,
+        progress=common.info,
+    )
+    common.out(render_comparison(report.header(), comparison, fmt))
+
+
+@app.command("misses")
+def misses_cmd(
+    run: Annotated[str, typer.Argument(help="The run (file or stored name).")],
+    qrels: QrelsOpt,
+    k: Annotated[int, typer.Option("--k", min=1, help="Cutoff: relevant documents not within the top k are listed.")] = 100,
+    rel: RelOpt = 1,
+    missing: MissingOpt = "fail",
+    fmt: FormatOpt = "table",
+    trust_file_order: TrustOpt = False,
+) -> None:
+    """Every (topic, relevant document) the run did not return within k, with its grade and deeper rank."""
+    from workbench.reports import check_format, render_misses
+    from workbench.services.scoring import find_misses
+
+    check_format(fmt)
+    report, misses = find_misses(run, qrels, k, open_store=_opener("workbench misses"), rel=rel, missing=missing,
+                                 trust_file_order=trust_file_order, progress=common.info)
+    common.out(render_misses(report.header(), report.evaluations[0].run_name, misses, k, fmt))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -223,6 +224,33 @@ def read_run_columns(path: str | Path, *, trust_file_order: bool = False) -> Run
         name=rf.tag,
         n_lines=rf.n_lines,
         duplicates=dict(rf.duplicates),
+    )
+
+
+def run_columns_from_arrow(table: Any, name: str) -> RunColumns:
+    """``RunColumns`` of a ``pyarrow.Table`` with columns topic_id, doc_id (strings) and score (double).
+
+    Used for stored runs (``LabelStore.run_entries_arrow``), whose rows are
+    already in canonical order.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    if n == 0:
+        return RunColumns((), np.zeros(0, np.int32), np.zeros((0, 1), np.uint64), np.zeros(0), name=name)
+    topics = pc.dictionary_encode(table.column("topic_id").combine_chunks().cast(pa.string()))
+    codes = np.array(_values(topics.indices, np.int32), copy=True)
+    docs = table.column("doc_id").combine_chunks().cast(pa.string())
+    scores = table.column("score").combine_chunks().cast(pa.float64())
+    pool = pa.system_memory_pool()
+    return RunColumns(
+        topic_ids=tuple(topics.dictionary.to_pylist()),
+        topic_codes=codes,
+        doc_words=_pack_chunk(docs, pc, pool),
+        scores=np.array(_values(scores, np.float64), copy=True),
+        name=name,
+        n_lines=n,
     )
 
 

@@ -404,6 +404,20 @@ class Evaluator:
         name = run_name or rr.name or "run"
         return self._score(rr, name, set(failed_topics), topics)
 
+    def missing_topics(self, run: RankedRun, failed_topics: Collection[str] = ()) -> tuple[str, ...]:
+        """Qrels topics with |R| > 0 that ``run`` has no results for (or reports failed), natural order.
+
+        Used to find the topics several runs have in common before scoring them
+        over one topic set.
+        """
+        present = {t for t, c in zip(run.topic_ids, np.diff(run.starts).tolist(), strict=True) if c}
+        failed = set(failed_topics)
+        nrel_top = self._nrel[self._topic_threshold]
+        return tuple(sorted(
+            (t for i, t in enumerate(self.q.topic_ids) if nrel_top[i] > 0 and (t not in present or t in failed)),
+            key=natural_key,
+        ))
+
     def _score(
         self, rr: RankedRun, name: str, failed: set[str], restrict: Collection[str] | None
     ) -> Evaluation:
@@ -615,6 +629,52 @@ class Evaluator:
             r = rank_of.get(i) if live[c] else None
             out.append(RelevantDoc(q.topic_ids[c], q.doc_ids[i], -neg_g, r))
         return tuple(out)
+
+
+class ValueRow(NamedTuple):
+    """One number of an evaluation in long form (what reports and the store write).
+
+    Attributes:
+        measure: canonical measure name.
+        aggregate: ``macro`` | ``micro`` | ``ceiling`` | ``optimistic`` | ``unjudged`` | a topic_id.
+        value: the value.
+        numerator: its numerator (for ``macro``: the sum of per-topic values).
+        denominator: its denominator (for ``macro``: the number of topics).
+        n_topics: topics behind it (1 for a per-topic row).
+    """
+
+    measure: str
+    aggregate: str
+    value: float
+    numerator: float
+    denominator: float
+    n_topics: int
+
+
+def value_rows(e: Evaluation, *, per_topic: bool = True) -> list[ValueRow]:
+    """An evaluation as long-form rows: per measure its aggregates, then (optionally) per topic.
+
+    ``optimistic`` (macro R@k if every pool-novel document were relevant) and
+    ``unjudged`` (pool-novel share of the top k: total unjudged / total
+    returned) accompany each R@k.
+    """
+    rows: list[ValueRow] = []
+    for m in e.measures:
+        a = e.aggregates[m]
+        name = str(m)
+        n = a.n_topics
+        rows.append(ValueRow(name, "macro", a.macro, a.sum_value, n, n))
+        if a.micro is not None:
+            rows.append(ValueRow(name, "micro", a.micro, a.sum_numerator, a.sum_denominator, n))
+        if a.ceiling is not None:
+            rows.append(ValueRow(name, "ceiling", a.ceiling, a.ceiling * n, n, n))
+        if isinstance(m, R) and m.cutoff in e.novelty:
+            nov = e.novelty[m.cutoff]
+            rows.append(ValueRow(name, "optimistic", nov.macro_high, nov.macro_high * n, n, n))
+            rows.append(ValueRow(name, "unjudged", nov.unjudged_share, nov.total_unjudged, nov.total_returned, n))
+        if per_topic:
+            rows.extend(ValueRow(name, t, tm.value, tm.numerator, tm.denominator, 1) for t, tm in e.per_topic[m].items())
+    return rows
 
 
 def evaluate(

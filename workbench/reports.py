@@ -1,0 +1,445 @@
+"""Rendering of scores, comparisons and miss lists: the only place numbers are rounded.
+
+Formats (``--format``):
+
+* ``table``: for people; values with 4 decimals, a header block with the
+  lineage (qrels version and hash, collection version, runs, evaluator version,
+  threshold, missing-topic policy, topic counts) and one table per run.
+* ``json``: one document, full precision, header included.
+* ``jsonl`` / ``csv`` / ``tsv``: long form, one row per (run, measure,
+  aggregate) with numerator, denominator and lineage columns, full precision
+  (``repr`` of floats), for scripts and spreadsheets.
+
+Charts: ``recall_curve_chart`` draws R@k for k = 1..depth per run (macro) with
+the ceiling, so the elbow is visible; ``save_chart`` writes PNG (via
+vl-convert, no browser or network), SVG, JSON or self-contained HTML.
+
+Inputs are plain data (``scoring.evaluate.Evaluation``, ``scoring.compare.Comparison``
+and a header mapping), so this module depends on no service.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.errors import ValidationError
+from workbench.formats.io import atomic_write
+from workbench.scoring.compare import Comparison
+from workbench.scoring.evaluate import Evaluation, RelevantDoc, value_rows
+from workbench.scoring.measures import R
+
+Format = Literal["table", "json", "jsonl", "csv", "tsv"]
+FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv")
+CHART_SUFFIXES: tuple[str, ...] = (".png", ".html", ".svg", ".json")
+DIGITS = 4
+
+_MISSING_TEXT = {
+    "fail": "fail (a run without results for a qrels topic stops the command)",
+    "zero": "zero (qrels topics without results score 0)",
+    "exclude": "exclude (qrels topics without results are left out of the averages)",
+}
+
+
+def check_format(fmt: str) -> Format:
+    """``fmt`` if it is one of ``FORMATS``.
+
+    Raises:
+        ValidationError: it is not.
+    """
+    if fmt not in FORMATS:
+        raise ValidationError(f"expected --format one of {', '.join(FORMATS)}, found {fmt!r}.")
+    return fmt  # type: ignore[return-value]
+
+
+def number(x: float | None, digits: int = DIGITS) -> str:
+    """A value for people: ``digits`` decimals, ``-`` for None or nan.
+
+    Example:
+        >>> number(1 / 3), number(None), number(float("nan"))
+        ('0.3333', '-', '-')
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _json_number(x: float | None) -> float | None:
+    """JSON has no nan: None instead."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return x
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1) -> str:
+    """A plain fixed-width table; the first ``left`` columns left-aligned, the rest right-aligned.
+
+    Example:
+        >>> print(table(["run", "R@10"], [["bm25", "0.5000"]]))
+        run    R@10
+        bm25 0.5000
+    """
+    widths = [len(h) for h in headers]
+    for r in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, r, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return " ".join(out).rstrip()
+
+    return "\n".join([line(headers)] + [line(r) for r in rows])
+
+
+# -- scores -------------------------------------------------------------------------
+
+
+def _header_lines(header: Mapping[str, Any], evaluations: Sequence[Evaluation]) -> list[str]:
+    q = header.get("qrels", {})
+    lines = []
+    qdesc = f"{q.get('name', '?')} ({q.get('origin', '?')}, sha256 {str(q.get('content_hash', ''))[:12]}"
+    if q.get("collection"):
+        qdesc += f"; collection {q['collection']} version {str(q.get('collection_version', ''))[:12]}"
+    qdesc += f"; {q.get('n_topics', 0):,} topics, {q.get('n_entries', 0):,} judgments)"
+    lines.append(f"qrels      {qdesc}")
+    for r in header.get("runs", []):
+        desc = f"{r['name']} ({r['origin']}"
+        if r.get("origin") == "file":
+            desc += f" {r['location']}"
+        if r.get("collection_version"):
+            desc += f"; collection version {str(r['collection_version'])[:12]}"
+        desc += f"; {r.get('n_lines', 0):,} lines)"
+        lines.append(f"run        {desc}")
+    lines.append(f"evaluator  {header.get('evaluator_version', '?')}")
+    rel = header.get("rel", 1)
+    lines.append(f"relevant   grade >= {rel} (inclusive; negative grades never relevant; unjudged = non-relevant)")
+    lines.append(f"missing    {_MISSING_TEXT.get(str(header.get('missing')), header.get('missing'))}")
+    if header.get("trust_file_order"):
+        lines.append("order      run files ordered by their rank column (--trust-file-order)")
+    else:
+        lines.append("order      score descending, ties by doc_id descending (trec_eval)")
+    if evaluations:
+        e = evaluations[0]
+        lines.append(
+            f"topics     {len(e.topics):,} evaluated (every measure and run averaged over the same topics); "
+            f"{len(e.excluded_topics):,} excluded with |R| = 0"
+            + (f" ({_ids(e.excluded_topics)})" if e.excluded_topics else "")
+        )
+        for ev in evaluations:
+            if ev.missing_topics:
+                lines.append(f"missing    run {ev.run_name}: {len(ev.missing_topics):,} topic(s) ({_ids(ev.missing_topics)})")
+    if header.get("evaluation_ids"):
+        lines.append(f"recorded   evaluation id(s) {', '.join(header['evaluation_ids'])}")
+    for w in header.get("warnings", []):
+        lines.append(f"warning    {w}")
+    return lines
+
+
+def _ids(ids: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f", ... {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _run_table(e: Evaluation) -> str:
+    rows = []
+    for m in e.measures:
+        a = e.aggregates[m]
+        novel = high = "-"
+        if isinstance(m, R) and m.cutoff in e.novelty:
+            nov = e.novelty[m.cutoff]
+            novel = f"{nov.total_unjudged:,} ({_percent(nov.unjudged_share)})"
+            high = number(nov.macro_high)
+        rows.append([str(m), number(a.macro), number(a.micro), number(a.ceiling), novel, high])
+    head = ["measure", "macro", "micro", "ceiling", "pool-novel", "if novel relevant"]
+    return table(head, rows)
+
+
+def _per_topic_table(e: Evaluation) -> str:
+    kmax = max(e.novelty) if e.novelty else 0
+    head = ["topic"] + [str(m) for m in e.measures] + ["|R|", "returned", f"pool-novel@{kmax}"]
+    n_rel: dict[str, int] = {}
+    for d in e.relevant:
+        n_rel[d.topic_id] = n_rel.get(d.topic_id, 0) + 1
+    rows = []
+    for t in e.topics:
+        rows.append(
+            [t] + [number(e.per_topic[m][t].value) for m in e.measures]
+            + [str(n_rel.get(t, 0)), str(e.n_results.get(t, 0)), str(e.novelty[kmax].unjudged.get(t, 0)) if kmax else "-"]
+        )
+    return table(head, rows)
+
+
+def render_scores(
+    header: Mapping[str, Any], evaluations: Sequence[Evaluation], fmt: str = "table", *, per_topic: bool = False
+) -> str:
+    """Render a score report.
+
+    Args:
+        header: lineage (see ``services.scoring.ScoreReport.header``).
+        evaluations: one per run.
+        fmt: one of ``FORMATS``.
+        per_topic: add per-topic values (and, in ``table`` and ``json``, the
+            pool-novel documents at the largest cutoff).
+
+    Returns:
+        The text (ends with a newline).
+
+    Raises:
+        ValidationError: unknown format.
+    """
+    f = check_format(fmt)
+    if f == "table":
+        return _scores_table(header, evaluations, per_topic)
+    if f == "json":
+        return json.dumps(_scores_json(header, evaluations, per_topic), indent=2, ensure_ascii=False) + "\n"
+    rows = _long_rows(header, evaluations, per_topic)
+    if f == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return _delimited(rows, "," if f == "csv" else "\t")
+
+
+def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per_topic: bool) -> str:
+    parts = ["\n".join(_header_lines(header, evaluations))]
+    for e in evaluations:
+        kmax = max(e.novelty) if e.novelty else 0
+        title = f"run {e.run_name}: {len(e.topics):,} topics"
+        if e.n_duplicates:
+            title += f", {e.n_duplicates:,} duplicate lines dropped"
+        parts.append(title + "\n" + _run_table(e))
+        if per_topic:
+            parts.append(f"run {e.run_name}: per topic\n" + _per_topic_table(e))
+            if kmax:
+                novel = e.novel_documents.at(kmax)
+                lines = [f"run {e.run_name}: pool-novel documents in the top {kmax} (rank:doc_id)"]
+                for t in e.topics:
+                    if t in novel:
+                        lines.append(f"{t}\t" + " ".join(f"{r}:{d}" for r, d in novel[t]))
+                parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def _scores_json(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per_topic: bool) -> dict[str, Any]:
+    runs = []
+    for e in evaluations:
+        measures = {}
+        for m in e.measures:
+            a = e.aggregates[m]
+            measures[str(m)] = {
+                "macro": _json_number(a.macro), "micro": _json_number(a.micro), "ceiling": _json_number(a.ceiling),
+                "n_topics": a.n_topics, "sum_value": a.sum_value,
+                "sum_numerator": a.sum_numerator, "sum_denominator": a.sum_denominator,
+            }
+        novelty = {
+            str(k): {"unjudged": nov.total_unjudged, "returned": nov.total_returned, "share": nov.unjudged_share,
+                     "recall_low": _json_number(nov.macro_low), "recall_high": _json_number(nov.macro_high)}
+            for k, nov in e.novelty.items()
+        }
+        run: dict[str, Any] = {
+            "run": e.run_name,
+            "topics": list(e.topics),
+            "excluded_topics": list(e.excluded_topics),
+            "missing_topics": list(e.missing_topics),
+            "ignored_topics": list(e.ignored_topics),
+            "duplicates": dict(e.duplicates),
+            "measures": measures,
+            "pool_novel": novelty,
+            "recall_curve": {"macro": list(e.curve.macro), "micro": list(e.curve.micro),
+                             "ceiling": list(e.curve.ceiling)},
+        }
+        if per_topic:
+            run["per_topic"] = {
+                t: {str(m): {"value": e.per_topic[m][t].value, "numerator": e.per_topic[m][t].numerator,
+                             "denominator": e.per_topic[m][t].denominator} for m in e.measures}
+                for t in e.topics
+            }
+            kmax = max(e.novelty) if e.novelty else 0
+            if kmax:
+                run["pool_novel_documents"] = {
+                    "k": kmax, "topics": {t: [[r, d] for r, d in docs] for t, docs in e.novel_documents.at(kmax).items()}
+                }
+        runs.append(run)
+    return {"header": dict(header), "runs": runs}
+
+
+def _long_rows(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per_topic: bool) -> list[dict[str, Any]]:
+    q = header.get("qrels", {})
+    lineage = {
+        "qrels_version": q.get("name", ""),
+        "qrels_hash": q.get("content_hash", ""),
+        "collection_version": q.get("collection_version", ""),
+        "rel": header.get("rel", 1),
+        "missing": header.get("missing", ""),
+        "evaluator_version": header.get("evaluator_version", ""),
+    }
+    out = []
+    for e in evaluations:
+        for row in value_rows(e, per_topic=per_topic):
+            out.append({"run": e.run_name, **row._asdict(), "value": _json_number(row.value), **lineage})
+    return out
+
+
+def _delimited(rows: list[dict[str, Any]], sep: str, fieldnames: Sequence[str] | None = None) -> str:
+    names = list(fieldnames) if fieldnames is not None else (list(rows[0]) if rows else [])
+    if not names:
+        return ""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=names, delimiter=sep, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: (repr(v) if isinstance(v, float) else ("" if v is None else v)) for k, v in r.items()})
+    return buf.getvalue()
+
+
+# -- comparison -----------------------------------------------------------------------
+
+
+def _docs(docs: Sequence[tuple[str, int, int | None, int | None]], which: int) -> str:
+    def rank(r: int | None) -> str:
+        return "-" if r is None else str(r)
+
+    return " ".join(f"{d}(g{g}:{rank(ra)}->{rank(rb)})" for d, g, ra, rb in docs) if docs else ""
+
+
+def render_comparison(header: Mapping[str, Any], c: Comparison, fmt: str = "table") -> str:
+    """Render a run comparison: summary, paired tests, per-topic deltas (largest losses first).
+
+    Raises:
+        ValidationError: unknown format.
+    """
+    f = check_format(fmt)
+    tests = [c.permutation, c.bootstrap]
+    if f == "json":
+        doc = {
+            "header": dict(header), "measure": str(c.measure), "run_a": c.run_a, "run_b": c.run_b,
+            "topics": len(c.topics), "mean_a": c.mean_a, "mean_b": c.mean_b, "mean_difference": c.mean_difference,
+            "wins": c.wins, "losses": c.losses, "ties": c.ties,
+            "tests": [{"method": t.method, "p_value": t.p_value, "ci_low": t.ci_low, "ci_high": t.ci_high,
+                       "confidence": t.confidence, "n_resamples": t.n_resamples, "seed": t.seed} for t in tests],
+            "per_topic": [{"topic_id": d.topic_id, "a": d.a, "b": d.b, "delta": d.delta,
+                           "lost": [list(x) for x in d.lost], "gained": [list(x) for x in d.gained]} for d in c.deltas],
+        }
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    rows = [{"topic_id": d.topic_id, "a": d.a, "b": d.b, "delta": d.delta,
+             "lost": _docs(d.lost, 0), "gained": _docs(d.gained, 1)} for d in c.deltas]
+    if f == "jsonl":
+        return "".join(json.dumps({"measure": str(c.measure), "run_a": c.run_a, "run_b": c.run_b, **r},
+                                  ensure_ascii=False) + "\n" for r in rows)
+    if f in ("csv", "tsv"):
+        return _delimited([{"measure": str(c.measure), "run_a": c.run_a, "run_b": c.run_b, **r} for r in rows],
+                          "," if f == "csv" else "\t")
+    lines = _header_lines(header, [])
+    lines.append("")
+    lines.append(f"{c.measure}: {c.run_b} vs {c.run_a} over {len(c.topics):,} topics")
+    lines.append(f"mean {c.run_a} {number(c.mean_a)}, {c.run_b} {number(c.mean_b)}, "
+                 f"difference {number(c.mean_difference)} (B - A); B better on {c.wins}, worse on {c.losses}, "
+                 f"equal on {c.ties}")
+    for t in tests:
+        p = f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}"
+        line = f"{t.method:<12} p = {p} (two-sided, {t.n_resamples:,} resamples, seed {t.seed})"
+        if t.ci_low is not None:
+            line += f"; {round(100 * t.confidence)}% CI of the mean difference [{number(t.ci_low)}, {number(t.ci_high)}]"
+        lines.append(line)
+    lines.append("")
+    lines.append(f"per topic, largest losses first; lost/gained: relevant doc (grade: rank in A -> rank in B), "
+                 f"within k = {c.measure.cutoff}")
+    lines.append(table(["topic", c.run_a, c.run_b, "delta", "lost", "gained"],
+                       [[r["topic_id"], number(r["a"]), number(r["b"]), number(r["delta"]), r["lost"], r["gained"]]
+                        for r in rows]))
+    return "\n".join(lines) + "\n"
+
+
+# -- misses -----------------------------------------------------------------------------
+
+
+def render_misses(header: Mapping[str, Any], run_name: str, misses: Sequence[RelevantDoc], k: int,
+                  fmt: str = "table") -> str:
+    """Render the relevant documents a run missed within k (with the rank beyond k, or none).
+
+    Raises:
+        ValidationError: unknown format.
+    """
+    f = check_format(fmt)
+    rows = [{"run": run_name, "topic_id": d.topic_id, "doc_id": d.doc_id, "grade": d.grade, "rank": d.rank, "k": k}
+            for d in misses]
+    if f == "json":
+        return json.dumps({"header": dict(header), "k": k, "run": run_name, "misses": rows}, indent=2,
+                          ensure_ascii=False) + "\n"
+    if f == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if f in ("csv", "tsv"):
+        return _delimited(rows, "," if f == "csv" else "\t", ["run", "topic_id", "doc_id", "grade", "rank", "k"])
+    lines = _header_lines(header, [])
+    n_topics = len({d.topic_id for d in misses})
+    beyond = sum(1 for d in misses if d.rank is not None)
+    lines.append("")
+    lines.append(f"run {run_name}: {len(misses):,} relevant documents not in the top {k} "
+                 f"({n_topics:,} topics; {beyond:,} found deeper, {len(misses) - beyond:,} not retrieved)")
+    lines.append(table(["topic", "doc_id", "grade", "rank"],
+                       [[d.topic_id, d.doc_id, str(d.grade), "-" if d.rank is None else str(d.rank)] for d in misses]))
+    return "\n".join(lines) + "\n"
+
+
+# -- charts -------------------------------------------------------------------------------
+
+
+def recall_curve_chart(evaluations: Sequence[Evaluation], *, title: str = "Recall curve") -> Any:
+    """An altair chart of macro R@k for k = 1..depth per run, with the ceiling dashed.
+
+    Args:
+        evaluations: one per run (their curves).
+        title: chart title.
+
+    Returns:
+        ``altair.LayerChart`` (x: k on a log scale, y: R@k).
+    """
+    import altair as alt
+
+    points = []
+    for e in evaluations:
+        for k, v in enumerate(e.curve.macro, 1):
+            points.append({"k": k, "R@k": v, "run": e.run_name})
+    ceiling = []
+    if evaluations:
+        longest = max(evaluations, key=lambda e: e.curve.depth)
+        ceiling = [{"k": k, "R@k": v, "run": "ceiling"} for k, v in enumerate(longest.curve.ceiling, 1)]
+    x = alt.X("k:Q", scale=alt.Scale(type="log"), title="cutoff k")
+    y = alt.Y("R@k:Q", scale=alt.Scale(domain=[0, 1]), title="R@k (macro)")
+    lines = alt.Chart(alt.Data(values=points)).mark_line().encode(x=x, y=y, color=alt.Color("run:N", title="run"))
+    ceil = alt.Chart(alt.Data(values=ceiling)).mark_line(strokeDash=[4, 4], color="gray").encode(x=x, y=y)
+    return alt.layer(lines, ceil).properties(title=title, width=520, height=320)
+
+
+def save_chart(chart: Any, path: str | Path) -> Path:
+    """Write a chart by suffix: ``.png`` (vl-convert, scale 2), ``.svg``, ``.json`` or ``.html`` (self-contained).
+
+    Raises:
+        ValidationError: unsupported suffix.
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in CHART_SUFFIXES:
+        raise ValidationError(f"{p}: expected a chart file ending in {', '.join(CHART_SUFFIXES)}, found {suffix or 'none'!r}.")
+    spec = chart.to_json()
+    if suffix == ".png":
+        import vl_convert as vlc
+
+        data: bytes | str = vlc.vegalite_to_png(spec, scale=2)
+    elif suffix == ".svg":
+        import vl_convert as vlc
+
+        data = vlc.vegalite_to_svg(spec)
+    elif suffix == ".json":
+        data = spec
+    else:
+        data = chart.to_html(inline=True)
+    with atomic_write(p, "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+    return p
