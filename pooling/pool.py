@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Set
+from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,14 +120,23 @@ class Pool:
             out.setdefault(e.topic_id, set()).add(e.doc_id)
         return out
 
+    def entry_rows(self) -> Iterator[tuple[str, str, int, int, float, int]]:
+        """(topic_id, doc_id, best_rank, n_runs, priority, priority_rank) per entry."""
+        return ((e.topic_id, e.doc_id, e.best_rank, e.n_runs, e.priority, e.priority_rank)
+                for e in self.entries)
+
+    def provenance_rows(self) -> Iterator[tuple[str, str, str, int]]:
+        """(topic_id, doc_id, run_name, rank) per contribution."""
+        return ((c.topic_id, c.doc_id, c.run_name, c.rank) for c in self.provenance)
+
     @property
     def content_hash(self) -> str:
         """sha256 (hex) of the pool's content; see ``pool_content_hash``."""
         return pool_content_hash(self)
 
 
-def pool_content_hash(pool: Pool) -> str:
-    """Content hash of a pool: equal content, equal hash.
+def pool_content_hash(pool: Pool | PoolColumns) -> str:
+    """Content hash of a pool: equal content, equal hash (objects or columns alike).
 
     Hashes depth, strategy, params, run names, every entry (with the exact
     ``repr`` of its priority) and every contribution, in their canonical order.
@@ -139,12 +148,73 @@ def pool_content_hash(pool: Pool) -> str:
     head = {"depth": pool.depth, "strategy": pool.strategy, "params": dict(pool.params),
             "runs": list(pool.runs)}
     h.update(json.dumps(head, sort_keys=True).encode())
-    for e in pool.entries:
-        h.update(f"\ne\t{e.topic_id}\t{e.doc_id}\t{e.best_rank}\t{e.n_runs}\t"
-                 f"{e.priority!r}\t{e.priority_rank}".encode())
-    for c in pool.provenance:
-        h.update(f"\np\t{c.topic_id}\t{c.doc_id}\t{c.run_name}\t{c.rank}".encode())
+    h.update("".join(f"\ne\t{t}\t{d}\t{b}\t{n}\t{p!r}\t{r}" for t, d, b, n, p, r in pool.entry_rows()).encode())
+    h.update("".join(f"\np\t{t}\t{d}\t{run}\t{k}" for t, d, run, k in pool.provenance_rows()).encode())
     return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class PoolColumns:
+    """A pool held as columns (the bulk path's result), same content as a ``Pool``.
+
+    Columns are parallel sequences in the canonical orders of ``Pool``: entries
+    by topic_id then priority_rank, provenance by topic_id, doc_id, run_name.
+    ``to_pool()`` materialises the row objects; ``content_hash`` equals that of
+    the equivalent ``Pool``.
+
+    Attributes:
+        depth, runs, strategy, params: as in ``Pool``.
+        entries: column name -> values for ``topic_id, doc_id, best_rank, n_runs,
+            priority, priority_rank``.
+        provenance: column name -> values for ``topic_id, doc_id, run_name, rank``.
+    """
+
+    depth: int
+    runs: tuple[str, ...]
+    entries: Mapping[str, Sequence[Any]]
+    provenance: Mapping[str, Sequence[Any]]
+    strategy: str = STRATEGY
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def entry_rows(self) -> Iterator[tuple[str, str, int, int, float, int]]:
+        """(topic_id, doc_id, best_rank, n_runs, priority, priority_rank) per entry."""
+        e = self.entries
+        return zip(e["topic_id"], e["doc_id"], e["best_rank"], e["n_runs"], e["priority"],
+                   e["priority_rank"], strict=True)
+
+    def provenance_rows(self) -> Iterator[tuple[str, str, str, int]]:
+        """(topic_id, doc_id, run_name, rank) per contribution."""
+        p = self.provenance
+        return zip(p["topic_id"], p["doc_id"], p["run_name"], p["rank"], strict=True)
+
+    @property
+    def n_entries(self) -> int:
+        """Number of (topic, document) pairs."""
+        return len(self.entries["topic_id"])
+
+    @property
+    def n_topics(self) -> int:
+        """Number of topics with at least one pooled document."""
+        return len(set(self.entries["topic_id"]))
+
+    def documents(self) -> dict[str, set[str]]:
+        """topic_id -> set of pooled doc_ids."""
+        out: dict[str, set[str]] = {}
+        for t, d in zip(self.entries["topic_id"], self.entries["doc_id"], strict=True):
+            out.setdefault(t, set()).add(d)
+        return out
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 (hex) of the content; equal to the equivalent ``Pool``'s."""
+        return pool_content_hash(self)
+
+    def to_pool(self) -> Pool:
+        """The same pool as row objects."""
+        return Pool(self.depth, self.runs,
+                    tuple(PoolEntry(*r) for r in self.entry_rows()),
+                    tuple(Contribution(*r) for r in self.provenance_rows()),
+                    self.strategy, self.params)
 
 
 def _check(depth: int, budget: int | None, runs: Mapping[str, Run]) -> None:

@@ -118,3 +118,61 @@ def test_extension_needs_a_pool_and_one_collection_version(toy):
         build_service(toy, ["A", "A"])
     with pytest.raises(UnknownNameError, match="run"):
         build_service(toy, ["A", "nope"])
+
+
+def _random_run_files(write, rng, sep_choices, n_runs=5):
+    paths = []
+    for r in range(n_runs):
+        lines = []
+        for topic in ("1", "2", "10", "t3"):
+            for _ in range(rng.randrange(3, 40)):
+                sep = rng.choice(sep_choices)
+                score = rng.choice([1.0, 2.0, 2.5, round(rng.random(), 3)])  # ties and duplicates
+                lines.append(sep.join([topic, "Q0", f"D{rng.randrange(40)}", str(rng.randrange(1, 99)),
+                                       repr(score), f"run{r}"]))
+        paths.append(write(f"r{r}.trec", "\n".join(lines) + "\n"))
+    return paths
+
+
+@pytest.mark.parametrize("seps", [(" ",), (" ", "\t", "  ")], ids=["single-space", "mixed-whitespace"])
+@pytest.mark.parametrize("depth,budget", [(1, None), (5, None), (5, 3), (100, None)])
+def test_bulk_file_pooling_equals_the_pure_pool_of_the_strict_reader(write, seps, depth, budget):
+    import random
+
+    from pooling.fusion import RRF
+    from workbench.formats.trec import read_run
+    from workbench.store.pools import pool_run_files
+
+    paths = _random_run_files(write, random.Random(depth * 7 + len(seps)), seps)
+    bulk = pool_run_files(paths, depth, budget=budget)
+    pure = build_pool({p.stem: read_run(p).run for p in paths}, depth, priority=RRF(k=60.0), budget=budget)
+    assert bulk.to_pool() == pure
+    assert bulk.content_hash == pure.content_hash
+    assert bulk.documents() == pure.documents() and bulk.n_entries == pure.n_entries
+
+
+def test_bulk_file_pooling_handles_bom_and_crlf_and_reports_bad_lines(write):
+    from workbench.errors import InputFormatError
+    from workbench.store.pools import pool_run_files
+
+    bom = write("bom.trec", b"\xef\xbb\xbf1 Q0 d1 1 2.0 t\r\n1 Q0 d2 2 1.0 t\r\n")
+    pool = pool_run_files([bom], 10).to_pool()
+    assert [(e.topic_id, e.doc_id) for e in pool.entries] == [("1", "d1"), ("1", "d2")]
+    bad = write("bad.trec", "1 Q0 d1 1 2.0 t\n1 Q0 d2 x 1.0 t\n")
+    with pytest.raises(InputFormatError, match=r"bad.trec:2: expected an integer rank"):
+        pool_run_files([bom, bad], 10)
+    empty = write("empty.trec", "")
+    with pytest.raises(InputFormatError, match="empty file"):
+        pool_run_files([empty], 10)
+
+
+def test_stored_bulk_pool_round_trips(toy, write):
+    from workbench.store.pools import pool_run_files
+
+    a = write("A.trec", "1 Q0 d1 1 3.0 a\n1 Q0 d2 2 2.0 a\n2 Q0 d4 1 1.0 a\n")
+    b = write("B.trec", "1 Q0 d3 1 5.0 b\n1 Q0 d5 2 4.0 b\n2 Q0 d4 1 2.0 b\n")
+    columns = pool_run_files([a, b], 2)
+    info = toy.save_pool("bulk", columns, collection="toy", collection_version=toy.latest_collection_version("toy"))
+    assert info.content_hash == columns.content_hash
+    assert toy.pool_entries("bulk") == list(columns.to_pool().entries)
+    assert toy.pool_provenance("bulk") == list(columns.to_pool().provenance)

@@ -169,7 +169,7 @@ def files(
     """
     from workbench.services.pooling import pool_from_files
 
-    p = pool_from_files(run_files, depth, budget=budget, rrf_k=rrf_k)
+    p = pool_from_files(run_files, depth, budget=budget, rrf_k=rrf_k).to_pool()
     prov: dict[tuple[str, str], list[str]] = {}
     for c in p.provenance:
         prov.setdefault((c.topic_id, c.doc_id), []).append(f"{c.run_name}:{c.rank}")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pooling.fusion import RRF, FusionMethod
-from pooling.pool import Pool, PoolExtension, PoolStats
+from pooling.pool import Pool, PoolColumns, PoolExtension, PoolStats
 from pooling.pool import build_pool as _build_pool
 from pooling.pool import extend_pool as _extend_pool
 from workbench.errors import DuplicateNameError, ValidationError
@@ -498,17 +498,18 @@ def pool_from_files(
     *,
     budget: int | None = None,
     rrf_k: float = 60.0,
-) -> Pool:
+) -> PoolColumns:
     """Pool TREC run files directly (no store), with provenance: the bulk path.
 
-    Files are parsed together by one DuckDB query that keeps each run's top
-    ``depth`` per topic (``workbench.store.runs.read_run_tops``); the pool is then
-    built by ``pooling.pool.build_pool``. Runs are named by file stem.
+    One in-memory DuckDB database parses every file and computes the pool
+    (``workbench.store.pools.pool_run_files``); the result equals
+    ``pooling.pool.build_pool`` over the files (same content hash). Runs are
+    named by file stem.
 
     Raises:
         InputFormatError: a malformed file (file:line).
         ValidationError: bad depth or budget, no files, repeated file stems.
     """
-    from workbench.store.runs import read_run_tops
+    from workbench.store.pools import pool_run_files
 
-    return _build_pool(read_run_tops(paths, depth), depth, priority=RRF(k=rrf_k), budget=budget)
+    return pool_run_files(paths, depth, rrf_k=rrf_k, budget=budget)

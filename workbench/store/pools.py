@@ -19,10 +19,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from pooling.pool import Contribution, Pool, PoolEntry, PoolStats, pool_statistics
-from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
+from pooling.pool import Contribution, Pool, PoolColumns, PoolEntry, PoolStats, pool_statistics
+from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, ValidationError
 from workbench.store.collections import require_collection
 from workbench.store.core import StoreCore
 
@@ -101,7 +102,7 @@ class PoolsMixin(StoreCore):
     def save_pool(
         self,
         name: str,
-        pool: Pool,
+        pool: Pool | PoolColumns,
         *,
         collection: str,
         collection_version: str,
@@ -111,7 +112,8 @@ class PoolsMixin(StoreCore):
 
         Args:
             name: the new version's name (unique, no spaces or '/').
-            pool: the pool (or delta pool) built by ``pooling.pool``.
+            pool: the pool (or delta pool) built by ``pooling.pool``, or the columns of
+                ``pool_run_files``.
             collection: the collection pooled.
             collection_version: the collection version of the pooled runs.
             parent_version: the pool version this delta extends (None for a root).
@@ -129,19 +131,26 @@ class PoolsMixin(StoreCore):
 
         if not name or any(c.isspace() for c in name) or "/" in name:
             raise ValidationError(f"expected a pool version name without spaces or '/', found {name!r}")
+        if isinstance(pool, PoolColumns):
+            ecols, pcols = pool.entries, pool.provenance
+        else:
+            ecols = dict(zip(("topic_id", "doc_id", "best_rank", "n_runs", "priority", "priority_rank"),
+                             map(list, zip(*pool.entry_rows(), strict=True)), strict=True)) if pool.entries else {}
+            pcols = dict(zip(("topic_id", "doc_id", "run_name", "rank"),
+                             map(list, zip(*pool.provenance_rows(), strict=True)), strict=True)) if pool.provenance else {}
         entries = pa.table({
-            "topic_id": [e.topic_id for e in pool.entries],
-            "doc_id": [e.doc_id for e in pool.entries],
-            "best_rank": pa.array([e.best_rank for e in pool.entries], pa.int32()),
-            "n_runs": pa.array([e.n_runs for e in pool.entries], pa.int32()),
-            "priority": pa.array([e.priority for e in pool.entries], pa.float64()),
-            "priority_rank": pa.array([e.priority_rank for e in pool.entries], pa.int32()),
+            "topic_id": pa.array(ecols.get("topic_id", []), pa.string()),
+            "doc_id": pa.array(ecols.get("doc_id", []), pa.string()),
+            "best_rank": pa.array(ecols.get("best_rank", []), pa.int32()),
+            "n_runs": pa.array(ecols.get("n_runs", []), pa.int32()),
+            "priority": pa.array(ecols.get("priority", []), pa.float64()),
+            "priority_rank": pa.array(ecols.get("priority_rank", []), pa.int32()),
         })
         provenance = pa.table({
-            "topic_id": [c.topic_id for c in pool.provenance],
-            "doc_id": [c.doc_id for c in pool.provenance],
-            "run_name": [c.run_name for c in pool.provenance],
-            "rank": pa.array([c.rank for c in pool.provenance], pa.int32()),
+            "topic_id": pa.array(pcols.get("topic_id", []), pa.string()),
+            "doc_id": pa.array(pcols.get("doc_id", []), pa.string()),
+            "run_name": pa.array(pcols.get("run_name", []), pa.string()),
+            "rank": pa.array(pcols.get("rank", []), pa.int32()),
         })
         with self.transaction(f"save pool {name}") as cur:
             require_collection(cur, collection)
@@ -330,3 +339,78 @@ class PoolsMixin(StoreCore):
     def _require_pool(self, cur: Any, pool_version: str) -> None:
         if not cur.execute("SELECT 1 FROM pools WHERE pool_version = ?", [pool_version]).fetchall():
             raise UnknownNameError("pool version", pool_version, _pool_names(cur))
+
+
+def pool_run_files(
+    paths: Sequence[str | Path],
+    depth: int,
+    *,
+    rrf_k: float = 60.0,
+    budget: int | None = None,
+) -> PoolColumns:
+    """Depth-k pool of TREC run files with provenance and RRF priority, all in DuckDB.
+
+    The bulk path: parses every file in one in-memory DuckDB database
+    (``workbench.store.runs.load_run_tops``) and computes entries, provenance,
+    priority (sum of 1 / (k + rank), summed in run-name order) and priority rank
+    (priority desc, doc_id desc) in SQL. The result equals
+    ``pooling.pool.build_pool(runs, depth, priority=RRF(k=rrf_k), budget=budget)``
+    over the same files read by ``formats.trec.read_run``: same entries, same
+    provenance, same content hash (tested), at a fraction of the time.
+
+    Args:
+        paths: run files, named by file stem (distinct stems).
+        depth: cutoff k, >= 1.
+        rrf_k: the RRF constant of the priority, >= 0.
+        budget: per-topic cap (highest priority first), >= 1; None = no cap.
+
+    Returns:
+        ``PoolColumns`` (``.to_pool()`` gives the row objects).
+
+    Raises:
+        ValidationError: bad depth, budget or k; no files; repeated stems.
+        InputFormatError: a malformed file (file:line).
+
+    Source:
+        TREC depth-k pooling; RRF priority (Cormack et al., SIGIR 2009,
+        doi:10.1145/1571941.1572114), as ``pooling.pool.build_pool``.
+    """
+    import duckdb
+
+    from pooling.fusion import RRF
+    from workbench.store.runs import load_run_tops
+
+    if budget is not None and budget < 1:
+        raise ValidationError(f"per-topic budget must be >= 1, found {budget}; omit it for no cap")
+    if not (rrf_k >= 0):
+        raise ValidationError(f"rrf k must be a finite number >= 0, found {rrf_k}")
+    con = duckdb.connect(":memory:")
+    try:
+        stems = load_run_tops(con, paths, depth)
+        con.execute(
+            """CREATE TEMP TABLE wb_entries AS
+               WITH e AS (
+                   SELECT topic_id, doc_id, min(rank) AS best_rank, count(*) AS n_runs,
+                          list_sum(list(1.0::DOUBLE / ($k + rank) ORDER BY run_name)) AS priority
+                   FROM wb_tops GROUP BY ALL)
+               SELECT *, row_number() OVER (PARTITION BY topic_id ORDER BY priority DESC, doc_id DESC)
+                         AS priority_rank
+               FROM e""", {"k": float(rrf_k)})
+        cap = budget if budget is not None else 2**62
+        entries = con.execute(
+            "SELECT topic_id, doc_id, best_rank, n_runs, priority, priority_rank FROM wb_entries "
+            "WHERE priority_rank <= $cap ORDER BY topic_id, priority_rank", {"cap": cap}).fetchnumpy()
+        provenance = con.execute(
+            """SELECT t.topic_id, t.doc_id, t.run_name, t.rank FROM wb_tops t
+               SEMI JOIN (SELECT topic_id, doc_id FROM wb_entries WHERE priority_rank <= $cap) USING (topic_id, doc_id)
+               ORDER BY t.topic_id, t.doc_id, t.run_name""", {"cap": cap}).fetchnumpy()
+    except duckdb.Error as e:
+        raise StoreError(f"could not pool the run files: {e}") from e
+    finally:
+        con.close()
+    params: dict[str, Any] = {"priority": RRF(k=float(rrf_k)).params, "budget": budget}
+    return PoolColumns(
+        depth, tuple(sorted(stems)),
+        {c: entries[c].tolist() for c in ("topic_id", "doc_id", "best_rank", "n_runs", "priority", "priority_rank")},
+        {c: provenance[c].tolist() for c in ("topic_id", "doc_id", "run_name", "rank")},
+        params=params)

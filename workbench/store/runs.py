@@ -383,28 +383,11 @@ class RunsMixin(StoreCore):
                            int(r[14]), r[7], r[8], r[9]) for r in rows]
 
 
-def read_run_tops(paths: Sequence[str | Path], depth: int) -> dict[str, dict[str, dict[str, float]]]:
-    """Parse many TREC run files at once and keep each run's top ``depth`` per topic.
+_RUN_COLUMNS = {"topic_id": "VARCHAR", "q0": "VARCHAR", "doc_id": "VARCHAR", "rank": "BIGINT",
+                "score": "DOUBLE", "tag": "VARCHAR"}
 
-    The bulk path for pooling many runs (one in-memory DuckDB query over all the
-    files): a doc_id repeated within a topic keeps its highest score (as
-    ``formats.trec.read_run``), and the top ``depth`` follow the canonical rule
-    (score desc, doc_id desc; the file's rank column is ignored). Runs are named
-    by file stem.
 
-    Args:
-        paths: run files (``topic Q0 doc rank score tag``), distinct stems.
-        depth: cutoff k, >= 1.
-
-    Returns:
-        run name (file stem) -> topic_id -> doc_id -> score, top ``depth`` only.
-
-    Raises:
-        ValidationError: depth < 1, no files, or two files with the same stem.
-        InputFormatError: a malformed file (the strict reader names file:line).
-    """
-    import duckdb
-
+def _check_run_files(paths: Sequence[str | Path], depth: int) -> tuple[list[str], list[str]]:
     if depth < 1:
         raise ValidationError(f"depth must be >= 1, found {depth}")
     if not paths:
@@ -414,44 +397,130 @@ def read_run_tops(paths: Sequence[str | Path], depth: int) -> dict[str, dict[str
     if len(set(stems)) != len(stems):
         dup = sorted({s for s in stems if stems.count(s) > 1})
         raise ValidationError(f"run files must have distinct names, found {dup[0]!r} twice")
+    return files, stems
+
+
+def _strict_check(files: Sequence[str]) -> None:
+    """Run the strict reader over files the bulk reader rejected: it names file:line."""
+    from workbench.formats.trec import read_run
+
+    for p in files:
+        read_run(p)
+    raise StoreError(f"{files[0]}: the bulk reader rejected this run file but the strict reader accepts it")
+
+
+def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str]:
+    """Fill temp table ``wb_tops(filename, run_name, topic_id, doc_id, score, rank)`` (inside ``con``).
+
+    The top ``depth`` of every run file and topic under the canonical rule
+    (score desc, doc_id desc), a doc_id repeated within a topic counted once with
+    its highest score. Fast path: DuckDB's native CSV reader with single-space
+    columns; files with tabs or runs of spaces are re-read line by line and split
+    on whitespace. Files the bulk reader rejects go to the strict reader
+    (``formats.trec.read_run``), whose ``InputFormatError`` names file and line.
+    Unlike the strict reader, the bulk path does not check that a file has one tag.
+
+    Args:
+        con: a DuckDB connection (an in-memory one is enough).
+        paths: run files, distinct stems (the run names).
+        depth: cutoff k, >= 1.
+
+    Returns:
+        The run names (file stems) in ``paths`` order.
+
+    Raises:
+        ValidationError: depth < 1, no files, or two files with the same stem.
+        InputFormatError: a malformed file (file:line).
+    """
+    import duckdb
+    import pyarrow as pa
+
+    files, stems = _check_run_files(paths, depth)
+    con.register("wb_names", pa.table({"filename": files, "run_name": stems}))
+    group = ("CREATE OR REPLACE TEMP TABLE wb_groups AS SELECT filename, topic_id, "
+             "max_by({'s': score, 'd': doc_id}, {'s': score, 'd': doc_id}, $depth) AS top, "
+             "count(*) FILTER (WHERE NOT isfinite(score) OR rank IS NULL) AS n_bad FROM wb_raw GROUP BY ALL")
+    try:  # fast path: single spaces between columns
+        con.read_csv(files, delimiter=" ", header=False, filename=True, auto_detect=False,
+                     columns=_RUN_COLUMNS).select("filename, topic_id, doc_id, rank, score").create_view("wb_raw")
+        con.execute(group, {"depth": depth})
+    except duckdb.Error:  # tabs or runs of spaces: split each line on whitespace
+        try:
+            con.read_csv(files, delimiter="\x1f", quotechar="", escapechar="", header=False, filename=True,
+                         auto_detect=False, columns={"line": "VARCHAR"}).create_view("wb_text")
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE wb_lines AS SELECT filename, "
+                "regexp_split_to_array(trim(line, ' \t\r'), '[ \t\r]+') AS cols "
+                "FROM wb_text WHERE trim(line, ' \t\r') <> ''")
+        except duckdb.Error as e:
+            raise StoreError(f"could not read the run files in bulk: {e}") from e
+        bad = [r[0] for r in con.execute(
+            "SELECT DISTINCT filename FROM wb_lines WHERE len(cols) <> 6 OR TRY_CAST(cols[4] AS BIGINT) IS NULL "
+            "OR TRY_CAST(cols[5] AS DOUBLE) IS NULL ORDER BY filename").fetchall()]
+        if bad:
+            _strict_check(bad)
+        con.execute("CREATE OR REPLACE TEMP VIEW wb_raw AS SELECT filename, cols[1] AS topic_id, "
+                    "cols[3] AS doc_id, CAST(cols[4] AS BIGINT) AS rank, CAST(cols[5] AS DOUBLE) AS score FROM wb_lines")
+        con.execute(group, {"depth": depth})
+    bad = [r[0] for r in con.execute(
+        "SELECT DISTINCT filename FROM wb_groups WHERE n_bad > 0 ORDER BY filename").fetchall()]
+    seen = {r[0] for r in con.execute("SELECT DISTINCT filename FROM wb_groups").fetchall()}
+    bad += [f for f in files if f not in seen]  # empty files
+    if bad:
+        _strict_check(bad)
+    # A doc_id repeated within a topic: only matters if it shows up twice in that topic's top list
+    # (its best occurrence is then in the list too); recompute those few groups with duplicates merged.
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE wb_dups AS SELECT filename, topic_id FROM wb_groups
+           WHERE len(list_distinct(list_transform(top, lambda x: x.d))) < len(top)""")
+    if con.execute("SELECT count(*) FROM wb_dups").fetchall()[0][0]:
+        con.execute(
+            """CREATE OR REPLACE TEMP TABLE wb_groups AS
+               SELECT filename, topic_id, top FROM wb_groups ANTI JOIN wb_dups USING (filename, topic_id)
+               UNION ALL
+               SELECT filename, topic_id, max_by({'s': score, 'd': doc_id}, {'s': score, 'd': doc_id}, $depth)
+               FROM (SELECT filename, topic_id, doc_id, max(score) AS score
+                     FROM wb_raw SEMI JOIN wb_dups USING (filename, topic_id) GROUP BY ALL)
+               GROUP BY ALL""", {"depth": depth})
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE wb_tops AS
+           SELECT g.filename, n.run_name, g.topic_id, g.doc_id, g.score, g.rank FROM (
+               SELECT filename, topic_id, unnest(top).d AS doc_id, unnest(top).s AS score,
+                      generate_subscripts(top, 1) AS rank FROM wb_groups) g
+           JOIN wb_names n USING (filename)""")
+    return stems
+
+
+def read_run_tops(paths: Sequence[str | Path], depth: int) -> dict[str, dict[str, dict[str, float]]]:
+    """Parse many TREC run files at once and keep each run's top ``depth`` per topic.
+
+    The bulk reader of ``load_run_tops`` (one in-memory DuckDB database): a
+    doc_id repeated within a topic keeps its highest score (as
+    ``formats.trec.read_run``), the top ``depth`` follow the canonical rule (score
+    desc, doc_id desc; the rank column is ignored). Runs are named by file stem.
+
+    Args:
+        paths: run files (``topic Q0 doc rank score tag``), distinct stems.
+        depth: cutoff k, >= 1.
+
+    Returns:
+        run name (file stem) -> topic_id -> doc_id -> score, top ``depth`` only,
+        documents in rank order.
+
+    Raises:
+        ValidationError: depth < 1, no files, or two files with the same stem.
+        InputFormatError: a malformed file (the strict reader names file:line).
+    """
+    import duckdb
+
     con = duckdb.connect(":memory:")
     try:
-        con.execute(
-            """CREATE TEMP TABLE wb_lines AS
-               SELECT filename, regexp_split_to_array(trim(line, ' \t\r'), '[ \t\r]+') AS cols
-               FROM read_csv(?, delim = '\x1f', quote = '', escape = '', header = false,
-                             filename = true, auto_detect = false, columns = {'line': 'VARCHAR'})
-               WHERE trim(line, ' \t\r') <> ''""",
-            [files])
-        bad = [r[0] for r in con.execute(
-            """SELECT DISTINCT filename FROM wb_lines
-               WHERE len(cols) <> 6 OR TRY_CAST(cols[4] AS BIGINT) IS NULL
-                  OR NOT isfinite(coalesce(TRY_CAST(cols[5] AS DOUBLE), 'nan'::DOUBLE))
-               ORDER BY filename""").fetchall()]
-        rows = [] if bad else con.execute(
-            """WITH raw AS (
-                   SELECT filename, cols[1] AS topic_id, cols[3] AS doc_id,
-                          max(CAST(cols[5] AS DOUBLE)) AS score
-                   FROM wb_lines GROUP BY ALL),
-               ranked AS (
-                   SELECT *, row_number() OVER (PARTITION BY filename, topic_id
-                                                ORDER BY score DESC, doc_id DESC) AS rank
-                   FROM raw)
-               SELECT filename, topic_id, doc_id, score FROM ranked WHERE rank <= ?
-               ORDER BY filename, topic_id, rank""",
-            [depth]).fetchall()
-    except duckdb.Error as e:
-        raise StoreError(f"could not read the run files in bulk: {e}") from e
+        stems = load_run_tops(con, paths, depth)
+        rows = con.execute("SELECT run_name, topic_id, doc_id, score FROM wb_tops "
+                           "ORDER BY run_name, topic_id, rank").fetchall()
     finally:
         con.close()
-    if bad:
-        from workbench.formats.trec import read_run
-
-        for p in bad:  # the strict reader names the file and line
-            read_run(p)
-        raise StoreError(f"{bad[0]}: the bulk reader rejected this run file but the strict reader accepts it")
-    stem_of = {f: s for f, s in zip(files, stems, strict=True)}
     out: dict[str, dict[str, dict[str, float]]] = {s: {} for s in stems}
-    for filename, topic_id, doc_id, score in rows:
-        out[stem_of.get(filename, Path(filename).stem)].setdefault(topic_id, {})[doc_id] = score
+    for run_name, topic_id, doc_id, score in rows:
+        out[run_name].setdefault(topic_id, {})[doc_id] = score
     return out
