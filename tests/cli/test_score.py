@@ -63,6 +63,25 @@ def test_score_files_json_values_and_lineage(capsys, files):
     assert "[finished]" in err
 
 
+def test_qrels_file_hash_equals_the_store_hash():
+    from workbench.services.scoring import qrels_content_hash
+    from workbench.store.qrels import qrels_content_hash as store_hash
+
+    q = {"2": {"b": 1, "a": -1}, "10": {"x": 0}}
+    assert qrels_content_hash(q) == store_hash(q)
+
+
+def test_scoring_files_does_not_import_the_store(files):
+    import subprocess
+    import sys
+
+    q, a, _ = files
+    code = ("import sys; from workbench.services.scoring import score_runs; "
+            f"score_runs([{str(a)!r}], {str(q)!r}, measures=['R@2']); print('duckdb' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_score_table_prints_header_ceiling_and_pool_novel(capsys, files):
     q, a, _ = files
     code, out, _ = cli(capsys, "score", a, "--qrels", q, "--k", "2,10", "--per-topic")

@@ -93,6 +93,8 @@ def unpack_ids(words: np.ndarray) -> list[str]:
         return []
     w = words.shape[1]
     raw = np.ascontiguousarray(words.astype(">u8")).view(f"S{8 * w}").reshape(-1)
+    if not np.any(raw.view(np.uint8) & 0x80):  # all ASCII: numpy decodes in C
+        return raw.astype(f"U{8 * w}").tolist()  # type: ignore[no-any-return]
     return [b.decode("utf-8") for b in raw.tolist()]
 
 

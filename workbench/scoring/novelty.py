@@ -113,9 +113,14 @@ class NovelDocuments:
             raise ValueError(f"pool-novel documents were kept down to rank {self.max_cutoff}, not {k}")
         sel = np.flatnonzero(self.ranks <= k)
         ids = unpack_ids(self.doc_words[sel])
+        ranks = self.ranks[sel].tolist()
+        topic_index = self.topic_index[sel]
+        # Rows are grouped by topic: cut the lists at topic boundaries.
+        cuts = (np.flatnonzero(topic_index[1:] != topic_index[:-1]) + 1).tolist()
         out: dict[str, list[tuple[int, str]]] = {}
-        for t, r, d in zip(self.topic_index[sel].tolist(), self.ranks[sel].tolist(), ids, strict=True):
-            out.setdefault(self.topic_ids[t], []).append((r, d))
+        for lo, hi in zip([0] + cuts, cuts + [len(ids)], strict=True):
+            if hi > lo:
+                out.setdefault(self.topic_ids[int(topic_index[lo])], []).extend(zip(ranks[lo:hi], ids[lo:hi], strict=True))
         return out
 
     def count(self, k: int) -> int:

@@ -15,8 +15,9 @@ same topics (``ScoreReport.topics``).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -182,6 +183,18 @@ def resolve_measures(measures: Sequence[str] | None, cutoffs: Sequence[int] | No
     return parse_measures(names)
 
 
+def qrels_content_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
+    """sha256 hex over ``f"{topic}\\t{doc}\\t{grade}\\n"`` for entries sorted by (topic, doc).
+
+    The same hash as ``workbench.store.qrels.qrels_content_hash`` (a test pins
+    it), computed here so that scoring files never imports the store (duckdb).
+    """
+    h = hashlib.sha256()
+    for topic, doc, grade in sorted((t, d, int(g)) for t, docs in qrels.items() for d, g in docs.items()):
+        h.update(f"{topic}\t{doc}\t{grade}\n".encode())
+    return h.hexdigest()
+
+
 def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, QrelsColumns]:
     """Resolve a qrels reference (file path first, then stored version name).
 
@@ -190,7 +203,6 @@ def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, Qrel
         UnknownNameError: neither a file nor a stored version (lists the stored ones).
     """
     from workbench.formats import trec
-    from workbench.store.qrels import qrels_content_hash
 
     path = Path(ref)
     if path.is_file():

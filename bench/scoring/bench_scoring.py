@@ -1,0 +1,265 @@
+"""Scoring benchmark: end-to-end time and peak memory against pytrec_eval, ranx and ir_measures.
+
+Not part of pytest (speed lives here, as ratios). Run:
+
+    .venv/bin/python bench/scoring/bench_scoring.py                 # both cases, 3 repeats
+    .venv/bin/python bench/scoring/bench_scoring.py --case msmarco --repeat 1
+
+Cases (synthetic, seeded, generated once into ``--data``, default
+``~/.cache/workbench-bench/scoring``):
+
+* ``msmarco``: 6,980 topics x 1,000 documents (MS MARCO dev size; doc ids drawn
+  from 8,841,823 passages, unique per topic, scores with 4 decimals so some
+  tie), sparse qrels: 1 relevant document per topic (2 for 7%), 60% of them
+  somewhere in the run.
+* ``dl``: 43 topics x 1,000 documents (TREC DL 2019 size), dense graded qrels:
+  about 215 judgments per topic, grades 0-3, mostly from the run's top 100.
+
+Every contender runs in a fresh Python process, **file parsing included**
+(each library's own readers), and computes R@5/10/20/50/100, nDCG@10, RR@10,
+P@10 and Success@10; the workbench also computes everything it reports:
+ceilings, micro averages, Judged@10, pool-novel counts, the R@k bounds, the
+recall curve, the relevant-document ranks, and it materialises the pool-novel
+document lists (as str) and renders its table. Wall time (median of
+``--repeat``) and peak RSS (``os.wait4`` of the child) are measured per
+process. Macro R@100 and nDCG@10 are printed for each contender as a check.
+
+Results are printed and written to ``bench/results/scoring.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "bench" / "results" / "scoring.md"
+PY = sys.executable
+
+# -- data ------------------------------------------------------------------------------------
+
+
+def _write_run(path: Path, topics: list[str], docs: np.ndarray, scores: np.ndarray, tag: str) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        for i, t in enumerate(topics):
+            f.write("".join(f"{t} Q0 {d} {r} {s:.4f} {tag}\n"
+                            for r, (d, s) in enumerate(zip(docs[i].tolist(), scores[i].tolist(), strict=True), 1)))
+    os.replace(tmp, path)
+
+
+def _unique_rows(rng: np.random.Generator, n_rows: int, n: int, high: int) -> np.ndarray:
+    out = np.empty((n_rows, n), dtype=np.int64)
+    for i in range(n_rows):
+        draw = rng.integers(0, high, size=n + n // 10 + 16)
+        _, first = np.unique(draw, return_index=True)
+        out[i] = draw[np.sort(first)][:n]
+    return out
+
+
+def make_msmarco(folder: Path, seed: int = 42) -> tuple[Path, Path]:
+    """6,980 topics x 1,000 docs, sparse qrels (MS MARCO dev size)."""
+    run, qrels = folder / "msmarco.run", folder / "msmarco.qrels"
+    if run.exists() and qrels.exists():
+        return run, qrels
+    rng = np.random.default_rng(seed)
+    n_topics, depth, n_docs = 6_980, 1_000, 8_841_823
+    topics = [str(t) for t in np.sort(rng.choice(np.arange(2, 1_200_000), n_topics, replace=False))]
+    docs = _unique_rows(rng, n_topics, depth, n_docs)
+    scores = -np.sort(-rng.gamma(2.0, 5.0, size=(n_topics, depth)), axis=1)
+    with open(qrels.with_suffix(".tmp"), "w") as f:
+        for i, t in enumerate(topics):
+            for _ in range(2 if rng.random() < 0.07 else 1):
+                d = int(docs[i, rng.integers(0, depth)]) if rng.random() < 0.6 else int(rng.integers(0, n_docs))
+                f.write(f"{t} 0 {d} 1\n")
+    os.replace(qrels.with_suffix(".tmp"), qrels)
+    _write_run(run, topics, docs, scores, "synth")
+    return run, qrels
+
+
+def make_dl(folder: Path, seed: int = 43) -> tuple[Path, Path]:
+    """43 topics x 1,000 docs, dense graded qrels (TREC DL 2019 size)."""
+    run, qrels = folder / "dl.run", folder / "dl.qrels"
+    if run.exists() and qrels.exists():
+        return run, qrels
+    rng = np.random.default_rng(seed)
+    n_topics, depth, n_docs = 43, 1_000, 8_841_823
+    topics = [str(t) for t in np.sort(rng.choice(np.arange(19_000, 1_200_000), n_topics, replace=False))]
+    docs = _unique_rows(rng, n_topics, depth, n_docs)
+    scores = -np.sort(-rng.gamma(2.0, 5.0, size=(n_topics, depth)), axis=1)
+    with open(qrels.with_suffix(".tmp"), "w") as f:
+        for i, t in enumerate(topics):
+            n = int(rng.integers(150, 280))
+            picks = set()
+            for _ in range(n):
+                u = rng.random()
+                if u < 0.6:
+                    picks.add(int(docs[i, rng.integers(0, 100)]))
+                elif u < 0.85:
+                    picks.add(int(docs[i, rng.integers(100, depth)]))
+                else:
+                    picks.add(int(rng.integers(0, n_docs)))
+            for d in sorted(picks):
+                g = int(rng.choice([0, 1, 2, 3], p=[0.5, 0.25, 0.15, 0.10]))
+                f.write(f"{t} 0 {d} {g}\n")
+    os.replace(qrels.with_suffix(".tmp"), qrels)
+    _write_run(run, topics, docs, scores, "synth")
+    return run, qrels
+
+
+# -- contenders (each a script run in a fresh process) ------------------------------------------
+
+KS = (5, 10, 20, 50, 100)
+
+WORKBENCH = """
+import sys
+from workbench.services.scoring import score_runs
+from workbench.reports import render_scores
+run, qrels = sys.argv[1], sys.argv[2]
+report = score_runs([run], qrels, missing="zero", record=False)
+e = report.evaluations[0]
+lists = e.novel_documents.at(max(e.novelty))          # pool-novel documents as str, per topic
+text = render_scores(report.header(), report.evaluations, "table")
+agg = {str(m): a.macro for m, a in e.aggregates.items()}
+print("CHECK", agg["R@100"], agg["nDCG@10"], sum(len(v) for v in lists.values()), len(text))
+"""
+
+PYTREC_EVAL = """
+import sys, pytrec_eval
+run_path, qrels_path = sys.argv[1], sys.argv[2]
+with open(qrels_path) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(run_path) as f:
+    run = pytrec_eval.parse_run(f)
+names = {"recall_5", "recall_10", "recall_20", "recall_50", "recall_100", "ndcg_cut_10", "recip_rank",
+         "P_10", "success_10"}
+res = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+mean = {n: sum(v[n] for v in res.values()) / len(res) for n in names}
+print("CHECK", mean["recall_100"], mean["ndcg_cut_10"])
+"""
+
+IR_MEASURES = """
+import sys, ir_measures
+from ir_measures import R, nDCG, RR, P, Success
+run_path, qrels_path = sys.argv[1], sys.argv[2]
+qrels = list(ir_measures.read_trec_qrels(qrels_path))
+run = list(ir_measures.read_trec_run(run_path))
+ms = [R@5, R@10, R@20, R@50, R@100, nDCG@10, RR@10, P@10, Success@10]
+agg = ir_measures.calc_aggregate(ms, qrels, run)
+print("CHECK", agg[R@100], agg[nDCG@10])
+"""
+
+RANX = """
+import sys
+from ranx import Qrels, Run, evaluate
+run_path, qrels_path = sys.argv[1], sys.argv[2]
+qrels = Qrels.from_file(qrels_path, kind="trec")
+run = Run.from_file(run_path, kind="trec")
+ms = ["recall@5", "recall@10", "recall@20", "recall@50", "recall@100", "ndcg@10", "mrr@10", "precision@10",
+      "hit_rate@10"]
+res = evaluate(qrels, run, ms, make_comparable=True)
+print("CHECK", res["recall@100"], res["ndcg@10"])
+"""
+
+CONTENDERS = {"workbench": WORKBENCH, "pytrec_eval": PYTREC_EVAL, "ranx": RANX, "ir_measures": IR_MEASURES}
+
+
+def measure(code: str, run: Path, qrels: Path, repeat: int) -> tuple[float, float, str]:
+    runs = [measure_once_wait4(code, run, qrels) for _ in range(repeat)]
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+
+
+def measure_once_wait4(code: str, run: Path, qrels: Path) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS MB, stdout) of one fresh process, RSS from os.wait4 of that child."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out_r, out_w = os.pipe()
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.dup2(out_w, 1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.chdir(ROOT)
+        os.execve(PY, [PY, "-c", code, str(run), str(qrels)], env)
+    os.close(out_w)
+    chunks = []
+    while True:
+        b = os.read(out_r, 1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(out_r)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"contender exited with {os.waitstatus_to_exitcode(status)}; run it by hand to see why")
+    return wall, usage.ru_maxrss / 1024, b"".join(chunks).decode()
+
+
+def _check(stdout: str) -> str:
+    for line in stdout.splitlines():
+        if line.startswith("CHECK"):
+            parts = line.split()
+            return f"R@100 {float(parts[1]):.4f}, nDCG@10 {float(parts[2]):.4f}"
+    return "?"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--case", choices=["msmarco", "dl", "all"], default="all")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--data", type=Path, default=Path.home() / ".cache" / "workbench-bench" / "scoring")
+    ap.add_argument("--only", nargs="*", choices=list(CONTENDERS), default=list(CONTENDERS))
+    args = ap.parse_args()
+    args.data.mkdir(parents=True, exist_ok=True)
+    cases = ["msmarco", "dl"] if args.case == "all" else [args.case]
+    lines = [
+        "# Scoring benchmark",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"median of {args.repeat} fresh processes, file parsing included; peak RSS = max over the repeats.",
+        "Produced by `bench/scoring/bench_scoring.py` (see its docstring for the data and measures).",
+        "",
+    ]
+    for case in cases:
+        t = time.perf_counter()
+        run, qrels = (make_msmarco if case == "msmarco" else make_dl)(args.data)
+        print(f"[{case}] data ready in {time.perf_counter() - t:.1f} s: {run} ({run.stat().st_size / 1e6:.0f} MB)",
+              file=sys.stderr)
+        results = {}
+        for name in args.only:
+            wall, rss, out = measure(CONTENDERS[name], run, qrels, args.repeat)
+            results[name] = (wall, rss, _check(out))
+            print(f"[{case}] {name:12s} {wall:7.2f} s {rss:8.0f} MB   {results[name][2]}", file=sys.stderr)
+        ours = results.get("workbench")
+        peers = {k: v for k, v in results.items() if k != "workbench"}
+        lines += [f"## {case}", "", "| contender | wall time (s) | peak RSS (MB) | time / workbench | "
+                  "workbench RSS / RSS | check |", "|---|---:|---:|---:|---:|---|"]
+        for name, (wall, rss, check) in results.items():
+            tr = f"{wall / ours[0]:.1f}x" if ours else "-"
+            mr = f"{ours[1] / rss:.2f}" if ours else "-"
+            lines.append(f"| {name} | {wall:.2f} | {rss:.0f} | {tr} | {mr} | {check} |")
+        if ours and peers:
+            fastest = min(peers, key=lambda k: peers[k][0])
+            speed = peers[fastest][0] / ours[0]
+            mem = ours[1] / peers[fastest][1]
+            verdict = "met" if speed >= 4 and mem <= 0.5 else "NOT met"
+            lines += ["", f"Fastest peer: {fastest}. Workbench is {speed:.1f}x faster end to end and uses "
+                      f"{mem:.2f} of its peak memory (target: >= 4x and <= 0.5): **{verdict}**."]
+        lines.append("")
+    text = "\n".join(lines)
+    print(text)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""The examples in the scoring modules' docstrings run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import workbench.reports
+import workbench.scoring.columns
+import workbench.scoring.compare
+import workbench.scoring.evaluate
+import workbench.scoring.measures
+import workbench.scoring.novelty
+import workbench.services.scoring
+
+
+@pytest.mark.parametrize(
+    "module",
+    [workbench.scoring.columns, workbench.scoring.compare, workbench.scoring.evaluate,
+     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.scoring],
+)
+def test_docstring_examples(module):
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
