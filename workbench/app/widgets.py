@@ -56,9 +56,12 @@ def _on_wait(message: str) -> None:
 
 @st.cache_resource(show_spinner=False)
 def _store(path: str, lock_timeout_s: float) -> LabelStore:
+    from workbench.app import STORE_LINGER_S
     from workbench.store import LabelStore
 
-    return LabelStore(path, client="workbench ui", lock_timeout_s=lock_timeout_s, on_wait=_on_wait)
+    return LabelStore(
+        path, client="workbench ui", lock_timeout_s=lock_timeout_s, on_wait=_on_wait, linger_s=STORE_LINGER_S
+    )
 
 
 def store() -> LabelStore:
