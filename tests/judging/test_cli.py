@@ -97,3 +97,29 @@ def test_users_list_never_prints_tokens(db, capsys):
     assert wb(db, "users", "list") == 0
     out = capsys.readouterr().out
     assert out.startswith("boss\tlead\t") and "boss-token" not in out
+
+
+def test_reset_token_and_rubric(db, capsys):
+    assert wb(db, "users", "add", "boss", "--role", "lead", "--token", "boss-token") == 0
+    assert wb(db, "users", "add", "ann", "--token", "ann-token-0", "--lead", "boss", "--lead-token", "boss-token") == 0
+    capsys.readouterr()
+    assert wb(db, "users", "reset-token", "ann", "--lead", "ann", "--lead-token", "ann-token-0") == 1
+    assert "has role 'assessor', expected 'lead'" in capsys.readouterr().err
+    assert wb(db, "users", "reset-token", "ann", "--lead", "boss", "--lead-token", "boss-token") == 0
+    new = capsys.readouterr().out.strip()
+    from workbench.errors import PermissionDeniedError
+    from workbench.store import LabelStore
+
+    store = LabelStore(db, client="test")
+    assert store.authenticate("ann", new).name == "ann"
+    with pytest.raises(PermissionDeniedError):
+        store.authenticate("ann", "ann-token-0")
+
+    assert wb(db, "rubric", "toy") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("rubric\tdefault\t") and [ln.split("\t")[0] for ln in lines[1:]] == ["0", "1", "2", "3"]
+    assert wb(db, "rubric", "toy", "cranfield", "--lead", "boss", "--token", "boss-token") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("rubric\tcranfield\t") and len(lines) == 6
+    assert wb(db, "rubric", "toy", "nope", "--lead", "boss", "--token", "boss-token") == 1
+    assert "unknown rubric 'nope'; known: cranfield, default" in capsys.readouterr().err

@@ -28,6 +28,8 @@ for key, default in {
     "judge_shown": None,
     "judge_flash": "",
     "judge_error": "",
+    "adjudicate_msg": None,
+    "publish_msg": None,
 }.items():
     st.session_state.setdefault(key, default)
 

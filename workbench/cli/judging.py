@@ -59,12 +59,53 @@ def users_add(
     common.out(plain)
 
 
+@users_app.command("reset-token")
+def users_reset_token(
+    name: Annotated[str, typer.Argument(help="The user whose token is replaced.")],
+    lead: LeadOpt,
+    lead_token: Annotated[
+        str, typer.Option(envvar="WORKBENCH_TOKEN", help="The lead's token (or $WORKBENCH_TOKEN).")
+    ],
+    token: Annotated[str | None, typer.Option(help="The new token. Default: a random one, printed once.")] = None,
+) -> None:
+    """Replace a user's token (lead only); prints the new token on stdout."""
+    store, session = _lead_session("workbench users reset-token", lead, lead_token)
+    plain = store.reset_token(name, lead=session.user, token=token)
+    common.info(f"new token for {name!r} (the old one no longer works):")
+    common.out(plain)
+
+
 @users_app.command("list")
 def users_list() -> None:
     """List users and roles (never tokens)."""
     store = common.STATE.store(client="workbench users list")
     for u in store.list_users():
         common.out(f"{u.name}\t{u.role}\t{u.created_by}\t{u.created_at:%Y-%m-%d %H:%M}")
+
+
+@app.command("rubric")
+def rubric(
+    collection: Annotated[str, typer.Argument(help="The collection.")],
+    name: Annotated[str | None, typer.Argument(help="Rubric to judge it on (default, cranfield). Omit to show.")] = None,
+    lead: Annotated[str | None, typer.Option(help="The lead setting the rubric.")] = None,
+    token: Annotated[
+        str | None, typer.Option(envvar="WORKBENCH_TOKEN", help="The lead's token (or $WORKBENCH_TOKEN).")
+    ] = None,
+) -> None:
+    """Show a collection's grade scale, or set it (lead only). Default: 'cranfield' for
+    collections named like cranfield, else 'default' (0-3)."""
+    store = common.STATE.store(client="workbench rubric")
+    if name is not None:
+        from workbench.services import judging as svc
+
+        if lead is None:
+            raise ValidationError("setting a rubric needs --lead NAME and --token TOKEN")
+        session = svc.sign_in(store, lead, token or "")
+        store.set_collection_rubric(collection, name, lead=session.user)
+    r = store.collection_rubric(collection)
+    common.out(f"rubric	{r.name}	{r.source}")
+    for g in r.grades:
+        common.out(f"{g.grade}	{g.label}	{g.definition}")
 
 
 @app.command("assign")

@@ -323,6 +323,35 @@ class JudgingMixin(StoreCore):
             )
         return plain
 
+    def reset_token(self, name: str, *, lead: str, token: str | None = None) -> str:
+        """Give a user a new token (a lead's action); the old one stops working.
+
+        Args:
+            name: the user.
+            lead: the lead doing it (role checked).
+            token: the new token (>= 8 characters); None generates one.
+
+        Returns:
+            The new plain token (only its hash is stored).
+
+        Raises:
+            UnknownNameError: unknown user.
+            PermissionDeniedError: ``lead`` is not a lead.
+            ValidationError: a token shorter than 8 characters.
+        """
+        if token is not None and (len(token) < 8 or token != token.strip()):
+            raise ValidationError("expected a token of at least 8 characters without surrounding spaces")
+        plain = token if token is not None else secrets.token_urlsafe(16)
+        salt = secrets.token_hex(16)
+        with self.transaction(f"reset token of {name}") as cur:
+            self._require_lead(cur, lead, f"reset the token of {name!r}")
+            self._user(cur, name)
+            cur.execute(
+                "UPDATE users SET token_hash = ?, salt = ? WHERE user_name = ?",
+                [hash_token(plain, salt), salt, name],
+            )
+        return plain
+
     def authenticate(self, name: str, token: str) -> UserInfo:
         """Check a user's token.
 
