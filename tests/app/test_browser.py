@@ -60,6 +60,7 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     page.screenshot(path=str(SCREENSHOTS / "judging.png"), full_page=True)
     page.keyboard.press(str(ANN[q[2]]))
     _at(page, 4)
+    expect(page.get_by_label("Note (optional)")).to_have_value("")  # the next document starts blank
     _key(page, "n")  # skip q3 without judging
     _at(page, 5)
     _key(page, str(ANN[q[4]]))
