@@ -211,11 +211,14 @@ def bench_dense(repeat: int, n_texts: int = 256) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("parts", nargs="*", default=["bm25", "pool", "dense"], choices=["bm25", "pool", "dense"])
+    ap.add_argument("parts", nargs="*", help="bm25, pool and/or dense (default: all three)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     parts = args.parts or ["bm25", "pool", "dense"]
+    unknown = sorted(set(parts) - {"bm25", "pool", "dense"})
+    if unknown:
+        ap.error(f"unknown part {unknown[0]!r}; choose from bm25, pool, dense")
     import duckdb
 
     head = [
@@ -226,8 +229,11 @@ def main(argv: list[str] | None = None) -> int:
         "processes may have shared the cores.", "",
     ]
     body: list[str] = []
+    load_before = os.getloadavg()[0]
     for part in parts:
         body += {"bm25": bench_bm25, "pool": bench_pool, "dense": bench_dense}[part](args.repeat)
+    head[-2] += (f" Load average (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after: above 2 "
+                 "means other processes competed for the 2 cores, which hurts DuckDB's two threads most.")
     from workbench.formats.io import atomic_write
 
     with atomic_write(args.out) as f:

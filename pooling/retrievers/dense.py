@@ -120,8 +120,8 @@ def model_key_for(model_path: str | Path) -> str:
     marker = folder / _MARKER
     if marker.is_file():
         try:
-            digest = json.loads(marker.read_text())["sha256"]
-            return f"{json.loads(marker.read_text()).get('name', name)}@sha256:{digest[:16]}"
+            meta = json.loads(marker.read_text())
+            return f"{meta.get('name', name)}@sha256:{meta['sha256'][:16]}"
         except (OSError, ValueError, KeyError):
             pass
     stamp = (str(folder.resolve()), max((p.stat().st_mtime for p in folder.rglob("*")), default=0.0))
@@ -166,7 +166,9 @@ def default_model_path(model_dir: str | Path | None = None) -> Path:
     if (target / _MARKER).is_file():
         return target
     parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():  # not ours or from an old, interrupted layout: replace it
+    # Our folders appear whole (renamed into place with their marker), so a folder without the
+    # marker was not made here (or by an older, interrupted layout): replace it.
+    if target.exists() and not (target / _MARKER).is_file():
         shutil.rmtree(target, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL_NAME}-", dir=parent))
     try:
