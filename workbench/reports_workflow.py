@@ -9,21 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from workbench.reports import number, table
+
 if TYPE_CHECKING:
     from workbench.scoring.evaluate import Evaluation
     from workbench.services.demo import WorkflowReport
 
 
 def _f(x: float | None, digits: int = 4) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
+    return number(x, digits)
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    rows = [list(r) for r in rows]
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False)))
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+    return table(list(header), [list(r) for r in rows]).splitlines()
 
 
 def score_table(evaluations: dict[str, Evaluation], title: str) -> list[str]:

@@ -505,10 +505,7 @@ def _plots(report: WorkflowReport, plot_dir: Path) -> list[Path]:
         return []
     plot_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-    for qname in (report.qrels_v1.name if report.qrels_v1 else None,
-                  report.qrels_v2.name if report.qrels_v2 else None):
-        if not qname or qname not in report.evaluations:
-            continue
+    for qname in report.evaluations:  # v1, v2, and the full judgments: the pool bias, visible
         chart = recall_curve_chart(list(report.evaluations[qname].values()), title=f"R@k on {qname}")
         for suffix in (".html", ".png"):
             path = plot_dir / f"recall-curves-{qname}{suffix}"
