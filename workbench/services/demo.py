@@ -499,10 +499,8 @@ def _describe(ingested: object) -> list[str]:
 
 
 def _plots(report: WorkflowReport, plot_dir: Path) -> list[Path]:
-    try:
-        from workbench.reports import recall_curve_chart, save_chart
-    except ImportError:  # plotting not available in this build
-        return []
+    from workbench.reports import recall_curve_chart, save_chart
+
     plot_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for qname in report.evaluations:  # v1, v2, and the full judgments: the pool bias, visible
