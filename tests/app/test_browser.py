@@ -108,3 +108,37 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     assert store.count_judgments(COLLECTION) == 6 + 6  # ann: 5 + 1 unsure; bob: 6
     assert (SCREENSHOTS / "judging.png").stat().st_size > 10_000
     assert (SCREENSHOTS / "agreement.png").stat().st_size > 10_000
+
+
+def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, page):
+    """Eight presses in a few milliseconds (overlapping reruns under fastReruns):
+    each document saved at most once, the saved ones are a prefix of the queue,
+    and the screen shows the first unsaved one."""
+    url, db, queues, log_path, proc = ui_server
+    page.set_default_timeout(TIMEOUT)
+    page.goto(url)
+    _sign_in(page, "ann")
+    _at(page, 1)
+    page.locator("[data-testid='wb-topic']").click()
+    for _ in range(8):
+        page.keyboard.press("1")
+    caption = page.get_by_text(re.compile(r"^Document \d of 6")).first
+    seen = ["", "?"]
+    while seen[-1] != seen[-2]:  # until the reruns have settled
+        page.wait_for_timeout(700)
+        seen.append(caption.inner_text())
+    position = int(seen[-1].split()[1])
+
+    import os
+    import signal
+
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    assert "Traceback" not in log_path.read_text()
+    from workbench.store import LabelStore
+
+    store = LabelStore(db, client="pytest check")
+    saved = [(h.topic_id, h.doc_id) for t, d in queues["ann"] for h in store.judgment_history(COLLECTION, t, d, "ann")]
+    assert 1 <= len(saved) == len(set(saved))
+    assert saved == queues["ann"][: len(saved)]
+    assert position == len(saved) + 1
