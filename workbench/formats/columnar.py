@@ -73,18 +73,35 @@ def _values(arr, dtype: type) -> np.ndarray:  # type: ignore[no-untyped-def]
     return np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset: arr.offset + len(arr)]
 
 
-def _pack_chunk(arr, pc, pool) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Packed words (n, W) of a pyarrow string array (ASCII fast path, else via Python)."""
+def _pack_chunk(arr, pc, pool) -> np.ndarray | None:  # type: ignore[no-untyped-def]
+    """Packed words (n, W) of a pyarrow string array, or None if an id is empty.
+
+    ``ascii_rpad`` pads by bytes (also for UTF-8 input), so the padded data
+    buffer is the NUL-padded ids back to back; a length check guards that.
+    """
     n = len(arr)
-    longest = pc.max(pc.binary_length(arr)).as_py() or 0
-    w = words_for(longest)
-    if pc.all(pc.string_is_ascii(arr)).as_py():
-        padded = pc.ascii_rpad(arr, 8 * w, padding="\0", memory_pool=pool)
-        offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32)
-        data = np.frombuffer(padded.buffers()[2], dtype=np.uint8)
-        lo, hi = offsets[padded.offset], offsets[padded.offset + n]
-        return data[lo:hi].view(">u8").reshape(n, w).astype(np.uint64)
-    return pack_ids(arr.to_pylist(), w)
+    lengths = pc.min_max(pc.binary_length(arr)).as_py()
+    if not lengths["min"]:
+        return None
+    w = words_for(lengths["max"])
+    padded = pc.ascii_rpad(arr, 8 * w, padding="\0", memory_pool=pool)
+    offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32)
+    lo, hi = int(offsets[padded.offset]), int(offsets[padded.offset + n])
+    if hi - lo != 8 * w * n:  # not byte-padded as expected: the slow, exact way
+        return pack_ids(arr.to_pylist(), w)
+    data = np.frombuffer(padded.buffers()[2], dtype=np.uint8)
+    return data[lo:hi].view(">u8").reshape(n, w).astype(np.uint64)
+
+
+def _same_tag(arr, tag: bytes) -> bool:  # type: ignore[no-untyped-def]
+    """True when every value of the pyarrow string array ``arr`` is ``tag`` (non-empty)."""
+    n = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset: arr.offset + n + 1]
+    k = len(tag)
+    if not k or int(offsets[-1] - offsets[0]) != k * n or not np.all(np.diff(offsets) == k):
+        return False
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[offsets[0]: offsets[-1]]
+    return bool(np.all(data.reshape(n, k) == np.frombuffer(tag, dtype=np.uint8)))
 
 
 def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
@@ -100,7 +117,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
         "doc": pa.string(),
         "rank": pa.int64(),
         "score": pa.float64(),
-        "tag": pa.dictionary(pa.int32(), pa.string()),
+        "tag": pa.string(),
     }
     read_opts = pcsv.ReadOptions(column_names=_NAMES, block_size=4 << 20)
     parse_opts = pcsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False)
@@ -110,7 +127,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
     # The system allocator hands freed slices back to the OS (mimalloc keeps them): lower peak memory.
     pool = pa.system_memory_pool()
     topic_map: dict[str, int] = {}
-    tags: set[str] = set()
+    tag: bytes | None = None
     n = 0
     cap = 0
     codes = scores = ranks = words = np.zeros(0)
@@ -118,18 +135,23 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
         head = f.read(1 << 16)
         if not _looks_plain(head if len(head) < (1 << 16) else head[: head.rfind(b"\n") + 1]):
             raise _Fallback
+        block = bytearray(SLICE_BYTES + (1 << 20))  # reused for every slice: no fresh pages per read
         for start, end in _slices(f, size):
             f.seek(start)
-            data = f.read(end - start)
-            if any(c in data for c in _OTHER_WHITESPACE):  # the strict reader splits on these too
+            length = end - start
+            if length > len(block):
+                block = bytearray(length)
+            view = memoryview(block)[:length]
+            f.readinto(view)
+            if any(block.find(c, 0, length) >= 0 for c in _OTHER_WHITESPACE):  # the strict reader splits on these
                 raise _Fallback
-            buf = pa.py_buffer(data)
+            buf = pa.py_buffer(view)
             try:
                 table = pcsv.read_csv(pa.BufferReader(buf), read_options=read_opts, parse_options=parse_opts,
                                       convert_options=conv_opts, memory_pool=pool)
             except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
                 raise _Fallback from None
-            del buf, data
+            del buf, view
             m = table.num_rows
             if m == 0:
                 continue
@@ -164,12 +186,14 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
                 scores[n:n + b] = sc
                 if trust_file_order:
                     ranks[n:n + b] = _values(batch.column(2), np.int64)
-                tags.update(batch.column(4).dictionary.to_pylist())
-                if len(tags) > 1 or "" in tags:
-                    raise _Fallback
-                if pc.min(pc.binary_length(doc_col)).as_py() == 0:
+                tag_col = batch.column(4)
+                if tag is None:
+                    tag = tag_col[0].as_py().encode("utf-8")
+                if not _same_tag(tag_col, tag):
                     raise _Fallback
                 packed = _pack_chunk(doc_col, pc, pool)
+                if packed is None:
+                    raise _Fallback
                 if words.ndim != 2 or words.shape[1] < packed.shape[1]:
                     width = packed.shape[1]
                     grown = np.zeros((cap, width), dtype=np.uint64)
@@ -179,7 +203,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
                 words[n:n + b] = widen(packed, words.shape[1])
                 n += b
             del table
-    if n == 0 or len(tags) != 1:
+    if n == 0 or tag is None:
         raise _Fallback
     return RunColumns(
         topic_ids=tuple(topic_map),
@@ -187,7 +211,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
         doc_words=words[:n],
         scores=scores[:n],
         file_ranks=ranks[:n] if trust_file_order else None,
-        name=next(iter(tags)),
+        name=tag.decode("utf-8"),
         n_lines=n,
     )
 
@@ -243,11 +267,11 @@ def run_columns_from_arrow(table: Any, name: str) -> RunColumns:
     codes = np.array(_values(topics.indices, np.int32), copy=True)
     docs = table.column("doc_id").combine_chunks().cast(pa.string())
     scores = table.column("score").combine_chunks().cast(pa.float64())
-    pool = pa.system_memory_pool()
+    words = _pack_chunk(docs, pc, pa.system_memory_pool())
     return RunColumns(
         topic_ids=tuple(topics.dictionary.to_pylist()),
         topic_codes=codes,
-        doc_words=_pack_chunk(docs, pc, pool),
+        doc_words=words if words is not None else pack_ids(docs.to_pylist()),
         scores=np.array(_values(scores, np.float64), copy=True),
         name=name,
         n_lines=n,
