@@ -174,3 +174,10 @@ def test_help_lists_every_registered_choice(capsys):
     assert all(v in text for v in BM25_VARIANTS)
     code, out, _ = run(capsys, "run", "fuse", "--help")
     assert all(m in " ".join(out.split()) for m in FUSION_METHODS)
+
+
+def test_bare_pool_is_short_for_pool_build(project, capsys):
+    code, out, err = run(capsys, "--db", project, "pool", "--depth", "3", "bm25", "dense", "--name", "short")
+    assert code == 0, err
+    assert out.startswith("pool short stored:")
+    assert LabelStore(project).get_pool("short").depth == 3

@@ -11,15 +11,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from workbench.cli import app, common
 from workbench.cli.runs import FORMATS, render
 
+
+class _BuildByDefault(TyperGroup):
+    """``workbench pool RUN... --depth 20`` means ``workbench pool build RUN... --depth 20``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["build", *args]
+        return super().parse_args(ctx, args)
+
+
 pool_app = typer.Typer(
-    help="Pools: build a depth-k pool of runs, extend it with new runs, show statistics, list versions.",
+    cls=_BuildByDefault,
+    help="Pools: build a depth-k pool of runs (`workbench pool RUN... --depth 20` is short for "
+         "`workbench pool build ...`), extend it with new runs, show statistics, list versions.",
     no_args_is_help=True,
 )
 app.add_typer(pool_app, name="pool")
