@@ -100,7 +100,7 @@ def test_two_assessors_then_lead_adjudicates_and_publishes(seeded):
 
     lead.switch_page("app_pages/adjudicate.py").run()
     text = page_text(lead)
-    assert "2 document(s) with disagreeing grades" in text
+    assert "2 document(s) need a decision" in text
     assert text.index("document d4") < text.index("document d6")  # spread 2 before spread 1
     assert "borderline" in lead.table[0].value.to_csv()  # ann's note is shown to the lead
     lead.selectbox(key="adj_1_d4_grade").set_value(2)

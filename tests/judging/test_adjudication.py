@@ -59,12 +59,14 @@ def test_chain_adjudicated_then_unanimous_then_fallback(rule, split, three):
     assert (fg.count("unanimous"), fg.count("fallback"), fg.count("adjudicated")) == (3, 2, 2)
 
 
-def test_disagreement_queue_sorted_by_spread():
-    ds = disagreements(GRADES, ADJ)
+def test_disagreement_queue_sorted_by_spread_and_includes_unsure():
+    ds = disagreements({**GRADES, ("2", "alone-unsure"): {"c": None}}, ADJ)
     assert [(d.topic_id, d.doc_id, d.spread) for d in ds] == [
         ("1", "split", 3),
         ("1", "three", 2),
         ("1", "half", 0),
+        ("1", "unsure", 0),
+        ("2", "alone-unsure", 0),
     ]
     assert ds[0].grades == {"a": 0, "b": 3} and ds[0].adjudicated is None
 

@@ -193,8 +193,8 @@ class Disagreement:
     Attributes:
         topic_id: the topic.
         doc_id: the document.
-        spread: max grade - min grade among the integer grades (0 when only
-            unsure judgments differ from a grade).
+        spread: max grade - min grade among the integer grades (0 when there
+            is at most one distinct grade, e.g. an unsure next to a grade).
         grades: assessor -> grade (None = unsure), all current judgments.
         adjudicated: the current adjudicated grade, or None.
     """
@@ -210,11 +210,12 @@ def disagreements(
     grades: Mapping[ItemKey, Mapping[str, int | None]],
     adjudications: Mapping[ItemKey, int] | None = None,
 ) -> list[Disagreement]:
-    """Items where the assessors' current grades differ, widest spread first.
+    """Items that need a lead, widest grade spread first.
 
-    An item disagrees when it has two or more judgments and they are not all
-    the same grade (an unsure judgment next to a grade counts as a
-    disagreement with spread 0).
+    An item needs a lead when its current judgments are not all the same grade
+    (two or more assessors disagree), or when any judgment is *unsure*
+    (including a single assessor's: "unsure" asks a lead to decide). Spread is
+    max - min of the integer grades, 0 when there is at most one distinct grade.
 
     Args:
         grades: (topic_id, doc_id) -> assessor -> grade (None = unsure).
@@ -226,7 +227,8 @@ def disagreements(
     adj = adjudications or {}
     out = []
     for (topic_id, doc_id), by in grades.items():
-        if len(by) < 2 or len(set(by.values())) == 1:
+        unsure = any(g is None for g in by.values())
+        if not unsure and len(set(by.values())) < 2:
             continue
         ints = [g for g in by.values() if g is not None]
         spread = (max(ints) - min(ints)) if ints else 0

@@ -251,7 +251,16 @@ class DisagreementRow:
 
 
 def disagreement_queue(store: LabelStore, pool_version: str, *, include_adjudicated: bool = True) -> list[DisagreementRow]:
-    """Documents whose current grades differ, widest spread first."""
+    """Documents needing a lead (grades differ, or a judgment is unsure), widest spread first.
+
+    Args:
+        store: the store.
+        pool_version: the pool version (its ancestors included).
+        include_adjudicated: also list documents already adjudicated.
+
+    Returns:
+        ``DisagreementRow`` list sorted by spread desc, topic_id, doc_id.
+    """
     collection = pool_collection(store, pool_version)
     current = store.current_judgments(collection, pool_version)
     adj = store.current_adjudications(collection, pool_version)

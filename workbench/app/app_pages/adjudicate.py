@@ -1,5 +1,6 @@
-"""Adjudicate (leads): the disagreement queue, widest grade spread first, with
-each assessor's grade, note and time; the lead sets a final grade with a rationale."""
+"""Adjudicate (leads): the disagreement queue (grades differ, or an assessor was
+unsure), widest grade spread first, with each assessor's grade, note and time;
+the lead sets a final grade with a rationale."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ show_done = st.checkbox("Include documents already adjudicated", value=False, ke
 rows = svc.disagreement_queue(store, pool_version, include_adjudicated=show_done)
 collection = svc.pool_collection(store, pool_version)
 rubric = svc.rubric_for(store, collection)
-st.caption(f"{len(rows)} document(s) with disagreeing grades, widest spread first.")
+st.caption(f"{len(rows)} document(s) need a decision (grades differ, or marked unsure), widest spread first.")
 for row in rows[:PAGE]:
     key = f"adj_{row.topic_id}_{row.doc_id}"
     with st.container(border=True):
