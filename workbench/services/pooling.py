@@ -13,6 +13,7 @@ is harmless.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,13 +88,17 @@ def _run_retriever(
     say: Say,
     index: Callable[[dict[str, str], str], None],
 ) -> RunOutcome:
+    from workbench.store.runs import check_run_name
+
     _check_depth(depth)
+    check_run_name(name)
     if store.has_run(name):  # fail before the slow part
         raise DuplicateNameError(f"run {name!r} already exists and runs are immutable; choose another --name")
     version = store.latest_collection_version(collection)
     documents = store.get_documents(collection, version)
     queries = collection_queries(store, collection)
     say(f"[starting] {kind} run {name}: {len(documents):,} documents, {len(queries):,} topics, depth {depth}")
+    started = time.monotonic()
     index({d: doc.content for d, doc in documents.items()}, version)
     result = retriever.retrieve(queries, depth)
     info = RunInfo(name=name, kind=kind, params=retriever.params, depth=depth, collection=collection,
@@ -101,7 +106,7 @@ def _run_retriever(
     stored = store.save_run(info, result.run, result.statuses, result.messages)
     outcome = RunOutcome(stored, result.statuses,
                          {t: m for t, m in result.messages.items() if result.statuses.get(t) != "ok"})
-    say(f"[finished] {outcome.describe()}")
+    say(f"[finished] {outcome.describe()} [elapsed] {time.monotonic() - started:.1f} s")
     return outcome
 
 

@@ -89,7 +89,8 @@ def run_content_hash(run: Run) -> str:
     return h.hexdigest()
 
 
-def _check_name(name: str) -> None:
+def check_run_name(name: str) -> None:
+    """Raise ``ValidationError`` unless ``name`` can be a run name (and TREC run tag)."""
     if not name or any(c.isspace() for c in name) or "/" in name:
         raise ValidationError(
             f"expected a run name without spaces or '/' (it is the TREC run tag), found {name!r}")
@@ -146,7 +147,7 @@ class RunsMixin(StoreCore):
         """
         import pyarrow as pa
 
-        _check_name(info.name)
+        check_run_name(info.name)
         if info.depth < 1:
             raise ValidationError(f"run {info.name!r}: expected depth >= 1, found {info.depth}")
         statuses = dict(statuses or {})
