@@ -217,7 +217,7 @@ def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], 
         if per_topic:
             parts.append(f"run {e.run_name}: per topic\n" + _per_topic_table(e))
             if kmax:
-                novel = e.novel_documents.at(kmax)
+                novel = e.novel_documents.with_ranks(kmax)
                 lines = [f"run {e.run_name}: pool-novel documents in the top {kmax} (rank:doc_id)"]
                 for t in e.topics:
                     if t in novel:
@@ -263,7 +263,7 @@ def _scores_json(header: Mapping[str, Any], evaluations: Sequence[Evaluation], p
             kmax = max(e.novelty) if e.novelty else 0
             if kmax:
                 run["pool_novel_documents"] = {
-                    "k": kmax, "topics": {t: [[r, d] for r, d in docs] for t, docs in e.novel_documents.at(kmax).items()}
+                    "k": kmax, "topics": {t: [[r, d] for r, d in docs] for t, docs in e.novel_documents.with_ranks(kmax).items()}
                 }
         runs.append(run)
     return {"header": dict(header), "runs": runs}
@@ -327,8 +327,8 @@ def render_comparison(header: Mapping[str, Any], c: Comparison, fmt: str = "tabl
                            "lost": [list(x) for x in d.lost], "gained": [list(x) for x in d.gained]} for d in c.deltas],
         }
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    rows = [{"topic_id": d.topic_id, "a": d.a, "b": d.b, "delta": d.delta,
-             "lost": _docs(d.lost, 0), "gained": _docs(d.gained, 1)} for d in c.deltas]
+    rows: list[dict[str, Any]] = [{"topic_id": d.topic_id, "a": d.a, "b": d.b, "delta": d.delta,
+                                   "lost": _docs(d.lost, 0), "gained": _docs(d.gained, 1)} for d in c.deltas]
     if f == "jsonl":
         return "".join(json.dumps({"measure": str(c.measure), "run_a": c.run_a, "run_b": c.run_b, **r},
                                   ensure_ascii=False) + "\n" for r in rows)

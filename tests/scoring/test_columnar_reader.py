@@ -127,3 +127,14 @@ def test_qrels_columns_use_the_strict_reader(write):
     assert q.topic_ids == ("1", "2") and q.doc_ids == ("a", "b", "c") and q.grades.tolist() == [2, -1, 0]
     with pytest.raises(InputFormatError, match=":2:"):
         columnar.read_qrels_columns(write("bad.txt", "1 0 a 2\n1 0 b\n"))
+
+
+def test_ids_growing_longer_in_later_slices_and_capacity_growth(write, monkeypatch):
+    _no_fallback(monkeypatch)
+    monkeypatch.setattr(columnar, "SLICE_BYTES", 64)
+    short = [f"1 Q0 d{i} {i} {100 - i}.0 s\n" for i in range(5)]               # ~17 bytes per line
+    long = [f"2 Q0 {'x' * 30}{i} {i} {50 - i}.0 s\n" for i in range(40)]       # ~45 bytes: estimate too small
+    cols = columnar.read_run_columns(write("grow.trec", "".join(short + long)))
+    assert cols.n_lines == 45 and cols.doc_words.shape == (45, 4)
+    e = Evaluator({"1": {"d4": 1}, "2": {"x" * 30 + "39": 1}}, ["RR@100"]).evaluate(cols)
+    assert e.value("RR@100", "1") == pytest.approx(1 / 5) and e.value("RR@100", "2") == pytest.approx(1 / 40)

@@ -110,8 +110,9 @@ def test_pool_novel_documents_counts_lists_and_bounds():
     assert nov.recall_high["3"] == pytest.approx((2 + 1) / (5 + 1))
     assert nov.macro_high == pytest.approx(((2 / 4) + (3 / 6)) / 2)
     assert nov.total_unjudged == 2 and nov.unjudged_share == pytest.approx(2 / 6)
-    assert e.novel_documents.at(3) == {"1": [(1, "x")], "3": [(2, "n1")]}
-    assert e.novel_documents.at(10) == {"1": [(1, "x")], "3": [(2, "n1")]}
+    assert e.novel_documents.with_ranks(3) == {"1": [(1, "x")], "3": [(2, "n1")]}
+    assert e.novel_documents.at(10) == {"1": ["x"], "3": ["n1"]}
+    assert e.novel_documents.ranks_at(10) == {"1": [1], "3": [2]}
     with pytest.raises(ValueError):
         e.novel_documents.at(11)
 

@@ -93,6 +93,33 @@ def _pack_chunk(arr, pc, pool) -> np.ndarray | None:  # type: ignore[no-untyped-
     return data[lo:hi].view(">u8").reshape(n, w).astype(np.uint64)
 
 
+def _topic_codes(arr, topic_map: dict[str, int], pc) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """int32 codes of a pyarrow string array of topic ids; new ids get the next codes.
+
+    Run files list each topic's lines together, so the column is run-end
+    encoded (one comparison per row) and only the runs are looked up; an
+    interleaved file takes a hash-based dictionary encoding instead.
+
+    Raises:
+        _Fallback: an empty topic id (irregular spacing).
+    """
+    ree = pc.run_end_encode(arr)
+    if len(ree.values) * 4 <= len(arr):
+        ends = _values(ree.run_ends, np.int32)
+        names = ree.values.to_pylist()
+        lengths = np.diff(ends, prepend=0)
+    else:
+        enc = pc.dictionary_encode(arr)
+        names = enc.dictionary.to_pylist()
+        lengths = None
+    if any(not t for t in names):
+        raise _Fallback
+    mapping = np.array([topic_map.setdefault(t, len(topic_map)) for t in names], dtype=np.int32)
+    if lengths is not None:
+        return np.repeat(mapping, lengths)
+    return mapping[_values(enc.indices, np.int32)]
+
+
 def _same_tag(arr, tag: bytes) -> bool:  # type: ignore[no-untyped-def]
     """True when every value of the pyarrow string array ``arr`` is ``tag`` (non-empty)."""
     n = len(arr)
@@ -113,7 +140,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
     if size == 0:
         raise _Fallback
     types = {
-        "topic": pa.dictionary(pa.int32(), pa.string()),
+        "topic": pa.string(),
         "doc": pa.string(),
         "rank": pa.int64(),
         "score": pa.float64(),
@@ -130,12 +157,15 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
     tag: bytes | None = None
     n = 0
     cap = 0
-    codes = scores = ranks = words = np.zeros(0)
+    codes: np.ndarray = np.zeros(0, np.int32)
+    scores: np.ndarray = np.zeros(0)
+    ranks: np.ndarray = np.zeros(0, np.int64)
+    words: np.ndarray = np.zeros((0, 1), np.uint64)
     with open(path, "rb") as f:
         head = f.read(1 << 16)
         if not _looks_plain(head if len(head) < (1 << 16) else head[: head.rfind(b"\n") + 1]):
             raise _Fallback
-        block = bytearray(SLICE_BYTES + (1 << 20))  # reused for every slice: no fresh pages per read
+        block = bytearray(min(size, SLICE_BYTES + (1 << 20)))  # reused for every slice: no fresh pages per read
         for start, end in _slices(f, size):
             f.seek(start)
             length = end - start
@@ -175,11 +205,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
                 if b == 0:
                     continue
                 topic_col, doc_col = batch.column(0), batch.column(1)
-                topic_dict = topic_col.dictionary.to_pylist()
-                if any(not t for t in topic_dict):
-                    raise _Fallback
-                mapping = np.array([topic_map.setdefault(t, len(topic_map)) for t in topic_dict], dtype=np.int32)
-                codes[n:n + b] = mapping[_values(topic_col.indices, np.int32)]
+                codes[n:n + b] = _topic_codes(topic_col, topic_map, pc)
                 sc = _values(batch.column(3), np.float64)
                 if not np.all(np.isfinite(sc)):
                     raise _Fallback
@@ -194,8 +220,8 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
                 packed = _pack_chunk(doc_col, pc, pool)
                 if packed is None:
                     raise _Fallback
-                if words.ndim != 2 or words.shape[1] < packed.shape[1]:
-                    width = packed.shape[1]
+                if words.shape[1] < packed.shape[1] or len(words) < cap:
+                    width = max(words.shape[1], packed.shape[1])
                     grown = np.zeros((cap, width), dtype=np.uint64)
                     if n:
                         grown[:n, : words.shape[1]] = words[:n]

@@ -24,7 +24,7 @@ with ``run_columns_from_mapping``, which orders each topic with
 
 Source:
     trec_eval ``get_trec_results.c`` / ``form_res_rels.c``: sort by score
-    descending, ties by docno in reverse ``strcmp`` order; the rank column is
+    descending, ties by doc_id in reverse ``strcmp`` order; the rank column is
     not used.
 """
 

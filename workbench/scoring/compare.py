@@ -6,7 +6,7 @@ documents run A found within k that run B did not (*lost*) and the reverse
 (*gained*), each with its rank in both runs; topics are sorted by the largest
 loss first. Two paired tests on the per-topic values:
 
-* randomization (permutation) test: under H0 the labels A/B are exchangeable
+* randomization (permutation) test: under H0 the run names A and B are exchangeable
   within each topic; the statistic is the mean difference; two-sided p-value
   (``scipy.stats.permutation_test``, ``permutation_type="samples"``, exact when
   2^n <= n_resamples);

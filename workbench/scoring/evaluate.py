@@ -474,6 +474,8 @@ class Evaluator:
             th = max(m.effective_rel(self.rel), 0)
             nrel = self._nrel[m.effective_rel(self.rel)][s_arr] if m.USES_REL else np.zeros(n_s, np.int64)
             ceiling_vals: np.ndarray | None = None
+            num: np.ndarray
+            den: np.ndarray
             if isinstance(m, R | P | Success):
                 hits = np.bincount(jt[in_k & (jg >= th)], minlength=n_s).astype(np.float64)
                 if isinstance(m, R):
@@ -499,7 +501,7 @@ class Evaluator:
                 den = self._ideal(k, m.dcg)[s_arr]
             elif isinstance(m, Judged):
                 num = np.bincount(jt[in_k], minlength=n_s).astype(np.float64)
-                den = np.minimum(k, n_ret).astype(np.float64)
+                den = np.minimum(k, n_ret).astype(np.float64)  # ir_measures: min(k, returned)
             else:  # pragma: no cover - every registered measure is handled above
                 raise ValidationError(f"no scorer for measure {m}")
             vals = _div(num, den)

@@ -101,26 +101,38 @@ class NovelDocuments:
     doc_words: np.ndarray
     max_cutoff: int
 
-    def at(self, k: int) -> dict[str, list[tuple[int, str]]]:
-        """topic_id -> [(rank, doc_id), ...] of the unjudged documents in the top k, by rank.
+    def at(self, k: int) -> dict[str, list[str]]:
+        """topic_id -> doc ids of the unjudged documents in the top k, in rank order.
 
-        Only topics with at least one such document appear.
+        Only topics with at least one such document appear; ``ranks_at`` gives
+        their ranks, ``with_ranks`` both.
 
         Raises:
             ValueError: k is larger than ``max_cutoff`` (the lists stop there).
         """
+        return self._grouped(k, ranks=False)  # type: ignore[return-value]
+
+    def ranks_at(self, k: int) -> dict[str, list[int]]:
+        """topic_id -> ranks of the unjudged documents in the top k (same order as ``at``)."""
+        return self._grouped(k, ranks=True)  # type: ignore[return-value]
+
+    def with_ranks(self, k: int) -> dict[str, list[tuple[int, str]]]:
+        """topic_id -> [(rank, doc_id), ...] of the unjudged documents in the top k."""
+        docs, ranks = self.at(k), self.ranks_at(k)
+        return {t: list(zip(ranks[t], d, strict=True)) for t, d in docs.items()}
+
+    def _grouped(self, k: int, *, ranks: bool) -> dict[str, list[str]] | dict[str, list[int]]:
         if k > self.max_cutoff:
             raise ValueError(f"pool-novel documents were kept down to rank {self.max_cutoff}, not {k}")
         sel = np.flatnonzero(self.ranks <= k)
-        ids = unpack_ids(self.doc_words[sel])
-        ranks = self.ranks[sel].tolist()
+        values: list = self.ranks[sel].tolist() if ranks else unpack_ids(self.doc_words[sel])  # type: ignore[type-arg]
         topic_index = self.topic_index[sel]
         # Rows are grouped by topic: cut the lists at topic boundaries.
         cuts = (np.flatnonzero(topic_index[1:] != topic_index[:-1]) + 1).tolist()
-        out: dict[str, list[tuple[int, str]]] = {}
-        for lo, hi in zip([0] + cuts, cuts + [len(ids)], strict=True):
+        out: dict = {}  # type: ignore[type-arg]
+        for lo, hi in zip([0] + cuts, cuts + [len(values)], strict=True):
             if hi > lo:
-                out.setdefault(self.topic_ids[int(topic_index[lo])], []).extend(zip(ranks[lo:hi], ids[lo:hi], strict=True))
+                out.setdefault(self.topic_ids[int(topic_index[lo])], []).extend(values[lo:hi])
         return out
 
     def count(self, k: int) -> int:

@@ -98,7 +98,7 @@ class QrelsRef:
     n_entries: int = 0
 
     @property
-    def label(self) -> str:
+    def recorded_name(self) -> str:
         """Name used in the ``evaluations`` table: the version name, or ``file:<path>``."""
         return self.name if self.origin == "stored" else f"file:{self.name}"
 
@@ -402,7 +402,7 @@ def record_report(report: ScoreReport, store: LabelStore) -> list[str]:
             "duplicates": e.n_duplicates,
             "measures": [str(m) for m in e.measures],
         }
-        ids.append(store.record_evaluation(run_ref.name, report.qrels.label, evaluation_rows(e),
+        ids.append(store.record_evaluation(run_ref.name, report.qrels.recorded_name, evaluation_rows(e),
                                            evaluator_version=report.evaluator_version, params=params))
     return ids
 
