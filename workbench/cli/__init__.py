@@ -8,11 +8,12 @@ traceback only with ``--debug``); usage errors exit 2.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from workbench import __version__
@@ -73,29 +74,27 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit code (0 ok, 1 workbench error, 2 usage error)."""
+    """Run the CLI; return the exit code (0 ok, 1 workbench error, 2 usage error, 130 interrupted).
+
+    Usage errors (unknown command, missing argument) are reported by typer/click
+    with the command's usage line; a ``WorkbenchError`` becomes one
+    ``workbench: error: ...`` line on stderr.
+    """
     args = sys.argv[1:] if argv is None else list(argv)
     try:
-        app(args=args, prog_name="workbench", standalone_mode=False)
+        app(args=args, prog_name="workbench", standalone_mode=True)
+    except SystemExit as e:  # standalone mode always ends in SystemExit
+        code = e.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     except WorkbenchError as e:
         if common.STATE.debug:
             raise
         typer.echo(f"workbench: error: {e}", err=True)
         return 1
-    except click.exceptions.Exit as e:
-        return int(e.exit_code or 0)
-    except click.exceptions.Abort:
-        typer.echo("workbench: aborted", err=True)
-        return 130
-    except click.ClickException as e:
-        e.show()
-        return e.exit_code
     except BrokenPipeError:
         # stdout closed early (e.g. `| head`): not an error for a data-producing command.
-        try:
-            sys.stdout = open(__import__("os").devnull, "w")  # noqa: SIM115
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return 0
     except KeyboardInterrupt:
         typer.echo("workbench: interrupted", err=True)

@@ -19,8 +19,11 @@ it waits for through ``on_wait``. A process holding the file that sees a live
 foreign intent grants no *new* lease until it has closed the file, so its
 running leases drain and the waiter gets in: the UI (many threads, many short
 leases) and a CLI command (one process) take turns instead of one starving the
-other. A waiter that is itself holding nothing never waits on intents, so two
-waiters cannot deadlock. Stale intents of dead processes are removed.
+other. After closing for waiters, the process does not reopen the file while
+those waiters' intents remain (for at most 5 s), so a busy UI cannot snatch the
+file back before the CLI gets in. A waiter otherwise holding nothing only
+yields to the processes it closed for, and only for 5 s, so two waiters cannot
+deadlock. Stale intents of dead processes are removed.
 
 Only ``workbench.store`` imports duckdb.
 """
@@ -73,6 +76,11 @@ class _SharedConnection:
         self.linger_s = 0.0     # keep the file open this long after the last lease (UI)
         self.last_release = 0.0
         self.reaper: threading.Thread | None = None
+        # After closing the file for waiting processes, do not reopen it while
+        # they still wait (up to ``yield_s``): the hand-over is real, not a race.
+        self.yield_to: set[int] = set()
+        self.yield_until = 0.0
+        self.yield_s = 5.0
         self.local = threading.local()   # per-thread lease depth: nested leases never wait
         self.waiting_dir = path.with_name(path.name + ".waiting")
         self.holder_file = path.with_name(path.name + ".holder.json")
@@ -142,11 +150,18 @@ class _SharedConnection:
                     who = ", ".join(f"{i.get('client')} (pid {i.get('pid')})" for i in intents)
                     return None, f"letting {who} use the store first"
                 if intents and self.leases == 0:
-                    self._close()
+                    self._close_for(intents)
                 else:
                     self.leases += 1
                     self.local.depth = getattr(self.local, "depth", 0) + 1
                     return self.conn, ""
+            if self.yield_to and time.monotonic() < self.yield_until:
+                waiting = [i for i in self.foreign_intents() if i.get("pid") in self.yield_to]
+                if waiting:
+                    self.register_intent(client, purpose)
+                    who = ", ".join(f"{i.get('client')} (pid {i.get('pid')})" for i in waiting)
+                    return None, f"letting {who} use the store first"
+            self.yield_to = set()
             try:
                 conn = duckdb.connect(str(self.path))
             except duckdb.IOException as e:
@@ -189,7 +204,7 @@ class _SharedConnection:
             if self.leases <= 0:
                 self.leases = 0
                 if self.linger_s <= 0:
-                    self._close()
+                    self._close_for(self.foreign_intents())
                 else:
                     self.last_release = time.monotonic()
                     if self.reaper is None:
@@ -204,10 +219,9 @@ class _SharedConnection:
                 if self.conn is None:
                     self.reaper = None
                     return
-                if self.leases == 0 and (
-                    time.monotonic() - self.last_release >= self.linger_s or self.foreign_intents()
-                ):
-                    self._close()
+                intents = self.foreign_intents()
+                if self.leases == 0 and (time.monotonic() - self.last_release >= self.linger_s or intents):
+                    self._close_for(intents)
                     self.reaper = None
                     return
 
@@ -216,6 +230,14 @@ class _SharedConnection:
         with self.lock:
             if self.leases == 0:
                 self._close()
+
+    def _close_for(self, intents: list[dict[str, Any]]) -> None:
+        """Close the file; if processes wait for it, let them in before reopening."""
+        self._close()
+        pids = {i.get("pid") for i in intents if isinstance(i.get("pid"), int)}
+        if pids:
+            self.yield_to = pids  # type: ignore[assignment]
+            self.yield_until = time.monotonic() + self.yield_s
 
     def _close(self) -> None:
         if self.conn is not None:
