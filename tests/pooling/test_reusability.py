@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from pooling.reusability import kendall_tau, ordering, qrels_without, rank_changes, unique_contributions
+from pooling.reusability import (
+    kendall_tau,
+    ordering,
+    qrels_without,
+    rank_changes,
+    unique_contributions,
+)
 
 
 def test_unique_contributions_are_the_docs_only_that_run_brought():
