@@ -2,7 +2,8 @@
 
 Run with ``workbench ui`` (``streamlit run`` on this file, ``WORKBENCH_DB`` in
 the environment). Assessors see only their own queue (Judge, Progress); leads
-also get the Pool, Agreement, Adjudicate and Publish pages.
+also get the Pool, Agreement, Adjudicate, Publish, Scoreboard and Qrels
+versions pages.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ for key, default in {
     "judge_error": "",
     "adjudicate_msg": None,
     "publish_msg": None,
+    widgets.SCOREBOARD_QRELS_KEY: None,
+    widgets.QRELS_VERSIONS_KEY: None,
 }.items():
     st.session_state.setdefault(key, default)
 
@@ -97,6 +100,9 @@ else:
             st.Page(HERE / "app_pages" / "agreement.py", title="Agreement", icon=":material/handshake:"),
             st.Page(HERE / "app_pages" / "adjudicate.py", title="Adjudicate", icon=":material/balance:"),
             st.Page(HERE / "app_pages" / "publish.py", title="Publish", icon=":material/publish:"),
+            st.Page(HERE / "app_pages" / "scoreboard.py", title="Scoreboard", icon=":material/leaderboard:"),
+            st.Page(HERE / "app_pages" / "qrels_versions.py", title="Qrels versions",
+                    icon=":material/account_tree:"),
         ]
     pg = st.navigation(pages)
     # Saves run in button callbacks, before this script body: the counts include them.

@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from workbench.config import WorkbenchConfig, resolve
 from workbench.judging.queue import highlight_html, query_terms
+from workbench.scoring.measures import DEFAULT_CUTOFFS
 
 if TYPE_CHECKING:
     from workbench.judging.queue import JudgingView
     from workbench.rubric import Rubric
     from workbench.services.judging import Session
+    from workbench.services.scoreboard import Scoreboard
     from workbench.store import LabelStore
+    from workbench.store.qrels import QrelsVersionInfo
 
 SESSION_KEY = "auth_session"
 LEAD_POOL_KEY = "lead_pool"
@@ -158,3 +161,85 @@ def keys_help(rubric: Rubric, extra: Sequence[tuple[str, str]]) -> str:
     grades = " · ".join(f"{g.key} = {g.label}" for g in rubric.grades)
     rest = " · ".join(f"{k} = {what}" for k, what in extra)
     return f"Keys: {grades} · {rest}. Keys are ignored while typing in the note (press Tab to leave it)."
+
+
+# -- scoreboard and qrels-versions pages ------------------------------------------
+
+SCOREBOARD_QRELS_KEY = "scoreboard_qrels"
+"""Session key: the qrels version last chosen on the Scoreboard page."""
+QRELS_VERSIONS_KEY = "qrels_versions_current"
+"""Session key: the qrels version last chosen on the Qrels versions page."""
+MISSING_HELP = (
+    "Topics with |R| > 0 that a run has no results for (or that the run's producer reported empty/failed). "
+    "exclude: left out of every run's averages (listed below); zero: scored 0 for that run; "
+    "fail: refuse to score."
+)
+
+
+@st.cache_data(max_entries=16, show_spinner="Scoring the runs ...")
+def _scoreboard(
+    db_path: str, qrels_version: str, content_hash: str, run_names: tuple[str, ...], missing: str, rel: int,
+    cutoffs: tuple[int, ...],
+) -> Scoreboard:
+    # Keyed by the database path and the qrels content hash (qrels versions and
+    # runs are immutable); returns plain data, never a cursor.
+    from workbench.services.scoreboard import scoreboard
+
+    return scoreboard(store(), qrels_version, run_names=run_names, cutoffs=cutoffs, rel=rel, missing=missing)
+
+
+def cached_scoreboard(
+    qrels_version: str, run_names: Sequence[str], *, missing: str, rel: int = 1,
+    cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
+) -> Scoreboard:
+    """``services.scoreboard.scoreboard`` through ``st.cache_data`` (bounded), keyed by
+    (database path, qrels version and content hash, run names, policy, rel, cutoffs).
+
+    Raises:
+        WorkbenchError: as ``scoreboard`` (errors are not cached).
+    """
+    info = store().get_qrels_info(qrels_version)
+    return _scoreboard(str(config().db_path), qrels_version, info.content_hash, tuple(run_names), missing, rel,
+                       tuple(cutoffs))
+
+
+def qrels_version_picker(versions: Sequence[QrelsVersionInfo], *, key: str, remember: str,
+                         default: str | None = None) -> str:
+    """A qrels version select box; the choice is remembered in ``st.session_state[remember]``.
+
+    Args:
+        versions: the versions offered (non-empty), in display order.
+        key: the widget key.
+        remember: a non-widget session key (kept across page switches).
+        default: the version chosen when nothing is remembered (None = the last one).
+    """
+    names = [v.name for v in versions]
+    current = st.session_state.get(remember)
+    if current not in names:
+        current = default if default in names else names[-1]
+    labels = {
+        v.name: f"{v.name}  ({v.collection}, {v.origin}, {v.n_entries:,} judgments, {v.n_relevant:,} relevant)"
+        for v in versions
+    }
+    chosen = st.selectbox("Qrels version", names, index=names.index(current), key=key,
+                          format_func=lambda n: labels[n])
+    st.session_state[remember] = chosen
+    return str(chosen)
+
+
+def missing_policy_picker(key: str) -> str:
+    """The missing-topic policy radio (exclude | zero | fail), exclude first."""
+    return str(st.radio("Missing topics", ["exclude", "zero", "fail"], horizontal=True, key=key,
+                        help=MISSING_HELP))
+
+
+def topic_list(ids: Sequence[str], limit: int = 20) -> str:
+    """'1, 2, 5' or '1, 2, ... (+8 more)'."""
+    shown = ", ".join(ids[:limit])
+    return shown + (f" ... (+{len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def float_columns(rows: Sequence[Mapping[str, object]], fmt: str = "%.4f") -> dict[str, Any]:
+    """``column_config`` showing every float column of ``rows`` with ``fmt`` (values stay full precision)."""
+    cols = {c for r in rows for c, v in r.items() if isinstance(v, float)}
+    return {c: st.column_config.NumberColumn(c, format=fmt) for c in sorted(cols)}

@@ -1,0 +1,315 @@
+"""Scoreboard and qrels-versions: the services against hand-computed values and
+pytrec_eval, then the two lead pages in AppTest (the displayed numbers), and an
+assessor who cannot reach them.
+
+The store (no SQL, public API only): collection ``toy`` (documents d1-d6,
+topics 1-3), runs ``bm25`` and ``dense`` (every topic) and ``partial`` (topic 1
+only, so topic 2 is ``empty``), and three qrels versions::
+
+    toy-ref (imported, no parent)
+    toy-v1            t1: d1=2 d3=0 d5=1 d6=1   t2: d2=1 d6=0      t3: d6=0 (|R| = 0)
+    toy-v2 (parent v1) t1: d1=2 d3=1 d4=1 d5=1 d6=1   t2: d2=1 d5=2   t3: d6=0
+      -> added (t1,d4) (t2,d5); changed (t1,d3) 0->1; removed (t2,d6)
+
+Rankings (score desc): bm25 t1 = d1 d4 d3, t2 = d2 d5; dense t1 = d4 d1 d6,
+t2 = d5 d2; partial t1 = d5 d6 d2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from app_helpers import DOCUMENTS, TOPICS, new_app, page_text, sign_in
+
+from workbench.types import RunInfo, Topic
+
+COLLECTION = "toy"
+TOKENS = {"lead": "lead-token-1", "ann": "ann-token-1"}
+RUNS = {
+    "bm25": {"1": {"d1": 3.0, "d4": 2.0, "d3": 1.0}, "2": {"d2": 3.0, "d5": 2.0}, "3": {"d6": 1.0}},
+    "dense": {"1": {"d4": 0.9, "d1": 0.8, "d6": 0.1}, "2": {"d5": 0.7, "d2": 0.6}, "3": {"d1": 0.5}},
+    "partial": {"1": {"d5": 1.0, "d6": 0.5, "d2": 0.1}},
+}
+V1 = {"1": {"d1": 2, "d3": 0, "d5": 1, "d6": 1}, "2": {"d2": 1, "d6": 0}, "3": {"d6": 0}}
+V2 = {"1": {"d1": 2, "d3": 1, "d4": 1, "d5": 1, "d6": 1}, "2": {"d2": 1, "d5": 2}, "3": {"d6": 0}}
+REF = {"1": {"d1": 1}, "2": {"d2": 1}}
+
+# R@20 (= R@k for every k >= 3 here) by hand: hits / |R| per topic, mean over topics 1 and 2.
+R20_V1 = {"bm25": (1 / 3 + 1 / 1) / 2, "dense": (2 / 3 + 1 / 1) / 2}
+R20_V2 = {"bm25": (3 / 5 + 2 / 2) / 2, "dense": (3 / 5 + 2 / 2) / 2}
+
+
+def _seed(db) -> None:
+    from workbench.store import LabelStore
+
+    store = LabelStore(db, client="seed", lock_timeout_s=60)
+    store.ingest_collection(COLLECTION, DOCUMENTS, [*TOPICS, Topic("3", "wing flutter")])
+    for name, run in RUNS.items():
+        store.save_run(RunInfo(name, "imported", {}, 10, COLLECTION, ""), run)
+    store.create_qrels_version("toy-ref", COLLECTION, REF, origin="imported", rule="test")
+    store.create_qrels_version("toy-v1", COLLECTION, V1, origin="imported", rule="test")
+    store.create_qrels_version("toy-v2", COLLECTION, V2, origin="imported", rule="test", parent_version="toy-v1")
+    store.add_user("lead", "lead", token=TOKENS["lead"])
+    store.add_user("ann", "assessor", token=TOKENS["ann"], lead="lead")
+
+
+@pytest.fixture
+def board_db(tmp_path, monkeypatch):
+    """The store above, with WORKBENCH_DB pointing at it; caches cleared around the test."""
+    import streamlit as st
+
+    db = tmp_path / "labels" / "wb.duckdb"
+    db.parent.mkdir()
+    _seed(db)
+    monkeypatch.setenv("WORKBENCH_DB", str(db))
+    monkeypatch.setenv("WORKBENCH_LOCK_TIMEOUT", "60")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield db
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def store(board_db):
+    from workbench.store import LabelStore
+
+    return LabelStore(board_db, client="pytest", lock_timeout_s=60)
+
+
+# -- services ---------------------------------------------------------------------
+
+def _trec(qrels, run, measures):
+    import pytrec_eval
+
+    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+
+
+def test_scoreboard_matches_pytrec_eval_per_topic_and_macro(store):
+    from workbench.services.scoreboard import scoreboard
+
+    board = scoreboard(store, "toy-v1", run_names=["bm25", "dense"], missing="exclude")
+    assert board.runs == ("bm25", "dense") and board.missing == "exclude"
+    assert board.topics == ("1", "2") and board.excluded_topics == ("3",) and board.missing_by_run == {}
+    oracle_measures = {"recall_5", "recall_10", "recall_20", "recall_50", "recall_100", "P_10", "ndcg_cut_10"}
+    for run in ("bm25", "dense"):
+        e = board.evaluations[run]
+        # topic 3 has |R| = 0: left out of the oracle's mean as it is of ours
+        oracle = _trec({t: V1[t] for t in ("1", "2")}, {t: RUNS[run][t] for t in ("1", "2")}, oracle_measures)
+        for ours, theirs in [("R@5", "recall_5"), ("R@10", "recall_10"), ("R@20", "recall_20"),
+                             ("R@50", "recall_50"), ("R@100", "recall_100"), ("P@10", "P_10"),
+                             ("nDCG@10", "ndcg_cut_10")]:
+            for t in ("1", "2"):
+                assert e.value(ours, t) == pytest.approx(oracle[t][theirs])
+            assert board.value(run, ours) == pytest.approx((oracle["1"][theirs] + oracle["2"][theirs]) / 2)
+        assert board.value(run, "R@20") == pytest.approx(R20_V1[run])
+    # micro R@20 = all hits / all relevant; ceiling min(20, |R|) / |R| = 1 for both topics
+    assert board.value("bm25", "R@20", "micro") == pytest.approx((1 + 1) / (3 + 1))
+    assert board.value("dense", "R@20", "micro") == pytest.approx((2 + 1) / (3 + 1))
+    assert board.value("bm25", "R@20", "ceiling") == pytest.approx(1.0)
+    # RR@10: first relevant at rank 1 (bm25: d1, d2); dense: t1 d1 at 2, t2 d2 at 2
+    assert board.value("bm25", "RR@10") == pytest.approx((1 / 1 + 1 / 1) / 2)
+    assert board.value("dense", "RR@10") == pytest.approx((1 / 2 + 1 / 2) / 2)
+    # pool-novel within 20: bm25 t1 d4, t2 d5; dense t1 d4, t2 d5 (topic 3 is not evaluated)
+    assert board.value("bm25", "Judged@20", "pool-novel") == 2
+    assert board.value("dense", "Judged@20", "pool-novel") == 2
+    assert board.value("bm25", "Judged@5") == pytest.approx((2 / 3 + 1 / 2) / 2)  # judged / returned
+    # the display tables carry the same full-precision numbers
+    row = {r["run"]: r for r in board.measure_table()}
+    assert row["dense"]["R@20"] == board.value("dense", "R@20") and row["dense"]["R@20 ceiling"] == 1.0
+    assert list(row["bm25"])[:5] == ["run", "R@5", "R@5 ceiling", "R@10", "R@10 ceiling"]
+    nov = {r["run"]: r for r in board.novelty_table()}
+    assert nov["bm25"]["pool-novel@20"] == 2 and nov["bm25"]["R@20 optimistic"] == pytest.approx(
+        ((1 + 1) / (3 + 1) + (1 + 1) / (1 + 1)) / 2)  # (hits + u) / (|R| + u)
+
+
+def test_ceiling_and_pool_novel_at_small_cutoffs(store):
+    from workbench.services.scoreboard import scoreboard
+
+    board = scoreboard(store, "toy-v1", run_names=["bm25", "dense"], cutoffs=(1, 2))
+    assert board.cutoffs == (1, 2)
+    assert board.value("bm25", "R@1", "ceiling") == pytest.approx((1 / 3 + 1 / 1) / 2)  # min(1, |R|) / |R|
+    assert board.value("bm25", "R@1") == pytest.approx((1 / 3 + 1) / 2)  # d1, d2 at rank 1
+    assert board.value("dense", "R@1") == 0.0  # d4 unjudged, d5 unjudged
+    assert board.value("dense", "Judged@1", "pool-novel") == 2
+    assert board.value("bm25", "Judged@1", "pool-novel") == 0
+
+
+def test_missing_topic_policies(store):
+    from workbench.errors import MissingTopicsError
+    from workbench.services.scoreboard import scoreboard
+
+    assert store.get_run_statuses("partial")["2"] == "empty"
+    ex = scoreboard(store, "toy-v1", missing="exclude")  # every run of the collection
+    assert ex.runs == ("bm25", "dense", "partial")
+    assert ex.missing_by_run == {"partial": ("2",)} and ex.missing_topics == ("2",)
+    assert ex.topics == ("1",)  # one topic set for every run
+    assert ex.value("bm25", "R@20") == pytest.approx(1 / 3)
+    assert ex.value("partial", "R@20") == pytest.approx(2 / 3)  # d5, d6 of {d1, d5, d6}
+    zero = scoreboard(store, "toy-v1", missing="zero")
+    assert zero.topics == ("1", "2") and zero.missing_by_run == {"partial": ("2",)}
+    assert zero.value("partial", "R@20") == pytest.approx((2 / 3 + 0) / 2)
+    assert zero.value("bm25", "R@20") == pytest.approx(R20_V1["bm25"])
+    with pytest.raises(MissingTopicsError, match=r"'partial' has no results for 1 qrels topic\(s\): 2"):
+        scoreboard(store, "toy-v1", missing="fail")
+
+
+def test_version_changes_from_parent(store):
+    from workbench.services.scoreboard import scoreboard, version_changes
+
+    assert version_changes(store, "toy-v1") == []  # no parent
+    changes = version_changes(store, "toy-v2", run_names=["bm25", "dense"])
+    by = {(c.run, c.measure): c for c in changes}
+    assert len(changes) == 2 * 13  # 5 R@k, nDCG@10, RR@10, P@10, 5 Judged@k
+    for run in ("bm25", "dense"):
+        c = by[(run, "R@20")]
+        assert c.parent_value == pytest.approx(R20_V1[run]) and c.value == pytest.approx(R20_V2[run])
+        assert c.delta == pytest.approx(R20_V2[run] - R20_V1[run])
+        assert (c.parent_n_topics, c.n_topics) == (2, 2)
+    assert by[("bm25", "R@20")].delta == pytest.approx(0.8 - 2 / 3)
+    assert by[("dense", "R@20")].delta == pytest.approx(0.8 - 5 / 6)
+    # Judged@20 rises for bm25: d4 and d5 were judged in v2, d6 of topic 2 removed (not returned)
+    assert by[("bm25", "Judged@20")].delta == pytest.approx((3 / 3 + 2 / 2) / 2 - (2 / 3 + 1 / 2) / 2)
+    # the values are the scoreboards' values
+    v2 = scoreboard(store, "toy-v2", run_names=["bm25", "dense"])
+    assert by[("dense", "nDCG@10")].value == v2.value("dense", "nDCG@10")
+
+
+def test_topic_drilldown_misses_and_unjudged(store):
+    from workbench.errors import ValidationError
+    from workbench.services.scoreboard import document_titles, scoreboard, topic_drilldown
+
+    v1 = scoreboard(store, "toy-v1", run_names=["bm25", "dense"])
+    d = topic_drilldown(v1.evaluations["bm25"], "1", 5)
+    assert (d.n_relevant, d.n_found, d.recall) == (3, 1, 1 / 3)
+    assert sorted((m.doc_id, m.grade, m.rank) for m in d.misses) == [("d5", 1, None), ("d6", 1, None)]
+    assert d.unjudged == [(2, "d4")]
+    v2 = scoreboard(store, "toy-v2", run_names=["bm25", "dense"])
+    d = topic_drilldown(v2.evaluations["bm25"], "1", 2)
+    assert (d.n_relevant, d.n_found) == (5, 2)  # d1, d4 within 2
+    assert sorted((m.doc_id, m.rank) for m in d.misses) == [("d3", 3), ("d5", None), ("d6", None)]
+    assert d.unjudged == []
+    assert topic_drilldown(v2.evaluations["dense"], "2", 1).unjudged == []  # d5 judged in v2
+    with pytest.raises(ValidationError, match=r"topic '3' \(\|R\| = 0 in the qrels\)"):
+        topic_drilldown(v1.evaluations["bm25"], "3", 5)
+    for k in (0, 101):
+        with pytest.raises(ValidationError, match=r"expected a cutoff k in 1\.\.100"):
+            topic_drilldown(v1.evaluations["bm25"], "1", k)
+    assert document_titles(store, COLLECTION, ["d4", "nope"]) == {"d4": "Heat transfer",
+                                                                  "nope": "(not in the collection)"}
+
+
+def test_lineage(store):
+    from workbench.services.scoreboard import lineage_chains, qrels_lineage
+
+    assert qrels_lineage(store, "toy-v2") == ["toy-v1", "toy-v2"]
+    assert lineage_chains(store.list_qrels_versions()) == [["toy-ref"], ["toy-v1", "toy-v2"]]
+
+
+def test_service_doctests():
+    import doctest
+
+    import workbench.services.scoreboard as mod
+
+    result = doctest.testmod(mod)
+    assert result.attempted >= 3 and result.failed == 0
+
+
+# -- pages (AppTest) ----------------------------------------------------------------
+
+def _lead(page: str):
+    at = sign_in(new_app(), "lead", TOKENS["lead"])
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_scoreboard_page_shows_the_numbers(board_db):
+    from workbench.store import LabelStore
+
+    at = _lead("scoreboard")
+    assert [t.value for t in at.title] == ["Scoreboard"]
+    assert at.selectbox(key="scoreboard_qrels_pick").value == "toy-v2"  # newest by default
+    at.selectbox(key="scoreboard_qrels_pick").set_value("toy-v1").run()
+    # all three runs: partial lacks topic 2, which the page says and excludes everywhere
+    text = page_text(at)
+    assert "missing-topic policy: **exclude**" in text
+    assert "**partial**: 1 topic(s): 2" in text and "left out of every run's averages" in text
+    assert "**1 evaluated**" in text and "1 excluded (|R| = 0)" in text
+    table = at.dataframe[0].value.set_index("run")
+    assert round(table.loc["bm25", "R@20"], 4) == round(1 / 3, 4)
+
+    at.multiselect(key="scoreboard_runs_toy").set_value(["bm25", "dense"]).run()
+    assert not at.exception
+    text = page_text(at)
+    assert "**2 evaluated**" in text and "No run misses a topic" in text
+    info = LabelStore(board_db, client="pytest").get_qrels_info("toy-v1")
+    assert info.content_hash[:12] in text and "columnar-numpy" in text  # lineage: hash and evaluator
+    table = at.dataframe[0].value.set_index("run")
+    for run, value in R20_V1.items():
+        assert round(table.loc[run, "R@20"], 4) == round(value, 4)
+        assert table.loc[run, "R@20 ceiling"] == 1.0
+    micro = at.dataframe[1].value.set_index("run")
+    assert round(micro.loc["dense", "R@20"], 4) == round(3 / 4, 4)
+    novelty = at.dataframe[2].value.set_index("run")
+    assert list(novelty.loc["bm25", [f"pool-novel@{k}" for k in (5, 10, 20, 50, 100)]]) == [2, 2, 2, 2, 2]
+    (chart,) = at.get("vega_lite_chart")
+    spec = chart.proto.spec
+    assert '"run": "bm25"' in spec and '"run": "dense"' in spec and '"run": "ceiling"' in spec
+
+    # drill-down: bm25, topic 1, k = 5 on v1
+    at.selectbox(key="scoreboard_drill_run").set_value("bm25")
+    at.selectbox(key="scoreboard_drill_topic").set_value("1")
+    at.selectbox(key="scoreboard_drill_k").set_value(5).run()
+    assert not at.exception
+    misses = at.dataframe[3].value
+    assert sorted(misses["document"]) == ["d5", "d6"] and set(misses["rank in run"]) == {"not retrieved"}
+    assert set(misses["title"]) == {"Wing flutter", "Unrelated"} and set(misses["grade"]) == {1}
+    unjudged = at.dataframe[4].value
+    assert unjudged.to_dict("records") == [{"rank": 2, "document": "d4", "title": "Heat transfer"}]
+    assert [m.value for m in at.metric][:4] == [f"{1 / 3:.4f}", "3", "1", "1"]
+
+
+def test_scoreboard_fail_policy_shows_the_error(board_db):
+    at = _lead("scoreboard")
+    at.radio(key="scoreboard_missing").set_value("fail").run()
+    assert not at.exception
+    assert "'partial' has no results for 1 qrels topic(s): 2" in at.error[0].value
+
+
+def test_qrels_versions_page_lineage_diff_and_changes(board_db):
+    at = _lead("qrels_versions")
+    versions = at.dataframe[0].value
+    assert list(versions["name"]) == ["toy-ref", "toy-v1", "toy-v2"]
+    assert list(versions["parent"]) == ["", "", "toy-v1"] and list(versions["entries"]) == [2, 7, 8]
+    text = page_text(at)
+    assert "`toy-v1` → `toy-v2`" in text and "`toy-ref`" in text
+    assert at.selectbox(key="qrels_versions_pick").value == "toy-v2"
+    assert [m.value for m in at.metric] == ["2", "1", "1"]  # added, changed, removed
+    # every run, exclude: partial lacks topic 2, so both versions average topic 1 only
+    deltas = at.dataframe[-2].value.set_index("run")
+    assert round(deltas.loc["bm25", "Δ R@20"], 4) == round(3 / 5 - 1 / 3, 4)
+    assert round(deltas.loc["dense", "Δ R@20"], 4) == round(3 / 5 - 2 / 3, 4)
+    assert "partial: 2" in text
+
+    at.radio(key="qrels_versions_missing").set_value("zero").run()
+    assert not at.exception
+    deltas = at.dataframe[-2].value.set_index("run")
+    for run in ("bm25", "dense"):
+        assert round(deltas.loc[run, "Δ R@20"], 4) == round(R20_V2[run] - R20_V1[run], 4)
+    detail = at.dataframe[-1].value
+    row = detail[(detail["run"] == "dense") & (detail["measure"] == "R@20")].iloc[0]
+    assert math.isclose(row["toy-v1"], 5 / 6) and math.isclose(row["toy-v2"], 0.8)
+
+    at.selectbox(key="qrels_versions_pick").set_value("toy-ref").run()
+    assert "toy-ref has no parent version" in at.info[0].value
+
+
+def test_assessor_cannot_open_the_lead_pages(board_db):
+    at = sign_in(new_app(), "ann", TOKENS["ann"])
+    assert not at.exception
+    for page in ("scoreboard", "qrels_versions"):
+        with pytest.raises(ValueError, match="Could not find a navigation page"):
+            at.switch_page(f"app_pages/{page}.py")
+    assert "Scoreboard" not in page_text(at)

@@ -1,0 +1,108 @@
+"""Qrels versions (leads): every version with its lineage, and for a version
+with a parent, what changed (entries added, changed, removed) and how every
+run's scores moved from the parent to it. A thin view over
+``workbench.services.scoreboard`` and the store's read methods.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench.app import widgets
+from workbench.errors import WorkbenchError
+from workbench.services import scoreboard as svc
+
+widgets.require_session(lead=True)
+store = widgets.store()
+st.title("Qrels versions")
+
+versions = store.list_qrels_versions()
+if not versions:
+    st.info("No qrels version yet: publish one on the Publish page or `workbench qrels import` a file.")
+    st.stop()
+
+st.dataframe(
+    [
+        {"name": v.name, "collection": v.collection, "origin": v.origin, "parent": v.parent_version or "",
+         "pool version": v.pool_version or "", "rule": v.rule, "topics": v.n_topics, "entries": v.n_entries,
+         "relevant": v.n_relevant, "content hash": v.content_hash[:12],
+         "created": f"{v.created_at:%Y-%m-%d %H:%M}", "created by": v.created_by}
+        for v in versions
+    ],
+    hide_index=True,
+)
+
+st.subheader("Lineage")
+st.markdown("\n".join(f"- {' → '.join(f'`{n}`' for n in chain)}" for chain in svc.lineage_chains(versions)))
+st.caption("Each arrow points from a parent version to the version published as its revision.")
+
+with_parent = [v for v in versions if v.parent_version]
+st.subheader("Changes from the parent version")
+c1, c2 = st.columns([3, 2])
+with c1:
+    name = widgets.qrels_version_picker(versions, key="qrels_versions_pick", remember=widgets.QRELS_VERSIONS_KEY,
+                                        default=with_parent[-1].name if with_parent else None)
+info = next(v for v in versions if v.name == name)
+if not info.parent_version:
+    st.info(f"{info.name} has no parent version: nothing to compare it with.")
+    st.stop()
+with c2:
+    missing = widgets.missing_policy_picker("qrels_versions_missing")
+parent = info.parent_version
+st.markdown(f"**{parent} → {info.name}**" + (f" · pool version {info.pool_version}" if info.pool_version else ""))
+
+try:
+    diff = store.qrels_diff(parent, info.name)
+except WorkbenchError as e:
+    st.error(str(e))
+    st.stop()
+m1, m2, m3 = st.columns(3)
+m1.metric("Added", len(diff.added))
+m2.metric("Changed", len(diff.changed))
+m3.metric("Removed", len(diff.removed))
+if diff.changed:
+    with st.expander(f"Changed grades ({len(diff.changed)})"):
+        st.dataframe([{"topic": t, "document": d, "parent grade": o, "grade": n} for t, d, o, n in diff.changed[:500]],
+                     hide_index=True)
+if diff.added:
+    with st.expander(f"Added entries ({len(diff.added)}; first 500)"):
+        st.dataframe([{"topic": q.topic_id, "document": q.doc_id, "grade": q.grade} for q in diff.added[:500]],
+                     hide_index=True)
+if diff.removed:
+    with st.expander(f"Removed entries ({len(diff.removed)}; first 500)"):
+        st.dataframe([{"topic": q.topic_id, "document": q.doc_id, "grade": q.grade} for q in diff.removed[:500]],
+                     hide_index=True)
+
+run_names = [r.name for r in store.list_runs(info.collection)]
+if not run_names:
+    st.info(f"No stored run of collection {info.collection!r} to rescore.")
+    st.stop()
+try:
+    before = widgets.cached_scoreboard(parent, run_names, missing=missing)
+    after = widgets.cached_scoreboard(info.name, run_names, missing=missing)
+except WorkbenchError as e:
+    st.error(str(e))
+    st.stop()
+changes = svc.changes_between(before, after)
+
+st.subheader(f"Score changes of every run: {parent} → {info.name}")
+st.caption(
+    f"Macro means; missing-topic policy **{missing}**. Topics evaluated: {len(before.topics)} on {parent}, "
+    f"{len(after.topics)} on {info.name} (|R| = 0 excluded: {len(before.excluded_topics)} and "
+    f"{len(after.excluded_topics)}). Qrels hashes `{before.qrels.content_hash[:12]}` → "
+    f"`{after.qrels.content_hash[:12]}` · evaluator `{after.evaluator_version}`"
+)
+for label, board in ((parent, before), (info.name, after)):
+    if board.missing_by_run:
+        st.warning(f"On {label}, topics missing from runs: "
+                   + "; ".join(f"{r}: {widgets.topic_list(ts)}" for r, ts in board.missing_by_run.items()))
+deltas: list[dict[str, object]] = []
+for run in after.runs:
+    row: dict[str, object] = {"run": run}
+    row.update({f"Δ {c.measure}": c.delta for c in changes if c.run == run})
+    deltas.append(row)
+st.dataframe(deltas, hide_index=True, column_config=widgets.float_columns(deltas, "%+.4f"))
+detail = [{"run": c.run, "measure": c.measure, parent: c.parent_value, info.name: c.value, "delta": c.delta}
+          for c in changes]
+with st.expander("Every value (parent, version, delta)"):
+    st.dataframe(detail, hide_index=True, column_config=widgets.float_columns(detail))
