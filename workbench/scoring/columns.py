@@ -39,7 +39,6 @@ from workbench import ranking
 from workbench.types import Qrels, Run
 
 _U64 = np.uint64
-_SENTINEL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _CHUNK = 1 << 20
 """Rows processed per step where a full-length temporary would cost memory."""
 
@@ -321,13 +320,13 @@ def canonical_order(cols: RunColumns) -> np.ndarray | None:
 
 
 def _segment_grid(values: np.ndarray, codes: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
-    """(n_topics, width) array: row c holds topic c's values in order, padded with the sentinel."""
+    """(n_topics, width) array: row c holds topic c's values in order, padded with the dtype's maximum."""
     n_topics = len(starts) - 1
     m = len(values)
     lengths = np.diff(starts)
     if m == n_topics * width and np.all(lengths == width):
         return values.reshape(n_topics, width).copy()
-    grid = np.full((n_topics, width), _SENTINEL, dtype=_U64)
+    grid = np.full((n_topics, width), np.iinfo(values.dtype).max, dtype=values.dtype)
     flat = grid.reshape(-1)
     shift = np.arange(n_topics, dtype=np.int64) * width - starts[:-1]  # flat index = row + shift[code]
     for lo in range(0, m, _CHUNK):
@@ -347,15 +346,18 @@ def _find_duplicates(codes: np.ndarray, words: np.ndarray, starts: np.ndarray, h
     drop = np.zeros(m, dtype=bool)
     if m < 2:
         return drop
-    # h < 2**63, so never equal to the padding sentinel.
     lengths = np.diff(starts)
     n_topics = len(lengths)
     longest = int(lengths.max())
     subset: np.ndarray | None = None
     if n_topics * longest <= 2 * m + 1024:
-        grid = _segment_grid(h, codes, starts, longest)
+        # The high 31 bits suffice to find suspect topics (half the bytes to sort of 64-bit keys);
+        # a chance collision only adds a topic to the exact check below. 31 bits < the uint32 padding.
+        halves = np.ascontiguousarray(h).view(np.uint32)
+        h31 = np.ascontiguousarray(halves[1::2] if np.little_endian else halves[0::2])
+        grid = _segment_grid(h31, codes, starts, longest)
         grid.sort(axis=1)
-        eq = (grid[:, 1:] == grid[:, :-1]) & (grid[:, 1:] != _SENTINEL)
+        eq = (grid[:, 1:] == grid[:, :-1]) & (grid[:, 1:] != np.uint32(0xFFFFFFFF))
         suspects = np.flatnonzero(eq.any(axis=1))
         del grid, eq
         if len(suspects) == 0:

@@ -47,9 +47,9 @@ Source:
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -77,6 +77,8 @@ from workbench.scoring.measures import (
 )
 from workbench.scoring.novelty import NovelDocuments, NoveltyAtK
 from workbench.types import Qrels, Run, TopicMetric
+
+_V = TypeVar("_V", int, float)
 
 MissingPolicy = Literal["fail", "zero", "exclude"]
 """What to do with qrels topics a run has no results for."""
@@ -115,6 +117,66 @@ class Aggregate:
     sum_value: float
     sum_numerator: float
     sum_denominator: float
+
+
+class TopicValues(Mapping[str, _V]):
+    """A read-only topic_id -> value mapping over an array (built on access, not up front).
+
+    Args:
+        topics: the topics, in order.
+        position: topic_id -> index into ``values`` (shared between mappings).
+        values: one value per topic.
+        cast: ``int`` or ``float``, applied to each value read.
+    """
+
+    __slots__ = ("_cast", "_position", "_topics", "_values")
+
+    def __init__(self, topics: tuple[str, ...], position: Mapping[str, int], values: np.ndarray,
+                 cast: Callable[[Any], _V]) -> None:
+        self._topics = topics
+        self._position = position
+        self._values = values
+        self._cast: Callable[[Any], _V] = cast
+
+    def __getitem__(self, topic_id: str) -> _V:
+        return self._cast(self._values[self._position[topic_id]])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._topics)
+
+    def __len__(self) -> int:
+        return len(self._topics)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+class TopicMetrics(Mapping[str, TopicMetric]):
+    """topic_id -> ``TopicMetric`` of one measure, built on access from the value arrays."""
+
+    __slots__ = ("_den", "_measure", "_num", "_position", "_topics", "_values")
+
+    def __init__(self, measure: str, topics: tuple[str, ...], position: Mapping[str, int],
+                 values: np.ndarray, numerators: np.ndarray, denominators: np.ndarray) -> None:
+        self._measure = measure
+        self._topics = topics
+        self._position = position
+        self._values = values
+        self._num = numerators
+        self._den = denominators
+
+    def __getitem__(self, topic_id: str) -> TopicMetric:
+        i = self._position[topic_id]
+        return TopicMetric(topic_id, self._measure, float(self._values[i]), float(self._num[i]), float(self._den[i]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._topics)
+
+    def __len__(self) -> int:
+        return len(self._topics)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +364,7 @@ class Evaluator:
         self._qkey_sorted = qkey[self._q_order]
         self._qkey_unique = bool(len(qkey) < 2 or np.all(self._qkey_sorted[1:] != self._qkey_sorted[:-1]))
         n = max(1, len(qkey))
-        self._bits = int(min(26, max(16, math.ceil(math.log2(n)) + 4)))
+        self._bits = int(min(28, max(16, math.ceil(math.log2(n)) + 4)))  # <= 31 (bucket from the high half)
         table = np.zeros(1 << self._bits, dtype=bool)
         table[(self._q_hash >> np.uint64(63 - self._bits)).astype(np.int64)] = True
         self._table = table
@@ -333,10 +395,13 @@ class Evaluator:
         q = self.q
         if len(rr.topic_codes) == 0 or len(q.topic_codes) == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        shift = np.uint64(63 - self._bits)
+        # Bucket = the top `bits` bits of the 63-bit hash = high 32-bit half >> (31 - bits).
+        halves = np.ascontiguousarray(doc_hash, dtype=np.uint64).view(np.uint32)
+        high = halves[1::2] if np.little_endian else halves[0::2]
+        shift = np.uint32(31 - self._bits)
         cand = np.concatenate([
-            lo + np.flatnonzero(self._table[(doc_hash[lo: lo + _CHUNK] >> shift).astype(np.int64)])
-            for lo in range(0, len(doc_hash), _CHUNK)
+            lo + np.flatnonzero(np.take(self._table, high[lo: lo + _CHUNK] >> shift))
+            for lo in range(0, len(high), _CHUNK)
         ])
         tq = run2q[rr.topic_codes[cand]]
         ok = tq >= 0
@@ -465,7 +530,8 @@ class Evaluator:
         jr = rr.rank_at(rows)
         jg = q.grades[qi]
 
-        per_topic: dict[Measure, dict[str, TopicMetric]] = {}
+        per_topic: dict[Measure, Mapping[str, TopicMetric]] = {}
+        position = {t: i for i, t in enumerate(topics)}
         aggregates: dict[Measure, Aggregate] = {}
         s_arr = np.array(s_q, dtype=np.int64)
         for m in self.measures:
@@ -506,10 +572,7 @@ class Evaluator:
                 raise ValidationError(f"no scorer for measure {m}")
             vals = _div(num, den)
             mname = str(m)
-            per_topic[m] = {
-                t: TopicMetric(t, mname, v, a, b)
-                for t, v, a, b in zip(topics, vals.tolist(), num.tolist(), den.tolist(), strict=True)
-            }
+            per_topic[m] = TopicMetrics(mname, topics, position, vals, num, den)
             sum_num, sum_den = float(num.sum()), float(den.sum())
             aggregates[m] = Aggregate(
                 measure=m,
@@ -537,10 +600,10 @@ class Evaluator:
             high = _div(hits + unj, nrel_s + unj)
             novelty[k] = NoveltyAtK(
                 cutoff=k,
-                unjudged=dict(zip(topics, unj.tolist(), strict=True)),
-                returned=dict(zip(topics, returned.tolist(), strict=True)),
-                recall_low=dict(zip(topics, low.tolist(), strict=True)),
-                recall_high=dict(zip(topics, high.tolist(), strict=True)),
+                unjudged=TopicValues(topics, position, unj, int),
+                returned=TopicValues(topics, position, returned, int),
+                recall_low=TopicValues(topics, position, low, float),
+                recall_high=TopicValues(topics, position, high, float),
                 macro_low=float(low.mean()) if n_s else math.nan,
                 macro_high=float(high.mean()) if n_s else math.nan,
                 total_unjudged=int(unj.sum()),
@@ -592,8 +655,10 @@ class Evaluator:
         np.cumsum(lengths[:-1], out=offsets[1:])
         rows = np.repeat(first - offsets, lengths) + np.arange(total, dtype=np.int64)
         topic_index = np.repeat(s_index[run2q[c_arr]], lengths)
-        judged = np.isin(rows, judged_rows, assume_unique=False) if len(judged_rows) else np.zeros(total, bool)
-        rows, topic_index = rows[~judged], topic_index[~judged]
+        is_judged = np.zeros(len(rr.topic_codes), dtype=bool)
+        is_judged[judged_rows] = True
+        keep = ~is_judged[rows]
+        rows, topic_index = rows[keep], topic_index[keep]
         return NovelDocuments(topics, topic_index, rr.rank_at(rows), rr.doc_words[rows], kmax)
 
     def _curve(
