@@ -338,7 +338,7 @@ def _segment_grid(values: np.ndarray, codes: np.ndarray, starts: np.ndarray, wid
 def _find_duplicates(codes: np.ndarray, words: np.ndarray, starts: np.ndarray, h: np.ndarray) -> np.ndarray:
     """Rows (in canonical order) that repeat an earlier (topic, doc) pair: boolean (m,).
 
-    A segmented sort of 63-bit hashes finds the topics that may hold a repeat
+    A segmented sort of 31-bit hash prefixes finds the topics that may hold a repeat
     (one padded row per topic when lengths are even enough, else one global
     sort); only their rows are then checked exactly.
     """
