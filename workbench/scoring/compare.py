@@ -3,8 +3,9 @@
 ``compare(a, b, measure)`` takes two evaluations of the same qrels over the
 same topics and reports, per topic, ``delta = b - a`` with the relevant
 documents run A found within k that run B did not (*lost*) and the reverse
-(*gained*), each with its rank in both runs; topics are sorted by the largest
-loss first. Two paired tests on the per-topic values:
+(*gained*), each with its rank in both runs (relevant = grade >= the
+evaluations' ``rel``; within k = the measure's cutoff); topics are sorted by
+the largest loss first. Two paired tests on the per-topic values:
 
 * randomization (permutation) test: under H0 the run names A and B are exchangeable
   within each topic; the statistic is the mean difference; two-sided p-value
