@@ -222,3 +222,25 @@ def test_bad_policy_and_rel_are_rejected():
         Evaluator(QRELS, ["R@10"], rel=-1)
     with pytest.raises(ValidationError):
         Evaluator(QRELS, [])
+
+
+def test_one_evaluator_scores_many_runs_and_reports_missing_topics():
+    from workbench.scoring.columns import rank_run, run_columns_from_mapping
+
+    ev = Evaluator(QRELS, ["R@5"])
+    a = ev.evaluate(RUN, run_name="a")
+    b = ev.evaluate({"1": {"d1": 1.0}, "3": {"r4": 1.0}}, run_name="b")
+    assert a.value("R@5", "1") == pytest.approx(2 / 3) and b.value("R@5", "1") == pytest.approx(1 / 3)
+    partial = rank_run(run_columns_from_mapping({"1": {"d1": 1.0}}))
+    assert ev.missing_topics(partial) == ("3",)
+    assert ev.missing_topics(partial, failed_topics={"1"}) == ("1", "3")
+
+
+def test_per_topic_values_behave_as_read_only_mappings():
+    e = ev(["R@5"])
+    per = e.per_topic[pm("R@5")]
+    assert list(per) == ["1", "3"] and len(per) == 2 and "2" not in per
+    assert dict(per) == {t: per[t] for t in ("1", "3")}
+    assert per == evaluate(QRELS, RUN, ["R@5"]).per_topic[pm("R@5")]
+    assert dict(e.novelty[5].unjudged) == {"1": 1, "3": 1}
+    assert isinstance(e.novelty[5].recall_high["1"], float) and isinstance(e.novelty[5].returned["1"], int)
