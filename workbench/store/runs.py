@@ -439,7 +439,7 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
     files, stems = _check_run_files(paths, depth)
     con.register("wb_names", pa.table({"filename": files, "run_name": stems}))
     group = ("CREATE OR REPLACE TEMP TABLE wb_groups AS SELECT filename, topic_id, "
-             "max_by({'s': score, 'd': doc_id}, {'s': score, 'd': doc_id}, $depth) AS top, "
+             "max_by(doc_id, score, $depth) AS docs, max_by(score, score, $depth + 1) AS scores, "
              "count(*) FILTER (WHERE NOT isfinite(score) OR rank IS NULL) AS n_bad FROM wb_raw GROUP BY ALL")
     try:  # fast path: single spaces between columns
         con.read_csv(files, delimiter=" ", header=False, filename=True, auto_detect=False,
@@ -469,25 +469,30 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
     bad += [f for f in files if f not in seen]  # empty files
     if bad:
         _strict_check(bad)
-    # A doc_id repeated within a topic: only matters if it shows up twice in that topic's top list
-    # (its best occurrence is then in the list too); recompute those few groups with duplicates merged.
+    # ``max_by`` picks the top ``depth`` by score alone. Its choice is exact unless (a) scores tie
+    # across the cutoff (the canonical rule wants the largest doc_ids among them) or (b) a doc_id
+    # repeats in the list (a duplicate line; its best occurrence is then in the list too, and lower
+    # occurrences never matter). Those few groups are recomputed exactly, duplicates merged.
     con.execute(
-        """CREATE OR REPLACE TEMP TABLE wb_dups AS SELECT filename, topic_id FROM wb_groups
-           WHERE len(list_distinct(list_transform(top, lambda x: x.d))) < len(top)""")
-    if con.execute("SELECT count(*) FROM wb_dups").fetchall()[0][0]:
-        con.execute(
-            """CREATE OR REPLACE TEMP TABLE wb_groups AS
-               SELECT filename, topic_id, top FROM wb_groups ANTI JOIN wb_dups USING (filename, topic_id)
-               UNION ALL
-               SELECT filename, topic_id, max_by({'s': score, 'd': doc_id}, {'s': score, 'd': doc_id}, $depth)
+        """CREATE OR REPLACE TEMP TABLE wb_fix AS SELECT filename, topic_id FROM wb_groups
+           WHERE len(list_distinct(docs)) < len(docs)
+              OR (len(scores) > $depth AND scores[$depth + 1] = scores[$depth])""", {"depth": depth})
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE wb_exact AS
+           SELECT filename, topic_id, doc_id, score, rank FROM (
+               SELECT *, row_number() OVER (PARTITION BY filename, topic_id
+                                            ORDER BY score DESC, doc_id DESC) AS rank
                FROM (SELECT filename, topic_id, doc_id, max(score) AS score
-                     FROM wb_raw SEMI JOIN wb_dups USING (filename, topic_id) GROUP BY ALL)
-               GROUP BY ALL""", {"depth": depth})
+                     FROM wb_raw SEMI JOIN wb_fix USING (filename, topic_id) GROUP BY ALL))
+           WHERE rank <= $depth""", {"depth": depth})
     con.execute(
         """CREATE OR REPLACE TEMP TABLE wb_tops AS
            SELECT g.filename, n.run_name, g.topic_id, g.doc_id, g.score, g.rank FROM (
-               SELECT filename, topic_id, unnest(top).d AS doc_id, unnest(top).s AS score,
-                      generate_subscripts(top, 1) AS rank FROM wb_groups) g
+               SELECT *, row_number() OVER (PARTITION BY filename, topic_id
+                                            ORDER BY score DESC, doc_id DESC) AS rank
+               FROM (SELECT filename, topic_id, unnest(docs) AS doc_id, unnest(scores[1:len(docs)]) AS score
+                     FROM wb_groups ANTI JOIN wb_fix USING (filename, topic_id))
+               UNION ALL SELECT filename, topic_id, doc_id, score, rank FROM wb_exact) g
            JOIN wb_names n USING (filename)""")
     return stems
 
