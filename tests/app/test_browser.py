@@ -1,7 +1,7 @@
 """A real browser (Debian chromium via Playwright) judges with the keyboard
 shortcuts against `workbench ui`; the database is checked after the server
-stops. Screenshots of the judging screen and the lead's agreement page go to
-screenshots/ (git-ignored)."""
+stops. Screenshots of the judging screen and the lead's agreement and
+scoreboard pages go to screenshots/ (git-ignored)."""
 
 from __future__ import annotations
 
@@ -90,6 +90,14 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     expect(page.locator("table").first).to_contain_text(f"{kappa:.3f}")
     page.screenshot(path=str(SCREENSHOTS / "agreement.png"), full_page=True)
 
+    # Scoreboard over a qrels version another client stores while the UI is up
+    other.create_qrels_version("toy-v1", COLLECTION, {"1": {"d1": 2, "d6": 1}, "2": {"d2": 1}},
+                               origin="imported", rule="test")
+    page.get_by_role("link", name="Scoreboard").click()
+    expect(page.get_by_text(re.compile(r"2 evaluated"))).to_be_visible()
+    page.locator("[data-testid='stDataFrame']").first.wait_for()
+    page.screenshot(path=str(SCREENSHOTS / "scoreboard.png"), full_page=True)
+
     import os
     import signal
 
@@ -108,6 +116,7 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     assert store.count_judgments(COLLECTION) == 6 + 6  # ann: 5 + 1 unsure; bob: 6
     assert (SCREENSHOTS / "judging.png").stat().st_size > 10_000
     assert (SCREENSHOTS / "agreement.png").stat().st_size > 10_000
+    assert (SCREENSHOTS / "scoreboard.png").stat().st_size > 10_000
 
 
 def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, page):

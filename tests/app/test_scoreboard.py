@@ -120,7 +120,9 @@ def test_scoreboard_matches_pytrec_eval_per_topic_and_macro(store):
     assert row["dense"]["R@20"] == board.value("dense", "R@20") and row["dense"]["R@20 ceiling"] == 1.0
     assert list(row["bm25"])[:5] == ["run", "R@5", "R@5 ceiling", "R@10", "R@10 ceiling"]
     nov = {r["run"]: r for r in board.novelty_table()}
-    assert nov["bm25"]["pool-novel@20"] == 2 and nov["bm25"]["R@20 optimistic"] == pytest.approx(
+    assert nov["bm25"]["pool-novel@20"] == 2 and nov["bm25"]["Judged@5"] == board.value("bm25", "Judged@5")
+    bounds = {r["run"]: r for r in board.bounds_table()}
+    assert bounds["bm25"]["R@20 optimistic"] == pytest.approx(
         ((1 + 1) / (3 + 1) + (1 + 1) / (1 + 1)) / 2)  # (hits + u) / (|R| + u)
 
 
@@ -258,15 +260,18 @@ def test_scoreboard_page_shows_the_numbers(board_db):
     spec = chart.proto.spec
     assert '"run": "bm25"' in spec and '"run": "dense"' in spec and '"run": "ceiling"' in spec
 
+    bounds = at.dataframe[3].value.set_index("run")
+    assert round(bounds.loc["bm25", "R@20 optimistic"], 4) == round((2 / 4 + 2 / 2) / 2, 4)
+
     # drill-down: bm25, topic 1, k = 5 on v1
     at.selectbox(key="scoreboard_drill_run").set_value("bm25")
     at.selectbox(key="scoreboard_drill_topic").set_value("1")
     at.selectbox(key="scoreboard_drill_k").set_value(5).run()
     assert not at.exception
-    misses = at.dataframe[3].value
+    misses = at.dataframe[4].value
     assert sorted(misses["document"]) == ["d5", "d6"] and set(misses["rank in run"]) == {"not retrieved"}
     assert set(misses["title"]) == {"Wing flutter", "Unrelated"} and set(misses["grade"]) == {1}
-    unjudged = at.dataframe[4].value
+    unjudged = at.dataframe[5].value
     assert unjudged.to_dict("records") == [{"rank": 2, "document": "d4", "title": "Heat transfer"}]
     assert [m.value for m in at.metric][:4] == [f"{1 / 3:.4f}", "3", "1", "1"]
 
@@ -288,16 +293,17 @@ def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     assert at.selectbox(key="qrels_versions_pick").value == "toy-v2"
     assert [m.value for m in at.metric] == ["2", "1", "1"]  # added, changed, removed
     # every run, exclude: partial lacks topic 2, so both versions average topic 1 only
-    deltas = at.dataframe[-2].value.set_index("run")
-    assert round(deltas.loc["bm25", "Δ R@20"], 4) == round(3 / 5 - 1 / 3, 4)
-    assert round(deltas.loc["dense", "Δ R@20"], 4) == round(3 / 5 - 2 / 3, 4)
+    deltas = at.dataframe[-2].value.set_index("measure")
+    assert list(deltas.columns) == ["bm25", "dense", "partial"]
+    assert round(deltas.loc["R@20", "bm25"], 4) == round(3 / 5 - 1 / 3, 4)
+    assert round(deltas.loc["R@20", "dense"], 4) == round(3 / 5 - 2 / 3, 4)
     assert "partial: 2" in text
 
     at.radio(key="qrels_versions_missing").set_value("zero").run()
     assert not at.exception
-    deltas = at.dataframe[-2].value.set_index("run")
+    deltas = at.dataframe[-2].value.set_index("measure")
     for run in ("bm25", "dense"):
-        assert round(deltas.loc[run, "Δ R@20"], 4) == round(R20_V2[run] - R20_V1[run], 4)
+        assert round(deltas.loc["R@20", run], 4) == round(R20_V2[run] - R20_V1[run], 4)
     detail = at.dataframe[-1].value
     row = detail[(detail["run"] == "dense") & (detail["measure"] == "R@20")].iloc[0]
     assert math.isclose(row["toy-v1"], 5 / 6) and math.isclose(row["toy-v2"], 0.8)

@@ -203,6 +203,19 @@ def cached_scoreboard(
                        tuple(cutoffs))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _titles(db_path: str, collection: str, version: str, doc_ids: tuple[str, ...]) -> dict[str, str]:
+    from workbench.services.scoreboard import document_titles
+
+    return document_titles(store(), collection, doc_ids, version or None)
+
+
+def cached_titles(collection: str, version: str, doc_ids: Sequence[str]) -> dict[str, str]:
+    """``services.scoreboard.document_titles`` through ``st.cache_data``, keyed by
+    (database path, collection, collection version, doc ids); "" = the latest version."""
+    return _titles(str(config().db_path), collection, version, tuple(doc_ids))
+
+
 def qrels_version_picker(versions: Sequence[QrelsVersionInfo], *, key: str, remember: str,
                          default: str | None = None) -> str:
     """A qrels version select box; the choice is remembered in ``st.session_state[remember]``.

@@ -169,11 +169,11 @@ class Scoreboard:
         return self._table(lambda m: [(str(m), "micro")] if isinstance(m, R) else [])
 
     def novelty_table(self) -> list[dict[str, object]]:
-        """Runs x cutoffs: pool-novel counts, Judged@k (macro) and optimistic R@k.
+        """Runs x cutoffs: pool-novel counts and Judged@k (macro).
 
         Returns:
-            One dict per run: ``run``, then per cutoff ``pool-novel@k`` (int),
-            ``Judged@k`` and ``R@k optimistic`` (floats).
+            One dict per run: ``run``, then ``pool-novel@k`` (int) per cutoff,
+            then ``Judged@k`` (float) per cutoff.
         """
         out: list[dict[str, object]] = []
         for run in self.runs:
@@ -182,10 +182,17 @@ class Scoreboard:
                 row[f"pool-novel@{k}"] = int(self.value(run, str(Judged(k)), "pool-novel"))
             for k in self.cutoffs:
                 row[str(Judged(k))] = self.value(run, str(Judged(k)))
-            for k in self.cutoffs:
-                row[f"{R(k)} optimistic"] = self.value(run, str(R(k)), "optimistic")
             out.append(row)
         return out
+
+    def bounds_table(self) -> list[dict[str, object]]:
+        """Runs x R@k: the point value (pool-novel documents non-relevant) and the optimistic bound.
+
+        Returns:
+            One dict per run: ``run``, then ``R@k`` and ``R@k optimistic`` per cutoff.
+        """
+        return self._table(lambda m: [(str(m), "macro"), (f"{m} optimistic", "optimistic")]
+                           if isinstance(m, R) else [])
 
     def _table(self, columns_of: Callable[[Measure], list[tuple[str, Statistic]]]) -> list[dict[str, object]]:
         out: list[dict[str, object]] = []
@@ -453,18 +460,25 @@ def topic_drilldown(evaluation: Evaluation, topic_id: str, k: int) -> Drilldown:
     return Drilldown(evaluation.run_name, topic_id, k, len(relevant), len(relevant) - len(misses), misses, unjudged)
 
 
-def document_titles(store: LabelStore, collection: str, doc_ids: Sequence[str]) -> dict[str, str]:
+def document_titles(
+    store: LabelStore, collection: str, doc_ids: Sequence[str], version: str | None = None
+) -> dict[str, str]:
     """doc_id -> title (``""`` when untitled, ``"(not in the collection)"`` when unknown).
 
     Args:
         store: the label store.
         collection: the collection name.
-        doc_ids: documents to look up (one store read each; meant for drill-down lists).
+        doc_ids: documents to look up (one store read each, about 10 ms: meant
+            for drill-down lists, not whole runs).
+        version: the collection version to read (None = the latest).
+
+    Raises:
+        UnknownNameError: unknown collection or version.
     """
     out: dict[str, str] = {}
     for doc_id in dict.fromkeys(doc_ids):
         try:
-            out[doc_id] = store.get_document(collection, doc_id).title
+            out[doc_id] = store.get_document(collection, doc_id, version).title
         except UnknownNameError:
             out[doc_id] = "(not in the collection)"
     return out

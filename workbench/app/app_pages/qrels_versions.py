@@ -23,13 +23,15 @@ if not versions:
 
 st.dataframe(
     [
-        {"name": v.name, "collection": v.collection, "origin": v.origin, "parent": v.parent_version or "",
-         "pool version": v.pool_version or "", "rule": v.rule, "topics": v.n_topics, "entries": v.n_entries,
-         "relevant": v.n_relevant, "content hash": v.content_hash[:12],
-         "created": f"{v.created_at:%Y-%m-%d %H:%M}", "created by": v.created_by}
+        {"name": v.name, "origin": v.origin, "parent": v.parent_version or "", "pool version": v.pool_version or "",
+         "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
+         "content hash": v.content_hash[:12], "created": f"{v.created_at:%Y-%m-%d %H:%M}",
+         "created by": v.created_by, "collection": v.collection, "rule": v.rule}
         for v in versions
     ],
     hide_index=True,
+    column_config={"rule": st.column_config.TextColumn("rule", width="large", help="final-grade rule, or an "
+                                                       "import's grade mapping")},
 )
 
 st.subheader("Lineage")
@@ -87,21 +89,31 @@ changes = svc.changes_between(before, after)
 
 st.subheader(f"Score changes of every run: {parent} → {info.name}")
 st.caption(
-    f"Macro means; missing-topic policy **{missing}**. Topics evaluated: {len(before.topics)} on {parent}, "
+    f"Change of each run's macro mean ({info.name} minus {parent}); missing-topic policy **{missing}**. Topics evaluated: {len(before.topics)} on {parent}, "
     f"{len(after.topics)} on {info.name} (|R| = 0 excluded: {len(before.excluded_topics)} and "
     f"{len(after.excluded_topics)}). Qrels hashes `{before.qrels.content_hash[:12]}` → "
     f"`{after.qrels.content_hash[:12]}` · evaluator `{after.evaluator_version}`"
 )
+gained = [t for t in after.topics if t not in set(before.topics)]
+lost = [t for t in before.topics if t not in set(after.topics)]
+if gained or lost:
+    st.caption(
+        "The two means average different topics: "
+        + (f"{len(gained)} evaluated only on {info.name} ({widgets.topic_list(gained)})" if gained else "")
+        + ("; " if gained and lost else "")
+        + (f"{len(lost)} evaluated only on {parent} ({widgets.topic_list(lost)})" if lost else "")
+        + "."
+    )
 for label, board in ((parent, before), (info.name, after)):
     if board.missing_by_run:
         st.warning(f"On {label}, topics missing from runs: "
                    + "; ".join(f"{r}: {widgets.topic_list(ts)}" for r, ts in board.missing_by_run.items()))
-deltas: list[dict[str, object]] = []
-for run in after.runs:
-    row: dict[str, object] = {"run": run}
-    row.update({f"Δ {c.measure}": c.delta for c in changes if c.run == run})
-    deltas.append(row)
-st.dataframe(deltas, hide_index=True, column_config=widgets.float_columns(deltas, "%+.4f"))
+# measures x runs: each cell is the run's change (version - parent)
+deltas: dict[str, dict[str, object]] = {}
+for c in changes:
+    deltas.setdefault(c.measure, {"measure": c.measure})[c.run] = c.delta
+delta_rows = list(deltas.values())
+st.dataframe(delta_rows, hide_index=True, column_config=widgets.float_columns(delta_rows, "%+.4f"))
 detail = [{"run": c.run, "measure": c.measure, parent: c.parent_value, info.name: c.value, "delta": c.delta}
           for c in changes]
 with st.expander("Every value (parent, version, delta)"):

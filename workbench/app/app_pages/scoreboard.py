@@ -79,16 +79,20 @@ with st.expander("R@k micro (all relevant retrieved within k / all relevant)"):
     st.dataframe(micro, hide_index=True, column_config=widgets.float_columns(micro))
 
 st.subheader("Recall vs k")
-st.altair_chart(recall_curve_chart(list(board.evaluations.values()), title=f"R@k on {info.name} (dashed: ceiling)"))
+# theme=None: Vega's category palette, one distinct colour per run
+st.altair_chart(recall_curve_chart(list(board.evaluations.values()), title=f"R@k on {info.name} (dashed: ceiling)"),
+                theme=None)
 
 st.subheader("Pool-novel documents")
 novelty = board.novelty_table()
 st.dataframe(novelty, hide_index=True, column_config=widgets.float_columns(novelty))
 st.caption(
     "pool-novel@k: (topic, document) pairs in the run's top k that the qrels never judged; they count as "
-    "non-relevant. Judged@k: judged share of the top k (macro). R@k optimistic: R@k if every pool-novel "
-    "document were relevant."
+    "non-relevant. Judged@k: judged share of the top k (macro)."
 )
+with st.expander("R@k optimistic: macro R@k if every pool-novel document were relevant"):
+    bounds = board.bounds_table()
+    st.dataframe(bounds, hide_index=True, column_config=widgets.float_columns(bounds))
 
 st.subheader("Per-topic drill-down")
 if not board.topics:
@@ -107,8 +111,8 @@ topic_id = d2.selectbox(
 )
 k = d3.selectbox("k", list(board.cutoffs), index=min(2, len(board.cutoffs) - 1), key="scoreboard_drill_k")
 drill = svc.topic_drilldown(evaluation, topic_id, int(k))
-titles = svc.document_titles(store, info.collection,
-                             [m.doc_id for m in drill.misses] + [doc for _, doc in drill.unjudged])
+titles = widgets.cached_titles(info.collection, info.collection_version,
+                               [m.doc_id for m in drill.misses] + [doc for _, doc in drill.unjudged])
 m1, m2, m3, m4 = st.columns(4)
 m1.metric(f"R@{drill.k} (this topic)", f"{drill.recall:.4f}")
 m2.metric("Relevant |R|", drill.n_relevant)
