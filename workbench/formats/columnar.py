@@ -30,7 +30,6 @@ from workbench.scoring.columns import (
     pack_ids,
     qrels_columns_from_mapping,
     run_columns_from_mapping,
-    widen,
     words_for,
 )
 
@@ -78,6 +77,8 @@ def _pack_chunk(arr, pc, pool) -> np.ndarray | None:  # type: ignore[no-untyped-
 
     ``ascii_rpad`` pads by bytes (also for UTF-8 input), so the padded data
     buffer is the NUL-padded ids back to back; a length check guards that.
+    The result may be a big-endian view (``>u8``): assigning it into a native
+    uint64 array converts it without a temporary.
     """
     n = len(arr)
     lengths = pc.min_max(pc.binary_length(arr)).as_py()
@@ -90,7 +91,7 @@ def _pack_chunk(arr, pc, pool) -> np.ndarray | None:  # type: ignore[no-untyped-
     if hi - lo != 8 * w * n:  # not byte-padded as expected: the slow, exact way
         return pack_ids(arr.to_pylist(), w)
     data = np.frombuffer(padded.buffers()[2], dtype=np.uint8)
-    return data[lo:hi].view(">u8").reshape(n, w).astype(np.uint64)
+    return data[lo:hi].view(">u8").reshape(n, w)
 
 
 def _topic_codes(arr, topic_map: dict[str, int], pc) -> np.ndarray:  # type: ignore[no-untyped-def]
@@ -226,7 +227,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
                     if n:
                         grown[:n, : words.shape[1]] = words[:n]
                     words = grown
-                words[n:n + b] = widen(packed, words.shape[1])
+                words[n:n + b, : packed.shape[1]] = packed  # further words stay 0 (NUL padding)
                 n += b
             del table
     if n == 0 or tag is None:
@@ -297,7 +298,7 @@ def run_columns_from_arrow(table: Any, name: str) -> RunColumns:
     return RunColumns(
         topic_ids=tuple(topics.dictionary.to_pylist()),
         topic_codes=codes,
-        doc_words=words if words is not None else pack_ids(docs.to_pylist()),
+        doc_words=words.astype(np.uint64) if words is not None else pack_ids(docs.to_pylist()),
         scores=np.array(_values(scores, np.float64), copy=True),
         name=name,
         n_lines=n,
