@@ -308,6 +308,13 @@ def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     row = detail[(detail["run"] == "dense") & (detail["measure"] == "R@20")].iloc[0]
     assert math.isclose(row["toy-v1"], 5 / 6) and math.isclose(row["toy-v2"], 0.8)
 
+    # another base than the parent: the full reference -> v2 (6 added, t1 d1 1 -> 2)
+    assert at.selectbox(key="qrels_versions_base_toy-v2").value == "toy-v1"
+    at.selectbox(key="qrels_versions_base_toy-v2").set_value("toy-ref").run()
+    assert not at.exception
+    assert [m.value for m in at.metric] == ["6", "1", "0"]
+    assert "**toy-ref → toy-v2** (not its parent)" in page_text(at)
+
     at.selectbox(key="qrels_versions_pick").set_value("toy-ref").run()
     assert "toy-ref has no parent version" in at.info[0].value
 

@@ -1,6 +1,7 @@
 """Qrels versions (leads): every version with its lineage, and for a version
 with a parent, what changed (entries added, changed, removed) and how every
-run's scores moved from the parent to it. A thin view over
+run's scores moved from the parent to it (or from any other version of the
+collection the lead chooses). A thin view over
 ``workbench.services.scoreboard`` and the store's read methods.
 """
 
@@ -30,6 +31,7 @@ st.dataframe(
         for v in versions
     ],
     hide_index=True,
+    height="content",
     column_config={"rule": st.column_config.TextColumn("rule", width="large", help="final-grade rule, or an "
                                                        "import's grade mapping")},
 )
@@ -39,19 +41,29 @@ st.markdown("\n".join(f"- {' → '.join(f'`{n}`' for n in chain)}" for chain in 
 st.caption("Each arrow points from a parent version to the version published as its revision.")
 
 with_parent = [v for v in versions if v.parent_version]
-st.subheader("Changes from the parent version")
+st.subheader("Changes from the parent (or another) version")
 c1, c2 = st.columns([3, 2])
 with c1:
     name = widgets.qrels_version_picker(versions, key="qrels_versions_pick", remember=widgets.QRELS_VERSIONS_KEY,
                                         default=with_parent[-1].name if with_parent else None)
 info = next(v for v in versions if v.name == name)
-if not info.parent_version:
-    st.info(f"{info.name} has no parent version: nothing to compare it with.")
-    st.stop()
 with c2:
     missing = widgets.missing_policy_picker("qrels_versions_missing")
-parent = info.parent_version
-st.markdown(f"**{parent} → {info.name}**" + (f" · pool version {info.pool_version}" if info.pool_version else ""))
+# The parent by default; any other version of the collection on request (e.g. pooled v2 against the
+# full judgments: the pool bias).
+others = [v.name for v in versions if v.collection == info.collection and v.name != info.name]
+choices = ([info.parent_version] if info.parent_version in others else ["(none)"]) + [
+    n for n in others if n != info.parent_version]
+base = st.selectbox("Compare with", choices, key=f"qrels_versions_base_{info.name}",
+                    format_func=lambda n: f"{n} (parent)" if n == info.parent_version else n)
+if base == "(none)":
+    st.info(f"{info.name} has no parent version: nothing to compare it with. "
+            + ("Choose another version above to compare with it." if others else ""))
+    st.stop()
+parent = str(base)
+st.markdown(f"**{parent} → {info.name}**" + (" (parent → child)" if parent == info.parent_version else
+                                            " (not its parent)")
+            + (f" · pool version {info.pool_version}" if info.pool_version else ""))
 
 try:
     diff = store.qrels_diff(parent, info.name)
@@ -64,8 +76,8 @@ m2.metric("Changed", len(diff.changed))
 m3.metric("Removed", len(diff.removed))
 if diff.changed:
     with st.expander(f"Changed grades ({len(diff.changed)})"):
-        st.dataframe([{"topic": t, "document": d, "parent grade": o, "grade": n} for t, d, o, n in diff.changed[:500]],
-                     hide_index=True)
+        st.dataframe([{"topic": t, "document": d, f"grade in {parent}": o, f"grade in {info.name}": n}
+                      for t, d, o, n in diff.changed[:500]], hide_index=True)
 if diff.added:
     with st.expander(f"Added entries ({len(diff.added)}; first 500)"):
         st.dataframe([{"topic": q.topic_id, "document": q.doc_id, "grade": q.grade} for q in diff.added[:500]],
@@ -113,8 +125,9 @@ deltas: dict[str, dict[str, object]] = {}
 for c in changes:
     deltas.setdefault(c.measure, {"measure": c.measure})[c.run] = c.delta
 delta_rows = list(deltas.values())
-st.dataframe(delta_rows, hide_index=True, column_config=widgets.float_columns(delta_rows, "%+.4f"))
+st.dataframe(delta_rows, hide_index=True, column_config=widgets.float_columns(delta_rows, "%+.4f"),
+             height="content")
 detail = [{"run": c.run, "measure": c.measure, parent: c.parent_value, info.name: c.value, "delta": c.delta}
           for c in changes]
-with st.expander("Every value (parent, version, delta)"):
+with st.expander(f"Every value ({parent}, {info.name}, delta)"):
     st.dataframe(detail, hide_index=True, column_config=widgets.float_columns(detail))

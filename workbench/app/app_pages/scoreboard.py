@@ -72,7 +72,7 @@ for w in board.warnings:
 
 st.subheader("Runs × measures (macro)")
 table = board.measure_table()
-st.dataframe(table, hide_index=True, column_config=widgets.float_columns(table))
+st.dataframe(table, hide_index=True, column_config=widgets.float_columns(table), height="content")
 st.caption("R@k ceiling: the best mean a perfect run reaches, mean of min(k, |R|) / |R| over the evaluated topics.")
 with st.expander("R@k micro (all relevant retrieved within k / all relevant)"):
     micro = board.micro_table()
@@ -85,7 +85,7 @@ st.altair_chart(recall_curve_chart(list(board.evaluations.values()), title=f"R@k
 
 st.subheader("Pool-novel documents")
 novelty = board.novelty_table()
-st.dataframe(novelty, hide_index=True, column_config=widgets.float_columns(novelty))
+st.dataframe(novelty, hide_index=True, column_config=widgets.float_columns(novelty), height="content")
 st.caption(
     "pool-novel@k: (topic, document) pairs in the run's top k that the qrels never judged; they count as "
     "non-relevant. Judged@k: judged share of the top k (macro)."
