@@ -302,7 +302,7 @@ def scoreboard(
     Example:
         >>> board = scoreboard(store, "cranfield-v1", run_names=["bm25"])  # doctest: +SKIP
         >>> round(board.value("bm25", "R@20"), 4), board.missing  # doctest: +SKIP
-        (0.5412, 'exclude')
+        (0.7575, 'exclude')
     """
     from workbench.services.scoring import EVALUATOR_VERSION, load_run
 
