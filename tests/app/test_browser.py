@@ -28,7 +28,13 @@ def _at(page, position: int) -> None:
     expect(page.get_by_text(re.compile(rf"^Document {position} of 6"))).to_be_visible(timeout=TIMEOUT)
 
 
+def _idle(page) -> None:
+    """Wait until no script run is in progress (Streamlit marks it on the app root)."""
+    page.locator("[data-testid='stApp']:not([data-test-script-state='running'])").wait_for(timeout=TIMEOUT)
+
+
 def _key(page, key: str) -> None:
+    _idle(page)  # a key pressed during a rerun may land on the widgets being replaced
     page.locator("[data-testid='wb-topic']").click()  # focus the page, not an input
     page.keyboard.press(key)
 
@@ -56,6 +62,7 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     note.type("grade 3 or 1, hard")  # digits typed in the note are not shortcuts
     page.keyboard.press("Tab")
     _at(page, 3)
+    _idle(page)
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "judging.png"), full_page=True)
     page.keyboard.press(str(ANN[q[2]]))
