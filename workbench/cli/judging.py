@@ -206,7 +206,7 @@ def ui(
         sys.executable, "-m", "streamlit", "run", str(APP_PATH),
         "--server.address", host, "--server.port", str(port),
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none", "--server.runOnSave", "false",
+        "--server.fileWatcherType", "none", "--server.runOnSave", "false", "--client.toolbarMode", "minimal",
     ]
     common.info(f"[starting] judging UI on http://{host}:{port} over {db} (Ctrl+C stops it)")
     sys.stdout.flush()
