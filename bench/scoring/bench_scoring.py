@@ -221,7 +221,8 @@ def main() -> int:
         "# Scoring benchmark",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"median of {args.repeat} fresh processes, file parsing included; peak RSS = max over the repeats.",
+        f"{args.repeat} fresh processes per contender, interleaved, file parsing included; best and median wall "
+        "time, median CPU time (user + sys), peak RSS = max over the repeats.",
         "Produced by `bench/scoring/bench_scoring.py` (see its docstring for the data and measures).",
         "",
     ]
