@@ -15,7 +15,7 @@ HEAVY = {"duckdb", "streamlit", "typer", "click", "sentence_transformers", "torc
 PURE = [
     "workbench/scoring", "workbench/judging", "pooling/fusion.py", "pooling/pool.py", "pooling/reusability.py",
     "workbench/ranking.py", "workbench/types.py", "workbench/errors.py", "workbench/rubric.py",
-    "workbench/config.py",
+    "workbench/config.py", "workbench/hashing.py",
 ]
 EDGE_AND_ADAPTERS = {"workbench.cli", "workbench.app", "workbench.store", "pooling.retrievers", "workbench.reports", "workbench.services"}
 

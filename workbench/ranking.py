@@ -9,6 +9,10 @@ what trec_eval does (it sorts by score, then by docno in reverse ``strcmp``
 order; see usnistgov/trec_eval issue #22), so the same run file gives the same
 numbers here and in trec_eval.
 
+The vectorised form of the same rule, for whole runs as numpy columns, is
+``workbench.scoring.columns.canonical_order`` / ``rank_run`` (used by the
+scorer on large runs); a test pins the two to the same order.
+
 The opt-in ``trust_file_order`` ordering keeps the order given by the file's rank
 column instead (ties in the rank column broken by file position).
 """

@@ -63,12 +63,14 @@ def test_score_files_json_values_and_lineage(capsys, files):
     assert "[finished]" in err
 
 
-def test_qrels_file_hash_equals_the_store_hash():
-    from workbench.services.scoring import qrels_content_hash
-    from workbench.store.qrels import qrels_content_hash as store_hash
+def test_qrels_content_hash_is_sha256_of_sorted_lines():
+    import hashlib
+
+    from workbench.hashing import qrels_content_hash
 
     q = {"2": {"b": 1, "a": -1}, "10": {"x": 0}}
-    assert qrels_content_hash(q) == store_hash(q)
+    # sorted as strings: "10" < "2", then doc ids within the topic
+    assert qrels_content_hash(q) == hashlib.sha256(b"10\tx\t0\n2\ta\t-1\n2\tb\t1\n").hexdigest()
 
 
 def test_scoring_files_does_not_import_the_store(files):

@@ -15,9 +15,8 @@ same topics (``ScoreReport.topics``).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 from workbench import __version__
 from workbench.errors import UnknownNameError, ValidationError, WorkbenchError
+from workbench.hashing import qrels_content_hash
 from workbench.scoring.columns import QrelsColumns, RankedRun, qrels_columns_from_mapping, rank_run
 from workbench.scoring.compare import Comparison, compare
 from workbench.scoring.evaluate import (
@@ -181,18 +181,6 @@ def resolve_measures(measures: Sequence[str] | None, cutoffs: Sequence[int] | No
     for name in measures:
         names.extend([name] if "@" in name else [f"{name}@{k}" for k in ks])
     return parse_measures(names)
-
-
-def qrels_content_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
-    """sha256 hex over ``f"{topic}\\t{doc}\\t{grade}\\n"`` for entries sorted by (topic, doc).
-
-    The same hash as ``workbench.store.qrels.qrels_content_hash`` (a test pins
-    it), computed here so that scoring files never imports the store (duckdb).
-    """
-    h = hashlib.sha256()
-    for topic, doc, grade in sorted((t, d, int(g)) for t, docs in qrels.items() for d, g in docs.items()):
-        h.update(f"{topic}\t{doc}\t{grade}\n".encode())
-    return h.hexdigest()
 
 
 def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, QrelsColumns]:

@@ -16,25 +16,17 @@ one transaction, and never changed; a taken name raises ``DuplicateNameError``.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
+from workbench.hashing import qrels_content_hash
 from workbench.store.collections import latest_version, missing_ids, natural_key, require_collection
 from workbench.store.core import StoreCore
 
 QrelsOrigin = Literal["published", "imported"]
-
-
-def qrels_content_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
-    """sha256 hex over ``f"{topic}\\t{doc}\\t{grade}\\n"`` for entries sorted by (topic, doc) as strings."""
-    h = hashlib.sha256()
-    for topic, doc, grade in sorted((t, d, int(g)) for t, docs in qrels.items() for d, g in docs.items()):
-        h.update(f"{topic}\t{doc}\t{grade}\n".encode())
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,27 @@
+"""Content hashes that identify versions (base layer: no I/O, no database).
+
+Each hash is sha256 (hex) over a canonical text form, so equal content gives an
+equal hash whatever the input order, and a hash can be recomputed from an
+exported file to check it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+
+def qrels_content_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
+    """The content hash of a qrels version.
+
+    sha256 hex over ``f"{topic}\\t{doc}\\t{grade}\\n"`` for every entry, sorted by
+    (topic_id, doc_id) as strings.
+
+    Example:
+        >>> qrels_content_hash({"1": {"d": 1}}) == qrels_content_hash({"1": {"d": 1}})
+        True
+    """
+    h = hashlib.sha256()
+    for topic, doc, grade in sorted((t, d, int(g)) for t, docs in qrels.items() for d, g in docs.items()):
+        h.update(f"{topic}\t{doc}\t{grade}\n".encode())
+    return h.hexdigest()
