@@ -35,7 +35,7 @@ def _idle(page) -> None:
 
 def _key(page, key: str) -> None:
     _idle(page)  # a key pressed during a rerun may land on the widgets being replaced
-    page.locator("[data-testid='wb-topic']").click()  # focus the page, not an input
+    page.locator("[data-testid='wb-topic']").first.click()  # focus the page, not an input
     page.keyboard.press(key)
 
 

@@ -240,6 +240,6 @@ def test_stored_error_topics_are_missing(capsys, project):
 def test_unknown_stored_names_list_the_known_ones(capsys, project):
     db, _ = project
     code, _, err = cli(capsys, "--db", db, "score", "bm25", "--qrels", "v9")
-    assert code == 1 and "unknown qrels version 'v9'; known: v1" in err
+    assert code == 1 and "v9: no such file, and no stored qrels version has that name; stored: v1" in err
     code, _, err = cli(capsys, "--db", db, "score", "bm2", "--qrels", "v1")
-    assert code == 1 and "unknown run 'bm2'; known: bm25, broken" in err
+    assert code == 1 and "bm2: no such file, and no stored run has that name; stored: bm25, broken" in err

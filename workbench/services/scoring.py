@@ -183,6 +183,14 @@ def resolve_measures(measures: Sequence[str] | None, cutoffs: Sequence[int] | No
     return parse_measures(names)
 
 
+def _not_found(ref: str, kind: str, e: UnknownNameError) -> UnknownNameError:
+    """Neither a file nor a stored name: say both, so a mistyped path is not read as a name."""
+    known = ", ".join(e.known[:20]) + (" ..." if len(e.known) > 20 else "") or "(none)"
+    err = UnknownNameError(kind, ref, e.known)
+    err.args = (f"{ref}: no such file, and no stored {kind} has that name; stored: {known}",)
+    return err
+
+
 def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, QrelsColumns]:
     """Resolve a qrels reference (file path first, then stored version name).
 
@@ -203,7 +211,10 @@ def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, Qrel
     if open_store is None:
         raise UnknownNameError("qrels file or version", ref, [])
     store = open_store()
-    info = store.get_qrels_info(ref)
+    try:
+        info = store.get_qrels_info(ref)
+    except UnknownNameError as e:
+        raise _not_found(ref, "qrels version", e) from None
     qrels = store.get_qrels(ref)
     return (
         QrelsRef(ref, "stored", info.content_hash, info.collection, info.collection_version,
@@ -229,7 +240,10 @@ def load_run(ref: str, open_store: StoreOpener | None, *, trust_file_order: bool
     if open_store is None:
         raise UnknownNameError("run file or stored run", ref, [])
     store = open_store()
-    info = store.get_run_info(ref)
+    try:
+        info = store.get_run_info(ref)
+    except UnknownNameError as e:
+        raise _not_found(ref, "run", e) from None
     statuses = store.get_run_statuses(ref)
     failed = tuple(sorted((t for t, s in statuses.items() if s != "ok"), key=natural_key))
     cols = run_columns_from_arrow(store.run_entries_arrow(ref), ref)
