@@ -123,3 +123,20 @@ def test_reset_token_and_rubric(db, capsys):
     assert lines[0].startswith("rubric\tcranfield\t") and len(lines) == 6
     assert wb(db, "rubric", "toy", "nope", "--lead", "boss", "--token", "boss-token") == 1
     assert "unknown rubric 'nope'; known: cranfield, default" in capsys.readouterr().err
+
+
+def test_publish_warns_when_pooled_documents_have_no_grade_or_nothing_changed(db, capsys):
+    from workbench.store import LabelStore
+
+    assert wb(db, "users", "add", "boss", "--role", "lead", "--token", "boss-token") == 0
+    store = LabelStore(db, client="test")
+    store.record_judgment(Judgment("1", "d1", "boss", 2), collection="toy", pool_version="p1")
+    store.record_judgment(Judgment("2", "d4", "boss", 0), collection="toy", pool_version="p1")
+    capsys.readouterr()
+    assert wb(db, "publish", "p1", "--name", "v1", "--lead", "boss", "--token", "boss-token") == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert (out["pooled"], out["pooled_with_grade"]) == (5, 2)  # p1 pools d1-d5, two are graded
+    assert "[warning] only 2 of 5 pooled documents (40.0%) have a final grade; the other 3" in captured.err
+    assert wb(db, "publish", "p1", "--name", "v2", "--parent", "v1", "--lead", "boss", "--token", "boss-token") == 0
+    assert "[warning] v2 has the same entries as its parent v1" in capsys.readouterr().err

@@ -393,6 +393,20 @@ def publish(
     return PublishResult(info, diff, path)
 
 
+def publish_coverage(store: LabelStore, pool_version: str, qrels_version: str) -> tuple[int, int]:
+    """How much of a pool a qrels version covers: (pooled documents, of those with an entry).
+
+    Counts (topic, document) pairs of the pool version and its ancestors. A pooled
+    document without an entry is unjudged: every run that retrieves it sees it as
+    pool-novel, so publishing with low coverage deserves a warning.
+    """
+    pooled = store.pool_documents(pool_version, with_ancestors=True)
+    qrels = store.get_qrels(qrels_version)
+    n_pooled = sum(len(d) for d in pooled.values())
+    n_graded = sum(1 for t, docs in pooled.items() for d in docs if d in qrels.get(t, {}))
+    return n_pooled, n_graded
+
+
 @dataclass(frozen=True, slots=True)
 class PoolOverview:
     """A pool version for orientation (lead's pool page).
