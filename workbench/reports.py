@@ -406,15 +406,16 @@ def recall_curve_chart(evaluations: Sequence[Evaluation], *, title: str = "Recal
     for e in evaluations:
         for k, v in enumerate(e.curve.macro, 1):
             points.append({"k": k, "R@k": v, "run": e.run_name})
-    ceiling = []
+    ceiling_name = "ceiling min(k,|R|)/|R|"
     if evaluations:
         longest = max(evaluations, key=lambda e: e.curve.depth)
-        ceiling = [{"k": k, "R@k": v, "run": "ceiling"} for k, v in enumerate(longest.curve.ceiling, 1)]
+        points += [{"k": k, "R@k": v, "run": ceiling_name} for k, v in enumerate(longest.curve.ceiling, 1)]
     x = alt.X("k:Q", scale=alt.Scale(type="log"), title="cutoff k")
     y = alt.Y("R@k:Q", scale=alt.Scale(domain=[0, 1]), title="R@k (macro)")
-    lines = alt.Chart(alt.Data(values=points)).mark_line().encode(x=x, y=y, color=alt.Color("run:N", title="run"))
-    ceil = alt.Chart(alt.Data(values=ceiling)).mark_line(strokeDash=[4, 4], color="gray").encode(x=x, y=y)
-    return alt.layer(lines, ceil).properties(title=title, width=520, height=320)
+    dash = alt.condition(alt.datum.run == ceiling_name, alt.value([4, 4]), alt.value([1, 0]))
+    chart = alt.Chart(alt.Data(values=points)).mark_line().encode(
+        x=x, y=y, color=alt.Color("run:N", title="run"), strokeDash=dash)
+    return chart.properties(title=title, width=520, height=320)
 
 
 def save_chart(chart: Any, path: str | Path) -> Path:

@@ -34,11 +34,13 @@ def score_table(evaluations: dict[str, Evaluation], title: str) -> list[str]:
     out = [title, f"  averaged over {len(first.topics)} topics with |R| > 0 "
                   f"({len(first.excluded_topics)} excluded with |R| = 0"
                   + (f": {', '.join(first.excluded_topics[:12])}{' ...' if len(first.excluded_topics) > 12 else ''}" if first.excluded_topics else "")
-                  + f"); relevant = grade >= {first.rel}; missing topics: {first.missing}"]
+                  + f"); relevant = grade >= {first.rel}; missing-topic policy: {first.missing}"
+                  + (" (a run without results for a qrels topic is an error)" if first.missing == "fail" else "")]
     header = ["run (macro)", *(str(m) for m in ms)]
     rows = [[e.run_name, *(_f(e.aggregates[m].macro) for m in ms)] for e in evs]
     rows.append(["ceiling", *(_f(first.aggregates[m].ceiling) if first.aggregates[m].ceiling is not None else "" for m in ms)])
     out += ["  " + s for s in _table(header, rows)]
+    out.append("  ceiling: the best mean a perfect run reaches: min(k, |R|) / |R| for R@k, min(k, |R|) / k for P@k")
     recall = [m for m in ms if str(m).startswith("R@")]
     if recall:
         header = ["run (micro)", *(str(m) for m in recall), *(f"novel@{n.cutoff}" for n in first.novelty.values())]
@@ -46,7 +48,7 @@ def score_table(evaluations: dict[str, Evaluation], title: str) -> list[str]:
                  *(str(sum(n.unjudged.values())) for n in e.novelty.values())] for e in evs]
         out += [""] + ["  " + s for s in _table(header, rows)]
         out.append("  micro = all relevant retrieved / all relevant; novel@k = retrieved documents in the top k "
-                   "the qrels never judged (pool-novel)")
+                   f"the qrels never judged (pool-novel), summed over these {len(first.topics)} topics")
     return out
 
 
@@ -73,7 +75,9 @@ def render_workflow(report: WorkflowReport) -> str:
         L.append(f"Full judgments {ref.name}: {ref.n_entries:,} judgments ({ref.n_relevant:,} relevant)")
     L.append("")
     for qname, evs in report.evaluations.items():
-        title = f"Scores on {qname}" + (" (full judgments, over the topics of qrels v2)" if ref and qname == ref.name else "")
+        title = f"Scores on {qname}" + (
+            f" (full judgments, restricted to the topics evaluated on {q2.name} so the two compare)"
+            if ref and q2 and qname == ref.name else "")
         L += score_table(evs, title)
         L.append("")
     if q1 and q2 and q1.name in report.evaluations and q2.name in report.evaluations:
@@ -84,7 +88,7 @@ def render_workflow(report: WorkflowReport) -> str:
                  *(f"{v2[n].aggregates[m].macro - v1[n].aggregates[m].macro:+.4f}" for m in ms)] for n in v1]
         L.append(f"How scores moved from {q1.name} to {q2.name} (judging the new run's pool-novel documents)")
         L += ["  " + s for s in _table(header, rows)]
-        L.append(f"  novel on v1 (new run {report.new_run}): "
+        L.append(f"  pool-novel documents of the new run {report.new_run} on v1 (evaluated topics only): "
                  + ", ".join(f"@{k}: {c:,}" for k, c in report.novel_on_v1.get(report.new_run, {}).items()))
         L.append("")
     if report.bias:

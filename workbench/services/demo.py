@@ -373,7 +373,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     report.headline = headline
 
     # 1. ingest
-    say("== 1. ingest")
+    say("[step 1/8] ingest the collection")
     ingested = ingest_folder(store, options.folder, name=options.collection)
     collection = ingested.collection.collection
     for line in _describe(ingested):
@@ -387,7 +387,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     reference = store.get_qrels(reference_name)
 
     # 2. runs
-    say(f"== 2. runs at depth {options.run_depth}")
+    say(f"[step 2/8] runs at depth {options.run_depth}")
     d = options.run_depth
     bm25 = _run(store, "bm25", lambda: make_bm25_run(store, collection, "bm25", depth=d, say=say,
                                                      description="BM25 (k1=1.2, b=0.75), no stemming"), say)
@@ -400,7 +400,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     report.runs = [bm25, dense, rrf]
 
     # 3. pool v1
-    say(f"== 3. pool v1: depth-{options.pool_depth} union of {', '.join(report.runs)}")
+    say(f"[step 3/8] pool v1: depth-{options.pool_depth} union of {', '.join(report.runs)}")
     lead, assessor = _ensure_users(store, report)
     _set_rubric(store, options.folder, collection)
     v1_name, v2_name = f"{collection}-v1", f"{collection}-v2"
@@ -413,16 +413,16 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     pool_v1 = report.pool_v1.pool_version
 
     # 4. judge v1
-    say(f"== 4. judging {pool_v1} as {REFERENCE_ASSESSOR}")
+    say(f"[step 4/8] {REFERENCE_ASSESSOR} judges {pool_v1}")
     report.judged_v1 = judge_with_reference(store, lead, assessor, pool_v1, reference, say)
 
     # 5. publish v1
-    say("== 5. publish qrels v1")
+    say("[step 5/8] publish qrels v1")
     report.qrels_v1, path = _publish(store, lead, pool_v1, v1_name, None, options.labels_dir, say)
     report.exports.append(path)
 
     # 6. a new retriever arrives
-    say("== 6. a new retriever arrives; re-pooling")
+    say("[step 6/8] a new retriever arrives: score on v1, extend the pool, judge the delta, publish v2")
     p = dict(options.new_run_params)
     new = _run(store, "bm25-stem", lambda: make_bm25_run(
         store, collection, "bm25-stem", depth=d, k1=float(p["k1"]), b=float(p["b"]),  # type: ignore[arg-type]
@@ -441,7 +441,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     report.evaluations[v2_name] = _score(store, v2_name, all_runs, measures)
 
     # 7. pool bias against the full judgments, over the topics scored on v2
-    say("== 7. pool bias: pooled qrels v2 against the full reference judgments")
+    say("[step 7/8] pool bias: score against the full reference judgments (table in the report)")
     v2_topics = next(iter(report.evaluations[v2_name].values())).topics
     report.evaluations[reference_name] = _score(store, reference_name, all_runs, measures, topics=v2_topics)
     for name in all_runs:
@@ -449,7 +449,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
                              report.evaluations[reference_name][name].aggregates[headline].macro)
 
     # 8. leave-one-run-out on v2
-    say("== 8. leave-one-run-out on qrels v2")
+    say("[step 8/8] leave-one-run-out on qrels v2 (table in the report)")
     full = {n: report.evaluations[v2_name][n].aggregates[headline].macro for n in all_runs}
     runs = {n: store.get_run(n) for n in all_runs}
     report.loo = leave_one_run_out(
