@@ -59,7 +59,10 @@ def test_unknown_format_and_chart_suffix(e, tmp_path):
         save_chart(recall_curve_chart([e]), tmp_path / "c.pdf")
     p = save_chart(recall_curve_chart([e]), tmp_path / "c.json")
     spec = json.loads(p.read_text())
-    values = spec["layer"][0]["data"]["values"]
+    values = [v for v in spec["data"]["values"] if v["run"] == e.run_name]
+    ceiling = [v["R@k"] for v in spec["data"]["values"] if v["run"].startswith("ceiling")]
+    # mean over topics of min(k, |R|) / |R|, |R| = 3 and 1
+    assert ceiling == [pytest.approx((1 / 3 + 1) / 2), pytest.approx((2 / 3 + 1) / 2), 1.0]
     assert [(v["k"], v["R@k"]) for v in values] == [(1, pytest.approx((1 / 3 + 1) / 2)),
                                                      (2, pytest.approx((1 / 3 + 1) / 2)),
                                                      (3, pytest.approx((2 / 3 + 1) / 2))]
