@@ -6,6 +6,7 @@ PIP := $(VENV)/bin/pip install -q --progress-bar off
 # The machine's pip.conf names a local wheel folder that may not exist; its warnings are noise.
 QUIET_PIP := 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
 SHELL := /bin/bash
+PORT ?= 8501
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
@@ -21,13 +22,13 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed  ## create .venv and install the workbench with its extras
 
 demo: setup  ## whole workflow on the Cranfield sample, then the UI
-	$(VENV)/bin/workbench demo cranfield --ui
+	$(VENV)/bin/workbench demo cranfield --ui --port $(PORT)
 
 demo-batch: setup  ## the same workflow, non-interactive (exit 0 on success)
 	$(VENV)/bin/workbench demo cranfield
 
 ui: setup
-	$(VENV)/bin/workbench ui
+	$(VENV)/bin/workbench ui --port $(PORT)
 
 test: setup  ## run the test suite (needs Debian's chromium for the browser tests)
 	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the browser tests"; \

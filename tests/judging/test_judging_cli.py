@@ -140,3 +140,15 @@ def test_publish_warns_when_pooled_documents_have_no_grade_or_nothing_changed(db
     assert "[warning] only 2 of 5 pooled documents (40.0%) have a final grade; the other 3" in captured.err
     assert wb(db, "publish", "p1", "--name", "v2", "--parent", "v1", "--lead", "boss", "--token", "boss-token") == 0
     assert "[warning] v2 has the same entries as its parent v1" in capsys.readouterr().err
+
+
+def test_ui_on_a_taken_port_says_so_and_names_the_remedy(db, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert wb(db, "ui", "--port", str(port)) == 1
+    err = capsys.readouterr().err
+    assert f"port {port} on 127.0.0.1 is in use" in err and "--port" in err

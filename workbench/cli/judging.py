@@ -198,6 +198,21 @@ def publish(
                     "nothing was judged since (did you forget to judge the new pool?)")
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Fail early, with the remedy, when the port is taken (Streamlit only says "not available")."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise WorkbenchError(
+                f"port {port} on {host} is in use ({e.strerror}); another `workbench ui` may be running. "
+                "Choose another port with --port (make demo PORT=...)."
+            ) from e
+
+
 @app.command("ui")
 def ui(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8501,
@@ -210,6 +225,7 @@ def ui(
 
     if importlib.util.find_spec("streamlit") is None:
         raise WorkbenchError("the UI needs Streamlit: install the [ui] extra (pip install -e '.[ui]')")
+    _check_port_free(host, port)
     db = common.STATE.config.db_path.resolve()
     env = dict(os.environ, WORKBENCH_DB=str(db), WORKBENCH_LOCK_TIMEOUT=str(common.STATE.config.lock_timeout_s))
     cmd = [
