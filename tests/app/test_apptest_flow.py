@@ -22,7 +22,7 @@ def _judge_all(at, grades, *, note_on=None):
         assert "score" not in text.lower() and "rank" not in text.lower()
         if key == note_on:
             at.text_area(key="judge_note").input("borderline")
-        button(at, f"{grades[key]} · ").click().run()
+        at.button(key=f"judge_grade_{grades[key]}").click().run()
         assert not at.exception
         assert at.success[0].value.startswith(f"Saved grade {grades[key]} for document {key[1]}")
         seen.append(key)
@@ -45,9 +45,9 @@ def test_assessor_judges_resumes_and_changes_a_grade(seeded):
     assert shown(at) == queues["ann"][1]
     button(at, "Previous").click().run()
     assert shown(at) == first and "you judged it: unsure" in at.caption[0].value
-    button(at, f"{ANN[first]} · ").click().run()  # ... then a grade: a second row, history kept
+    at.button(key=f"judge_grade_{ANN[first]}").click().run()  # ... then a grade: a second row, history kept
     assert shown(at) == queues["ann"][1]
-    button(at, f"{ANN[queues['ann'][1]]} · ").click().run()
+    at.button(key=f"judge_grade_{ANN[queues['ann'][1]]}").click().run()
 
     # a new browser session resumes at the first unjudged document
     at2 = sign_in(new_app(), "ann")
@@ -103,6 +103,9 @@ def test_two_assessors_then_lead_adjudicates_and_publishes(seeded):
     assert "2 document(s) need a decision" in text
     assert text.index("document d4") < text.index("document d6")  # spread 2 before spread 1
     assert "borderline" in lead.table[0].value.to_csv()  # ann's note is shown to the lead
+    assert lead.selectbox(key="adj_1_d4_grade").value is None  # no grade is pre-chosen for the lead
+    lead.button(key="adj_1_d4_go").click().run()
+    assert [e.value for e in lead.error] == ["Choose a final grade first."]
     lead.selectbox(key="adj_1_d4_grade").set_value(2)
     lead.text_input(key="adj_1_d4_why").input("suction is a side topic")
     lead.button(key="adj_1_d4_go").click().run()
@@ -142,3 +145,4 @@ def test_lead_overview_pages_render(seeded, page):
     else:
         assert "ann" in text and "bob" in text
     assert TOKENS["lead"] not in text
+

@@ -133,7 +133,8 @@ def render_document(view: JudgingView) -> None:
 
 def render_rubric(rubric: Rubric) -> None:
     """The grade scale with each grade's key and definition."""
-    lines = [f"- **{g.key}** · **{g.grade} {g.label}**: {g.definition}" for g in rubric.grades]
+    lines = [f"- **{g.grade} {g.label}**" + (f" (key {g.key})" if g.key != str(g.grade) else "")
+             + f": {g.definition}" for g in rubric.grades]
     with st.expander(f"Rubric: {rubric.name}", expanded=True):
         st.markdown("\n".join(lines))
         st.caption(rubric.source)

@@ -16,15 +16,19 @@ PAGE = 10
 def _adjudicate(pool_version: str, topic_id: str, doc_id: str, key: str) -> None:
     session = widgets.session()
     grade = st.session_state.get(f"{key}_grade")
-    if session is None or grade is None:
+    if session is None:
+        return
+    if grade is None:
+        st.session_state["adjudicate_msg"] = ("error", "Choose a final grade first.", key)
         return
     rationale = st.session_state.get(f"{key}_why", "") or ""
     try:
         svc.adjudicate(widgets.store(), session, pool_version, topic_id, doc_id, int(grade), rationale)
     except WorkbenchError as e:
-        st.session_state["adjudicate_msg"] = ("error", str(e))
+        st.session_state["adjudicate_msg"] = ("error", str(e), key)
     else:
-        st.session_state["adjudicate_msg"] = ("ok", f"Final grade {grade} set for topic {topic_id}, document {doc_id}.")
+        st.session_state["adjudicate_msg"] = (
+            "ok", f"Final grade {grade} set for topic {topic_id}, document {doc_id}.", key)
 
 
 widgets.require_session(lead=True)
@@ -33,14 +37,15 @@ st.title("Adjudicate")
 pool_version = widgets.pool_picker("adjudicate")
 if pool_version is None:
     st.stop()
-kind, msg = st.session_state.get("adjudicate_msg") or ("", "")
-if msg:
-    (st.success if kind == "ok" else st.error)(msg)
+kind, msg, msg_key = st.session_state.get("adjudicate_msg") or ("", "", "")
+if msg and kind == "ok":
+    st.success(msg)
 
 show_done = st.checkbox("Include documents already adjudicated", value=False, key="adjudicate_show_done")
 rows = svc.disagreement_queue(store, pool_version, include_adjudicated=show_done)
 collection = svc.pool_collection(store, pool_version)
 rubric = svc.rubric_for(store, collection)
+topics = store.get_topics(collection)
 st.caption(f"{len(rows)} document(s) need a decision (grades differ, or marked unsure), widest spread first.")
 for row in rows[:PAGE]:
     key = f"adj_{row.topic_id}_{row.doc_id}"
@@ -48,6 +53,11 @@ for row in rows[:PAGE]:
         doc = store.get_document(collection, row.doc_id)
         title = f" · {doc.title}" if doc.title else ""
         st.markdown(f"**Topic {row.topic_id} · document {row.doc_id}**{title} · spread {row.spread}")
+        topic = topics.get(row.topic_id)
+        with st.expander("Topic and document text"):
+            if topic is not None:
+                st.text(f"Query: {topic.query}")
+            st.text(doc.text or "(no text)")
         st.table(
             [
                 {"assessor": j.assessor, "grade": widgets.grade_text(j.grade, rubric), "note": j.note,
@@ -60,10 +70,12 @@ for row in rows[:PAGE]:
             st.caption(f"Adjudicated: {widgets.grade_text(a.grade, rubric)} by {a.lead}: {a.rationale}")
         with st.form(f"{key}_form", border=False):
             c1, c2, c3 = st.columns([1, 3, 1])
-            c1.selectbox("Final grade", rubric.values, key=f"{key}_grade",
-                         format_func=lambda g: widgets.grade_text(g, rubric))
+            c1.selectbox("Final grade", rubric.values, key=f"{key}_grade", index=None,
+                         placeholder="choose", format_func=lambda g: widgets.grade_text(g, rubric))
             c2.text_input("Rationale", key=f"{key}_why")
             c3.form_submit_button("Set final grade", key=f"{key}_go", on_click=_adjudicate,
                                   args=(pool_version, row.topic_id, row.doc_id, key))
+        if msg and kind == "error" and msg_key == key:
+            st.error(msg)
 if len(rows) > PAGE:
     st.caption(f"Showing the first {PAGE}; adjudicate these to see the next.")

@@ -106,20 +106,21 @@ widgets.render_document(view)
 
 with st.form("judge_form", clear_on_submit=False, border=False):
     st.text_area("Note (optional)", key="judge_note", height=68)
-    cols = st.columns(len(rubric.grades) + 1)
-    for col, g in zip(cols, rubric.grades, strict=False):
+    cols = st.columns(len(rubric.grades))
+    for col, g in zip(cols, rubric.grades, strict=True):
         with col:
             st.form_submit_button(
-                f"{g.grade} · {g.label}",
+                g.label,  # the grade's key (its digit) is shown beside the label by Streamlit
                 key=f"judge_grade_{g.grade}",
                 shortcut=g.key,
-                help=g.definition,
+                help=f"grade {g.grade}: {g.definition}",
                 type="primary" if view.own_grade == g.grade else "secondary",
                 on_click=_save,
                 args=(view, g.grade, False, token, shown["at"]),
                 width="stretch",
             )
-    with cols[-1]:
+    unsure_col, _ = st.columns([1, len(rubric.grades) - 1])
+    with unsure_col:
         st.form_submit_button(
             "Unsure",
             key="judge_unsure",
