@@ -46,7 +46,7 @@ import numpy as np
 
 from pooling.fusion import RRF, FusionMethod
 from workbench.errors import ValidationError
-from workbench.ranking import ranked
+from workbench.ranking import natural_key, ranked
 from workbench.types import Run
 
 STRATEGY = "depth-k union"
@@ -454,4 +454,4 @@ def pool_statistics(
     contributed = {n: int(both[i, i]) for n, i in index.items()}
     unique = {n: int(alone[i]) for n, i in index.items()}
     overlap = {a: {b: int(both[i, j]) for b, j in index.items()} for a, i in index.items()}
-    return PoolStats(dict(sorted(size.items())), contributed, unique, overlap, tuple(names))
+    return PoolStats(dict(sorted(size.items(), key=lambda kv: natural_key(kv[0]))), contributed, unique, overlap, tuple(names))

@@ -72,3 +72,16 @@ def scores_from_order(doc_ids: Iterable[str]) -> dict[str, float]:
     ids = list(doc_ids)
     n = len(ids)
     return {doc_id: float(n - i) for i, doc_id in enumerate(ids)}
+
+
+def natural_key(id_: str) -> tuple[int, int, str]:
+    """Display order of ids: all-digit ids by number first, then the others as strings.
+
+    Only for listing topics to people (``2`` before ``10``); ids stay ``str`` and
+    the ranking rule above never uses it.
+
+    Example:
+        >>> sorted(["10", "2", "b", "a"], key=natural_key)
+        ['2', '10', 'a', 'b']
+    """
+    return (0, int(id_), id_) if id_.isascii() and id_.isdigit() else (1, 0, id_)

@@ -337,7 +337,7 @@ def render_comparison(header: Mapping[str, Any], c: Comparison, fmt: str = "tabl
                           "," if f == "csv" else "\t")
     lines = _header_lines(header, [])
     lines.append("")
-    lines.append(f"{c.measure}: {c.run_b} vs {c.run_a} over {len(c.topics):,} topics")
+    lines.append(f"{c.measure}: A = {c.run_a}, B = {c.run_b}, over {len(c.topics):,} topics")
     lines.append(f"mean {c.run_a} {number(c.mean_a)}, {c.run_b} {number(c.mean_b)}, "
                  f"difference {number(c.mean_difference)} (B - A); B better on {c.wins}, worse on {c.losses}, "
                  f"equal on {c.ties}")

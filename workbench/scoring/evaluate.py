@@ -54,6 +54,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 import numpy as np
 
 from workbench.errors import MissingTopicsError, ValidationError
+from workbench.ranking import natural_key
 from workbench.scoring.columns import (
     QrelsColumns,
     RankedRun,
@@ -285,10 +286,6 @@ class Evaluation:
 def _as_measure(measure: Measure | str) -> Measure:
     return measure if isinstance(measure, Measure) else parse_measures([measure])[0]
 
-
-def natural_key(topic_id: str) -> tuple[int, int, str]:
-    """Sort key: all-digit ids by numeric value first, then the others as strings (ids stay str)."""
-    return (0, int(topic_id), topic_id) if topic_id.isascii() and topic_id.isdigit() else (1, 0, topic_id)
 
 
 def check_policy(missing: str) -> MissingPolicy:

@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
+from workbench.ranking import natural_key
 from workbench.store.core import StoreCore
 from workbench.types import Document, Topic
 
@@ -180,10 +181,6 @@ def missing_ids(cur: Any, version: str, doc_ids: Iterable[str]) -> set[str]:
         cur.unregister("wb_check_ids")
     return {r[0] for r in rows}
 
-
-def natural_key(id_: str) -> tuple[int, int, str]:
-    """Sort key: all-digit ids by numeric value, then the others by string (ids stay str)."""
-    return (0, int(id_), id_) if id_.isascii() and id_.isdigit() else (1, 0, id_)
 
 
 class CollectionsMixin(StoreCore):
