@@ -30,17 +30,24 @@ demo-batch: setup  ## the same workflow, non-interactive (exit 0 on success)
 ui: setup
 	$(VENV)/bin/workbench ui --port $(PORT)
 
-test: setup  ## run the test suite (needs Debian's chromium for the browser tests)
+test: setup lint  ## lint, type-check, then run the test suite (needs Debian's chromium for the browser tests)
 	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; }
 	$(PY) -m pytest -q
 
 bench: setup
 	$(PIP) -e ".[bench]" $(QUIET_PIP)
-	$(PY) bench/run_all.py
+	$(PY) bench/pooling/bench_pooling.py
+	$(PY) bench/scoring/bench_scoring.py
 
-lint: setup
+PURE := workbench/scoring workbench/judging pooling/fusion.py pooling/pool.py pooling/reusability.py \
+	pooling/tokenize.py workbench/ranking.py workbench/types.py workbench/errors.py workbench/rubric.py \
+	workbench/config.py workbench/hashing.py
+
+lint: setup  ## ruff; mypy on both packages, strict on the pure layer
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy workbench pooling
+	$(VENV)/bin/mypy --strict $(PURE)
 
 clean:
 	rm -rf $(VENV) labels/*.duckdb labels/*.duckdb.*

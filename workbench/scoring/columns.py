@@ -93,7 +93,7 @@ def unpack_ids(words: np.ndarray) -> list[str]:
     w = words.shape[1]
     raw = np.ascontiguousarray(words.astype(">u8")).view(f"S{8 * w}").reshape(-1)
     if not np.any(raw.view(np.uint8) & 0x80):  # all ASCII: numpy decodes in C
-        return raw.astype(f"U{8 * w}").tolist()  # type: ignore[no-any-return]
+        return list(raw.astype(f"U{8 * w}").tolist())
     return [b.decode("utf-8") for b in raw.tolist()]
 
 
@@ -184,7 +184,8 @@ class RankedRun:
 
     def rank_at(self, rows: np.ndarray) -> np.ndarray:
         """1-based ranks (int64) of the given row indices."""
-        return np.asarray(rows, dtype=np.int64) - self.starts[self.topic_codes[rows]] + 1
+        ranks: np.ndarray = np.asarray(rows, dtype=np.int64) - self.starts[self.topic_codes[rows]] + 1
+        return ranks
 
     def n_results(self) -> dict[str, int]:
         """topic_id -> number of distinct documents returned."""

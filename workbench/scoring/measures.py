@@ -260,7 +260,7 @@ def parse_measure(text: str) -> Measure:
                 raise ValidationError(
                     f"{text}: expected an integer or a quoted string for {key}, found {raw!r}."
                 ) from None
-    return cls(cutoff, **kwargs)  # type: ignore[arg-type]
+    return cls(cutoff, **kwargs)
 
 
 def parse_measures(texts: Iterable[str | Measure]) -> tuple[Measure, ...]:
