@@ -30,7 +30,14 @@ from typing import Any
 
 from workbench.errors import InputFormatError
 from workbench.formats.io import atomic_write
-from workbench.formats.trec import empty_file_error, iter_columns, read_text
+from workbench.formats.trec import (
+    check_grade,
+    check_id,
+    empty_file_error,
+    iter_columns,
+    read_text,
+    shown_id,
+)
 from workbench.types import Document, Topic
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -67,8 +74,16 @@ def _string(path: str, lineno: int, obj: Mapping[str, Any], key: str, *, require
         raise InputFormatError(
             path, lineno, f"expected {key!r} to be a string, found {json.dumps(value)} ({type(value).__name__}). {fix}"
         )
-    if key == "_id" and (not value or value != value.strip()):
-        raise InputFormatError(path, lineno, f"expected a non-empty '_id' without surrounding spaces, found {value!r}. Fix the id.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InputFormatError(
+            path, lineno,
+            f"expected {key!r} to be valid Unicode text, found a lone surrogate \\u{ord(value[e.start]):04x} "
+            f"at character {e.start + 1}. Fix the escape (surrogates must come in pairs) or remove it.",
+        ) from None
+    if key == "_id":
+        check_id(path, lineno, value, "'_id'")
     return value
 
 
@@ -168,9 +183,10 @@ def read_qrels_tsv(path: str | Path) -> dict[str, dict[str, int]]:
         topic, doc, score = cols
         if not _INT.fullmatch(score):
             raise InputFormatError(
-                p, lineno, f"expected an integer score in column 3, found {score!r}. Write grades as whole numbers such as 0, 1, 2."
+                p, lineno,
+                f"expected an integer score in column 3, found {shown_id(score)}. Write grades as whole numbers such as 0, 1, 2.",
             )
-        grade = int(score)
+        grade = check_grade(p, lineno, score, 3)
         grades = qrels.setdefault(topic, {})
         if doc in grades:
             if grades[doc] != grade:

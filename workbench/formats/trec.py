@@ -56,6 +56,8 @@ _NUM = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 RUN_COLUMNS = "topic Q0 doc rank score tag"
+GRADE_MIN, GRADE_MAX = -2147483648, 2147483647  # the store's INTEGER column (32-bit signed)
+ID_SHOWN = 60  # characters of an id shown in an error message
 QRELS_COLUMNS = "topic iter doc grade"
 
 
@@ -144,6 +146,68 @@ def _empty(path: str | Path, what: str) -> InputFormatError:
     return InputFormatError(
         str(path), 0, f"expected at least one {what} line, found an empty file. Check that the right file was given."
     )
+
+
+def shown_id(value: str) -> str:
+    """An id quoted for an error message, cut to its first ``ID_SHOWN`` characters.
+
+    Example:
+        >>> shown_id("d1")
+        "'d1'"
+        >>> shown_id("x" * 100)[-20:]
+        "x'… (100 characters)"
+    """
+    if len(value) <= ID_SHOWN:
+        return repr(value)
+    return f"{value[:ID_SHOWN]!r}… ({len(value)} characters)"
+
+
+def check_grade(path: str | Path, lineno: int, token: str, column: int) -> int:
+    """The integer grade written in ``token``, range-checked for the store.
+
+    Args:
+        path: the file (for the error message).
+        lineno: 1-based line number.
+        token: the grade column as written.
+        column: 1-based column number (for the error message).
+
+    Returns:
+        The grade.
+
+    Raises:
+        InputFormatError: not a whole number, or outside
+            ``GRADE_MIN..GRADE_MAX`` (the store keeps grades in a 32-bit INTEGER column).
+    """
+    if not _INT.fullmatch(token):
+        raise InputFormatError(
+            str(path), lineno,
+            f"expected an integer grade in column {column}, found {shown_id(token)}. Write grades as whole numbers such as 0, 1, 2.",
+        )
+    grade = int(token)
+    if not GRADE_MIN <= grade <= GRADE_MAX:
+        raise InputFormatError(
+            str(path), lineno,
+            f"grade {shown_id(token)} is out of range ({GRADE_MIN}..{GRADE_MAX}); write a grade of the rubric such as 0, 1, 2.",
+        )
+    return grade
+
+
+def check_id(path: str | Path, lineno: int, value: str, what: str) -> str:
+    """``value`` if it is a usable id: non-empty and without whitespace.
+
+    TREC run and qrels files separate columns by whitespace, so an id holding
+    a space or tab could never be exported.
+
+    Raises:
+        InputFormatError: the id is empty or contains whitespace.
+    """
+    if not value or any(c.isspace() for c in value):
+        raise InputFormatError(
+            str(path), lineno,
+            f"expected a non-empty {what} without whitespace, found {shown_id(value)}. "
+            "TREC formats cannot carry ids with spaces or tabs; replace them (e.g. by '_').",
+        )
+    return value
 
 
 def parse_score(token: str) -> float | None:
@@ -325,11 +389,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
                 "Write one judgment per line, columns separated by spaces or tabs.",
             )
         topic, _iteration, doc, grade_s = cols
-        if not _INT.fullmatch(grade_s):
-            raise InputFormatError(
-                p, lineno, f"expected an integer grade in column 4, found {grade_s!r}. Write grades as whole numbers such as 0, 1, 2."
-            )
-        grade = int(grade_s)
+        grade = check_grade(p, lineno, grade_s, 4)
         grades = qrels.setdefault(topic, {})
         if doc in grades:
             if grades[doc] != grade:
@@ -387,7 +447,7 @@ def scan_ids(path: str | Path, kind: Literal["run", "qrels"]) -> Iterator[tuple[
 
 # -- topics -------------------------------------------------------------------------
 
-_TOP = re.compile(r"<top>(.*?)</top>", re.IGNORECASE | re.DOTALL)
+_TOP_TAG = re.compile(r"<(/?)top>", re.IGNORECASE)
 _FIELD = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
 _CLOSE = re.compile(r"</(num|title|desc|narr)>", re.IGNORECASE)
 _PREFIX = {
@@ -396,6 +456,40 @@ _PREFIX = {
     "desc": re.compile(r"^\s*(description\s*:)?\s*", re.IGNORECASE),
     "narr": re.compile(r"^\s*(narrative\s*:)?\s*", re.IGNORECASE),
 }
+
+
+def _top_blocks(path: str, text: str) -> Iterator[tuple[int, str]]:
+    """(line of ``<top>``, body) of each ``<top> ... </top>`` block; every block must be closed.
+
+    Raises:
+        InputFormatError: a ``<top>`` not closed before the next ``<top>`` or the
+            end of the file, or a ``</top>`` without its ``<top>``.
+    """
+    open_at: int | None = None
+    open_line = 0
+    for m in _TOP_TAG.finditer(text):
+        lineno = text.count("\n", 0, m.start()) + 1
+        if m.group(1):  # </top>
+            if open_at is None:
+                raise InputFormatError(
+                    path, lineno, "expected '<top>' before this '</top>', found none. Add the missing '<top>' or remove the '</top>'."
+                )
+            yield open_line, text[open_at:m.start()]
+            open_at = None
+        else:
+            if open_at is not None:
+                raise InputFormatError(
+                    path, open_line,
+                    f"`<top>` opened at line {open_line} is not closed before line {lineno}. Add '</top>' at the end of the block.",
+                )
+            open_at, open_line = m.end(), lineno
+    if open_at is not None:
+        end_line = text.count("\n") + 1
+        raise InputFormatError(
+            path, open_line,
+            f"`<top>` opened at line {open_line} is not closed before line {end_line} (the end of the file). "
+            "Add '</top>' at the end of the block.",
+        )
 
 
 def _clean(text: str) -> str:
@@ -433,6 +527,7 @@ def read_topics(path: str | Path) -> list[Topic]:
     seen: dict[str, int] = {}
 
     def add(topic: Topic, lineno: int) -> None:
+        check_id(p, lineno, topic.topic_id, "topic id")
         if topic.topic_id in seen:
             raise InputFormatError(
                 p, lineno,
@@ -443,9 +538,8 @@ def read_topics(path: str | Path) -> list[Topic]:
         topics.append(topic)
 
     if re.search(r"<top>", text, re.IGNORECASE):
-        for m in _TOP.finditer(text):
-            lineno = text.count("\n", 0, m.start()) + 1
-            body = _CLOSE.sub(" ", m.group(1))
+        for lineno, raw_body in _top_blocks(p, text):
+            body = _CLOSE.sub(" ", raw_body)
             fields: dict[str, str] = {}
             parts = _FIELD.split(body)
             for name, value in zip(parts[1::2], parts[2::2], strict=True):

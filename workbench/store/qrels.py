@@ -181,8 +181,16 @@ class QrelsMixin(StoreCore):
                     raise ValidationError(
                         f"qrels {name!r}: expected an integer grade for topic {topic!r} document {doc!r}, found {grade!r}"
                     )
-                if not topic or not doc:
-                    raise ValidationError(f"qrels {name!r}: expected non-empty topic and doc ids, found {topic!r}/{doc!r}")
+                if not -2147483648 <= grade <= 2147483647:
+                    raise ValidationError(
+                        f"qrels {name!r}: grade {grade} of topic {_shown(topic)} document {_shown(doc)} is out of range "
+                        "(-2147483648..2147483647); use a grade of the rubric"
+                    )
+                if not topic or not doc or any(c.isspace() for c in topic + doc):
+                    raise ValidationError(
+                        f"qrels {name!r}: expected non-empty topic and doc ids without whitespace, "
+                        f"found {_shown(topic)}/{_shown(doc)}; TREC formats cannot carry such ids"
+                    )
                 topics.append(topic)
                 docs.append(doc)
                 grades.append(grade)
@@ -352,3 +360,8 @@ def entries_of(qrels: Mapping[str, Mapping[str, int]]) -> Iterable[tuple[str, st
     for topic, docs in qrels.items():
         for doc, grade in docs.items():
             yield topic, doc, grade
+
+
+def _shown(value: str) -> str:
+    """An id quoted for a message, cut to 60 characters (a 2 MB id must not fill the terminal)."""
+    return repr(value) if len(value) <= 60 else f"{value[:60]!r}\u2026 ({len(value)} characters)"
