@@ -60,7 +60,7 @@ def test_unknown_name_lists_the_registry_sorted():
 
 @pytest.mark.parametrize(
     "text, fragment",
-    [("R", "expected a measure"), ("R@0", "cutoff k >= 1"), ("R(foo=1)@3", "no parameter 'foo'"),
+    [("R", "expected a measure"), ("R@0", "cutoff k in 1\.\.1,000,000,000"), ("R(foo=1)@3", "no parameter 'foo'"),
      ("R(rel=-1)@3", "rel to be an integer >= 0"), ("nDCG(dcg='exp')@3", "'log2' or 'exp-log2'"),
      ("Judged(rel=1)@3", "no parameter 'rel'"), ("R(rel=x)@3", "integer or a quoted string")],
 )
@@ -84,3 +84,11 @@ def test_measure_flags():
     assert not Judged.USES_REL and not nDCG.USES_REL
     assert R(10, rel=2).effective_rel(1) == 2 and R(10).effective_rel(3) == 3
     assert isinstance(parse_measure("Judged@10"), Measure)
+
+
+def test_a_huge_cutoff_is_a_validation_error_not_an_overflow():
+    from workbench.errors import ValidationError
+    from workbench.scoring.measures import parse_measure
+
+    with pytest.raises(ValidationError, match=r"expected a cutoff k in 1\.\.1,000,000,000, found 99999999999999999999"):
+        parse_measure("R@99999999999999999999")

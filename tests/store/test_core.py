@@ -90,3 +90,31 @@ def test_lingering_connection_is_handed_over_to_a_waiting_process(tmp_path):
     assert p.returncode == 0 and p.stdout.strip() == "holding"
     assert ui.schema_version() == SCHEMA_VERSION  # and the UI reopens it afterwards
     ui.release_file()
+
+
+def test_a_foreign_duckdb_file_is_refused_and_left_untouched(tmp_path):
+    import duckdb
+
+    path = tmp_path / "other.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE meta (x INTEGER)")
+        con.execute("CREATE TABLE sales (id INTEGER)")
+    with pytest.raises(StoreError, match=r"not a workbench store: its meta table is not the workbench's"):
+        LabelStore(path).schema_version()
+    path2 = tmp_path / "other2.duckdb"
+    with duckdb.connect(str(path2)) as con:
+        con.execute("CREATE TABLE sales (id INTEGER)")
+    with pytest.raises(StoreError, match=r"it holds other tables \(sales\) and no workbench schema"):
+        LabelStore(path2).schema_version()
+    with duckdb.connect(str(path2)) as con:  # nothing was added to it
+        assert con.execute("SELECT count(*) FROM information_schema.tables").fetchone() == (1,)
+
+
+def test_a_sqlite_file_is_refused_without_fetching_an_extension(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "x.db"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE a (x)")
+    with pytest.raises(StoreError, match="cannot open it as a workbench store"):
+        LabelStore(path).schema_version()

@@ -99,6 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         typer.echo("workbench: interrupted", err=True)
         return 130
+    except OSError as e:  # e.g. stdout on a full disk; never a traceback for the user
+        if common.STATE.debug:
+            raise
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        typer.echo(f"workbench: error: cannot read or write{where}: {e.strerror or e} (--debug shows where)",
+                   err=True)
+        return 1
     return 0
 
 

@@ -38,6 +38,10 @@ class CliState:
                 client=client,
                 lock_timeout_s=self.config.lock_timeout_s,
                 on_wait=lambda msg: info(msg),
+                # A command is many short leases: keep the file between them and take
+                # turns of 1 s with a UI that waits, instead of one hand-over per lease.
+                linger_s=1.0,
+                min_turn_s=1.0,
             )
         return self._stores[client]
 

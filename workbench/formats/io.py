@@ -42,6 +42,10 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
 
     Raises:
         ValueError: ``mode`` is not ``"w"`` or ``"wb"``.
+        IsADirectoryError: ``path`` is a folder.
+
+    A target that exists and is not a regular file (a device such as
+    ``/dev/stdout``, a FIFO) is written through, not replaced.
 
     Example:
         >>> with atomic_write("labels/x.qrels") as f:  # doctest: +SKIP
@@ -50,6 +54,14 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', found {mode!r}")
     target = Path(path)
+    if target.exists() and not target.is_file():
+        if target.is_dir():
+            raise IsADirectoryError(21, "is a folder, not a file", str(target))
+        # A device, FIFO or /dev/stdout: write through it; replacing it would
+        # swap the device node for a regular file.
+        with open(target, mode, **({"encoding": "utf-8", "newline": "\n"} if mode == "w" else {})) as dev:
+            yield dev
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

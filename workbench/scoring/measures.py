@@ -48,6 +48,10 @@ DEFAULT_CUTOFFS: tuple[int, ...] = (5, 10, 20, 50, 100)
 """Cutoffs of the default R@k report."""
 
 
+MAX_CUTOFF = 1_000_000_000
+"""Largest cutoff k accepted (ranks are stored as 32-bit integers)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Measure:
     """Base class of measures: a name, a cutoff and parameters.
@@ -70,9 +74,11 @@ class Measure:
     HAS_CEILING: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int) or self.cutoff < 1:
+        if (isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int)
+                or not 1 <= self.cutoff <= MAX_CUTOFF):
             raise ValidationError(
-                f"{self.NAME}: expected a cutoff k >= 1, found {self.cutoff!r}. Write e.g. {self.NAME}@10."
+                f"{self.NAME}: expected a cutoff k in 1..{MAX_CUTOFF:,}, found {self.cutoff!r}. "
+                f"Write e.g. {self.NAME}@10."
             )
 
     def params(self) -> dict[str, object]:

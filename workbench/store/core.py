@@ -163,10 +163,16 @@ class _SharedConnection:
                     return None, f"letting {who} use the store first"
             self.yield_to = set()
             try:
-                conn = duckdb.connect(str(self.path))
+                # No extension is ever fetched or loaded implicitly (no network at run time;
+                # a SQLite file given as --db must fail, not trigger a download).
+                conn = duckdb.connect(str(self.path), config={
+                    "autoload_known_extensions": False, "autoinstall_known_extensions": False})
             except duckdb.IOException as e:
                 if "lock" not in str(e).lower():
-                    raise StoreError(f"{self.path}: cannot open the store: {e}") from e
+                    raise StoreError(
+                        f"{self.path}: cannot open it as a workbench store (a DuckDB file): "
+                        f"{str(e).splitlines()[0]}. Use a new --db path or an existing workbench store."
+                    ) from e
                 self.register_intent(client, purpose)
                 info = self.holder()
                 m = _LOCK_RE.search(str(e))
@@ -189,6 +195,11 @@ class _SharedConnection:
             if not self.migrated:
                 try:
                     migrate(conn)
+                except StoreError as e:
+                    self.leases = 0
+                    self.local.depth -= 1
+                    self._close()
+                    raise StoreError(f"{self.path}: {e}") from e
                 except BaseException:
                     self.leases = 0
                     self.local.depth -= 1
@@ -283,7 +294,19 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     Raises:
         StoreError: the database is newer than this code (downgrades are refused).
     """
-    version = schema_version(conn)
+    try:
+        version = schema_version(conn)
+    except duckdb.Error as e:
+        raise StoreError(f"not a workbench store: its meta table is not the workbench's ({e})") from e
+    if version == 0:
+        foreign = sorted(r[0] for r in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall())
+        if foreign:
+            shown = ", ".join(foreign[:8]) + (" ..." if len(foreign) > 8 else "")
+            raise StoreError(
+                f"not a workbench store: it holds other tables ({shown}) and no workbench schema; "
+                "use a new --db path (the workbench never adds its tables to another database)"
+            )
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"store schema version {version} is newer than this workbench's {SCHEMA_VERSION}; "
@@ -322,6 +345,10 @@ class StoreCore:
             per open and close on a 200k-row store, against 4 ms per operation
             on an open file); it still closes within 50 ms when another process
             registers an intent.
+        min_turn_s: once it has the file, this process keeps granting new leases
+            for at least this long before yielding to a waiting process (0.25 s by
+            default). A command made of many short leases (the CLI) uses a longer
+            turn with a linger, so it is not handed back and forth at every lease.
     """
 
     def __init__(
@@ -333,6 +360,7 @@ class StoreCore:
         on_wait: WaitCallback | None = None,
         wait_report_s: float = 2.0,
         linger_s: float = 0.0,
+        min_turn_s: float | None = None,
     ) -> None:
         self.path = Path(path)
         self.client = client
@@ -342,12 +370,14 @@ class StoreCore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._shared = _shared_for(self.path)
         self._shared.linger_s = max(self._shared.linger_s, linger_s)
+        if min_turn_s is not None:
+            self._shared.min_turn_s = min_turn_s
 
     @contextlib.contextmanager
     def connection(self, purpose: str = "") -> Iterator[duckdb.DuckDBPyConnection]:
         """A lease on the process's connection, yielding a fresh cursor.
 
-        Waits (with jittered backoff from 5 ms to 250 ms) while another process
+        Waits (with jittered backoff from 5 ms to 100 ms) while another process
         holds the file or has asked for it.
 
         Raises:
@@ -375,7 +405,7 @@ class StoreCore:
                     reported = True
                     last_report = now
             time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 1.6, 0.25)
+            delay = min(delay * 1.6, 0.1)
         cur = conn.cursor()
         try:
             yield cur
