@@ -170,6 +170,30 @@ def test_save_token_makes_a_retried_save_land_once(store, people):
     assert first == again and store.count_judgments() == 1
 
 
+def test_save_token_names_the_action_so_a_quick_regrade_lands(store, people):
+    """QA defect: 1 then 3 on one shown document (same shown token) kept grade 1.
+    Tokens are f"{shown}:{grade}:{unsure}": same grade twice -> one row; a
+    different grade -> a second row and the current grade is 3; going back to 1
+    on the same screen is a correction too (three rows, current 1)."""
+    seed(store)
+    once = store.record_judgment_outcome(j("1", "d1", "ann", 1), collection="toy", save_token="s:1:False")
+    dup = store.record_judgment_outcome(j("1", "d1", "ann", 1), collection="toy", save_token="s:1:False")
+    assert once.new and not dup.new and dup.judgment_id == once.judgment_id and dup.grade == 1
+    assert store.count_judgments() == 1
+    three = store.record_judgment_outcome(j("1", "d1", "ann", 3), collection="toy", save_token="s:3:False")
+    assert three.new and three.grade == 3 and store.count_judgments() == 2
+    assert {c.assessor: c.grade for c in store.current_judgments("toy")} == {"ann": 3}
+    # a double submit of the 3 reports what the store holds
+    again = store.record_judgment_outcome(j("1", "d1", "ann", 3), collection="toy", save_token="s:3:False")
+    assert (again.new, again.grade, again.judgment_id) == (False, 3, three.judgment_id)
+    back = store.record_judgment_outcome(j("1", "d1", "ann", 1), collection="toy", save_token="s:1:False")
+    assert back.new and store.count_judgments() == 3
+    assert {c.assessor: c.grade for c in store.current_judgments("toy")} == {"ann": 1}
+    back2 = store.record_judgment_outcome(j("1", "d1", "ann", 1), collection="toy", save_token="s:1:False")
+    assert not back2.new and store.count_judgments() == 3
+    assert [h.grade for h in store.judgment_history("toy", "1", "d1", "ann")] == [1, 3, 1]
+
+
 def test_concurrent_double_submit_lands_once(store, people):
     seed(store)
     got: list[int] = []

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         AssignReport,
         PoolTopicProgress,
         QueueEntry,
+        SavedJudgment,
         StoredAdjudication,
         StoredJudgment,
     )
@@ -142,6 +143,43 @@ def save_judgment(
 ) -> int:
     """Save the user's judgment of the document in ``view`` (one committed row).
 
+    Same as ``save_judgment_outcome`` but returns only the judgment id.
+
+    Args:
+        store: the store.
+        session: the signed-in assessor (the judgment is theirs).
+        view: the view being judged (from ``load_view``).
+        grade: a grade of the collection's rubric, or None with ``unsure``.
+        unsure: the assessor could not decide.
+        note: optional free text (stripped).
+        duration_ms: time on the document, milliseconds (clamped at 0).
+        save_token: idempotency key of this save action.
+
+    Returns:
+        The id of the assessor's current judgment of the document.
+
+    Raises:
+        ValidationError: grade not on the rubric, or neither grade nor unsure.
+    """
+    return save_judgment_outcome(
+        store, session, view, grade=grade, unsure=unsure, note=note,
+        duration_ms=duration_ms, save_token=save_token,
+    ).judgment_id
+
+
+def save_judgment_outcome(
+    store: LabelStore,
+    session: Session,
+    view: JudgingView,
+    *,
+    grade: int | None,
+    unsure: bool = False,
+    note: str = "",
+    duration_ms: int = 0,
+    save_token: str | None = None,
+) -> SavedJudgment:
+    """Save the user's judgment of the document in ``view`` and say what the store holds.
+
     Returns only after the commit, so the caller may show the next document.
 
     Args:
@@ -152,16 +190,18 @@ def save_judgment(
         unsure: the assessor could not decide.
         note: optional free text (stripped).
         duration_ms: time on the document, milliseconds (clamped at 0).
-        save_token: idempotency key of this save (one per shown document):
-            a double submit lands once.
+        save_token: idempotency key of this save *action*: the UI uses
+            ``f"{shown_token}:{grade}:{unsure}"``, so a double submit of the
+            same grade lands once and a different grade lands as a correction.
 
     Returns:
-        The judgment id.
+        ``SavedJudgment`` (judgment_id, new, grade, unsure): ``new`` is False
+        for a duplicate save, and grade/unsure are what the store holds.
 
     Raises:
         ValidationError: grade not on the rubric, or neither grade nor unsure.
     """
-    return store.record_judgment(
+    return store.record_judgment_outcome(
         Judgment(
             topic_id=view.topic.topic_id,
             doc_id=view.document.doc_id,

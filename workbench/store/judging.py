@@ -141,6 +141,25 @@ class StoredJudgment:
     saved_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class SavedJudgment:
+    """What a save left in the store (``record_judgment_outcome``).
+
+    Attributes:
+        judgment_id: the row that now holds the assessor's current judgment.
+        new: True when this save appended a row; False when its save token
+            was already stored and the current judgment already equals it
+            (a double submit), so nothing was written.
+        grade: the grade the store holds now (None when unsure).
+        unsure: the unsure flag the store holds now.
+    """
+
+    judgment_id: int
+    new: bool
+    grade: int | None
+    unsure: bool
+
+
 _JUDGMENT_COLUMNS = (
     "judgment_id, collection, topic_id, doc_id, assessor, grade, unsure, note, duration_ms, "
     "pool_version, saved_at"
@@ -632,16 +651,56 @@ class JudgingMixin(StoreCore):
     ) -> int:
         """Append one judgment (one row, one transaction); never updates a row.
 
+        Same as ``record_judgment_outcome`` but returns only the row id.
+
         Args:
             judgment: topic, document, assessor, grade (None only when unsure),
                 unsure flag, note and duration in milliseconds (>= 0).
             collection: the collection judged; its rubric validates the grade.
             pool_version: the pool version of the assignment ("" when none).
-            save_token: client idempotency key: a second save with the same
-                token stores nothing and returns the first save's id.
+            save_token: client idempotency key of one save action (see
+                ``record_judgment_outcome``).
 
         Returns:
-            The ``judgment_id`` of the stored (or earlier identical) save.
+            The ``judgment_id`` of the assessor's current judgment after the save.
+
+        Raises:
+            UnknownNameError: unknown assessor or topic.
+            ValidationError: grade not on the collection's rubric, a missing
+                grade without ``unsure``, or a negative duration.
+        """
+        return self.record_judgment_outcome(
+            judgment, collection=collection, pool_version=pool_version, save_token=save_token
+        ).judgment_id
+
+    def record_judgment_outcome(
+        self,
+        judgment: Judgment,
+        *,
+        collection: str,
+        pool_version: str = "",
+        save_token: str | None = None,
+    ) -> SavedJudgment:
+        """Append one judgment and say whether it landed or was a duplicate.
+
+        A save token identifies one save *action* (shown document + grade +
+        unsure), not the shown document. A save whose token is already stored
+        is a duplicate (nothing written) only while the assessor's current
+        judgment of the document equals it; otherwise (e.g. grade 1, then 3,
+        then 1 again on the same screen) it is a correction and lands as a new
+        row under a derived token, keeping the history.
+
+        Args:
+            judgment: topic, document, assessor, grade (None only when unsure),
+                unsure flag, note and duration in milliseconds (>= 0).
+            collection: the collection judged; its rubric validates the grade.
+            pool_version: the pool version of the assignment ("" when none).
+            save_token: client idempotency key of the save action; None always
+                appends.
+
+        Returns:
+            ``SavedJudgment``: the current row id, whether a row was appended,
+            and the grade/unsure the store now holds.
 
         Raises:
             UnknownNameError: unknown assessor or topic.
@@ -657,8 +716,8 @@ class JudgingMixin(StoreCore):
         if j.duration_ms < 0:
             raise ValidationError(f"expected duration_ms >= 0, found {j.duration_ms}")
         # A concurrent save with the same token can collide on the unique key
-        # before the other transaction has committed; then the other one counts
-        # once it commits (or, if it rolled back, this save is retried).
+        # before the other transaction has committed; retrying then sees the
+        # committed row (or, if it rolled back, inserts this save).
         for attempt in range(20):
             try:
                 return self._insert_judgment(j, collection, pool_version, save_token)
@@ -667,25 +726,27 @@ class JudgingMixin(StoreCore):
             except StoreError:
                 if save_token is None or attempt == 19:
                     raise
-                existing = self._judgment_id_for_token(save_token)
-                if existing is not None:
-                    return existing
                 time.sleep(0.005 * (attempt + 1))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _judgment_id_for_token(self, save_token: str) -> int | None:
-        with self.connection("look up save token") as cur:
-            row = _one(cur.execute("SELECT judgment_id FROM judgments WHERE save_token = ?", [save_token]))
-        return None if row is None else int(row[0])
-
-    def _insert_judgment(self, j: Judgment, collection: str, pool_version: str, save_token: str | None) -> int:
+    def _insert_judgment(
+        self, j: Judgment, collection: str, pool_version: str, save_token: str | None
+    ) -> SavedJudgment:
         with self.transaction("save judgment") as cur:
-            if save_token is not None:
-                row = _one(cur.execute(
-                    "SELECT judgment_id FROM judgments WHERE save_token = ?", [save_token]
+            token = save_token
+            if save_token is not None and _one(cur.execute(
+                "SELECT judgment_id FROM judgments WHERE save_token = ?", [save_token]
+            )) is not None:
+                latest = _one(cur.execute(
+                    "SELECT judgment_id, grade, unsure FROM judgments WHERE collection = ? AND topic_id = ? "
+                    "AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC LIMIT 1",
+                    [collection, j.topic_id, j.doc_id, j.assessor],
                 ))
-                if row is not None:
-                    return int(row[0])
+                if latest is not None:
+                    held_grade = None if latest[1] is None else int(latest[1])
+                    if (held_grade, bool(latest[2])) == (j.grade, bool(j.unsure)):
+                        return SavedJudgment(int(latest[0]), False, held_grade, bool(latest[2]))
+                    token = f"{save_token}#{int(latest[0])}"  # a correction back to an earlier grade
             user = self._user(cur, j.assessor)
             if j.grade is not None:
                 self._rubric(cur, collection).check(j.grade)
@@ -700,9 +761,9 @@ class JudgingMixin(StoreCore):
                 "duration_ms, pool_version, save_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "RETURNING judgment_id",
                 [collection, j.topic_id, j.doc_id, user.name, j.grade, bool(j.unsure), j.note,
-                 int(j.duration_ms), pool_version, save_token],
+                 int(j.duration_ms), pool_version, token],
             ))
-        return int(row[0])
+        return SavedJudgment(int(row[0]), True, j.grade, bool(j.unsure))
 
     def _lineage_filter(self, cur: Any, pool_version: str | None) -> tuple[str, list[Any]]:
         if pool_version is None:

@@ -3,8 +3,10 @@
 Shows the topic, the document (query terms marked, text escaped) and the
 rubric; never a run name, rank, score or another assessor's grade. A grade
 button (or its key) saves and advances: the save runs in the button's
-callback, i.e. it is committed before the next document renders. Each shown
-document gets a save token, so a double submit stores one judgment. Widget
+callback, i.e. it is committed before the next document renders. Each save
+action gets a save token (shown document + grade + unsure), so a double submit
+of the same grade stores one judgment while a quick different grade lands as a
+correction; the message reports what the store holds. Widget
 keys are stable (one button per grade in the page at any time), so a key
 press can never hit a stale button of the previous document.
 """
@@ -31,7 +33,7 @@ def _save(view: JudgingView, grade: int | None, unsure: bool, token: str, shown_
         return
     note = st.session_state.get("judge_note", "") or ""
     try:
-        svc.save_judgment(
+        saved = svc.save_judgment_outcome(
             widgets.store(),
             session,
             view,
@@ -39,13 +41,14 @@ def _save(view: JudgingView, grade: int | None, unsure: bool, token: str, shown_
             unsure=unsure,
             note=note,
             duration_ms=int((time.monotonic() - shown_at) * 1000),
-            save_token=token,
+            save_token=f"{token}:{grade}:{unsure}",
         )
     except WorkbenchError as e:
         st.session_state["judge_error"] = f"Not saved: {e}"
         return
-    what = "unsure" if unsure else f"grade {grade}"
-    st.session_state["judge_flash"] = f"Saved {what} for document {view.document.doc_id} (#{view.position})."
+    what = "unsure" if saved.unsure else f"grade {saved.grade}"
+    verb = "Saved" if saved.new else "Already saved"
+    st.session_state["judge_flash"] = f"{verb} {what} for document {view.document.doc_id} (#{view.position})."
     st.session_state["judge_error"] = ""
     if st.session_state.get("judge_position") == view.position:  # a stale double click does not skip
         st.session_state["judge_position"] = view.position + 1
