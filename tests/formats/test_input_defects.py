@@ -126,3 +126,10 @@ def test_shown_id_cuts_long_ids():
     long = "x" * 2_000_000
     assert shown_id(long) == repr("x" * 60) + "\u2026 (2000000 characters)"
     assert shown_id("d1") == "'d1'"
+
+
+def test_writer_error_is_a_workbench_error(tmp_path):
+    from workbench.errors import WorkbenchError
+
+    with pytest.raises(WorkbenchError, match="topic id 'a b' is empty or contains whitespace"):
+        write_qrels(tmp_path / "q.txt", {"a b": {"d1": 1}})

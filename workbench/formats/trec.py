@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Literal
 
 from workbench import ranking
-from workbench.errors import InputFormatError
+from workbench.errors import InputFormatError, ValidationError
 from workbench.formats.io import atomic_write
 from workbench.types import Topic
 
@@ -337,23 +337,43 @@ def write_run(path: str | Path, run: Mapping[str, Mapping[str, float]], tag: str
         tag: the run tag (no whitespace).
 
     Raises:
-        ValueError: the tag or an id is empty or contains whitespace, or a
-            score is not finite (a programming error, not a user file).
+        UnwritableIdError: the tag or an id is empty or contains whitespace
+            (a ``ValidationError`` and a ``ValueError``).
+        ValueError: a score is not finite (a programming error, not a user file).
     """
-    _check_token(tag, "run tag")
+    check_column(tag, "run tag")
     with atomic_write(path) as f:
         for topic in sorted_ids(list(run)):
-            _check_token(topic, "topic id")
+            check_column(topic, "topic id")
             for sd in ranking.ranked(run[topic]):
-                _check_token(sd.doc_id, "doc id")
+                check_column(sd.doc_id, "doc id")
                 if not math.isfinite(sd.score):
                     raise ValueError(f"score of {topic}/{sd.doc_id} is not finite: {sd.score!r}")
                 f.write(f"{topic} Q0 {sd.doc_id} {sd.rank} {sd.score!r} {tag}\n")
 
 
-def _check_token(value: str, what: str) -> None:
-    if not value or any(c in value for c in " \t\r\n\f\v"):
-        raise ValueError(f"{what} {value!r} is empty or contains whitespace; it cannot be written as a TREC column")
+class UnwritableIdError(ValidationError, ValueError):
+    """An id or tag cannot be written as a TREC column (empty, or holds whitespace).
+
+    A ``WorkbenchError`` (the CLI prints one line) and, for older callers, a ``ValueError``.
+    """
+
+
+def check_column(value: str, what: str) -> None:
+    """Refuse a value that cannot be one column of a TREC line.
+
+    Args:
+        value: an id or tag.
+        what: its kind, for the message (``"doc id"``, ``"run tag"``, ...).
+
+    Raises:
+        UnwritableIdError: ``value`` is empty or contains whitespace.
+    """
+    if not value or any(c.isspace() for c in value):
+        raise UnwritableIdError(
+            f"{what} {shown_id(value)} is empty or contains whitespace; it cannot be written as a TREC column. "
+            "Re-import the data with ids without spaces or tabs."
+        )
 
 
 # -- qrels --------------------------------------------------------------------------
@@ -417,14 +437,14 @@ def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> Non
         qrels: topic_id -> doc_id -> grade.
 
     Raises:
-        ValueError: an id is empty or contains whitespace.
+        UnwritableIdError: an id is empty or contains whitespace.
     """
     with atomic_write(path) as f:
         for topic in sorted_ids(list(qrels)):
-            _check_token(topic, "topic id")
+            check_column(topic, "topic id")
             grades = qrels[topic]
             for doc in sorted_ids(list(grades)):
-                _check_token(doc, "doc id")
+                check_column(doc, "doc id")
                 f.write(f"{topic} 0 {doc} {int(grades[doc])}\n")
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.errors import DuplicateNameError, InputFormatError, UnknownNameError, ValidationError
 from workbench.formats import beir, smart, trec
 from workbench.formats.io import atomic_write
+from workbench.store.collections import check_collection_name
 from workbench.types import Document, Topic
 
 if TYPE_CHECKING:
@@ -266,7 +267,7 @@ def check_qrels_ids(
         if topic in bad_topics:
             raise InputFormatError(
                 str(qf.path), lineno,
-                f"expected a topic of collection {collection!r}, found topic {topic!r} "
+                f"expected a topic of collection {collection!r}, found topic {trec.shown_id(topic)} "
                 f"({len(bad_topics)} of {len(qf.qrels)} qrels topics are unknown). "
                 "Check the topic numbering, or add the topic to the collection's topics.",
             )
@@ -274,7 +275,7 @@ def check_qrels_ids(
             found = n_docs_total - len(missing_docs)
             raise InputFormatError(
                 str(qf.path), lineno,
-                f"expected a document of collection {collection!r}, found doc id {doc!r} "
+                f"expected a document of collection {collection!r}, found doc id {trec.shown_id(doc)} "
                 f"({found:,} of {n_docs_total:,} qrels doc ids, {found / n_docs_total:.1%}, are in the collection). "
                 "Check the ids' case and prefix, or pass --allow-unknown-docs to import anyway.",
             )
@@ -298,7 +299,8 @@ def ingest_folder(
     Args:
         store: the workbench store.
         folder: a BEIR or SMART folder (see the module docstring).
-        name: the collection name; default the folder's name.
+        name: the collection name (letters, digits, ``_``, ``.``, ``-``; 1 to
+            64 characters); default the folder's name.
         allow_unknown_docs: import qrels whose doc ids are not all in the corpus.
         created_by: recorded on new qrels versions.
         progress: receives ``[starting]``/``[finished]`` lines (e.g. stderr).
@@ -309,12 +311,14 @@ def ingest_folder(
 
     Raises:
         InputFormatError: a malformed file, or an unknown topic/doc id in qrels (file:line).
-        ValidationError: e.g. a changed topic text (see ``ingest_collection``).
+        ValidationError: a bad collection name (checked before reading), or
+            e.g. a changed topic text (see ``ingest_collection``).
         DuplicateNameError: a qrels version name taken by different content.
     """
     say = progress or _noop
     folder = Path(folder)
     name = name or folder.resolve().name
+    check_collection_name(name)
     with _Step(say, f"read {folder}") as step:
         layout, docs, topics, qrels_files = read_folder(folder, name)
         step.detail = f"{layout}: {len(docs):,} documents, {len(topics):,} topics, {len(qrels_files)} qrels file(s)"

@@ -316,6 +316,7 @@ def export_run(store: LabelStore, name: str, out: str | Path) -> int:
 
     Raises:
         UnknownNameError: unknown run.
+        UnwritableIdError: an id holds whitespace (a TREC line cannot carry it).
     """
     from workbench.formats.trec import write_run
 
@@ -325,13 +326,24 @@ def export_run(store: LabelStore, name: str, out: str | Path) -> int:
 
 
 def run_lines(store: LabelStore, name: str) -> list[str]:
-    """A stored run as TREC run-file lines (``topic Q0 doc rank score tag``), topics in natural order."""
-    from workbench.formats.trec import sorted_ids
+    """A stored run as TREC run-file lines (``topic Q0 doc rank score tag``), topics in natural order.
+
+    Raises:
+        UnknownNameError: unknown run.
+        UnwritableIdError: an id holds whitespace (a TREC line cannot carry it).
+    """
+    from workbench.formats.trec import check_column, sorted_ids
     from workbench.ranking import ranked
 
     run = store.get_run(name)
-    return [f"{t} Q0 {r.doc_id} {r.rank} {r.score!r} {name}"
-            for t in sorted_ids(list(run)) for r in ranked(run[t])]
+    check_column(name, "run tag")
+    lines = []
+    for t in sorted_ids(list(run)):
+        check_column(t, "topic id")
+        for r in ranked(run[t]):
+            check_column(r.doc_id, "doc id")
+            lines.append(f"{t} Q0 {r.doc_id} {r.rank} {r.score!r} {name}")
+    return lines
 
 
 # -- pools -------------------------------------------------------------------------------

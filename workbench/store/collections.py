@@ -23,6 +23,7 @@ tables, not ``executemany`` (DuckDB's documented fast path).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,6 +35,39 @@ from workbench.store.core import StoreCore
 from workbench.types import Document, Topic
 
 IngestStatus = Literal["created", "new_version", "unchanged"]
+
+
+COLLECTION_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+COLLECTION_NAME_RULE = "1 to 64 characters, each a letter, digit, '_', '.' or '-'"
+ID_SHOWN = 60  # characters of an id shown in a message
+
+
+def shown_id(value: str) -> str:
+    """An id quoted for a message, cut to ``ID_SHOWN`` characters (a 2 MB id must not fill the terminal)."""
+    return repr(value) if len(value) <= ID_SHOWN else f"{value[:ID_SHOWN]!r}\u2026 ({len(value)} characters)"
+
+
+def cut_id(value: str) -> str:
+    """``value`` itself, or its first ``ID_SHOWN`` characters + ``"… (N characters)"`` when longer."""
+    return value if len(value) <= ID_SHOWN else f"{value[:ID_SHOWN]}\u2026 ({len(value)} characters)"
+
+
+def check_collection_name(name: str) -> str:
+    """``name`` if it is a valid collection name (it prefixes pool and qrels version names).
+
+    Raises:
+        ValidationError: naming the value and the rule.
+    """
+    if not COLLECTION_NAME.fullmatch(name):
+        raise ValidationError(
+            f"expected a collection name of {COLLECTION_NAME_RULE}, found {shown_id(name)}. "
+            "Choose another name (e.g. with --name my_coll)."
+        )
+    return name
+
+
+def _bad_id(value: str) -> bool:
+    return not value or any(c.isspace() for c in value)
 
 
 def text_hash(title: str, text: str) -> str:
@@ -200,7 +234,8 @@ class CollectionsMixin(StoreCore):
         """Import (or re-import) a collection's documents and topics, versioned.
 
         Args:
-            name: the collection name (non-empty).
+            name: the collection name: 1 to 64 characters, each a letter,
+                digit, ``_``, ``.`` or ``-`` (it prefixes pool and qrels names).
             documents: the full corpus of this version (not a delta). Doc ids
                 must be unique and non-empty.
             topics: topics to add; existing identical topics are skipped.
@@ -211,8 +246,8 @@ class CollectionsMixin(StoreCore):
             An ``IngestReport`` (status ``created``, ``new_version`` or ``unchanged``).
 
         Raises:
-            ValidationError: empty name, no documents, an empty or repeated
-                doc id or topic id, a changed text for an existing topic, or a
+            ValidationError: a bad name, no documents, an empty, repeated or
+                whitespace-holding doc id or topic id, a changed text for an existing topic, or a
                 corpus identical to an *older* version of the collection.
             DuplicateNameError: the same content is already another collection's version.
 
@@ -222,17 +257,19 @@ class CollectionsMixin(StoreCore):
         """
         import pyarrow as pa
 
-        if not name or name != name.strip():
-            raise ValidationError(f"expected a collection name without surrounding spaces, found {name!r}")
+        check_collection_name(name)
         doc_ids: list[str] = []
         hashes: list[str] = []
         texts: dict[str, tuple[str, str]] = {}
         seen: set[str] = set()
         for d in documents:
-            if not d.doc_id or d.doc_id != d.doc_id.strip():
-                raise ValidationError(f"collection {name!r}: expected non-empty doc ids without surrounding spaces, found {d.doc_id!r}")
+            if _bad_id(d.doc_id):
+                raise ValidationError(
+                    f"collection {name!r}: expected non-empty doc ids without whitespace, found {shown_id(d.doc_id)}; "
+                    "TREC formats cannot carry such ids"
+                )
             if d.doc_id in seen:
-                raise ValidationError(f"collection {name!r}: expected each doc id once, found {d.doc_id!r} twice")
+                raise ValidationError(f"collection {name!r}: expected each doc id once, found {shown_id(d.doc_id)} twice")
             seen.add(d.doc_id)
             th = text_hash(d.title, d.text)
             doc_ids.append(d.doc_id)
@@ -243,10 +280,13 @@ class CollectionsMixin(StoreCore):
         topic_list = list(topics)
         seen_topics: set[str] = set()
         for t in topic_list:
-            if not t.topic_id or t.topic_id != t.topic_id.strip():
-                raise ValidationError(f"collection {name!r}: expected non-empty topic ids without surrounding spaces, found {t.topic_id!r}")
+            if _bad_id(t.topic_id):
+                raise ValidationError(
+                    f"collection {name!r}: expected non-empty topic ids without whitespace, found {shown_id(t.topic_id)}; "
+                    "TREC formats cannot carry such ids"
+                )
             if t.topic_id in seen_topics:
-                raise ValidationError(f"collection {name!r}: expected each topic id once, found {t.topic_id!r} twice")
+                raise ValidationError(f"collection {name!r}: expected each topic id once, found {shown_id(t.topic_id)} twice")
             seen_topics.add(t.topic_id)
         version = collection_version_of(zip(doc_ids, hashes, strict=True))
 
@@ -451,7 +491,7 @@ class CollectionsMixin(StoreCore):
                 sample = [r[0] for r in cur.execute(
                     "SELECT doc_id FROM version_documents WHERE collection_version = ? ORDER BY doc_id LIMIT 31", [v]
                 ).fetchall()]
-                raise UnknownNameError(f"document of collection {name!r}", doc_id, sample)
+                raise UnknownNameError(f"document of collection {name!r}", cut_id(doc_id), sample)
         return Document(doc_id, rows[0][0], rows[0][1])
 
     def get_topics(self, name: str) -> dict[str, Topic]:

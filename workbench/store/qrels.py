@@ -24,6 +24,7 @@ from typing import Any, Literal
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.store.collections import latest_version, missing_ids, natural_key, require_collection
+from workbench.store.collections import shown_id as _shown
 from workbench.store.core import StoreCore
 
 QrelsOrigin = Literal["published", "imported"]
@@ -361,7 +362,3 @@ def entries_of(qrels: Mapping[str, Mapping[str, int]]) -> Iterable[tuple[str, st
         for doc, grade in docs.items():
             yield topic, doc, grade
 
-
-def _shown(value: str) -> str:
-    """An id quoted for a message, cut to 60 characters (a 2 MB id must not fill the terminal)."""
-    return repr(value) if len(value) <= 60 else f"{value[:60]!r}\u2026 ({len(value)} characters)"

@@ -38,7 +38,7 @@ from workbench.errors import (
     ValidationError,
 )
 from workbench.ranking import ranked
-from workbench.store.collections import latest_version, missing_ids, require_collection
+from workbench.store.collections import latest_version, missing_ids, require_collection, shown_id
 from workbench.store.core import StoreCore
 from workbench.types import Run, RunInfo
 
@@ -160,7 +160,7 @@ class RunsMixin(StoreCore):
             for row in ranked(scores):
                 if not math.isfinite(row.score):
                     raise ValidationError(
-                        f"run {info.name!r}: topic {topic_id!r} document {row.doc_id!r} has score "
+                        f"run {info.name!r}: topic {shown_id(topic_id)} document {shown_id(row.doc_id)} has score "
                         f"{row.score!r}; expected a finite number")
                 topics_col.append(str(topic_id))
                 docs_col.append(str(row.doc_id))
@@ -195,12 +195,12 @@ class RunsMixin(StoreCore):
             if unknown:
                 raise ValidationError(
                     f"run {info.name!r}: {len(unknown)} topic(s) are not topics of collection "
-                    f"{info.collection!r}, e.g. {unknown[0]!r}; check the topic ids")
+                    f"{info.collection!r}, e.g. {shown_id(unknown[0])}; check the topic ids")
             absent = missing_ids(cur, version, set(docs_col))
             if absent:
                 raise ValidationError(
                     f"run {info.name!r}: {len(absent)} document(s) are not in collection "
-                    f"{info.collection!r} version {version[:12]}, e.g. {sorted(absent)[0]!r}")
+                    f"{info.collection!r} version {version[:12]}, e.g. {shown_id(sorted(absent)[0])}")
             cur.execute(
                 "INSERT INTO runs (run_name, collection, collection_version, kind, params, depth, "
                 "description, source, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
