@@ -50,6 +50,7 @@ from workbench.ranking import natural_key, ranked
 from workbench.types import Run
 
 STRATEGY = "depth-k union"
+MAX_DEPTH = 1_000_000  # ranks are stored in 32-bit INTEGER columns; no pool is this deep
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,8 +219,10 @@ class PoolColumns:
 
 
 def _check(depth: int, budget: int | None, runs: Mapping[str, Run]) -> None:
-    if depth < 1:
-        raise ValidationError(f"pool depth must be >= 1, found {depth}; TREC pools use 100 or less")
+    if not 1 <= depth <= MAX_DEPTH:
+        raise ValidationError(
+            f"expected a pool depth between 1 and {MAX_DEPTH:,}, found {depth}; TREC pools use 100 or less"
+        )
     if budget is not None and budget < 1:
         raise ValidationError(f"per-topic budget must be >= 1, found {budget}; omit it for no cap")
     if not runs:

@@ -57,9 +57,13 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> 
 
 
 def _report(outcome: Any) -> None:
+    i = outcome.info
+    if getattr(outcome, "unchanged", False):
+        common.out(f"run {i.name} unchanged: identical content is already stored under this name "
+                   f"(collection {i.collection} version {i.collection_version[:12]}); nothing written")
+        return
     for topic_id, message in outcome.messages.items():
         common.info(f"topic {topic_id}: {outcome.statuses[topic_id]}: {message}")
-    i = outcome.info
     common.out(f"stored run {i.name} ({i.kind}, depth {i.depth}, collection {i.collection} "
                f"version {i.collection_version[:12]}): {outcome.count('ok')} topics ok, "
                f"{outcome.count('empty')} empty, {outcome.count('error')} error")

