@@ -116,3 +116,46 @@ def test_store_cuts_long_unknown_doc_id(store):
     with pytest.raises(Exception) as e:
         store.get_document("toy", long)
     assert len(str(e.value)) < 500 and "(2000000 characters)" in str(e.value)
+
+
+# -- 6. convert cranfield: small inputs, no partial output ------------------------------------
+
+
+def _small_cranfield(root: Path, n_queries: int) -> Path:
+    src = root / "raw"
+    src.mkdir(parents=True)
+    (src / "cran.all.1400").write_text(
+        ".I 1\n.T\nwings\n.A\nsmith\n.B\nj. aero 1\n.W\nlift of wings\n"
+        ".I 2\n.T\ndrag\n.A\njones\n.B\nj. aero 2\n.W\ndrag at speed\n")
+    (src / "cran.qry").write_text("".join(f".I {i:03d}\n.W\nquery number {i} .\n" for i in range(1, n_queries + 1)))
+    (src / "cranqrel").write_text("".join(f"{i} 1 2\n" for i in range(1, n_queries + 1)))
+    return src
+
+
+@pytest.mark.parametrize("n_queries", [1, 3])
+def test_convert_cranfield_with_few_queries(capsys, tmp_path, n_queries):
+    src = _small_cranfield(tmp_path, n_queries)
+    code, _, err = run(capsys, "convert", "cranfield", src, tmp_path / "out")
+    assert code == 0, err
+    readme = (tmp_path / "out" / "README.md").read_text()
+    # every query appears once in the examples table
+    for i in range(1, n_queries + 1):
+        assert readme.count(f"| `.I {i:03d}` | {i} |") == 1
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
+        ["corpus.jsonl", "queries.jsonl", "qrels.reference.txt", "qrels.meta.json", "README.md"])
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp folder left
+
+
+def test_convert_failure_leaves_no_partial_output(capsys, tmp_path, monkeypatch):
+    import workbench.services.ingest as ingest
+
+    src = _small_cranfield(tmp_path, 2)
+
+    def boom(*args, **kwargs):
+        raise ValidationError("simulated failure while writing qrels")
+
+    monkeypatch.setattr(ingest.trec, "write_qrels", boom)
+    code, _, err = run(capsys, "convert", "cranfield", src, tmp_path / "out")
+    assert code != 0 and "simulated failure" in err
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -437,6 +440,12 @@ def import_qrels_file(
 # -- Cranfield conversion -------------------------------------------------------------------
 
 
+def _examples(queries: list[smart.CranfieldQuery]) -> list[smart.CranfieldQuery]:
+    """The first four queries and the last one, each once (fewer for a small file)."""
+    picked = sorted({i for i in (0, 1, 2, 3, len(queries) - 1) if 0 <= i < len(queries)})
+    return [queries[i] for i in picked]
+
+
 def _readme(src: Path, n_docs: int, queries: list[smart.CranfieldQuery], qrels: Mapping[str, Mapping[str, int]]) -> str:
     grade_counts: dict[int, int] = {}
     for grades in qrels.values():
@@ -444,7 +453,7 @@ def _readme(src: Path, n_docs: int, queries: list[smart.CranfieldQuery], qrels: 
             grade_counts[g] = grade_counts.get(g, 0) + 1
     n_entries = sum(grade_counts.values())
     examples = "\n".join(f"| `.I {q.smart_id}` | {q.topic_id} | {q.text[:60]}{'...' if len(q.text) > 60 else ''} |"
-                         for q in (queries[0], queries[1], queries[2], queries[3], queries[-1]))
+                         for q in _examples(queries))
     code_of_grade = {4: "1", 3: "2", 2: "3", 1: "4", 0: "5 (written -1)"}
     mapping = "\n".join(
         f"| {code_of_grade[g]} | {g} | {grade_counts.get(g, 0):,} |" for g in (4, 3, 2, 1, 0)
@@ -542,28 +551,38 @@ def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress |
     qdocs = {x for grades in qrels.values() for x in grades}
     check_qrels_ids(qf, "cranfield", {q.topic_id for q in queries}, qdocs - doc_ids, len(qdocs), allow_unknown_docs=False)
 
+    readme = _readme(s, len(cdocs), queries, qrels)  # built before anything is written
     with _Step(say, f"write {d}"):
-        d.mkdir(parents=True, exist_ok=True)
-        beir.write_corpus(
-            d / "corpus.jsonl", (x.document() for x in cdocs), {x.doc_id: {"author": x.author, "bib": x.bib} for x in cdocs}
-        )
-        beir.write_queries(d / "queries.jsonl", (q.topic() for q in queries), {q.topic_id: {"smart_id": q.smart_id} for q in queries})
-        trec.write_qrels(d / REFERENCE_QRELS, qrels)
-        with atomic_write(d / QRELS_META) as f:
-            json.dump({
-                "rule": smart.GRADE_RULE,
-                "grade_of_code": {str(k): v for k, v in smart.GRADE_OF_CODE.items()},
-                "rubric": "cranfield",
-                "source": "cranqrel (Cranfield 1400), see README.md",
-            }, f, indent=2)
-            f.write("\n")
-        with atomic_write(d / "README.md") as f:
-            f.write(_readme(s, len(cdocs), queries, qrels))
-        files = ["corpus.jsonl", "queries.jsonl", REFERENCE_QRELS, QRELS_META, "README.md"]
-        if (s / "SOURCE.md").is_file():
-            with atomic_write(d / "SOURCE.md", "wb") as f:
-                f.write((s / "SOURCE.md").read_bytes())
-            files.append("SOURCE.md")
+        d.parent.mkdir(parents=True, exist_ok=True)
+        # Write the whole set into a temporary folder next to DEST, then move the files in:
+        # a failure while writing leaves DEST as it was (no partial set).
+        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", suffix=".tmp", dir=d.parent))
+        try:
+            beir.write_corpus(
+                tmp / "corpus.jsonl", (x.document() for x in cdocs), {x.doc_id: {"author": x.author, "bib": x.bib} for x in cdocs}
+            )
+            beir.write_queries(tmp / "queries.jsonl", (q.topic() for q in queries), {q.topic_id: {"smart_id": q.smart_id} for q in queries})
+            trec.write_qrels(tmp / REFERENCE_QRELS, qrels)
+            with atomic_write(tmp / QRELS_META) as f:
+                json.dump({
+                    "rule": smart.GRADE_RULE,
+                    "grade_of_code": {str(k): v for k, v in smart.GRADE_OF_CODE.items()},
+                    "rubric": "cranfield",
+                    "source": "cranqrel (Cranfield 1400), see README.md",
+                }, f, indent=2)
+                f.write("\n")
+            with atomic_write(tmp / "README.md") as f:
+                f.write(readme)
+            files = ["corpus.jsonl", "queries.jsonl", REFERENCE_QRELS, QRELS_META, "README.md"]
+            if (s / "SOURCE.md").is_file():
+                with atomic_write(tmp / "SOURCE.md", "wb") as f:
+                    f.write((s / "SOURCE.md").read_bytes())
+                files.append("SOURCE.md")
+            d.mkdir(parents=True, exist_ok=True)
+            for name in files:
+                os.replace(tmp / name, d / name)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return ConversionReport(
         dest=d, n_documents=len(cdocs), n_topics=len(queries),
         n_qrels=sum(len(g) for g in qrels.values()), n_qrels_topics=len(qrels), files=tuple(files),
