@@ -102,7 +102,7 @@ def test_two_assessors_then_lead_adjudicates_and_publishes(seeded):
     text = page_text(lead)
     assert "2 document(s) need a decision" in text
     assert text.index("document d4") < text.index("document d6")  # spread 2 before spread 1
-    assert "borderline" in lead.table[0].value.to_csv()  # ann's note is shown to the lead
+    assert "borderline" in lead.dataframe[0].value.to_csv()  # ann's note is shown to the lead
     assert lead.selectbox(key="adj_1_d4_grade").value is None  # no grade is pre-chosen for the lead
     lead.button(key="adj_1_d4_go").click().run()
     assert [e.value for e in lead.error] == ["Choose a final grade first."]

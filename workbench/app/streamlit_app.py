@@ -39,7 +39,7 @@ for key, default in {
 
 def _sign_in() -> None:
     st.title("Sign in")
-    st.caption(f"Store: {widgets.config().db_path}")
+    st.caption(f"Store: {widgets.md_escape(widgets.config().db_path)}")
     with st.form("signin_form"):
         name = st.text_input("User name", key="signin_name")
         token = st.text_input("Access token", type="password", key="signin_token")
@@ -48,7 +48,7 @@ def _sign_in() -> None:
         try:
             st.session_state[widgets.SESSION_KEY] = svc.sign_in(widgets.store(), name, token)
         except WorkbenchError as e:
-            st.error(str(e))
+            st.error(widgets.md_escape(e))
         else:
             st.session_state["judge_position"] = None
             st.session_state["judge_shown"] = None

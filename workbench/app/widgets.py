@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,48 @@ CSS = """
 .wb-doc mark, .wb-topic mark {background: #ffe08a; padding: 0 0.1rem; border-radius: 0.15rem;}
 </style>
 """
+
+
+_MD_INLINE = re.compile(r"([\\`*_\[\]#!|~<>$])")
+_MD_LINE_START = re.compile(r"^(\s*)([-+=]|\d{1,9}(?=[.)](?:\s|$)))", re.MULTILINE)
+
+
+def md_escape(text: object) -> str:
+    r"""A corpus- or user-provided string made inert for ``st.markdown`` and every
+    element that renders Markdown (captions, alerts, ``st.table`` cells, titles).
+
+    Backslash-escapes the characters that open Markdown and Streamlit syntax
+    (images and links ``![x](u)`` via ``!``/``[``/``]``, emphasis, code,
+    ``:red[...]`` directives via ``[``, ``$`` math, HTML, table pipes) and
+    list/heading markers at a line start, so the text is shown literally and
+    never fetches a URL. Parentheses, colons and dots are left alone (they
+    open nothing once ``[`` is escaped), so messages read the same raw.
+
+    Args:
+        text: any value; ``str(text)`` is escaped.
+
+    Returns:
+        The escaped string (displays as the original text).
+
+    Source:
+        CommonMark 0.31 §2.4 (any ASCII punctuation may be backslash-escaped).
+
+    Example:
+        >>> print(md_escape("![p](u) **b**"))
+        \!\[p\](u) \*\*b\*\*
+    """
+    escaped = _MD_INLINE.sub(r"\\\1", str(text))
+    # a list item, heading underline or ordered-list number at a line start
+    return _MD_LINE_START.sub(
+        lambda m: m.group(1) + ("\\" + m.group(2) if not m.group(2)[0].isdigit() else m.group(2) + "\\"),
+        escaped,
+    )
+
+
+def md_cells(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows for ``st.table`` with every string cell passed through ``md_escape``
+    (``st.table`` renders Markdown in cells); numbers are kept as they are."""
+    return [{k: md_escape(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
 
 
 def config() -> WorkbenchConfig:
@@ -248,8 +291,8 @@ def missing_policy_picker(key: str) -> str:
 
 
 def topic_list(ids: Sequence[str], limit: int = 20) -> str:
-    """'1, 2, 5' or '1, 2, ... (+8 more)'."""
-    shown = ", ".join(ids[:limit])
+    """'1, 2, 5' or '1, 2, ... (+8 more)', each id Markdown-escaped (``md_escape``)."""
+    shown = ", ".join(md_escape(t) for t in ids[:limit])
     return shown + (f" ... (+{len(ids) - limit} more)" if len(ids) > limit else "")
 
 

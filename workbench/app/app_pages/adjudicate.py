@@ -1,6 +1,10 @@
 """Adjudicate (leads): the disagreement queue (grades differ, or an assessor was
 unsure), widest grade spread first, with each assessor's grade, note and time;
-the lead sets a final grade with a rationale."""
+the lead sets a final grade with a rationale.
+
+Corpus- and user-provided strings (titles, notes, rationales, ids, names) are
+shown as plain text or passed through ``widgets.md_escape``: never as Markdown.
+"""
 
 from __future__ import annotations
 
@@ -25,10 +29,11 @@ def _adjudicate(pool_version: str, topic_id: str, doc_id: str, key: str) -> None
     try:
         svc.adjudicate(widgets.store(), session, pool_version, topic_id, doc_id, int(grade), rationale)
     except WorkbenchError as e:
-        st.session_state["adjudicate_msg"] = ("error", str(e), key)
+        st.session_state["adjudicate_msg"] = ("error", widgets.md_escape(e), key)
     else:
         st.session_state["adjudicate_msg"] = (
-            "ok", f"Final grade {grade} set for topic {topic_id}, document {doc_id}.", key)
+            "ok", f"Final grade {grade} set for topic {widgets.md_escape(topic_id)}, "
+                  f"document {widgets.md_escape(doc_id)}.", key)
 
 
 widgets.require_session(lead=True)
@@ -51,23 +56,26 @@ for row in rows[:PAGE]:
     key = f"adj_{row.topic_id}_{row.doc_id}"
     with st.container(border=True):
         doc = store.get_document(collection, row.doc_id)
-        title = f" · {doc.title}" if doc.title else ""
-        st.markdown(f"**Topic {row.topic_id} · document {row.doc_id}**{title} · spread {row.spread}")
+        title = f" · {widgets.md_escape(doc.title)}" if doc.title else ""
+        st.markdown(f"**Topic {widgets.md_escape(row.topic_id)} · document {widgets.md_escape(row.doc_id)}**"
+                    f"{title} · spread {row.spread}")
         topic = topics.get(row.topic_id)
         with st.expander("Topic and document text"):
             if topic is not None:
                 st.text(f"Query: {topic.query}")
             st.text(doc.text or "(no text)")
-        st.table(
+        st.dataframe(  # plain text cells: notes are never rendered as Markdown
             [
                 {"assessor": j.assessor, "grade": widgets.grade_text(j.grade, rubric), "note": j.note,
                  "time on document": f"{j.duration_ms / 1000:.1f} s", "saved": f"{j.saved_at:%Y-%m-%d %H:%M}"}
                 for j in row.judgments
-            ]
+            ],
+            hide_index=True,
         )
         if row.adjudication is not None:
             a = row.adjudication
-            st.caption(f"Adjudicated: {widgets.grade_text(a.grade, rubric)} by {a.lead}: {a.rationale}")
+            st.caption(f"Adjudicated: {widgets.md_escape(widgets.grade_text(a.grade, rubric))} by "
+                       f"{widgets.md_escape(a.lead)}: {widgets.md_escape(a.rationale)}")
         with st.form(f"{key}_form", border=False):
             c1, c2, c3 = st.columns([1, 3, 1])
             c1.selectbox("Final grade", rubric.values, key=f"{key}_grade", index=None,

@@ -24,25 +24,25 @@ st.markdown(f"**Krippendorff's alpha (ordinal), overall:** {widgets.figure_text(
 
 st.subheader(f"Cohen's kappa ({weights} weights) per pair")
 if report.pairs:
-    st.table(
+    st.table(widgets.md_cells(
         [
             {"assessor A": p.assessor_a, "assessor B": p.assessor_b,
              "kappa": widgets.figure_text(p.kappa.value, p.kappa.reason),
              "items": p.kappa.n_items, "same grade": p.n_agree}
             for p in report.pairs
         ]
-    )
+    ))
 else:
     st.caption("No document has been graded by two assessors yet.")
 
 st.subheader("Krippendorff's alpha per topic")
 if report.alpha_by_topic:
-    st.table(
+    st.table(widgets.md_cells(
         [
             {"topic": t, "alpha": widgets.figure_text(f.value, f.reason), "items": f.n_items}
             for t, f in report.alpha_by_topic.items()
         ]
-    )
+    ))
 st.caption(
     "Kappa: Cohen (1968), doi:10.1037/h0026256. Alpha: Krippendorff (2004), ordinal metric. "
     "Unsure judgments are not items. A figure is undefined with fewer than 2 items or no variation."

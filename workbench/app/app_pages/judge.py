@@ -44,11 +44,11 @@ def _save(view: JudgingView, grade: int | None, unsure: bool, token: str, shown_
             save_token=f"{token}:{grade}:{unsure}",
         )
     except WorkbenchError as e:
-        st.session_state["judge_error"] = f"Not saved: {e}"
+        st.session_state["judge_error"] = f"Not saved: {widgets.md_escape(e)}"
         return
     what = "unsure" if saved.unsure else f"grade {saved.grade}"
     verb = "Saved" if saved.new else "Already saved"
-    st.session_state["judge_flash"] = f"{verb} {what} for document {view.document.doc_id} (#{view.position})."
+    st.session_state["judge_flash"] = f"{verb} {what} for document {widgets.md_escape(view.document.doc_id)} (#{view.position})."
     st.session_state["judge_error"] = ""
     if st.session_state.get("judge_position") == view.position:  # a stale double click does not skip
         st.session_state["judge_position"] = view.position + 1

@@ -22,17 +22,18 @@ c1, c2, c3 = st.columns(3)
 c1.metric("Documents (with ancestors)", n_docs)
 c2.metric("Topics", len(ov.topics))
 c3.metric("Judged share", f"{100 * ov.judged_share:.1f}%")
-st.caption(f"Collection {ov.collection} · lineage: {' → '.join(ov.lineage)}")
+st.caption(f"Collection {widgets.md_escape(ov.collection)} · lineage: "
+           f"{' → '.join(widgets.md_escape(v) for v in ov.lineage)}")
 st.subheader("Per topic")
-st.table(
+st.table(widgets.md_cells(
     [
         {"topic": t.topic_id, "pooled": t.n_documents, "assigned": t.n_assigned, "judged": t.n_judged,
          "judged by 2+": t.n_multi_judged}
         for t in ov.topics
     ]
-)
+))
 st.subheader("Contributing runs (this pool version)")
 if ov.runs:
-    st.table([{"run": r, "documents": n, "only this run": solo} for r, n, solo in ov.runs])
+    st.table(widgets.md_cells([{"run": r, "documents": n, "only this run": solo} for r, n, solo in ov.runs]))
 else:
     st.caption("No provenance recorded for this pool version.")

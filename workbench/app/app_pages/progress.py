@@ -14,12 +14,12 @@ st.title("Progress")
 state = svc.queue_state(store, session)
 st.metric("Judged", widgets.percent(state.n_done, state.n_total))
 if state.progress:
-    st.table(
+    st.table(widgets.md_cells(
         [
             {"topic": t, "judged": done, "assigned": total, "share": f"{(100 * done / total):.0f}%"}
             for t, (done, total) in state.progress.items()
         ]
-    )
+    ))
 
 if session.is_lead:
     st.subheader("All assessors")
@@ -30,6 +30,6 @@ if session.is_lead:
             rows.append({"assessor": user.name, "role": user.role, "judged": other.n_done,
                          "assigned": other.n_total, "share": widgets.percent(other.n_done, other.n_total)})
     if rows:
-        st.table(rows)
+        st.table(widgets.md_cells(rows))
     else:
         st.caption("Nobody has assignments yet.")

@@ -25,13 +25,13 @@ def _publish(pool_version: str) -> None:
             note=st.session_state.get("publish_note") or "",
         )
     except WorkbenchError as e:
-        st.session_state["publish_msg"] = ("error", str(e))
+        st.session_state["publish_msg"] = ("error", widgets.md_escape(e))
     else:
         i = res.info
         st.session_state["publish_msg"] = (
             "ok",
-            f"Published {i.name}: {i.n_entries} entries, {i.n_topics} topics, {i.n_relevant} relevant, "
-            f"hash {i.content_hash[:12]}; written to {res.path}",
+            f"Published {widgets.md_escape(i.name)}: {i.n_entries} entries, {i.n_topics} topics, "
+            f"{i.n_relevant} relevant, hash {i.content_hash[:12]}; written to {widgets.md_escape(res.path)}",
         )
 
 
@@ -60,7 +60,7 @@ try:
     preview = svc.preview_publish(store, pool_version, rule=st.session_state.get("publish_rule") or DEFAULT_RULE,
                                   parent_version=None if parent in (None, "(none)") else parent)
 except WorkbenchError as e:
-    st.error(str(e))
+    st.error(widgets.md_escape(e))
     st.stop()
 fg = preview.final
 st.markdown(
@@ -69,26 +69,28 @@ st.markdown(
     f"{fg.count('fallback')} by fallback, {len(fg.unresolved)} unresolved (only unsure)."
 )
 d = preview.diff
-st.subheader(f"Diff against {preview.parent_version or 'nothing'}")
+st.subheader(f"Diff against {widgets.md_escape(preview.parent_version or 'nothing')}")
 m1, m2, m3 = st.columns(3)
 m1.metric("Added", len(d.added))
 m2.metric("Changed", len(d.changed))
 m3.metric("Removed", len(d.removed))
 if d.changed:
-    st.table([{"topic": t, "document": doc, "parent grade": o, "new grade": n} for t, doc, o, n in d.changed[:200]])
+    st.table(widgets.md_cells([{"topic": t, "document": doc, "parent grade": o, "new grade": n}
+                               for t, doc, o, n in d.changed[:200]]))
 if d.added:
     with st.expander(f"Added ({len(d.added)})"):
-        st.table([{"topic": q.topic_id, "document": q.doc_id, "grade": q.grade} for q in d.added[:500]])
+        st.table(widgets.md_cells([{"topic": q.topic_id, "document": q.doc_id, "grade": q.grade}
+                                   for q in d.added[:500]]))
 st.button("Publish", type="primary", key="publish_go", on_click=_publish, args=(pool_version,),
           disabled=not (st.session_state.get("publish_name") or "").strip())
 
 if versions:
     st.subheader("Versions of this collection")
-    st.table(
+    st.table(widgets.md_cells(
         [
             {"name": v.name, "parent": v.parent_version or "", "pool": v.pool_version or "", "origin": v.origin,
              "rule": v.rule, "entries": v.n_entries, "relevant": v.n_relevant, "hash": v.content_hash[:12],
              "created": f"{v.created_at:%Y-%m-%d %H:%M}"}
             for v in versions
         ]
-    )
+    ))

@@ -68,7 +68,7 @@ st.markdown(f"**{parent} → {info.name}**" + (" (parent → child)" if parent =
 try:
     diff = store.qrels_diff(parent, info.name)
 except WorkbenchError as e:
-    st.error(str(e))
+    st.error(widgets.md_escape(e))
     st.stop()
 m1, m2, m3 = st.columns(3)
 m1.metric("Added", len(diff.added))
@@ -95,7 +95,7 @@ try:
     before = widgets.cached_scoreboard(parent, run_names, missing=missing)
     after = widgets.cached_scoreboard(info.name, run_names, missing=missing)
 except WorkbenchError as e:
-    st.error(str(e))
+    st.error(widgets.md_escape(e))
     st.stop()
 changes = svc.changes_between(before, after)
 
@@ -119,7 +119,7 @@ if gained or lost:
 for label, board in ((parent, before), (info.name, after)):
     if board.missing_by_run:
         st.warning(f"On {label}, topics missing from runs: "
-                   + "; ".join(f"{r}: {widgets.topic_list(ts)}" for r, ts in board.missing_by_run.items()))
+                   + "; ".join(f"{widgets.md_escape(r)}: {widgets.topic_list(ts)}" for r, ts in board.missing_by_run.items()))
 # measures x runs: each cell is the run's change (version - parent)
 deltas: dict[str, dict[str, object]] = {}
 for c in changes:

@@ -43,7 +43,7 @@ if not run_names:
 try:
     board = widgets.cached_scoreboard(name, run_names, missing=missing)
 except WorkbenchError as e:
-    st.error(str(e))
+    st.error(widgets.md_escape(e))
     if missing == "fail":
         st.caption("Choose 'exclude' or 'zero' above to score runs that miss topics.")
     st.stop()
@@ -63,7 +63,7 @@ if board.excluded_topics:
 if board.missing_by_run:
     effect = {"exclude": "left out of every run's averages", "zero": "scored 0 for the run that lacks them",
               "fail": "refused"}[board.missing]
-    lines = [f"- **{run}**: {len(ts)} topic(s): {widgets.topic_list(ts)}" for run, ts in board.missing_by_run.items()]
+    lines = [f"- **{widgets.md_escape(run)}**: {len(ts)} topic(s): {widgets.topic_list(ts)}" for run, ts in board.missing_by_run.items()]
     st.warning(f"Missing topics ({effect}):\n" + "\n".join(lines))
 else:
     st.caption("No run misses a topic of the qrels.")
@@ -118,7 +118,7 @@ m1.metric(f"R@{drill.k} (this topic)", f"{drill.recall:.4f}")
 m2.metric("Relevant |R|", drill.n_relevant)
 m3.metric(f"Found within {drill.k}", drill.n_found)
 m4.metric(f"Pool-novel within {drill.k}", len(drill.unjudged))
-st.markdown(f"**Missed: relevant documents not in {run}'s top {drill.k}** ({len(drill.misses)})")
+st.markdown(f"**Missed: relevant documents not in {widgets.md_escape(run)}'s top {drill.k}** ({len(drill.misses)})")
 if drill.misses:
     st.dataframe(
         [{"document": m.doc_id, "title": titles[m.doc_id], "grade": m.grade,
@@ -127,7 +127,7 @@ if drill.misses:
     )
 else:
     st.caption("None: every relevant document is within k.")
-st.markdown(f"**Unjudged (pool-novel) documents in {run}'s top {drill.k}** ({len(drill.unjudged)})")
+st.markdown(f"**Unjudged (pool-novel) documents in {widgets.md_escape(run)}'s top {drill.k}** ({len(drill.unjudged)})")
 if drill.unjudged:
     st.dataframe([{"rank": r, "document": doc, "title": titles[doc]} for r, doc in drill.unjudged],
                  hide_index=True)

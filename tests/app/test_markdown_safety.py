@@ -1,0 +1,100 @@
+"""AppTest: corpus- and user-provided strings are never rendered as Markdown
+(QA defect: a title ``![p](http://127.0.0.1:18732/title.png) **b**`` and a note
+``![n](http://127.0.0.1:18732/note.png) :red[red]`` made the lead's browser
+fetch the images on the Adjudicate page)."""
+
+from __future__ import annotations
+
+import re
+
+import app_helpers
+import pytest
+from app_helpers import DOCUMENTS, TOKENS, new_app, sign_in
+
+from workbench.app.widgets import md_escape
+from workbench.types import Document, Judgment
+
+TITLE = "![p](http://127.0.0.1:18732/title.png) **b**"
+NOTE = "![n](http://127.0.0.1:18732/note.png) :red[red]"
+WHY = "![w](http://127.0.0.1:18732/why.png) _x_"
+
+# The payloads' Markdown when live (not backslash-escaped): an image or link
+# opener, the bold markers of the payloads and a :red[...] directive.
+LIVE = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(|(?<!\\)\*\*b|:red\[")
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    """The app test store with document d1's title replaced by Markdown."""
+    import streamlit as st
+
+    docs = [Document(d.doc_id, TITLE, d.text) if d.doc_id == "d1" else d for d in DOCUMENTS]
+    monkeypatch.setattr(app_helpers, "DOCUMENTS", docs)
+    db = tmp_path / "labels" / "wb.duckdb"
+    db.parent.mkdir()
+    queues = app_helpers.seed_store(db)
+    monkeypatch.setenv("WORKBENCH_DB", str(db))
+    monkeypatch.setenv("WORKBENCH_LOCK_TIMEOUT", "60")
+    st.cache_resource.clear()
+    yield db, queues
+    st.cache_resource.clear()
+
+
+def _markdown_strings(at) -> list[str]:
+    out: list[str] = []
+    for kind in ("markdown", "caption", "success", "error", "warning", "info", "title", "subheader"):
+        out.extend(str(el.value) for el in getattr(at, kind, []))
+    for t in at.table:
+        out.append(t.value.to_csv())
+    return out
+
+
+def test_md_escape_makes_markdown_inert():
+    assert md_escape(TITLE) == r"\!\[p\](http://127.0.0.1:18732/title.png) \*\*b\*\*"
+    assert md_escape(NOTE) == r"\!\[n\](http://127.0.0.1:18732/note.png) :red\[red\]"
+    assert md_escape("- a\n1. b\nplain d1 0.5") == "\\- a\n1\\. b\nplain d1 0.5"
+    assert not LIVE.search(md_escape(TITLE + NOTE + WHY))
+    assert LIVE.search(TITLE) and LIVE.search(NOTE)  # the check itself can fail
+
+
+def test_adjudicate_page_shows_titles_notes_and_rationales_as_text(hostile):
+    from workbench.store import LabelStore
+
+    db, _queues = hostile
+    store = LabelStore(db, client="test")
+    store.record_judgment(Judgment("1", "d1", "ann", 0, note=NOTE), collection="toy", pool_version="p1")
+    store.record_judgment(Judgment("1", "d1", "bob", 3, note="**bold claim**"), collection="toy", pool_version="p1")
+    del store
+
+    lead = sign_in(new_app(), "lead", TOKENS["lead"])
+    lead.switch_page("app_pages/adjudicate.py").run()
+    assert not lead.exception
+    shown = _markdown_strings(lead)
+    assert any(md_escape(TITLE) in s for s in shown)  # the title is shown, escaped
+    assert not any(LIVE.search(s) for s in shown), [s for s in shown if LIVE.search(s)]
+    notes = lead.dataframe[0].value["note"].tolist()  # plain-text cells: the note literally
+    assert NOTE in notes and "**bold claim**" in notes
+
+    lead.selectbox(key="adj_1_d1_grade").set_value(2)
+    lead.text_input(key="adj_1_d1_why").input(WHY)
+    lead.button(key="adj_1_d1_go").click().run()
+    lead.checkbox(key="adjudicate_show_done").check().run()
+    assert not lead.exception
+    shown = _markdown_strings(lead)
+    assert any(md_escape(WHY) in s for s in shown)
+    assert not any(LIVE.search(s) for s in shown), [s for s in shown if LIVE.search(s)]
+
+
+def test_other_pages_escape_the_hostile_title_and_note(hostile):
+    from workbench.store import LabelStore
+
+    db, _queues = hostile
+    store = LabelStore(db, client="test")
+    store.record_judgment(Judgment("1", "d1", "ann", 0, note=NOTE), collection="toy", pool_version="p1")
+    del store
+    lead = sign_in(new_app(), "lead", TOKENS["lead"])
+    for page in ("progress", "pool", "agreement", "publish", "judge"):
+        lead.switch_page(f"app_pages/{page}.py").run()
+        assert not lead.exception, page
+        shown = _markdown_strings(lead)
+        assert not any(LIVE.search(s) for s in shown), (page, [s for s in shown if LIVE.search(s)])
