@@ -33,7 +33,6 @@ from typing import Any
 from workbench.errors import (
     DuplicateNameError,
     InputFormatError,
-    StoreError,
     UnknownNameError,
     ValidationError,
 )
@@ -393,8 +392,15 @@ class RunsMixin(StoreCore):
                            int(r[14]), r[7], r[8], r[9]) for r in rows]
 
 
-_RUN_COLUMNS = {"topic_id": "VARCHAR", "q0": "VARCHAR", "doc_id": "VARCHAR", "rank": "BIGINT",
-                "score": "DOUBLE", "tag": "VARCHAR"}
+_RUN_COLUMNS = {"topic_id": "VARCHAR", "q0": "VARCHAR", "doc_id": "VARCHAR", "rank_s": "VARCHAR",
+                "score_s": "VARCHAR", "tag": "VARCHAR"}
+# The strict reader's rules (workbench.formats.trec), written for DuckDB (RE2): an integer rank
+# (any size: ranks are not stored), a plain decimal score that is finite, no byte-order mark
+# glued to the first topic id (the strict reader removes it), one tag per file.
+_RANK_RE = r"[+-]?[0-9]+"
+_SCORE_RE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_OK = ("coalesce(regexp_full_match(rank_s, '" + _RANK_RE + "') AND regexp_full_match(score_s, '" + _SCORE_RE
+       + "') AND isfinite(TRY_CAST(score_s AS DOUBLE)) AND NOT starts_with(topic_id, chr(65279)), false)")
 
 
 def _check_run_files(paths: Sequence[str | Path], depth: int) -> tuple[list[str], list[str]]:
@@ -410,13 +416,33 @@ def _check_run_files(paths: Sequence[str | Path], depth: int) -> tuple[list[str]
     return files, stems
 
 
-def _strict_check(files: Sequence[str]) -> None:
-    """Run the strict reader over files the bulk reader rejected: it names file:line."""
+def _strict_load(con: Any, files: Sequence[str]) -> None:
+    """Read every file with the strict reader and put its lines in ``wb_raw``.
+
+    Used whenever the bulk reader finds a problem or DuckDB raises: the strict
+    reader's ``InputFormatError`` names file and line; if every file is valid
+    after all (e.g. a line longer than DuckDB's limit), its result is used, so
+    both readers always agree.
+    """
+    import pyarrow as pa
+
     from workbench.formats.trec import read_run
 
+    cols: dict[str, list[Any]] = {"filename": [], "topic_id": [], "doc_id": [], "score": []}
     for p in files:
-        read_run(p)
-    raise StoreError(f"{files[0]}: the bulk reader rejected this run file but the strict reader accepts it")
+        rf = read_run(p)
+        for topic_id, scores in rf.run.items():
+            for doc_id, score in scores.items():
+                cols["filename"].append(p)
+                cols["topic_id"].append(topic_id)
+                cols["doc_id"].append(doc_id)
+                cols["score"].append(score)
+    table = pa.table({**cols, "score": pa.array(cols["score"], pa.float64())})
+    con.register("wb_strict", table)
+    con.execute("CREATE OR REPLACE TEMP TABLE wb_strict_rows AS SELECT filename, topic_id, doc_id, score, "
+                "'' AS tag, true AS ok FROM wb_strict")
+    con.unregister("wb_strict")
+    con.execute("CREATE OR REPLACE TEMP VIEW wb_raw AS SELECT * FROM wb_strict_rows")
 
 
 def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str]:
@@ -425,21 +451,25 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
     The top ``depth`` of every run file and topic under the canonical rule
     (score desc, doc_id desc), a doc_id repeated within a topic counted once with
     its highest score. Fast path: DuckDB's native CSV reader with single-space
-    columns; files with tabs or runs of spaces are re-read line by line and split
-    on whitespace. Files the bulk reader rejects go to the strict reader
-    (``formats.trec.read_run``), whose ``InputFormatError`` names file and line.
-    Unlike the strict reader, the bulk path does not check that a file has one tag.
+    columns, every column read as text; files with tabs or runs of spaces are
+    re-read line by line and split on whitespace. The columns are then checked
+    with the strict reader's rules (6 columns, integer rank, plain finite
+    decimal score, one tag per file). If any check fails, or DuckDB cannot
+    read a file (bytes that are not UTF-8, a line longer than its limit), every
+    file goes through the strict reader (``formats.trec.read_run``): its
+    ``InputFormatError`` names file and line, and when it accepts the files
+    its result is used, so the two readers never disagree.
 
     Args:
         con: a DuckDB connection (an in-memory one is enough).
         paths: run files, distinct stems (the run names).
-        depth: cutoff k, >= 1.
+        depth: cutoff k, 1 to 1,000,000.
 
     Returns:
         The run names (file stems) in ``paths`` order.
 
     Raises:
-        ValidationError: depth < 1, no files, or two files with the same stem.
+        ValidationError: a bad depth, no files, or two files with the same stem.
         InputFormatError: a malformed file (file:line).
     """
     import duckdb
@@ -449,10 +479,15 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
     con.register("wb_names", pa.table({"filename": files, "run_name": stems}))
     group = ("CREATE OR REPLACE TEMP TABLE wb_groups AS SELECT filename, topic_id, "
              "max_by(doc_id, score, $depth) AS docs, max_by(score, score, $depth + 1) AS scores, "
-             "count(*) FILTER (WHERE NOT isfinite(score) OR rank IS NULL) AS n_bad FROM wb_raw GROUP BY ALL")
+             "count(*) FILTER (WHERE NOT ok) AS n_bad, min(tag) AS tag_min, max(tag) AS tag_max "
+             "FROM wb_raw GROUP BY ALL")
+    raw = (f"CREATE OR REPLACE TEMP VIEW wb_raw AS SELECT filename, topic_id, doc_id, "
+           f"TRY_CAST(score_s AS DOUBLE) AS score, tag, {_OK} AS ok FROM wb_cols")
+    strict = False
     try:  # fast path: single spaces between columns
-        con.read_csv(files, delimiter=" ", header=False, filename=True, auto_detect=False,
-                     columns=_RUN_COLUMNS).select("filename, topic_id, doc_id, rank, score").create_view("wb_raw")
+        con.read_csv(files, delimiter=" ", quotechar="", escapechar="", header=False, filename=True,
+                     auto_detect=False, columns=_RUN_COLUMNS).create_view("wb_cols")
+        con.execute(raw)
         con.execute(group, {"depth": depth})
     except duckdb.Error:  # tabs or runs of spaces: split each line on whitespace
         try:
@@ -460,24 +495,25 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
                          auto_detect=False, columns={"line": "VARCHAR"}).create_view("wb_text")
             con.execute(
                 "CREATE OR REPLACE TEMP TABLE wb_lines AS SELECT filename, "
-                "regexp_split_to_array(trim(line, ' \t\r'), '[ \t\r]+') AS cols "
-                "FROM wb_text WHERE trim(line, ' \t\r') <> ''")
-        except duckdb.Error as e:
-            raise StoreError(f"could not read the run files in bulk: {e}") from e
-        bad = [r[0] for r in con.execute(
-            "SELECT DISTINCT filename FROM wb_lines WHERE len(cols) <> 6 OR TRY_CAST(cols[4] AS BIGINT) IS NULL "
-            "OR TRY_CAST(cols[5] AS DOUBLE) IS NULL ORDER BY filename").fetchall()]
-        if bad:
-            _strict_check(bad)
-        con.execute("CREATE OR REPLACE TEMP VIEW wb_raw AS SELECT filename, cols[1] AS topic_id, "
-                    "cols[3] AS doc_id, CAST(cols[4] AS BIGINT) AS rank, CAST(cols[5] AS DOUBLE) AS score FROM wb_lines")
+                "regexp_split_to_array(trim(line, ' \t\r\f\v'), '[ \t\r\f\v]+') AS cols "
+                "FROM wb_text WHERE trim(line, ' \t\r\f\v') <> ''")
+            if con.execute("SELECT count(*) FROM wb_lines WHERE len(cols) <> 6").fetchall()[0][0]:
+                strict = True
+            else:
+                con.execute("CREATE OR REPLACE TEMP VIEW wb_cols AS SELECT filename, cols[1] AS topic_id, "
+                            "cols[3] AS doc_id, cols[4] AS rank_s, cols[5] AS score_s, cols[6] AS tag FROM wb_lines")
+                con.execute(raw)
+                con.execute(group, {"depth": depth})
+        except duckdb.Error:  # not UTF-8, a line too long, ...: the strict reader says where
+            strict = True
+    if not strict:
+        seen = {r[0] for r in con.execute("SELECT DISTINCT filename FROM wb_groups").fetchall()}
+        strict = any(f not in seen for f in files) or bool(con.execute(  # empty files, bad lines, two tags
+            "SELECT filename FROM wb_groups GROUP BY filename "
+            "HAVING sum(n_bad) > 0 OR min(tag_min) <> max(tag_max) LIMIT 1").fetchall())
+    if strict:
+        _strict_load(con, files)
         con.execute(group, {"depth": depth})
-    bad = [r[0] for r in con.execute(
-        "SELECT DISTINCT filename FROM wb_groups WHERE n_bad > 0 ORDER BY filename").fetchall()]
-    seen = {r[0] for r in con.execute("SELECT DISTINCT filename FROM wb_groups").fetchall()}
-    bad += [f for f in files if f not in seen]  # empty files
-    if bad:
-        _strict_check(bad)
     # ``max_by`` picks the top ``depth`` by score alone. Its choice is exact unless (a) scores tie
     # across the cutoff (the canonical rule wants the largest doc_ids among them) or (b) a doc_id
     # repeats in the list (a duplicate line; its best occurrence is then in the list too, and lower
@@ -523,7 +559,7 @@ def read_run_tops(paths: Sequence[str | Path], depth: int) -> dict[str, dict[str
         documents in rank order.
 
     Raises:
-        ValidationError: depth < 1, no files, or two files with the same stem.
+        ValidationError: a bad depth, no files, or two files with the same stem.
         InputFormatError: a malformed file (the strict reader names file:line).
     """
     import duckdb
