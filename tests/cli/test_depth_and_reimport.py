@@ -88,3 +88,15 @@ def test_store_import_run_file_reports_unchanged(toy, tmp_path):
     good.write_text("1 Q0 d1 1 3.0 t\n")
     with pytest.raises(DuplicateNameError, match="run 'g' already exists"):
         store.import_run_file(good, "g", collection="toy")
+
+
+def test_run_import_cuts_a_long_unknown_doc_id(toy, tmp_path):
+    from workbench.errors import InputFormatError
+
+    long = "w" * 2_000_000
+    bad = tmp_path / "bad.trec"
+    bad.write_text(f"1 Q0 {long} 1 2.0 t\n")
+    store = LabelStore(toy, client="pytest")
+    with pytest.raises(InputFormatError) as e:
+        store.import_run_file(bad, "b", collection="toy")
+    assert f"found {'w' * 60!r}\u2026 (2000000 characters)" in str(e.value) and len(str(e.value)) < 500

@@ -133,3 +133,13 @@ def test_writer_error_is_a_workbench_error(tmp_path):
 
     with pytest.raises(WorkbenchError, match="topic id 'a b' is empty or contains whitespace"):
         write_qrels(tmp_path / "q.txt", {"a b": {"d1": 1}})
+
+
+def test_long_ids_are_cut_in_reader_messages(write):
+    long = "y" * 100_000
+    p = write("q.txt", f"1 0 {long} 1\n1 0 {long} 2\n")
+    msg = _error(read_qrels, p)
+    assert f"document {'y' * 60!r}\u2026 (100000 characters)" in msg and len(msg) < 500
+    p = write("corpus.jsonl", f'{{"_id": "{long}", "text": "a"}}\n{{"_id": "{long}", "text": "b"}}\n')
+    msg = _error(read_corpus, p)
+    assert msg.startswith(f"{p}:2: expected each _id once, found {'y' * 60!r}\u2026 (100000 characters) again")

@@ -111,7 +111,7 @@ def read_corpus(path: str | Path) -> list[Document]:
         doc_id = _string(p, lineno, obj, "_id", required=True)
         if doc_id in seen:
             raise InputFormatError(
-                p, lineno, f"expected each _id once, found {doc_id!r} again (first on line {seen[doc_id]}). Remove the repeat."
+                p, lineno, f"expected each _id once, found {shown_id(doc_id)} again (first on line {seen[doc_id]}). Remove the repeat."
             )
         seen[doc_id] = lineno
         docs.append(Document(doc_id, _string(p, lineno, obj, "title", required=False), _string(p, lineno, obj, "text", required=True)))
@@ -136,7 +136,7 @@ def read_queries(path: str | Path) -> list[Topic]:
         topic_id = _string(p, lineno, obj, "_id", required=True)
         if topic_id in seen:
             raise InputFormatError(
-                p, lineno, f"expected each _id once, found {topic_id!r} again (first on line {seen[topic_id]}). Remove the repeat."
+                p, lineno, f"expected each _id once, found {shown_id(topic_id)} again (first on line {seen[topic_id]}). Remove the repeat."
             )
         seen[topic_id] = lineno
         text = _string(p, lineno, obj, "text", required=True)
@@ -192,7 +192,7 @@ def read_qrels_tsv(path: str | Path) -> dict[str, dict[str, int]]:
             if grades[doc] != grade:
                 raise InputFormatError(
                     p, lineno,
-                    f"expected one grade for topic {topic!r} and document {doc!r}, found {grade} here and "
+                    f"expected one grade for topic {shown_id(topic)} and document {shown_id(doc)}, found {grade} here and "
                     f"{grades[doc]} on line {first[(topic, doc)]}. Keep one of the two lines.",
                 )
             continue

@@ -415,7 +415,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             if grades[doc] != grade:
                 raise InputFormatError(
                     p, lineno,
-                    f"expected one grade for topic {topic!r} and document {doc!r}, found {grade} here and "
+                    f"expected one grade for topic {shown_id(topic)} and document {shown_id(doc)}, found {grade} here and "
                     f"{grades[doc]} on line {first_line[(topic, doc)]}. Keep one of the two lines.",
                 )
             continue
@@ -551,7 +551,7 @@ def read_topics(path: str | Path) -> list[Topic]:
         if topic.topic_id in seen:
             raise InputFormatError(
                 p, lineno,
-                f"expected each topic id once, found {topic.topic_id!r} again (first on line {seen[topic.topic_id]}). "
+                f"expected each topic id once, found {shown_id(topic.topic_id)} again (first on line {seen[topic.topic_id]}). "
                 "Remove or renumber one of them.",
             )
         seen[topic.topic_id] = lineno

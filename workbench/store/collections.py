@@ -387,7 +387,7 @@ class CollectionsMixin(StoreCore):
             else:
                 fields = [f for f, a, b in zip(("title", "description", "narrative"), old, (t.title, t.description, t.narrative), strict=True) if a != b]
                 raise ValidationError(
-                    f"collection {name!r}: topic {t.topic_id!r} is already stored with a different {' and '.join(fields)} "
+                    f"collection {name!r}: topic {shown_id(t.topic_id)} is already stored with a different {' and '.join(fields)} "
                     f"(stored title {old[0]!r}, new {t.title!r}); topics are not overwritten. "
                     "Use a new topic id or a new collection name."
                 )

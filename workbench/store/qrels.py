@@ -180,7 +180,7 @@ class QrelsMixin(StoreCore):
             for doc, grade in entries.items():
                 if isinstance(grade, bool) or not isinstance(grade, int):
                     raise ValidationError(
-                        f"qrels {name!r}: expected an integer grade for topic {topic!r} document {doc!r}, found {grade!r}"
+                        f"qrels {name!r}: expected an integer grade for topic {_shown(topic)} document {_shown(doc)}, found {grade!r}"
                     )
                 if not -2147483648 <= grade <= 2147483647:
                     raise ValidationError(

@@ -169,10 +169,10 @@ class RunsMixin(StoreCore):
             n = len(run.get(topic_id, {}))
             if status not in STATUSES:
                 raise ValidationError(
-                    f"run {info.name!r}: topic {topic_id!r} status {status!r}; expected one of {', '.join(STATUSES)}")
+                    f"run {info.name!r}: topic {shown_id(topic_id)} status {status!r}; expected one of {', '.join(STATUSES)}")
             if (status == "ok") != (n > 0):
                 raise ValidationError(
-                    f"run {info.name!r}: topic {topic_id!r} has status {status!r} and {n} result(s); "
+                    f"run {info.name!r}: topic {shown_id(topic_id)} has status {status!r} and {n} result(s); "
                     "'ok' needs results, 'empty' and 'error' need none")
         params = json.dumps(dict(info.params), sort_keys=True, default=str)
         content_hash = run_content_hash(run)
@@ -285,13 +285,13 @@ class RunsMixin(StoreCore):
                 if topic_id in bad_topics:
                     raise InputFormatError(
                         str(path), lineno,
-                        f"expected a topic of collection {collection!r}, found {topic_id!r} "
+                        f"expected a topic of collection {collection!r}, found {shown_id(topic_id)} "
                         f"({len(bad_topics)} unknown topic id(s) in the file). "
                         "Check that the run belongs to this collection and uses its topic ids.")
                 if doc_id in absent:
                     raise InputFormatError(
                         str(path), lineno,
-                        f"expected a document of collection {collection!r}, found {doc_id!r} "
+                        f"expected a document of collection {collection!r}, found {shown_id(doc_id)} "
                         f"({len(absent)} unknown doc id(s) in the file). "
                         "Check that the run was produced over this collection.")
         params = {"tag": rf.tag, "lines": rf.n_lines, "trust_file_order": trust_file_order,
