@@ -12,12 +12,19 @@ actions (assign, adjudicate, publish) re-check the role in the store.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.errors import PermissionDeniedError, ValidationError
+from workbench.errors import (
+    InputFormatError,
+    PermissionDeniedError,
+    ValidationError,
+    WorkbenchError,
+)
 from workbench.judging.adjudication import (
     FinalGrades,
     QrelsDiff,
@@ -404,6 +411,74 @@ def export_qrels(store: LabelStore, name: str, labels_dir: Path) -> Path:
     return export(store, name, labels_dir=labels_dir).path
 
 
+class ExportAfterPublishError(WorkbenchError):
+    """The qrels version was published (committed, immutable), but writing its
+    file failed; the message names the ``workbench qrels export`` command that
+    writes it once the cause is fixed.
+
+    Attributes:
+        name: the published qrels version.
+    """
+
+    def __init__(self, name: str, cause: BaseException) -> None:
+        self.name = name
+        super().__init__(
+            f"published {name}; exporting it failed: {cause}; fix that, then export it with "
+            f"`workbench qrels export {name}`"
+        )
+
+
+def check_export_target(labels_dir: Path, name: str) -> Path:
+    """Check, before anything is committed, that ``labels_dir/<name>.qrels`` and
+    ``labels_dir/manifest.json`` can be written.
+
+    Args:
+        labels_dir: the folder the qrels file and manifest go to (created on export if missing).
+        name: the qrels version name.
+
+    Returns:
+        The qrels file path that the export will write.
+
+    Raises:
+        ValidationError: the .qrels path is a folder, ``labels_dir`` is a file, the
+            folder (or its nearest existing parent) is not writable, or the
+            manifest is not an object with ``qrels_versions``.
+        InputFormatError: the manifest is not valid JSON (path and line).
+    """
+    labels_dir = Path(labels_dir)
+    path = labels_dir / f"{name}.qrels"
+    manifest = labels_dir / "manifest.json"
+    if labels_dir.exists() and not labels_dir.is_dir():
+        raise ValidationError(f"{labels_dir}: expected a folder for exported qrels, found a file; "
+                              "move it away or pass another --db folder")
+    if path.is_dir():
+        raise ValidationError(f"{path}: expected a file path for the exported qrels, found a folder; "
+                              "remove or rename it, or choose another version name")
+    existing = labels_dir
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValidationError(f"{existing}: expected a writable folder for exported qrels, found it read-only; "
+                              "fix its permissions")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValidationError(f"{path}: expected a writable file, found it read-only; fix its permissions")
+    if manifest.is_dir():
+        raise ValidationError(f"{manifest}: expected the manifest file, found a folder; remove or rename it")
+    if manifest.is_file():
+        try:
+            loaded = json.loads(manifest.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise InputFormatError(
+                str(manifest), e.lineno, f"expected JSON, found invalid JSON ({e.msg}). Fix or delete the manifest."
+            ) from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValidationError(f"{manifest}: expected a readable UTF-8 manifest, found {e}; fix or delete it") from None
+        if not (isinstance(loaded, dict) and isinstance(loaded.get("qrels_versions"), dict)):
+            raise ValidationError(f"{manifest}: expected an object with 'qrels_versions', found something else; "
+                                  "fix or delete it")
+    return path
+
+
 def publish(
     store: LabelStore,
     session: Session,
@@ -418,18 +493,31 @@ def publish(
     """Freeze the final grades of a pool version as a qrels version (lead only),
     and export it to ``labels_dir/<name>.qrels`` when a folder is given.
 
+    The export target is checked before the commit (``check_export_target``),
+    so a bad target refuses the publish and leaves the store untouched.
+
     Raises:
         PermissionDeniedError: not a lead.
         DuplicateNameError: the name is taken.
         UnknownNameError: unknown pool, rule or parent.
-        ValidationError: nothing judged yet.
+        ValidationError: nothing judged yet, or the export target is unusable.
+        InputFormatError: the manifest in ``labels_dir`` is not valid JSON.
+        ExportAfterPublishError: the version was published but writing its file
+            still failed (the message says how to export it later).
     """
     require_lead(session, "publish")
+    if labels_dir is not None:
+        check_export_target(labels_dir, name)
     info = store.publish_qrels(
         name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note
     )
     diff = store.qrels_diff(parent_version, name)
-    path = export_qrels(store, name, labels_dir) if labels_dir is not None else None
+    path: Path | None = None
+    if labels_dir is not None:
+        try:
+            path = export_qrels(store, name, labels_dir)
+        except (WorkbenchError, OSError) as e:
+            raise ExportAfterPublishError(name, e) from e
     return PublishResult(info, diff, path)
 
 
