@@ -60,7 +60,7 @@ def test_unknown_name_lists_the_registry_sorted():
 
 @pytest.mark.parametrize(
     "text, fragment",
-    [("R", "expected a measure"), ("R@0", "cutoff k in 1\.\.1,000,000,000"), ("R(foo=1)@3", "no parameter 'foo'"),
+    [("R", "expected a measure"), ("R@0", r"cutoff k in 1\.\.1,000,000,000"), ("R(foo=1)@3", "no parameter 'foo'"),
      ("R(rel=-1)@3", "rel to be an integer >= 0"), ("nDCG(dcg='exp')@3", "'log2' or 'exp-log2'"),
      ("Judged(rel=1)@3", "no parameter 'rel'"), ("R(rel=x)@3", "integer or a quoted string")],
 )

@@ -82,6 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = sys.argv[1:] if argv is None else list(argv)
     try:
+        return _main(args)
+    finally:
+        for store in common.STATE._stores.values():  # the command is over: let go of the file now
+            store.release_file()
+
+
+def _main(args: list[str]) -> int:
+    try:
         app(args=args, prog_name="workbench", standalone_mode=True)
     except SystemExit as e:  # standalone mode always ends in SystemExit
         code = e.code

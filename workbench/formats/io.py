@@ -59,7 +59,9 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
             raise IsADirectoryError(21, "is a folder, not a file", str(target))
         # A device, FIFO or /dev/stdout: write through it; replacing it would
         # swap the device node for a regular file.
-        with open(target, mode, **({"encoding": "utf-8", "newline": "\n"} if mode == "w" else {})) as dev:
+        dev: IO[Any] = (open(target, "w", encoding="utf-8", newline="\n") if mode == "w"  # noqa: SIM115
+                         else open(target, "wb"))  # noqa: SIM115
+        with dev:
             yield dev
         return
     target.parent.mkdir(parents=True, exist_ok=True)

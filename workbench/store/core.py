@@ -30,6 +30,7 @@ Only ``workbench.store`` imports duckdb.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -264,6 +265,26 @@ class _SharedConnection:
 
 _SHARED: dict[Path, _SharedConnection] = {}
 _SHARED_LOCK = threading.Lock()
+
+
+def _close_all_at_exit() -> None:
+    """Close every idle connection before the interpreter shuts down.
+
+    A lingering connection must not be left to a daemon thread at exit: DuckDB's
+    destructor running during interpreter teardown can abort the process
+    ("FATAL: exception not rethrown").
+    """
+    with _SHARED_LOCK:
+        shared = list(_SHARED.values())
+    for sc in shared:
+        with contextlib.suppress(Exception):
+            with sc.lock:
+                sc.linger_s = 0.0
+                if sc.leases == 0:
+                    sc._close()
+
+
+atexit.register(_close_all_at_exit)
 
 
 def _shared_for(path: Path) -> _SharedConnection:
