@@ -8,6 +8,7 @@ import random
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from workbench.errors import ValidationError
 from workbench.judging.agreement import agreement_report, cohen_kappa, krippendorff_alpha
 
 
@@ -81,7 +82,7 @@ def test_alpha_undefined_cases():
     assert few.value is None and few.n_items == 1 and "fewer than 2" in few.reason
     same = krippendorff_alpha([{"a": 1, "b": 1}, {"a": 1, "c": 1}], scale=(0, 1, 2))
     assert same.value is None and same.n_items == 2 and "same category" in same.reason
-    with pytest.raises(ValueError, match="not in the scale"):
+    with pytest.raises(ValidationError, match=r"expected grades in the rubric scale \[0, 1, 2\], found \[7\]"):
         krippendorff_alpha([{"a": 1, "b": 7}, {"a": 1, "b": 1}], scale=(0, 1, 2))
 
 

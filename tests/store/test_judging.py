@@ -229,6 +229,42 @@ def test_grade_is_validated_against_the_collection_rubric(store, people):
     assert store.count_judgments() == 1
 
 
+def test_rubric_change_is_refused_while_current_grades_fall_outside_it(store, people):
+    """QA defect: `workbench rubric cranfield default` after grade-4 judgments
+    was allowed and agreement then crashed on the off-scale grades."""
+    seed(store)
+    store.set_collection_rubric("toy", "cranfield", lead="lead")
+    store.record_judgment(j("1", "d1", "ann", 4), collection="toy")
+    store.record_judgment(j("1", "d2", "bob", 4), collection="toy")
+    store.record_judgment(j("1", "d2", "ann", 1), collection="toy")
+    with pytest.raises(ValidationError, match=r"expected every current grade in its scale \[0, 1, 2, 3\], "
+                                              r"found grade 4 in 2 current judgment\(s\)"):
+        store.set_collection_rubric("toy", "default", lead="lead")
+    assert store.collection_rubric("toy").name == "cranfield"  # unchanged
+    # once the current grades fit (a later save of 3 supersedes each 4), the change is allowed
+    store.record_judgment(j("1", "d1", "ann", 3), collection="toy")
+    store.record_judgment(j("1", "d2", "bob", 2), collection="toy")
+    assert store.set_collection_rubric("toy", "default", lead="lead").name == "default"
+
+
+def test_rubric_change_is_refused_while_an_adjudication_falls_outside_it(store, people):
+    seed(store)
+    store.set_collection_rubric("toy", "cranfield", lead="lead")
+    store.record_judgment(j("1", "d1", "ann", 1), collection="toy", pool_version="p1")
+    store.adjudicate("toy", "1", "d1", 4, lead="lead", rationale="r", pool_version="p1")
+    with pytest.raises(ValidationError, match=r"found grade 4 in 1 current adjudication\(s\)"):
+        store.set_collection_rubric("toy", "default", lead="lead")
+
+
+def test_rubric_of_an_unknown_collection_is_refused(store, people):
+    seed(store)
+    with pytest.raises(UnknownNameError, match="nosuch") as e:
+        store.set_collection_rubric("nosuch", "default", lead="lead")
+    assert "toy" in str(e.value)  # lists the known collections
+    with store.connection() as cur:
+        assert cur.execute("SELECT count(*) FROM meta WHERE key = 'rubric:nosuch'").fetchone()[0] == 0
+
+
 def test_cranfield_collections_default_to_the_cranfield_rubric(store):
     assert store.collection_rubric("cranfield-1400").name == "cranfield"
     assert store.collection_rubric("robust04").name == "default"

@@ -40,6 +40,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from workbench.errors import ValidationError
+
 Weights = Literal["linear", "quadratic"]
 """Disagreement weights of Cohen's kappa: |i - j| or (i - j)^2."""
 
@@ -187,7 +189,7 @@ def krippendorff_alpha(
         with a reason for fewer than 2 items or when every grade is the same.
 
     Raises:
-        ValueError: a grade is not in ``scale``.
+        ValidationError: a grade is not in ``scale`` (a WorkbenchError).
 
     Source:
         Krippendorff (2004), ordinal metric; computed by the ``krippendorff``
@@ -201,7 +203,10 @@ def krippendorff_alpha(
     values = {g for u in rows for g in u.values()}
     off = sorted(values - allowed)
     if off:
-        raise ValueError(f"grades {off} are not in the scale {list(scale)}")
+        raise ValidationError(
+            f"expected grades in the rubric scale {list(scale)}, found {off}; the rubric changed after "
+            "judging? set the rubric the documents were judged on (workbench rubric COLLECTION NAME)"
+        )
     if len(values) < 2:
         return AgreementFigure(None, n, "every grade is the same category: no variation to agree on")
     import krippendorff

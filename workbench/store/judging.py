@@ -424,13 +424,38 @@ class JudgingMixin(StoreCore):
     def set_collection_rubric(self, collection: str, rubric: str, *, lead: str) -> Rubric:
         """Choose the rubric of a collection (a lead's action).
 
+        Refused while a current judgment or adjudication of the collection has a
+        grade outside the new scale (agreement and publishing would meet grades
+        the rubric does not define).
+
         Raises:
-            UnknownNameError: unknown rubric.
+            UnknownNameError: unknown rubric, or unknown collection (listing the known ones).
             PermissionDeniedError: ``lead`` is not a lead.
+            ValidationError: current grades outside the new scale (listed with counts).
         """
         chosen = get_rubric(rubric)
         with self.transaction(f"set rubric of {collection}") as cur:
             self._require_lead(cur, lead, "set rubric")
+            if not _one(cur.execute("SELECT 1 FROM collections WHERE collection = ?", [collection])):
+                known = [r[0] for r in cur.execute("SELECT collection FROM collections").fetchall()]
+                raise UnknownNameError("collection", collection, known)
+            scale = list(chosen.values)
+            marks = ", ".join("?" for _ in scale)
+            off = cur.execute(
+                f"SELECT what, grade, count(*) FROM ("
+                f"SELECT 'judgment' AS what, grade FROM current_judgments WHERE collection = ? "
+                f"AND grade IS NOT NULL AND grade NOT IN ({marks}) "
+                f"UNION ALL SELECT 'adjudication' AS what, grade FROM current_adjudications WHERE collection = ? "
+                f"AND grade NOT IN ({marks})) GROUP BY what, grade ORDER BY what DESC, grade",
+                [collection, *scale, collection, *scale],
+            ).fetchall()
+            if off:
+                found = ", ".join(f"grade {g} in {n} current {w}(s)" for w, g, n in off)
+                raise ValidationError(
+                    f"rubric {chosen.name!r} for collection {collection!r}: expected every current grade in "
+                    f"its scale {scale}, found {found}; keep the rubric the documents were judged on, "
+                    "or re-judge those documents first"
+                )
             cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"rubric:{collection}", chosen.name])
         return chosen
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.app import widgets
+from workbench.errors import WorkbenchError
 from workbench.judging.agreement import Weights
 from workbench.services import judging as svc
 
@@ -16,7 +17,11 @@ pool_version = widgets.pool_picker("agreement")
 if pool_version is None:
     st.stop()
 weights: Weights = st.radio("Kappa weights", ["linear", "quadratic"], horizontal=True, key="agreement_weights")
-report = svc.agreement(store, pool_version, weights=weights)
+try:
+    report = svc.agreement(store, pool_version, weights=weights)
+except WorkbenchError as e:  # e.g. grades outside the collection's rubric
+    st.error(widgets.md_escape(e))
+    st.stop()
 
 st.metric("Documents judged by 2+ assessors", report.n_multi_graded)
 a = report.alpha_overall
