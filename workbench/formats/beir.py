@@ -31,6 +31,7 @@ from typing import Any
 from workbench.errors import InputFormatError
 from workbench.formats.io import atomic_write
 from workbench.formats.trec import (
+    add_grade,
     check_grade,
     check_id,
     empty_file_error,
@@ -187,17 +188,7 @@ def read_qrels_tsv(path: str | Path) -> dict[str, dict[str, int]]:
                 f"expected an integer score in column 3, found {shown_id(score)}. Write grades as whole numbers such as 0, 1, 2.",
             )
         grade = check_grade(p, lineno, score, 3)
-        grades = qrels.setdefault(topic, {})
-        if doc in grades:
-            if grades[doc] != grade:
-                raise InputFormatError(
-                    p, lineno,
-                    f"expected one grade for topic {shown_id(topic)} and document {shown_id(doc)}, found {grade} here and "
-                    f"{grades[doc]} on line {first[(topic, doc)]}. Keep one of the two lines.",
-                )
-            continue
-        grades[doc] = grade
-        first[(topic, doc)] = lineno
+        add_grade(qrels, first, p, lineno, topic, doc, grade)
     if not qrels:
         raise empty_file_error(path, "qrels")
     return qrels

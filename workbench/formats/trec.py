@@ -410,17 +410,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             )
         topic, _iteration, doc, grade_s = cols
         grade = check_grade(p, lineno, grade_s, 4)
-        grades = qrels.setdefault(topic, {})
-        if doc in grades:
-            if grades[doc] != grade:
-                raise InputFormatError(
-                    p, lineno,
-                    f"expected one grade for topic {shown_id(topic)} and document {shown_id(doc)}, found {grade} here and "
-                    f"{grades[doc]} on line {first_line[(topic, doc)]}. Keep one of the two lines.",
-                )
-            continue
-        grades[doc] = grade
-        first_line[(topic, doc)] = lineno
+        add_grade(qrels, first_line, p, lineno, topic, doc, grade)
     if not qrels:
         raise _empty(path, "qrels")
     return qrels
@@ -593,3 +583,32 @@ def read_topics(path: str | Path) -> list[Topic]:
     if not topics:
         raise _empty(path, "topic")
     return topics
+
+
+def add_grade(
+    qrels: dict[str, dict[str, int]],
+    first_line: dict[tuple[str, str], int],
+    path: str,
+    lineno: int,
+    topic: str,
+    doc: str,
+    grade: int,
+) -> None:
+    """Add one qrels line: an exact repeat is accepted once, a conflicting grade is an error.
+
+    Shared by every qrels reader (TREC, BEIR tsv) so they treat repeats alike.
+
+    Raises:
+        InputFormatError: the (topic, doc) pair already has another grade (names both lines).
+    """
+    grades = qrels.setdefault(topic, {})
+    if doc in grades:
+        if grades[doc] != grade:
+            raise InputFormatError(
+                path, lineno,
+                f"expected one grade for topic {shown_id(topic)} and document {shown_id(doc)}, found {grade} here and "
+                f"{grades[doc]} on line {first_line[(topic, doc)]}. Keep one of the two lines.",
+            )
+        return
+    grades[doc] = grade
+    first_line[(topic, doc)] = lineno
