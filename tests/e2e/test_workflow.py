@@ -172,3 +172,12 @@ def test_the_workflow_is_idempotent(workflow):
     assert store.count_judgments() == before
     assert again.qrels_v2.content_hash == report.qrels_v2.content_hash
     assert again.judged_v1 == again.delta_judged == 0
+
+
+def test_the_demo_lead_gets_the_delta_to_judge_as_a_second_assessor(workflow):
+    store, report, _, _ = workflow
+    queue = store.assessor_queue("demo-lead")
+    assert {(e.topic_id, e.doc_id) for e in queue} == {
+        (t, d) for t, docs in store.pool_documents(report.pool_v2.pool_version, with_ancestors=False).items()
+        for d in docs}
+    assert report.lead_queue == len(queue) == report.pool_v2.n_entries

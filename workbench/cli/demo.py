@@ -44,6 +44,10 @@ def demo(
     common.info(f"[finished] workbench demo [elapsed {time.monotonic() - start:.0f} s]")
     tokens = ", ".join(f"{u} / {t}" for u, t in report.tokens.items())
     common.info(f"UI sign-in (demo store): {tokens}")
+    if report.lead_queue:
+        common.info(f"{report.lead_queue:,} documents of {report.pool_v2.pool_version if report.pool_v2 else 'pool v2'} "
+                    "wait in demo-lead's Judge queue: your grades become a second opinion beside "
+                    "cranfield-reference (see Agreement and Adjudicate).")
     if ui:
         from workbench.cli.judging import ui as start_ui
 

@@ -151,6 +151,8 @@ class WorkflowReport:
         exports: qrels files written.
         plots: plot files written.
         tokens: user -> token of the demo users (sandbox store).
+        lead_queue: documents of pool v2 queued for the demo lead to judge in the UI
+            as a second assessor beside the reference (agreement becomes measurable).
     """
 
     collection: str = ""
@@ -174,6 +176,7 @@ class WorkflowReport:
     exports: list[Path] = field(default_factory=list)
     plots: list[Path] = field(default_factory=list)
     tokens: dict[str, str] = field(default_factory=dict)
+    lead_queue: int = 0
 
 
 # -- steps ---------------------------------------------------------------------------
@@ -439,6 +442,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     report.qrels_v2, path = _publish(store, lead, pool_v2, v2_name, v1_name, options.labels_dir, say)
     report.exports.append(path)
     report.evaluations[v2_name] = _score(store, v2_name, all_runs, measures)
+    report.lead_queue = _second_opinion_queue(store, lead, pool_v2)
 
     # 7. pool bias against the full judgments, over the topics scored on v2
     say("[step 7/8] pool bias: score against the full reference judgments (table in the report)")
@@ -459,6 +463,25 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     if options.plot_dir is not None:
         report.plots = _plots(report, options.plot_dir)
     return report
+
+
+def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) -> int:
+    """Queue a pool version for the demo lead, so the UI has something to judge.
+
+    The lead's grades sit beside ``cranfield-reference``'s on the same documents:
+    the Agreement page then measures the two, and the Adjudicate page lists where
+    they differ. Idempotent: an existing queue is left as it is.
+
+    Returns:
+        The number of documents of ``pool_version`` in the lead's queue.
+    """
+    from workbench.services.judging import assign_pool, queue_state
+
+    entries = [e for e in queue_state(store, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
+    if not entries:
+        assign_pool(store, lead, pool_version, [DEMO_LEAD], overlap=1)  # type: ignore[arg-type]
+        entries = [e for e in queue_state(store, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
+    return len(entries)
 
 
 def _set_rubric(store: LabelStore, folder: Path, collection: str) -> None:
