@@ -9,23 +9,12 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from workbench.cli import main
-from workbench.types import Document, Judgment, RunInfo, Topic
+from workbench.types import Judgment
 
 
 @pytest.fixture
-def db(tmp_path):
-    from pooling.pool import build_pool
-    from workbench.store import LabelStore
-
-    path = tmp_path / "labels" / "wb.duckdb"
-    store = LabelStore(path, client="seed")
-    store.ingest_collection("toy", [Document(f"d{i}", "", f"text {i}") for i in range(1, 6)],
-                            [Topic("1", "one"), Topic("2", "two")])
-    version = store.latest_collection_version("toy")
-    run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d4": 2.0, "d5": 1.0}}
-    store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
-    store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
-    return path
+def db(toy_pool):
+    return toy_pool({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d4": 2.0, "d5": 1.0}})
 
 
 def wb(db, *args):

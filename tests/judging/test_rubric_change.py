@@ -7,21 +7,15 @@ from __future__ import annotations
 import pytest
 
 from workbench.cli import main
-from workbench.types import Document, Judgment, RunInfo, Topic
+from workbench.types import Judgment
 
 
 @pytest.fixture
-def db(tmp_path):
-    from pooling.pool import build_pool
+def db(toy_pool):
     from workbench.store import LabelStore
 
-    path = tmp_path / "labels" / "wb.duckdb"
+    path = toy_pool({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})
     store = LabelStore(path, client="seed")
-    store.ingest_collection("toy", [Document(f"d{i}", "", f"text {i}") for i in range(1, 4)], [Topic("1", "one")])
-    version = store.latest_collection_version("toy")
-    run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
-    store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
-    store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
     store.add_user("lead", "lead", token="lead-token")
     store.set_collection_rubric("toy", "cranfield", lead="lead")
     for who in ("ann", "bob"):
