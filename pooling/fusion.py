@@ -196,8 +196,20 @@ def comb_mnz(
     return _combine(runs, norm, depth, mnz=True)
 
 
+class _Recorded:
+    """Gives a fusion value the ``params`` a stored run records: its name and fields."""
+
+    __slots__ = ()
+    name: ClassVar[str]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """``{"method": <name>, <field>: <value>, ...}`` (JSON-serialisable)."""
+        return {"method": self.name, **asdict(self)}  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True, slots=True)
-class RRF:
+class RRF(_Recorded):
     """Reciprocal rank fusion as a value: ``RRF(k=60).fuse(runs)``; see ``rrf``."""
 
     name: ClassVar[str] = "rrf"
@@ -208,14 +220,9 @@ class RRF:
         """Fuse ``runs`` with ``rrf(runs, k=self.k, depth=self.depth)``."""
         return rrf(runs, self.k, depth=self.depth)
 
-    @property
-    def params(self) -> dict[str, Any]:
-        """``{"method": "rrf", "k": ..., "depth": ...}``."""
-        return {"method": self.name, **asdict(self)}
-
 
 @dataclass(frozen=True, slots=True)
-class CombSUM:
+class CombSUM(_Recorded):
     """CombSUM as a value: ``CombSUM(norm="min-max").fuse(runs)``; see ``comb_sum``."""
 
     name: ClassVar[str] = "combsum"
@@ -226,14 +233,9 @@ class CombSUM:
         """Fuse ``runs`` with ``comb_sum``."""
         return comb_sum(runs, self.norm, depth=self.depth)
 
-    @property
-    def params(self) -> dict[str, Any]:
-        """``{"method": "combsum", "norm": ..., "depth": ...}``."""
-        return {"method": self.name, **asdict(self)}
-
 
 @dataclass(frozen=True, slots=True)
-class CombMNZ:
+class CombMNZ(_Recorded):
     """CombMNZ as a value: ``CombMNZ(norm="min-max").fuse(runs)``; see ``comb_mnz``."""
 
     name: ClassVar[str] = "combmnz"
@@ -243,11 +245,6 @@ class CombMNZ:
     def fuse(self, runs: Sequence[Run]) -> dict[str, dict[str, float]]:
         """Fuse ``runs`` with ``comb_mnz``."""
         return comb_mnz(runs, self.norm, depth=self.depth)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        """``{"method": "combmnz", "norm": ..., "depth": ...}``."""
-        return {"method": self.name, **asdict(self)}
 
 
 FUSION_METHODS: dict[str, Callable[..., FusionMethod]] = {}
