@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from workbench.errors import UnknownNameError, ValidationError
+from workbench.ranking import natural_key
 from workbench.scoring.evaluate import (
     Evaluation,
     Evaluator,
     MissingPolicy,
     RelevantDoc,
     check_policy,
-    natural_key,
 )
 from workbench.scoring.measures import DEFAULT_CUTOFFS, RR, Judged, Measure, P, R, nDCG
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 from workbench import __version__
 from workbench.errors import UnknownNameError, ValidationError, WorkbenchError
 from workbench.hashing import qrels_content_hash
+from workbench.ranking import natural_key
 from workbench.scoring.columns import QrelsColumns, RankedRun, qrels_columns_from_mapping, rank_run
 from workbench.scoring.compare import Comparison, compare
 from workbench.scoring.evaluate import (
@@ -34,7 +35,6 @@ from workbench.scoring.evaluate import (
     MissingPolicy,
     RelevantDoc,
     check_policy,
-    natural_key,
     value_rows,
 )
 from workbench.scoring.measures import DEFAULT_CUTOFFS, Measure, default_measures, parse_measures

@@ -23,7 +23,8 @@ from typing import Any, Literal
 
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
 from workbench.hashing import qrels_content_hash
-from workbench.store.collections import latest_version, missing_ids, natural_key, require_collection
+from workbench.ranking import natural_key
+from workbench.store.collections import latest_version, missing_ids, require_collection
 from workbench.store.collections import shown_id as _shown
 from workbench.store.core import StoreCore
 
