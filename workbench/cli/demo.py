@@ -46,7 +46,7 @@ def demo(
     common.info(f"UI sign-in (demo store): {tokens}")
     if report.lead_queue:
         common.info(f"{report.lead_queue:,} documents of {report.pool_v2.pool_version if report.pool_v2 else 'pool v2'} "
-                    "wait in demo-lead's Judge queue: your grades become a second opinion beside "
+                    "still wait in demo-lead's Judge queue: your grades become a second opinion beside "
                     "cranfield-reference (see Agreement and Adjudicate).")
     if ui:
         from workbench.cli.judging import ui as start_ui

@@ -151,7 +151,7 @@ class WorkflowReport:
         exports: qrels files written.
         plots: plot files written.
         tokens: user -> token of the demo users (sandbox store).
-        lead_queue: documents of pool v2 queued for the demo lead to judge in the UI
+        lead_queue: documents of pool v2 still to judge in the demo lead's UI queue,
             as a second assessor beside the reference (agreement becomes measurable).
     """
 
@@ -473,7 +473,7 @@ def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) ->
     they differ. Idempotent: an existing queue is left as it is.
 
     Returns:
-        The number of documents of ``pool_version`` in the lead's queue.
+        The number of documents of ``pool_version`` still unjudged in the lead's queue.
     """
     from workbench.services.judging import assign_pool, queue_state
 
@@ -481,7 +481,7 @@ def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) ->
     if not entries:
         assign_pool(store, lead, pool_version, [DEMO_LEAD], overlap=1)  # type: ignore[arg-type]
         entries = [e for e in queue_state(store, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
-    return len(entries)
+    return sum(1 for e in entries if not e.judged)
 
 
 def _set_rubric(store: LabelStore, folder: Path, collection: str) -> None:
