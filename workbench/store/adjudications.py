@@ -1,0 +1,137 @@
+"""Store methods for adjudications and final grades (a mixin of
+``LabelStore``).
+
+Adjudications are append-only like judgments (view ``current_adjudications``).
+The final grade of a document is derived from the current judgments and
+adjudications with a named rule (``workbench.judging.adjudication``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from workbench.errors import ValidationError
+from workbench.judging.adjudication import FinalGrades, final_grades, get_rule
+from workbench.store._rows import ItemKey, _one
+from workbench.store.judgments import JudgmentsMixin
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAdjudication:
+    """A lead's final grade on a document, with the rationale.
+
+    Attributes:
+        adjudication_id: row id.
+        collection: collection name.
+        topic_id: topic.
+        doc_id: document.
+        grade: the final grade.
+        rationale: why (free text).
+        lead: the lead who decided.
+        pool_version: pool version it was decided under ("" when none).
+        created_at: commit time.
+    """
+
+    adjudication_id: int
+    collection: str
+    topic_id: str
+    doc_id: str
+    grade: int
+    rationale: str
+    lead: str
+    pool_version: str
+    created_at: datetime
+
+
+_ADJ_COLUMNS = "adjudication_id, collection, topic_id, doc_id, grade, rationale, lead, pool_version, created_at"
+
+
+
+class AdjudicationsMixin(JudgmentsMixin):
+    """A lead's final grades and the rule-derived final grades of a pool lineage."""
+
+    def adjudicate(
+        self,
+        collection: str,
+        topic_id: str,
+        doc_id: str,
+        grade: int,
+        *,
+        lead: str,
+        rationale: str = "",
+        pool_version: str = "",
+    ) -> int:
+        """Record a lead's final grade for a document (append-only).
+
+        Returns:
+            The ``adjudication_id``.
+
+        Raises:
+            PermissionDeniedError: ``lead`` is not a lead.
+            ValidationError: grade not on the collection's rubric.
+        """
+        with self.transaction("adjudicate") as cur:
+            self._require_lead(cur, lead, "adjudicate")
+            self._rubric(cur, collection).check(grade)
+            row = _one(cur.execute(
+                "INSERT INTO adjudications (collection, topic_id, doc_id, grade, rationale, lead, pool_version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING adjudication_id",
+                [collection, topic_id, doc_id, int(grade), rationale, lead, pool_version],
+            ))
+        return int(row[0])
+
+    def current_adjudications(
+        self, collection: str, pool_version: str | None = None
+    ) -> dict[ItemKey, StoredAdjudication]:
+        """The latest adjudication per document, keyed by (topic_id, doc_id)."""
+        with self.connection("read adjudications") as cur:
+            where, params = self._lineage_filter(cur, pool_version)
+            rows = cur.execute(
+                f"SELECT {_ADJ_COLUMNS} FROM current_adjudications WHERE collection = ?{where}",
+                [collection, *params],
+            ).fetchall()
+        return {(r[2], r[3]): StoredAdjudication(*r) for r in rows}
+
+    def item_grades(
+        self, collection: str, pool_version: str | None = None
+    ) -> dict[ItemKey, dict[str, int | None]]:
+        """(topic_id, doc_id) -> assessor -> current grade (None = unsure)."""
+        out: dict[ItemKey, dict[str, int | None]] = {}
+        for j in self.current_judgments(collection, pool_version):
+            out.setdefault((j.topic_id, j.doc_id), {})[j.assessor] = j.grade
+        return out
+
+    def final_grades_detail(self, pool_version: str, rule: str) -> FinalGrades:
+        """Final grades of a pool version's lineage, with how each was decided.
+
+        Raises:
+            UnknownNameError: unknown pool version or rule.
+        """
+        get_rule(rule)
+        with self.connection("read pool") as cur:
+            collection, _v, _p = self._pool_row(cur, pool_version)
+        grades = self.item_grades(collection, pool_version)
+        adj = {k: a.grade for k, a in self.current_adjudications(collection, pool_version).items()}
+        return final_grades(grades, adj, rule)
+
+    def final_grades(self, collection: str, pool_version: str, rule: str) -> dict[str, dict[str, int]]:
+        """topic_id -> doc_id -> final grade over a pool version and its ancestors.
+
+        Args:
+            collection: the pool's collection (checked).
+            pool_version: the pool version.
+            rule: final-grade rule name (``median``, ``majority``, ``max``, ``min``
+                or the canonical ``adjudicated>unanimous>...`` form).
+
+        Raises:
+            UnknownNameError: unknown pool version or rule.
+            ValidationError: the pool belongs to another collection.
+        """
+        with self.connection("read pool") as cur:
+            actual, _v, _p = self._pool_row(cur, pool_version)
+        if actual != collection:
+            raise ValidationError(
+                f"pool version {pool_version!r} belongs to collection {actual!r}, not {collection!r}"
+            )
+        return self.final_grades_detail(pool_version, rule).qrels

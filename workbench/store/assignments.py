@@ -1,0 +1,216 @@
+"""Store methods for assignments (a mixin of ``LabelStore``): a lead's
+assignment plan becomes per-assessor queue entries; an assessor reads their
+queue and the blind judging view of one position (no run, rank, score or
+other assessor's grade)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.errors import ValidationError
+from workbench.judging.queue import JudgingView
+from workbench.store._rows import ItemKey, _one
+from workbench.store.judging_pools import JudgingPoolsMixin
+from workbench.store.users import UsersMixin
+from workbench.types import Document, Topic
+
+
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    """One document of an assessor's queue (no run, rank or score).
+
+    Attributes:
+        position: 1-based position in the assessor's queue.
+        pool_version: the pool version it was assigned from.
+        collection: collection name.
+        topic_id: topic.
+        doc_id: document.
+        judged: the assessor has a current judgment on it.
+    """
+
+    position: int
+    pool_version: str
+    collection: str
+    topic_id: str
+    doc_id: str
+    judged: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AssignReport:
+    """What an ``assign`` call stored.
+
+    Attributes:
+        pool_version: the pool version assigned.
+        batch: the batch id of this assign action.
+        added: assessor -> number of new assignments.
+        skipped: assessor -> number already assigned to them before (not repeated).
+    """
+
+    pool_version: str
+    batch: str
+    added: dict[str, int]
+    skipped: dict[str, int]
+
+
+
+class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
+    """Assignment plans, assessor queues and the judging view."""
+
+    def assign(
+        self,
+        pool_version: str,
+        plan: Mapping[str, Sequence[ItemKey]],
+        *,
+        lead: str,
+        batch: str = "",
+    ) -> AssignReport:
+        """Store an assignment plan (one transaction): queue entries per assessor.
+
+        Documents an assessor already has in their queue (from any pool
+        version of the collection) are skipped, so re-assigning never makes
+        anyone judge a document twice. New entries go to the end of each
+        assessor's queue, in the plan's order.
+
+        Args:
+            pool_version: the pool version the documents come from.
+            plan: assessor -> (topic_id, doc_id) in queue order (see
+                ``workbench.judging.queue.plan_assignments``).
+            lead: the lead assigning (role checked).
+            batch: an id for this action (default: a random one).
+
+        Returns:
+            ``AssignReport`` with the added and skipped counts per assessor.
+
+        Raises:
+            PermissionDeniedError: ``lead`` is not a lead.
+            UnknownNameError: unknown pool version or assessor.
+            ValidationError: a document that is not in the pool version.
+        """
+        import pyarrow as pa
+
+        batch = batch or secrets.token_hex(6)
+        added: dict[str, int] = {}
+        skipped: dict[str, int] = {}
+        with self.transaction(f"assign {pool_version}") as cur:
+            self._require_lead(cur, lead, "assign")
+            collection, _v, _p = self._pool_row(cur, pool_version)
+            pooled = {
+                (t, d)
+                for t, d in cur.execute(
+                    "SELECT topic_id, doc_id FROM pool_entries WHERE pool_version = ?", [pool_version]
+                ).fetchall()
+            }
+            cols: dict[str, list[Any]] = {"topic_id": [], "doc_id": [], "assessor": [], "position": []}
+            for assessor, items in plan.items():
+                self._user(cur, assessor)
+                have = {
+                    (t, d)
+                    for t, d in cur.execute(
+                        "SELECT topic_id, doc_id FROM assignments WHERE collection = ? AND assessor = ?",
+                        [collection, assessor],
+                    ).fetchall()
+                }
+                start = _one(cur.execute(
+                    "SELECT coalesce(max(position), 0) FROM assignments WHERE assessor = ?", [assessor]
+                ))[0]
+                n_new = 0
+                for key in items:
+                    if key not in pooled:
+                        raise ValidationError(
+                            f"assign: topic {key[0]!r} document {key[1]!r} is not in pool version {pool_version!r}"
+                        )
+                    if key in have:
+                        skipped[assessor] = skipped.get(assessor, 0) + 1
+                        continue
+                    have.add(key)
+                    n_new += 1
+                    cols["topic_id"].append(key[0])
+                    cols["doc_id"].append(key[1])
+                    cols["assessor"].append(assessor)
+                    cols["position"].append(start + n_new)
+                added[assessor] = n_new
+                skipped.setdefault(assessor, 0)
+            if cols["topic_id"]:
+                cur.register(
+                    "wb_new_assignments",
+                    pa.table({**cols, "position": pa.array(cols["position"], pa.int32())}),
+                )
+                try:
+                    cur.execute(
+                        "INSERT INTO assignments (pool_version, collection, topic_id, doc_id, assessor, "
+                        "position, batch, assigned_by) "
+                        "SELECT ?, ?, topic_id, doc_id, assessor, position, ?, ? FROM wb_new_assignments",
+                        [pool_version, collection, batch, lead],
+                    )
+                finally:
+                    cur.unregister("wb_new_assignments")
+        return AssignReport(pool_version, batch, added, skipped)
+
+    def assessor_queue(self, assessor: str) -> list[QueueEntry]:
+        """An assessor's queue in judging order, with a judged flag per entry.
+
+        Positions are renumbered 1..n in stored order (gaps cannot occur, but
+        the UI relies on a dense numbering).
+        """
+        with self.connection("read queue") as cur:
+            rows = cur.execute(
+                "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, "
+                "       EXISTS (SELECT 1 FROM judgments j WHERE j.collection = a.collection "
+                "               AND j.topic_id = a.topic_id AND j.doc_id = a.doc_id "
+                "               AND j.assessor = a.assessor) AS judged "
+                "FROM assignments a WHERE a.assessor = ? ORDER BY a.position, a.assignment_id",
+                [assessor],
+            ).fetchall()
+        return [QueueEntry(i, p, c, t, d, bool(j)) for i, (p, c, t, d, j) in enumerate(rows, 1)]
+
+    def judging_view(self, assessor: str, position: int) -> JudgingView | None:
+        """What the judging screen shows at a queue position (blind: no run,
+        rank, score or other assessor's grade), or None past the queue's end.
+
+        Raises:
+            ValidationError: position < 1.
+        """
+        if position < 1:
+            raise ValidationError(f"queue position must be >= 1, found {position}")
+        with self.connection("read document to judge") as cur:
+            n = _one(cur.execute("SELECT count(*) FROM assignments WHERE assessor = ?", [assessor]))[0]
+            row = _one(cur.execute(
+                "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, p.collection_version "
+                "FROM assignments a JOIN pools p ON p.pool_version = a.pool_version "
+                "WHERE a.assessor = ? ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
+                [assessor, position - 1],
+            ))
+            if row is None:
+                return None
+            pool_version, collection, topic_id, doc_id, version = row
+            t = _one(cur.execute(
+                "SELECT title, description, narrative FROM topics WHERE collection = ? AND topic_id = ?",
+                [collection, topic_id],
+            ))
+            d = _one(cur.execute(
+                "SELECT t.title, t.text FROM version_documents v JOIN document_texts t USING (text_hash) "
+                "WHERE v.collection_version = ? AND v.doc_id = ?",
+                [version, doc_id],
+            ))
+            own = _one(cur.execute(
+                "SELECT grade, unsure, note FROM judgments WHERE collection = ? AND topic_id = ? "
+                "AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC LIMIT 1",
+                [collection, topic_id, doc_id, assessor],
+            ))
+        topic = Topic(topic_id, *(t or ("(topic text missing)", "", "")))
+        document = Document(doc_id, *(d or ("", "(document text missing from the collection version)")))
+        return JudgingView(
+            position=position,
+            n_queue=int(n),
+            collection=collection,
+            pool_version=pool_version,
+            topic=topic,
+            document=document,
+            own_grade=None if own is None or own[0] is None else int(own[0]),
+            own_unsure=bool(own[1]) if own else False,
+            own_note=own[2] if own else "",
+        )

@@ -1,0 +1,253 @@
+"""Store methods for judgments (a mixin of ``LabelStore``): the append-only
+save path and the reads of current judgments and history.
+
+Facts are append-only. ``record_judgment`` inserts one ``judgments`` row per
+save and never updates one; the *current* judgment of an assessor on a
+document is the latest row (view ``current_judgments``). A save carries an
+optional client ``save_token``: a retried or double-submitted save with the
+same token lands once and returns the first row's id.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from workbench.errors import StoreError, StoreLockedError, UnknownNameError, ValidationError
+from workbench.store._rows import _one
+from workbench.store.judging_pools import JudgingPoolsMixin
+from workbench.store.rubrics import RubricsMixin
+from workbench.types import Judgment
+
+
+@dataclass(frozen=True, slots=True)
+class StoredJudgment:
+    """A row of ``judgments`` (a save), or of the ``current_judgments`` view.
+
+    Attributes:
+        judgment_id: row id (increasing with save order).
+        collection: collection name.
+        topic_id: topic.
+        doc_id: document.
+        assessor: who saved it.
+        grade: grade, or None when unsure.
+        unsure: the assessor marked the document unsure.
+        note: free text.
+        duration_ms: time on the document before the save, milliseconds.
+        pool_version: pool version of the assignment ("" when none).
+        saved_at: commit time.
+    """
+
+    judgment_id: int
+    collection: str
+    topic_id: str
+    doc_id: str
+    assessor: str
+    grade: int | None
+    unsure: bool
+    note: str
+    duration_ms: int
+    pool_version: str
+    saved_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SavedJudgment:
+    """What a save left in the store (``record_judgment_outcome``).
+
+    Attributes:
+        judgment_id: the row that now holds the assessor's current judgment.
+        new: True when this save appended a row; False when its save token
+            was already stored and the current judgment already equals it
+            (a double submit), so nothing was written.
+        grade: the grade the store holds now (None when unsure).
+        unsure: the unsure flag the store holds now.
+    """
+
+    judgment_id: int
+    new: bool
+    grade: int | None
+    unsure: bool
+
+
+_JUDGMENT_COLUMNS = (
+    "judgment_id, collection, topic_id, doc_id, assessor, grade, unsure, note, duration_ms, "
+    "pool_version, saved_at"
+)
+
+
+
+
+class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
+    """The judgment save path and reads."""
+
+    def record_judgment(
+        self,
+        judgment: Judgment,
+        *,
+        collection: str,
+        pool_version: str = "",
+        save_token: str | None = None,
+    ) -> int:
+        """Append one judgment (one row, one transaction); never updates a row.
+
+        Same as ``record_judgment_outcome`` but returns only the row id.
+
+        Args:
+            judgment: topic, document, assessor, grade (None only when unsure),
+                unsure flag, note and duration in milliseconds (>= 0).
+            collection: the collection judged; its rubric validates the grade.
+            pool_version: the pool version of the assignment ("" when none).
+            save_token: client idempotency key of one save action (see
+                ``record_judgment_outcome``).
+
+        Returns:
+            The ``judgment_id`` of the assessor's current judgment after the save.
+
+        Raises:
+            UnknownNameError: unknown assessor or topic.
+            ValidationError: grade not on the collection's rubric, a missing
+                grade without ``unsure``, or a negative duration.
+        """
+        return self.record_judgment_outcome(
+            judgment, collection=collection, pool_version=pool_version, save_token=save_token
+        ).judgment_id
+
+    def record_judgment_outcome(
+        self,
+        judgment: Judgment,
+        *,
+        collection: str,
+        pool_version: str = "",
+        save_token: str | None = None,
+    ) -> SavedJudgment:
+        """Append one judgment and say whether it landed or was a duplicate.
+
+        A save token identifies one save *action* (shown document + grade +
+        unsure), not the shown document. A save whose token is already stored
+        is a duplicate (nothing written) only while the assessor's current
+        judgment of the document equals it; otherwise (e.g. grade 1, then 3,
+        then 1 again on the same screen) it is a correction and lands as a new
+        row under a derived token, keeping the history.
+
+        Args:
+            judgment: topic, document, assessor, grade (None only when unsure),
+                unsure flag, note and duration in milliseconds (>= 0).
+            collection: the collection judged; its rubric validates the grade.
+            pool_version: the pool version of the assignment ("" when none).
+            save_token: client idempotency key of the save action; None always
+                appends.
+
+        Returns:
+            ``SavedJudgment``: the current row id, whether a row was appended,
+            and the grade/unsure the store now holds.
+
+        Raises:
+            UnknownNameError: unknown assessor or topic.
+            ValidationError: grade not on the collection's rubric, a missing
+                grade without ``unsure``, or a negative duration.
+        """
+        j = judgment
+        if j.grade is None and not j.unsure:
+            raise ValidationError(
+                f"judgment of topic {j.topic_id!r} document {j.doc_id!r}: expected a grade, found none; "
+                "give a grade or mark it unsure"
+            )
+        if j.duration_ms < 0:
+            raise ValidationError(f"expected duration_ms >= 0, found {j.duration_ms}")
+        # A concurrent save with the same token can collide on the unique key
+        # before the other transaction has committed; retrying then sees the
+        # committed row (or, if it rolled back, inserts this save).
+        for attempt in range(20):
+            try:
+                return self._insert_judgment(j, collection, pool_version, save_token)
+            except StoreLockedError:
+                raise
+            except StoreError:
+                if save_token is None or attempt == 19:
+                    raise
+                time.sleep(0.005 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _insert_judgment(
+        self, j: Judgment, collection: str, pool_version: str, save_token: str | None
+    ) -> SavedJudgment:
+        with self.transaction("save judgment") as cur:
+            token = save_token
+            if save_token is not None and _one(cur.execute(
+                "SELECT judgment_id FROM judgments WHERE save_token = ?", [save_token]
+            )) is not None:
+                latest = _one(cur.execute(
+                    "SELECT judgment_id, grade, unsure FROM judgments WHERE collection = ? AND topic_id = ? "
+                    "AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC LIMIT 1",
+                    [collection, j.topic_id, j.doc_id, j.assessor],
+                ))
+                if latest is not None:
+                    held_grade = None if latest[1] is None else int(latest[1])
+                    if (held_grade, bool(latest[2])) == (j.grade, bool(j.unsure)):
+                        return SavedJudgment(int(latest[0]), False, held_grade, bool(latest[2]))
+                    token = f"{save_token}#{int(latest[0])}"  # a correction back to an earlier grade
+            user = self._user(cur, j.assessor)
+            if j.grade is not None:
+                self._rubric(cur, collection).check(j.grade)
+            if not _one(cur.execute(
+                "SELECT 1 FROM topics WHERE collection = ? AND topic_id = ?", [collection, j.topic_id]
+            )):
+                known = [r[0] for r in cur.execute(
+                    "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()]
+                raise UnknownNameError(f"topic of collection {collection!r}", j.topic_id, known)
+            row = _one(cur.execute(
+                "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
+                "duration_ms, pool_version, save_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING judgment_id",
+                [collection, j.topic_id, j.doc_id, user.name, j.grade, bool(j.unsure), j.note,
+                 int(j.duration_ms), pool_version, token],
+            ))
+        return SavedJudgment(int(row[0]), True, j.grade, bool(j.unsure))
+
+    def current_judgments(self, collection: str, pool_version: str | None = None) -> list[StoredJudgment]:
+        """Each assessor's latest judgment per document.
+
+        Args:
+            collection: collection name.
+            pool_version: restrict to documents of this pool version and its
+                ancestors; None for every judged document of the collection.
+
+        Returns:
+            ``StoredJudgment`` rows sorted by (topic_id, doc_id, assessor).
+
+        Raises:
+            UnknownNameError: unknown pool version.
+        """
+        with self.connection("read current judgments") as cur:
+            where, params = self._lineage_filter(cur, pool_version)
+            rows = cur.execute(
+                f"SELECT {_JUDGMENT_COLUMNS} FROM current_judgments WHERE collection = ?{where} "
+                "ORDER BY topic_id, doc_id, assessor",
+                [collection, *params],
+            ).fetchall()
+        return [StoredJudgment(*r) for r in rows]
+
+    def judgment_history(
+        self, collection: str, topic_id: str, doc_id: str, assessor: str | None = None
+    ) -> list[StoredJudgment]:
+        """Every save on a document (optionally one assessor's), oldest first."""
+        sql = f"SELECT {_JUDGMENT_COLUMNS} FROM judgments WHERE collection = ? AND topic_id = ? AND doc_id = ?"
+        params: list[Any] = [collection, topic_id, doc_id]
+        if assessor is not None:
+            sql += " AND assessor = ?"
+            params.append(assessor)
+        with self.connection("read judgment history") as cur:
+            rows = cur.execute(sql + " ORDER BY judgment_id", params).fetchall()
+        return [StoredJudgment(*r) for r in rows]
+
+    def count_judgments(self, collection: str | None = None) -> int:
+        """Number of saves (rows of ``judgments``), all history included."""
+        with self.connection("count judgments") as cur:
+            if collection is None:
+                return int(_one(cur.execute("SELECT count(*) FROM judgments"))[0])
+            return int(
+                _one(cur.execute("SELECT count(*) FROM judgments WHERE collection = ?", [collection]))[0]
+            )

@@ -1,0 +1,231 @@
+"""Store methods for users (a mixin of ``LabelStore``): adding users, tokens,
+sign-in and the role check every lead-only action uses.
+
+Roles: ``assessor`` or ``lead``. Only a lead assigns, adjudicates, sets a
+collection's rubric and publishes (``PermissionDeniedError`` otherwise). Tokens
+are stored as PBKDF2-HMAC-SHA256 hashes with a per-user salt and compared with
+``hmac.compare_digest``. The store checks *roles*; proving an identity with
+a token (``authenticate``) is done once by the edge (CLI flag, UI sign-in).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from workbench.errors import (
+    DuplicateNameError,
+    PermissionDeniedError,
+    UnknownNameError,
+    ValidationError,
+)
+from workbench.store._rows import _one
+from workbench.store.core import StoreCore
+
+Role = Literal["assessor", "lead"]
+ROLES: tuple[str, ...] = ("assessor", "lead")
+
+PBKDF2_ITERATIONS = 100_000
+"""PBKDF2-HMAC-SHA256 rounds for access tokens (about 50 ms per check)."""
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+
+ItemKey = tuple[str, str]
+
+
+def hash_token(token: str, salt: str, iterations: int = PBKDF2_ITERATIONS) -> str:
+    """The stored form of a token: ``pbkdf2-sha256$<iterations>$<hex digest>``.
+
+    Source:
+        RFC 8018 (PKCS #5 v2.1) PBKDF2, via ``hashlib.pbkdf2_hmac``.
+    """
+    digest = hashlib.pbkdf2_hmac("sha256", token.encode("utf-8"), bytes.fromhex(salt), iterations)
+    return f"pbkdf2-sha256${iterations}${digest.hex()}"
+
+
+def _token_matches(token: str, salt: str, stored: str) -> bool:
+    try:
+        _scheme, iterations, _hex = stored.split("$")
+        candidate = hash_token(token, salt, int(iterations))
+    except ValueError:
+        return False
+    return hmac.compare_digest(candidate.encode(), stored.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """A named user of the workbench (the token hash is never read out).
+
+    Attributes:
+        name: user name (letters, digits, ``_.@-``; at most 64 characters).
+        role: ``assessor`` or ``lead``.
+        created_by: the lead who added the user ("" for the first lead).
+        created_at: when the user was added.
+    """
+
+    name: str
+    role: str
+    created_by: str
+    created_at: datetime
+
+    @property
+    def is_lead(self) -> bool:
+        """True for the lead role."""
+        return self.role == "lead"
+
+
+def _user_from_row(row: Sequence[Any]) -> UserInfo:
+    return UserInfo(row[0], row[1], row[2], row[3])
+
+
+
+class UsersMixin(StoreCore):
+    """Users, tokens and role checks."""
+
+    # -- users ----------------------------------------------------------------
+
+    def _user(self, cur: Any, name: str) -> UserInfo:
+        row = _one(cur.execute(
+            "SELECT user_name, role, created_by, created_at FROM users WHERE user_name = ?", [name]
+        ))
+        if row is None:
+            known = [r[0] for r in cur.execute("SELECT user_name FROM users").fetchall()]
+            raise UnknownNameError("user", name, known)
+        return _user_from_row(row)
+
+    def _require_lead(self, cur: Any, name: str, action: str) -> UserInfo:
+        user = self._user(cur, name)
+        if not user.is_lead:
+            raise PermissionDeniedError(
+                f"{action}: user {name!r} has role {user.role!r}, expected 'lead'. "
+                "Ask a lead to do it, or to add you with --role lead"
+            )
+        return user
+
+    def add_user(
+        self,
+        name: str,
+        role: Role = "assessor",
+        *,
+        token: str | None = None,
+        lead: str | None = None,
+    ) -> str:
+        """Add a user with an access token; returns the token (shown once).
+
+        The first lead of a store may be added by anyone (bootstrap); after
+        that, ``lead`` must name an existing lead (authenticated by the caller).
+
+        Args:
+            name: user name: letters, digits and ``_.@-``, 1-64 characters.
+            role: ``assessor`` or ``lead``.
+            token: the token to set (at least 8 characters); None generates a
+                random 22-character one.
+            lead: the lead adding the user; required once a lead exists.
+
+        Returns:
+            The plain token. Only its salted hash is stored.
+
+        Raises:
+            ValidationError: bad name, role or token.
+            DuplicateNameError: the name is taken.
+            PermissionDeniedError: a lead exists and ``lead`` is missing or not a lead.
+        """
+        if not _NAME_RE.match(name or ""):
+            raise ValidationError(
+                f"expected a user name of letters, digits and _.@- (1-64 characters), found {name!r}"
+            )
+        if role not in ROLES:
+            raise ValidationError(f"expected role 'assessor' or 'lead', found {role!r}")
+        if token is not None and (len(token) < 8 or token != token.strip()):
+            raise ValidationError("expected a token of at least 8 characters without surrounding spaces")
+        plain = token if token is not None else secrets.token_urlsafe(16)
+        salt = secrets.token_hex(16)
+        stored = hash_token(plain, salt)
+        with self.transaction(f"add user {name}") as cur:
+            n_leads = _one(cur.execute("SELECT count(*) FROM users WHERE role = 'lead'"))[0]
+            if n_leads:
+                if not lead:
+                    raise PermissionDeniedError(
+                        f"add user {name!r}: only a lead can add users; pass the lead's name and token"
+                    )
+                self._require_lead(cur, lead, f"add user {name!r}")
+            if _one(cur.execute("SELECT 1 FROM users WHERE user_name = ?", [name])):
+                raise DuplicateNameError(f"user {name!r} already exists; choose another name")
+            cur.execute(
+                "INSERT INTO users (user_name, role, token_hash, salt, created_by) VALUES (?, ?, ?, ?, ?)",
+                [name, role, stored, salt, lead or ""],
+            )
+        return plain
+
+    def reset_token(self, name: str, *, lead: str, token: str | None = None) -> str:
+        """Give a user a new token (a lead's action); the old one stops working.
+
+        Args:
+            name: the user.
+            lead: the lead doing it (role checked).
+            token: the new token (>= 8 characters); None generates one.
+
+        Returns:
+            The new plain token (only its hash is stored).
+
+        Raises:
+            UnknownNameError: unknown user.
+            PermissionDeniedError: ``lead`` is not a lead.
+            ValidationError: a token shorter than 8 characters.
+        """
+        if token is not None and (len(token) < 8 or token != token.strip()):
+            raise ValidationError("expected a token of at least 8 characters without surrounding spaces")
+        plain = token if token is not None else secrets.token_urlsafe(16)
+        salt = secrets.token_hex(16)
+        with self.transaction(f"reset token of {name}") as cur:
+            self._require_lead(cur, lead, f"reset the token of {name!r}")
+            self._user(cur, name)
+            cur.execute(
+                "UPDATE users SET token_hash = ?, salt = ? WHERE user_name = ?",
+                [hash_token(plain, salt), salt, name],
+            )
+        return plain
+
+    def authenticate(self, name: str, token: str) -> UserInfo:
+        """Check a user's token.
+
+        Returns:
+            The user.
+
+        Raises:
+            PermissionDeniedError: unknown user or wrong token (one message for
+                both, so names cannot be probed).
+        """
+        with self.connection("sign in") as cur:
+            row = _one(cur.execute(
+                "SELECT user_name, role, created_by, created_at, token_hash, salt FROM users "
+                "WHERE user_name = ?",
+                [name],
+            ))
+        if row is None or not _token_matches(token or "", row[5], row[4]):
+            raise PermissionDeniedError(f"sign-in failed for {name!r}: unknown user or wrong token")
+        return _user_from_row(row)
+
+    def get_user(self, name: str) -> UserInfo:
+        """A user by name. Raises UnknownNameError listing the users."""
+        with self.connection("read user") as cur:
+            return self._user(cur, name)
+
+    def list_users(self) -> list[UserInfo]:
+        """All users, sorted by name."""
+        with self.connection("list users") as cur:
+            rows = cur.execute(
+                "SELECT user_name, role, created_by, created_at FROM users ORDER BY user_name"
+            ).fetchall()
+        return [_user_from_row(r) for r in rows]
+
+
+def users_of(rows: Iterable[UserInfo], role: str) -> list[str]:
+    """Names of the users having a role, sorted."""
+    return sorted(u.name for u in rows if u.role == role)
