@@ -119,3 +119,17 @@ CRANFIELD = register(
         ),
     )
 )
+
+BINARY = register(
+    Rubric(
+        name="binary",
+        grades=(
+            Grade(0, "not relevant", "The document does not address the topic.", "0"),
+            Grade(1, "relevant", "The document is relevant to the topic.", "1"),
+        ),
+        source=(
+            "Binary relevance, as in the early TREC ad hoc tracks (Voorhees & Harman, TREC: Experiment and "
+            "Evaluation in Information Retrieval, MIT Press 2005) and the classic SMART collections' qrels."
+        ),
+    )
+)

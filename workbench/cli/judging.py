@@ -86,7 +86,7 @@ def users_list() -> None:
 @app.command("rubric")
 def rubric(
     collection: Annotated[str, typer.Argument(help="The collection.")],
-    name: Annotated[str | None, typer.Argument(help="Rubric to judge it on (default, cranfield). Omit to show.")] = None,
+    name: Annotated[str | None, typer.Argument(help="Rubric to judge it on (default, cranfield, binary). Omit to show.")] = None,
     lead: Annotated[str | None, typer.Option(help="The lead setting the rubric.")] = None,
     token: Annotated[
         str | None, typer.Option(envvar="WORKBENCH_TOKEN", help="The lead's token (or $WORKBENCH_TOKEN).")

@@ -1,47 +1,72 @@
-"""Readers of the Cranfield collection's SMART files.
+"""Readers of SMART collections: ``.I`` records, their qrels, and the Cranfield files.
 
-Files (see ``sample_corpus/cranfield/README.md`` for provenance):
-
-* ``cran.all.1400``: records ``.I id``, then ``.T`` title, ``.A`` authors,
-  ``.B`` bibliographic source and ``.W`` text, each marker on its own line.
-* ``cran.qry``: records ``.I nnn`` and ``.W`` text.
-* ``cranqrel``: ``query doc code`` per line.
+A SMART file is a sequence of records. A record starts with ``.I <id>``; each
+field starts with a marker line ``.X`` (one upper-case letter, alone on its
+line, or followed by the field's first line of text) and runs to the next
+marker. Classic collections use ``.T`` title, ``.A`` authors, ``.B``
+bibliographic source, ``.W`` text (abstract or query), ``.X`` cross-references,
+``.N``, ``.K`` and others; which marker means what is the caller's choice.
 
 Conventions (each is a decision, written down):
 
-* **Query numbering.** The ``.I`` numbers of ``cran.qry`` (001, 002, 004,
-  008, ...) are *not* the query ids of ``cranqrel``; cranqrel numbers the
-  queries 1..225 in file order. So topic ids are the 1-based position in
-  ``cran.qry`` ("1", "2", "3", ...); the ``.I`` value is kept as ``smart_id``.
-  Joining on ``.I`` would silently score the wrong queries.
-* **Grades.** cranqrel codes are Cleverdon's (lower = more relevant), so the
-  grade is inverted: ``GRADE_OF_CODE`` maps 1->4, 2->3, 3->2, 4->1 and 5
-  (written -1) ->0, matching ``workbench.rubric.CRANFIELD``.
 * **Text.** Lines of a field are joined with single spaces and runs of
-  whitespace collapse to one space. The ``.W`` text of a document begins with a
-  repeat of its title; it is kept verbatim (``title`` holds ``.T``, ``text``
-  holds ``.W``), as ir_datasets' ``cranfield`` does, so ``Document.content``
-  contains the title twice.
-* **Stray markers.** Once a record's ``.W`` text has started, only ``.I``
-  ends it: marker lines inside the text (``.A``/``.B`` in document 240, a
-  second ``.W`` in document 578 of ``cran.all.1400``) are dropped and the
-  lines after them stay in the text.
+  whitespace collapse to one space. A field repeated within one record (two
+  ``.A`` blocks) keeps each block (``SmartRecord.blocks``); ``fields`` joins
+  them in file order with one space.
+* **Text to the end of the record** (``text_to_end``, Cranfield's rule). Once
+  the named text field has started, only ``.I`` ends it: marker lines inside
+  the text (``.A``/``.B`` in document 240, a second ``.W`` in documents 576 and
+  578 of ``cran.all.1400``) are dropped and the lines after them stay in the
+  text. Without it every marker starts a new field.
+* **Qrels columns.** SMART qrels come as ``query doc`` (every listed pair is
+  relevant), ``query doc grade``, or four columns, which is either TREC's
+  ``query iteration doc grade`` or SMART's ``query doc 0 0.000000`` (CISI,
+  CACM). ``qrels_columns`` tells the two four-column layouts apart by which
+  column holds document ids of the corpus. Grades may be written as floats
+  (``2.000000``); ``grade_mapping`` decides how a written value becomes an
+  integer grade and says so.
+* **Query numbering.** Some collections' qrels name queries by their ``.I``
+  value, others (Cranfield) by their position in the query file: ``cran.qry``'s
+  ``.I`` numbers (001, 002, 004, 008, ...) are *not* the query ids of
+  ``cranqrel``, which numbers the queries 1..225 in file order. Joining on
+  ``.I`` there silently scores the wrong queries. ``match_queries`` checks
+  both against the qrels and reports which one fits (``QueryNumbering``).
 * CRLF line endings are normalised; files must be UTF-8 (ASCII in practice).
 
+Cranfield (``cran.all.1400``, ``cran.qry``, ``cranqrel``): topic ids are the
+1-based position in ``cran.qry``; the ``.I`` value is kept as ``smart_id``.
+cranqrel codes are Cleverdon's (lower = more relevant), so the grade is
+inverted: ``GRADE_OF_CODE`` maps 1->4, 2->3, 3->2, 4->1 and 5 (written -1) ->0,
+matching ``workbench.rubric.CRANFIELD``. The ``.W`` text of a document begins
+with a repeat of its title; it is kept verbatim (``title`` holds ``.T``,
+``text`` holds ``.W``), as ir_datasets' ``cranfield`` does.
+
 Source:
-    Cleverdon, The Cranfield tests on index language devices, Aslib
+    Salton (ed.), The SMART Retrieval System, Prentice-Hall 1971 (the record
+    format); Cleverdon, The Cranfield tests on index language devices, Aslib
     Proceedings 19(6), 1967, doi:10.1108/eb050097; codes from ``cranqrel.readme``.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from workbench.errors import InputFormatError
-from workbench.formats.trec import empty_file_error, iter_columns, read_text
+from workbench.formats.trec import (
+    GRADE_MAX,
+    GRADE_MIN,
+    add_grade,
+    check_id,
+    empty_file_error,
+    iter_columns,
+    read_text,
+    shown_id,
+)
 from workbench.types import Document, Topic
 
 GRADE_OF_CODE: dict[int, int] = {1: 4, 2: 3, 3: 2, 4: 1, 5: 0, -1: 0}
@@ -53,8 +78,13 @@ GRADE_RULE = (
 )
 """The grade mapping as recorded in the ``rule`` of imported Cranfield qrels."""
 
-_MARKER = re.compile(r"\.([A-Z])[ \t]*")
+_MARKER = re.compile(r"\.([A-Z])(?:[ \t]+(.*?))?[ \t]*")
 _ID_LINE = re.compile(r"\.I[ \t]+(\S+)[ \t]*")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+Role = Literal["query", "doc", "grade", "ignore"]
+ROLES: tuple[str, ...] = ("query", "doc", "grade", "ignore")
+Numbering = Literal["id", "position"]
 
 
 @dataclass(frozen=True)
@@ -64,12 +94,24 @@ class SmartRecord:
     Attributes:
         smart_id: the ``.I`` value as written (e.g. ``"004"``).
         line: 1-based line of the ``.I`` marker.
-        fields: marker letter -> cleaned text (e.g. ``{"T": ..., "W": ...}``).
+        blocks: marker letter -> the cleaned text of each occurrence, in file order
+            (``{"A": ("smith, j.", "jones, k.")}``).
+        marker_lines: marker letter -> 1-based line of its first occurrence.
     """
 
     smart_id: str
     line: int
-    fields: dict[str, str] = field(default_factory=dict)
+    blocks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    marker_lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """marker letter -> text, repeated blocks joined by one space (empty blocks skipped)."""
+        return {m: " ".join(b for b in bs if b) for m, bs in self.blocks.items()}
+
+    def text(self, marker: str, sep: str = " ") -> str:
+        """The text of one marker's blocks joined by ``sep`` ("" when the record lacks it)."""
+        return sep.join(b for b in self.blocks.get(marker, ()) if b)
 
 
 @dataclass(frozen=True)
@@ -105,24 +147,40 @@ def _clean(lines: list[str]) -> str:
     return " ".join(" ".join(lines).split())
 
 
-def read_smart(path: str | Path, *, text_field: str = "W") -> list[SmartRecord]:
+def marker_of(spec: str) -> str:
+    """The marker letter of ``".T"``, ``"T"`` or ``" .t "`` (upper-cased).
+
+    Raises:
+        ValueError: not one letter with an optional leading dot.
+    """
+    s = spec.strip().lstrip(".").upper()
+    if len(s) != 1 or not ("A" <= s <= "Z"):
+        raise ValueError(spec)
+    return s
+
+
+def read_smart(path: str | Path, *, text_to_end: str | None = None) -> list[SmartRecord]:
     """Parse a SMART file into records.
 
     Args:
         path: the file.
-        text_field: the marker whose text runs to the next ``.I`` (stray
-            markers inside it are dropped; see the module docstring).
+        text_to_end: a marker letter (e.g. ``"W"``) whose text runs to the next
+            ``.I``: marker lines inside it are dropped and their lines stay in
+            the text (Cranfield's rule, see the module docstring). None: every
+            marker starts a new field.
 
     Returns:
         The records in file order.
 
     Raises:
         InputFormatError: text before the first ``.I``, a ``.I`` without an
-            id, a repeated ``.I`` id, or an empty file.
+            id, a repeated ``.I`` id, text after ``.I`` before any marker, or
+            an empty file.
     """
     p = str(path)
     records: list[SmartRecord] = []
-    parts: dict[str, list[str]] = {}
+    parts: dict[str, list[list[str]]] = {}
+    first_line: dict[str, int] = {}
     current: str | None = None
     smart_id = ""
     id_line = 0
@@ -130,10 +188,11 @@ def read_smart(path: str | Path, *, text_field: str = "W") -> list[SmartRecord]:
 
     def close() -> None:
         if id_line:
-            records.append(SmartRecord(smart_id, id_line, {k: _clean(v) for k, v in parts.items()}))
+            blocks = {k: tuple(_clean(b) for b in v) for k, v in parts.items()}
+            records.append(SmartRecord(smart_id, id_line, blocks, dict(first_line)))
 
     for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        if line.startswith(".I"):
+        if line.startswith(".I") and (len(line) == 2 or line[2] in " \t"):
             m = _ID_LINE.fullmatch(line)
             if not m:
                 raise InputFormatError(p, lineno, f"expected '.I <id>', found {line!r}. Give the record an id.")
@@ -144,16 +203,20 @@ def read_smart(path: str | Path, *, text_field: str = "W") -> list[SmartRecord]:
                     p, lineno, f"expected each .I id once, found {smart_id!r} again (first on line {seen[smart_id]}). Renumber it."
                 )
             seen[smart_id] = lineno
-            parts, current = {}, None
+            parts, first_line, current = {}, {}, None
             continue
         marker = _MARKER.fullmatch(line)
         if marker:
             if not id_line:
                 raise InputFormatError(p, lineno, f"expected '.I <id>' before any field, found {line!r}. Start the file with a record.")
-            if current == text_field:
-                continue  # stray marker inside the text: dropped, text goes on
+            inline = marker.group(2)
+            if text_to_end is not None and current == text_to_end:
+                if inline:  # stray marker inside the text: dropped, its text goes on
+                    parts[current][-1].append(inline)
+                continue
             current = marker.group(1)
-            parts.setdefault(current, [])
+            parts.setdefault(current, []).append([inline] if inline else [])
+            first_line.setdefault(current, lineno)
             continue
         if not line.strip():
             continue
@@ -161,7 +224,7 @@ def read_smart(path: str | Path, *, text_field: str = "W") -> list[SmartRecord]:
             if not id_line:
                 raise InputFormatError(p, lineno, f"expected '.I <id>' before any text, found {line[:40]!r}. Start the file with a record.")
             raise InputFormatError(p, lineno, f"expected a field marker such as '.W' after '.I {smart_id}', found text. Add the marker.")
-        parts[current].append(line)
+        parts[current][-1].append(line)
     close()
     if not records:
         raise empty_file_error(path, ".I record")
@@ -178,10 +241,11 @@ def read_cranfield_documents(path: str | Path) -> list[CranfieldDocument]:
     Raises:
         InputFormatError: as ``read_smart``.
     """
-    return [
-        CranfieldDocument(r.smart_id, r.fields.get("T", ""), r.fields.get("W", ""), r.fields.get("A", ""), r.fields.get("B", ""))
-        for r in read_smart(path)
-    ]
+    out = []
+    for r in read_smart(path, text_to_end="W"):
+        f = r.fields
+        out.append(CranfieldDocument(r.smart_id, f.get("T", ""), f.get("W", ""), f.get("A", ""), f.get("B", "")))
+    return out
 
 
 def read_cranfield_queries(path: str | Path) -> list[CranfieldQuery]:
@@ -194,7 +258,7 @@ def read_cranfield_queries(path: str | Path) -> list[CranfieldQuery]:
         InputFormatError: as ``read_smart``, or a query without ``.W`` text.
     """
     out = []
-    for i, r in enumerate(read_smart(path), 1):
+    for i, r in enumerate(read_smart(path, text_to_end="W"), 1):
         text = r.fields.get("W", "")
         if not text:
             raise InputFormatError(str(path), r.line, f"expected '.W' text for query .I {r.smart_id}, found none. Add the query text.")
@@ -249,3 +313,433 @@ def scan_cranqrel_ids(path: str | Path) -> Iterator[tuple[int, str, str]]:
     for lineno, cols in iter_columns(path):
         if len(cols) == 3:
             yield lineno, cols[0], cols[1]
+
+
+# -- general SMART qrels -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QrelsLine:
+    """One line of a SMART qrels file, columns picked by role.
+
+    Attributes:
+        line: 1-based line number.
+        query: the query column as written.
+        doc: the document column as written.
+        value: the grade column as written, or None when the layout has none.
+    """
+
+    line: int
+    query: str
+    doc: str
+    value: str | None
+
+
+@dataclass(frozen=True)
+class QrelsLayout:
+    """Which column of a qrels file holds what, and how that was decided.
+
+    Attributes:
+        roles: one role per column: ``query``, ``doc``, ``grade`` or ``ignore``.
+        detected: True when chosen by ``qrels_columns`` (not given by the user).
+        note: one sentence for the conversion report.
+    """
+
+    roles: tuple[str, ...]
+    detected: bool
+    note: str
+
+    def describe(self) -> str:
+        """The roles as written in reports: ``query doc ignore grade``."""
+        return " ".join(self.roles)
+
+
+def parse_roles(text: str) -> tuple[str, ...]:
+    """Column roles from ``"query,doc,ignore,grade"`` (commas or spaces).
+
+    Raises:
+        ValueError: an unknown role, or not exactly one ``query`` and one ``doc``
+            column, or more than one ``grade`` column (the message says which).
+    """
+    roles = tuple(r for r in re.split(r"[,\s]+", text.strip().lower()) if r)
+    bad = [r for r in roles if r not in ROLES]
+    if bad:
+        raise ValueError(f"unknown column role {bad[0]!r}; use {', '.join(ROLES)}")
+    if roles.count("query") != 1 or roles.count("doc") != 1 or roles.count("grade") > 1:
+        raise ValueError("expected exactly one query column, one doc column and at most one grade column")
+    return roles
+
+
+def _raw_rows(path: str | Path) -> list[tuple[int, list[str]]]:
+    rows = list(iter_columns(path))
+    if not rows:
+        raise empty_file_error(path, "qrels")
+    n = len(rows[0][1])
+    for lineno, cols in rows:
+        if len(cols) != n:
+            raise InputFormatError(
+                str(path), lineno,
+                f"expected {n} columns as on line {rows[0][0]}, found {len(cols)}. Write every judgment with the same columns.",
+            )
+    if n not in (2, 3, 4):
+        raise InputFormatError(
+            str(path), rows[0][0],
+            f"expected 2 (query doc), 3 (query doc grade) or 4 columns, found {n}. "
+            "Name the columns with --qrels-columns, e.g. query,doc,ignore,grade.",
+        )
+    return rows
+
+
+def qrels_columns(
+    path: str | Path, doc_ids: set[str], roles: Sequence[str] | None = None
+) -> tuple[QrelsLayout, list[QrelsLine]]:
+    """Read a SMART qrels file's lines and decide its column layout.
+
+    Layouts by column count: 2 = ``query doc``; 3 = ``query doc grade``; 4 =
+    TREC's ``query ignore doc grade`` when column 3 holds the corpus's document
+    ids, SMART's ``query doc ignore grade`` (CISI, CACM: ``q d 0 0.000000``)
+    when column 2 does.
+
+    Args:
+        path: the qrels file (columns separated by spaces or tabs).
+        doc_ids: the corpus's document ids (to tell the 4-column layouts apart).
+        roles: the layout as given by the user (``parse_roles``); None detects it.
+
+    Returns:
+        (the layout, the lines in file order).
+
+    Raises:
+        InputFormatError: an empty file, a line with another column count than
+            the first, 5 or more columns without ``roles``, ``roles`` of another
+            length than the file's columns, or 4 columns where neither column 2
+            nor column 3 holds document ids of the corpus (or both do).
+    """
+    p = str(path)
+    rows = _raw_rows(path) if roles is None else list(iter_columns(path))
+    if not rows:
+        raise empty_file_error(path, "qrels")
+    n = len(rows[0][1])
+    if roles is not None:
+        chosen = tuple(roles)
+        for lineno, cols in rows:
+            if len(cols) != len(chosen):
+                raise InputFormatError(
+                    p, lineno,
+                    f"expected {len(chosen)} columns ({' '.join(chosen)}), found {len(cols)}. "
+                    "Fix the line or the --qrels-columns option.",
+                )
+        layout = QrelsLayout(chosen, False, f"columns as given: {' '.join(chosen)}")
+    elif n == 2:
+        layout = QrelsLayout(("query", "doc"), True, "2 columns: query doc (every listed pair is relevant)")
+    elif n == 3:
+        layout = QrelsLayout(("query", "doc", "grade"), True, "3 columns: query doc grade")
+    else:
+        in2 = sum(1 for _, c in rows if c[1] in doc_ids)
+        in3 = sum(1 for _, c in rows if c[2] in doc_ids)
+        if in2 == len(rows) and in3 < len(rows):
+            layout = QrelsLayout(("query", "doc", "ignore", "grade"), True,
+                                 "4 columns, doc ids in column 2: query doc ignore grade (SMART layout)")
+        elif in3 == len(rows) and in2 < len(rows):
+            layout = QrelsLayout(("query", "ignore", "doc", "grade"), True,
+                                 "4 columns, doc ids in column 3: query iteration doc grade (TREC layout)")
+        else:
+            col = 2 if in2 >= in3 else 3
+            first_bad = next(ln for ln, c in rows if c[col - 1] not in doc_ids) if min(in2, in3) < len(rows) else rows[0][0]
+            found = (f"{in2:,} of {len(rows):,} lines have a corpus doc id in column 2 and {in3:,} in column 3")
+            raise InputFormatError(
+                p, first_bad,
+                f"expected document ids of the corpus in column 2 (SMART: query doc 0 0.000000) or column 3 "
+                f"(TREC: query iter doc grade), found {found}. Name the columns with --qrels-columns, "
+                "e.g. query,doc,ignore,grade, or check the corpus file.",
+            )
+    qi, di = layout.roles.index("query"), layout.roles.index("doc")
+    gi = layout.roles.index("grade") if "grade" in layout.roles else None
+    lines = []
+    for lineno, cols in rows:
+        check_id(p, lineno, cols[qi], "query id")
+        check_id(p, lineno, cols[di], "doc id")
+        lines.append(QrelsLine(lineno, cols[qi], cols[di], None if gi is None else cols[gi]))
+    return layout, lines
+
+
+# -- grades ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GradeMapping:
+    """How the written grade values of a qrels file become integer grades.
+
+    Attributes:
+        grade_of_value: each distinct written value (as written, ``"0.000000"``)
+            -> its grade; ``{"": 1}`` for a file without a grade column.
+        counts: written value -> number of lines.
+        rule: one sentence, recorded as the imported qrels version's ``rule``.
+        positives_only: True when no line maps to a grade below 1 (the file
+            lists relevant pairs only; Judged@k then equals P@k).
+    """
+
+    grade_of_value: dict[str, int]
+    counts: dict[str, int]
+    rule: str
+    positives_only: bool
+
+
+def _number(token: str) -> float | None:
+    if not _NUMBER.fullmatch(token):
+        return None
+    x = float(token)
+    return x if math.isfinite(x) else None
+
+
+def parse_grade_map(items: Sequence[str]) -> dict[float, int]:
+    """``["1=4", "-1=0", "0.5=1"]`` -> ``{1.0: 4, -1.0: 0, 0.5: 1}`` (written value -> grade).
+
+    Raises:
+        ValueError: an item that is not ``NUMBER=INTEGER`` (the message names it).
+    """
+    out: dict[float, int] = {}
+    for item in items:
+        raw, sep, grade = item.partition("=")
+        value = _number(raw.strip())
+        if not sep or value is None or not re.fullmatch(r"[+-]?[0-9]+", grade.strip()):
+            raise ValueError(f"expected VALUE=GRADE such as 1=4 or 0.000000=1, found {item!r}")
+        out[value] = int(grade)
+    return out
+
+
+def grade_mapping(
+    path: str | Path, lines: Sequence[QrelsLine], grade_map: Mapping[float, int] | None = None
+) -> GradeMapping:
+    """Decide the grade of every written value of a qrels file.
+
+    Rules, in order:
+
+    * ``grade_map`` given: written values are compared as numbers
+      (``2.000000`` matches ``2``) and every value must be in it.
+    * No grade column: every listed pair is relevant, grade 1.
+    * One value on every line: the file lists relevant pairs (a file of only
+      non-relevant judgments is not a qrels), so a value <= 0 (CISI's
+      ``0.000000``, CACM's ``0``) or a non-integer becomes grade 1; a positive
+      integer keeps its value.
+    * Otherwise every value must be a whole number (``2.000000`` -> 2); it is
+      the grade, as in TREC qrels.
+
+    Args:
+        path: the file (for error messages).
+        lines: its lines (``qrels_columns``).
+        grade_map: explicit written value -> grade, or None for the rules above.
+
+    Returns:
+        The ``GradeMapping``.
+
+    Raises:
+        InputFormatError: a value that is not a number, a value missing from
+            ``grade_map``, a non-integer among several values without
+            ``grade_map``, or a grade outside the store's 32-bit range.
+    """
+    p = str(path)
+    counts: dict[str, int] = {}
+    for ln in lines:
+        key = "" if ln.value is None else ln.value
+        counts[key] = counts.get(key, 0) + 1
+    numbers: dict[str, float] = {}
+    for ln in lines:
+        if ln.value is not None and ln.value not in numbers:
+            x = _number(ln.value)
+            if x is None:
+                raise InputFormatError(
+                    p, ln.line, f"expected a numeric grade such as 1 or 0.000000, found {shown_id(ln.value)}. "
+                    "Fix the line, or name the columns with --qrels-columns.")
+            numbers[ln.value] = x
+    grade_of: dict[str, int] = {}
+    if grade_map is not None and numbers:
+        allowed = ", ".join(f"{k:g}" for k in sorted(grade_map))
+        for ln in lines:
+            v = ln.value or ""
+            if v not in grade_of:
+                if numbers[v] not in grade_map:
+                    raise InputFormatError(
+                        p, ln.line, f"expected a value of the grade map ({allowed}), found {shown_id(v)}. "
+                        f"Add it with --grade-map {v}=GRADE.")
+                grade_of[v] = grade_map[numbers[v]]
+        grade_of = dict(sorted(grade_of.items(), key=lambda kv: numbers[kv[0]]))
+        rule = "grade map " + ", ".join(f"{v}->{g}" for v, g in grade_of.items())
+    elif not numbers:
+        grade_of = {"": 1}
+        rule = "no grade column: every listed (query, doc) pair is relevant, grade 1"
+    elif len(numbers) == 1:
+        (v, x), = numbers.items()
+        if x > 0 and x.is_integer():
+            grade_of = {v: int(x)}
+            rule = f"every line has grade {v}: kept as grade {int(x)}"
+        else:
+            grade_of = {v: 1}
+            rule = (f"every line has grade {v}: the file lists relevant (query, doc) pairs, "
+                    f"so {v} -> grade 1")
+    else:
+        for ln in lines:
+            x = numbers[ln.value or ""]
+            if not x.is_integer():
+                raise InputFormatError(
+                    p, ln.line,
+                    f"expected whole-number grades (the file has {len(numbers)} different values), found {shown_id(ln.value or '')}. "
+                    "Say how values become grades with --grade-map VALUE=GRADE (repeatable).")
+        grade_of = {v: int(x) for v, x in sorted(numbers.items(), key=lambda kv: kv[1])}
+        changed = [f"{v}->{g}" for v, g in grade_of.items() if v != str(g)]
+        rule = "grades as written" + (f" ({', '.join(changed)})" if changed else "")
+    for ln in lines:
+        g = grade_of[ln.value or ""]
+        if not GRADE_MIN <= g <= GRADE_MAX:
+            raise InputFormatError(p, ln.line, f"grade {g} is out of range ({GRADE_MIN}..{GRADE_MAX}); map it to a grade of the rubric.")
+    return GradeMapping(grade_of, counts, rule, positives_only=all(g >= 1 for g in grade_of.values()))
+
+
+# -- query numbering -------------------------------------------------------------------------
+
+
+def _num_key(id_: str) -> str:
+    """``"007"`` -> ``"7"``; other ids unchanged (only for matching, never stored)."""
+    return str(int(id_)) if id_.isascii() and id_.isdigit() else id_
+
+
+@dataclass(frozen=True)
+class QueryNumbering:
+    """How the qrels' query column names the queries of the query file.
+
+    Attributes:
+        mode: ``id`` (the ``.I`` value) or ``position`` (1-based order in the file).
+        detected: True when chosen by ``match_queries`` (not forced by the user).
+        topic_of: qrels query id as written -> topic id.
+        note: one sentence for the conversion report.
+    """
+
+    mode: Numbering
+    detected: bool
+    topic_of: dict[str, str]
+    note: str
+
+
+def topic_ids(records: Sequence[SmartRecord], mode: Numbering) -> list[str]:
+    """The topic id of each query record: its ``.I`` value, or its 1-based position."""
+    return [r.smart_id for r in records] if mode == "id" else [str(i) for i in range(1, len(records) + 1)]
+
+
+def match_queries(
+    path: str | Path,
+    records: Sequence[SmartRecord],
+    lines: Sequence[QrelsLine],
+    mode: Numbering | None = None,
+) -> QueryNumbering:
+    """Check the qrels' query ids against the query file, by ``.I`` value and by position.
+
+    A qrels id matches a ``.I`` value when equal as written, or as numbers
+    (``01`` and ``1``); it matches a position when it is a whole number
+    1..n. Detection (``mode`` None) picks the numbering that every qrels id
+    fits; when both fit and give the same queries, ``id``.
+
+    Args:
+        path: the qrels file (for error messages).
+        records: the query file's records, in file order.
+        lines: the qrels lines.
+        mode: force ``id`` or ``position``; None detects.
+
+    Returns:
+        The ``QueryNumbering``; topic ids are the ``.I`` value (``id``) or the
+        position (``position``).
+
+    Raises:
+        InputFormatError: a qrels query id that fits the forced numbering not,
+            or (detecting) fits neither, or both fit but name different queries
+            (the message names the line and says to choose with
+            ``--query-numbering``).
+    """
+    p = str(path)
+    exact = {r.smart_id: r.smart_id for r in records}
+    numeric: dict[str, str] = {}
+    for r in records:
+        numeric.setdefault(_num_key(r.smart_id), r.smart_id)
+    n = len(records)
+    position_id = [r.smart_id for r in records]
+
+    def by_id(q: str) -> str | None:
+        return exact.get(q) or numeric.get(_num_key(q))
+
+    def by_position(q: str) -> str | None:
+        if q.isascii() and q.isdigit() and 1 <= int(q) <= n:
+            return str(int(q))
+        return None
+
+    first_line: dict[str, int] = {}
+    for ln in lines:
+        first_line.setdefault(ln.query, ln.line)
+    qids = list(first_line)
+    fit_id = {q: by_id(q) for q in qids}
+    fit_pos = {q: by_position(q) for q in qids}
+    miss_id = [q for q in qids if fit_id[q] is None]
+    miss_pos = [q for q in qids if fit_pos[q] is None]
+
+    def fail(q: str, what: str) -> InputFormatError:
+        return InputFormatError(
+            p, first_line[q],
+            f"expected a query {what}, found query {shown_id(q)}. Check the qrels and the query file, "
+            "or choose the numbering with --query-numbering id|position.")
+
+    if mode == "id":
+        if miss_id:
+            raise fail(miss_id[0], "named by a .I value of the query file")
+        return QueryNumbering("id", False, {q: str(fit_id[q]) for q in qids},
+                              f"qrels queries named by .I value (as given); {len(qids)} qrels queries")
+    if mode == "position":
+        if miss_pos:
+            raise fail(miss_pos[0], f"position 1..{n} in the query file")
+        return QueryNumbering("position", False, {q: str(fit_pos[q]) for q in qids},
+                              f"qrels queries numbered by position 1..{n} in the query file (as given); "
+                              f"{len(qids)} qrels queries")
+    if not miss_id and not miss_pos:
+        same = all(position_id[int(str(fit_pos[q])) - 1] == fit_id[q] for q in qids)
+        if same:
+            return QueryNumbering("id", True, {q: str(fit_id[q]) for q in qids},
+                                  f"qrels queries named by .I value (detected; the .I values of these "
+                                  f"{len(qids)} queries equal their positions, so both readings agree)")
+        q = next(q for q in qids if position_id[int(str(fit_pos[q])) - 1] != fit_id[q])
+        raise InputFormatError(
+            p, first_line[q],
+            f"expected the qrels' query ids to fit one numbering, found that they fit both: query {shown_id(q)} "
+            f"is .I {fit_id[q]} by value but .I {position_id[int(str(fit_pos[q])) - 1]} by position. "
+            "Choose with --query-numbering id (qrels use .I values) or position (qrels count the queries in file order).")
+    if not miss_id:
+        return QueryNumbering("id", True, {q: str(fit_id[q]) for q in qids},
+                              f"qrels queries named by .I value (detected: {len(qids)} qrels queries are .I values; "
+                              f"{len(miss_pos)} are not positions 1..{n}, e.g. {shown_id(miss_pos[0])})")
+    if not miss_pos:
+        return QueryNumbering("position", True, {q: str(fit_pos[q]) for q in qids},
+                              f"qrels queries numbered by position 1..{n} in the query file (detected: "
+                              f"{len(miss_id)} of {len(qids)} qrels query ids are not .I values, e.g. "
+                              f"{shown_id(miss_id[0])}; all are positions), as in Cranfield")
+    worst = miss_id if len(miss_id) <= len(miss_pos) else miss_pos
+    raise InputFormatError(
+        p, first_line[worst[0]],
+        f"expected each qrels query to be a .I value or a position 1..{n} of the query file, found query "
+        f"{shown_id(worst[0])} ({len(miss_id)} of {len(qids)} qrels query ids are not .I values, "
+        f"{len(miss_pos)} not positions). Check that the qrels belong to this query file.")
+
+
+def build_qrels(
+    path: str | Path,
+    lines: Sequence[QrelsLine],
+    numbering: QueryNumbering,
+    mapping: GradeMapping,
+) -> dict[str, dict[str, int]]:
+    """topic_id -> doc_id -> grade from the qrels lines, numbering and grade mapping.
+
+    Raises:
+        InputFormatError: one (query, doc) pair given two different grades
+            (both lines named); an exact repeat is accepted once.
+    """
+    p = str(path)
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for ln in lines:
+        add_grade(qrels, first, p, ln.line, numbering.topic_of[ln.query], ln.doc,
+                  mapping.grade_of_value[ln.value or ""])
+    return qrels

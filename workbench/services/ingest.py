@@ -27,9 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.errors import DuplicateNameError, InputFormatError, UnknownNameError, ValidationError
 from workbench.formats import beir, smart, trec
 from workbench.formats.io import atomic_write
+from workbench.services.convert import ConversionReport
 from workbench.store.collections import check_collection_name
 from workbench.types import Document, Topic
 
@@ -122,18 +120,6 @@ class FolderIngest:
     def changed(self) -> bool:
         """True when anything was written."""
         return self.collection.changed or any(q.status == "created" for q in self.qrels)
-
-
-@dataclass(frozen=True)
-class ConversionReport:
-    """What ``convert_cranfield`` wrote."""
-
-    dest: Path
-    n_documents: int
-    n_topics: int
-    n_qrels: int
-    n_qrels_topics: int
-    files: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -519,10 +505,11 @@ inside their text: the markers are dropped and the text continues.
 def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress | None = None) -> ConversionReport:
     """Convert the raw Cranfield SMART files into the workbench's BEIR + TREC layout.
 
-    Writes ``corpus.jsonl``, ``queries.jsonl``, ``qrels.reference.txt`` (grades
-    mapped by ``formats.smart.GRADE_OF_CODE``), ``qrels.meta.json``,
-    ``README.md`` and a copy of ``SOURCE.md`` (when present) into ``dest``,
-    each atomically.
+    The general SMART converter (``services.convert``) with the Cranfield
+    preset (``convert.cranfield_spec``): writes ``corpus.jsonl``,
+    ``queries.jsonl``, ``qrels.reference.txt`` (grades mapped by
+    ``formats.smart.GRADE_OF_CODE``), ``qrels.meta.json``, ``README.md`` and a
+    copy of ``SOURCE.md`` (when present) into ``dest``, all or none.
 
     Args:
         src: the folder with ``cran.all.1400``, ``cran.qry`` and ``cranqrel``.
@@ -536,57 +523,33 @@ def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress |
         InputFormatError: a raw file is malformed, or cranqrel names a query
             outside 1..n or a document not in ``cran.all.1400`` (file:line).
     """
+    from workbench.services import convert
+
     say = progress or _noop
     s, d = Path(src), Path(dest)
     with _Step(say, f"read {s}") as step:
         missing = [f for f in SMART_FILES if not (s / f).is_file()]
         if missing:
             raise InputFormatError(str(s), 0, f"expected {', '.join(SMART_FILES)}, found {missing} missing. Check the folder.")
-        cdocs = smart.read_cranfield_documents(s / "cran.all.1400")
-        queries = smart.read_cranfield_queries(s / "cran.qry")
-        qrels = smart.read_cranqrel(s / "cranqrel")
-        step.detail = f"{len(cdocs):,} documents, {len(queries):,} queries, {sum(len(g) for g in qrels.values()):,} judgments"
-    qf = QrelsFile("reference", s / "cranqrel", "cranqrel", qrels, smart.GRADE_RULE, "cranqrel")
-    doc_ids = {x.doc_id for x in cdocs}
-    qdocs = {x for grades in qrels.values() for x in grades}
-    check_qrels_ids(qf, "cranfield", {q.topic_id for q in queries}, qdocs - doc_ids, len(qdocs), allow_unknown_docs=False)
-
-    readme = _readme(s, len(cdocs), queries, qrels)  # built before anything is written
+        c = convert.read_collection(convert.cranfield_spec(s))
+        step.detail = f"{len(c.documents):,} documents, {len(c.queries):,} queries, {c.n_judgments:,} judgments"
+    queries = [smart.CranfieldQuery(q.topic.topic_id, q.smart_id, q.topic.title, q.line) for q in c.queries]
+    readme = _readme(s, len(c.documents), queries, c.qrels)  # built before anything is written
     with _Step(say, f"write {d}"):
-        d.parent.mkdir(parents=True, exist_ok=True)
-        # Write the whole set into a temporary folder next to DEST, then move the files in:
-        # a failure while writing leaves DEST as it was (no partial set).
-        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", suffix=".tmp", dir=d.parent))
-        try:
-            beir.write_corpus(
-                tmp / "corpus.jsonl", (x.document() for x in cdocs), {x.doc_id: {"author": x.author, "bib": x.bib} for x in cdocs}
-            )
-            beir.write_queries(tmp / "queries.jsonl", (q.topic() for q in queries), {q.topic_id: {"smart_id": q.smart_id} for q in queries})
-            trec.write_qrels(tmp / REFERENCE_QRELS, qrels)
-            with atomic_write(tmp / QRELS_META) as f:
-                json.dump({
-                    "rule": smart.GRADE_RULE,
-                    "grade_of_code": {str(k): v for k, v in smart.GRADE_OF_CODE.items()},
-                    "rubric": "cranfield",
-                    "source": "cranqrel (Cranfield 1400), see README.md",
-                }, f, indent=2)
-                f.write("\n")
-            with atomic_write(tmp / "README.md") as f:
-                f.write(readme)
-            files = ["corpus.jsonl", "queries.jsonl", REFERENCE_QRELS, QRELS_META, "README.md"]
-            if (s / "SOURCE.md").is_file():
-                with atomic_write(tmp / "SOURCE.md", "wb") as f:
-                    f.write((s / "SOURCE.md").read_bytes())
-                files.append("SOURCE.md")
-            d.mkdir(parents=True, exist_ok=True)
-            for name in files:
-                os.replace(tmp / name, d / name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        files = convert.write_collection(c, d, readme=readme, meta=CRANFIELD_QRELS_META, source_md=s / "SOURCE.md")
     return ConversionReport(
-        dest=d, n_documents=len(cdocs), n_topics=len(queries),
-        n_qrels=sum(len(g) for g in qrels.values()), n_qrels_topics=len(qrels), files=tuple(files),
+        dest=d, n_documents=len(c.documents), n_topics=len(c.queries),
+        n_qrels=c.n_judgments, n_qrels_topics=len(c.qrels), files=tuple(files),
     )
+
+
+CRANFIELD_QRELS_META: dict[str, Any] = {
+    "rule": smart.GRADE_RULE,
+    "grade_of_code": {str(k): v for k, v in smart.GRADE_OF_CODE.items()},
+    "rubric": "cranfield",
+    "source": "cranqrel (Cranfield 1400), see README.md",
+}
+"""``qrels.meta.json`` of the Cranfield preset (as committed in ``sample_corpus/cranfield``)."""
 
 
 # -- export -------------------------------------------------------------------------------
