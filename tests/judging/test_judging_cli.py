@@ -111,7 +111,7 @@ def test_reset_token_and_rubric(db, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("rubric\tcranfield\t") and len(lines) == 6
     assert wb(db, "rubric", "toy", "nope", "--lead", "boss", "--token", "boss-token") == 1
-    assert "unknown rubric 'nope'; known: cranfield, default" in capsys.readouterr().err
+    assert "unknown rubric 'nope'; known: binary, cranfield, default" in capsys.readouterr().err
 
 
 def test_publish_warns_when_pooled_documents_have_no_grade_or_nothing_changed(db, capsys):
