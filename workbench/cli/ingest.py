@@ -25,8 +25,10 @@ def ingest(
     path: Annotated[
         Path,
         typer.Argument(help=(
-            "Collection folder: corpus.jsonl + queries.jsonl (BEIR; optional qrels/*.tsv and qrels.reference.txt), "
-            "or the SMART files cran.all.1400, cran.qry, cranqrel."
+            "Collection folder: corpus.jsonl + queries.jsonl (BEIR; optional qrels/*.tsv and qrels.reference.txt; "
+            "corpus.parquet, queries.parquet, qrels.reference.parquet and qrels/*.parquet likewise), the SMART files "
+            "cran.all.1400, cran.qry, cranqrel, or irds:DATASET_ID (read from the local ir_datasets cache, never "
+            "downloaded)."
         )),
     ],
     name: Annotated[str | None, typer.Option(help="Collection name. Default: the folder's name.")] = None,

@@ -2,12 +2,18 @@
 
 Folder layouts understood by ``ingest_folder``:
 
-* **BEIR**: ``corpus.jsonl`` + ``queries.jsonl`` (or, instead, a TREC topic
-  file ``topics.txt`` or a ``topic_id<TAB>query`` file ``topics.tsv``, read by
-  ``formats.trec.read_topics``), optionally ``qrels/*.tsv``
-  (each imported as qrels version ``<collection>-<stem>``) and/or
-  ``qrels.reference.txt`` in TREC format (imported as ``<collection>-reference``,
-  with the ``rule`` and ``source`` read from ``qrels.meta.json`` next to it).
+* **BEIR**: ``corpus.jsonl`` (or ``corpus.parquet``) + ``queries.jsonl`` (or,
+  instead, ``queries.parquet``, a TREC topic file ``topics.txt`` or a
+  ``topic_id<TAB>query`` file ``topics.tsv``, read by
+  ``formats.trec.read_topics``), optionally ``qrels/*.tsv`` and
+  ``qrels/*.parquet`` (each imported as qrels version ``<collection>-<stem>``)
+  and/or ``qrels.reference.txt`` in TREC format or ``qrels.reference.parquet``
+  (imported as ``<collection>-reference``, with the ``rule`` and ``source``
+  read from ``qrels.meta.json`` next to it). Parquet files are read by
+  ``formats.parquet`` (columns by name, errors naming the row).
+* **ir_datasets**: ``irds:<dataset id>`` instead of a folder (e.g.
+  ``irds:cranfield``): read from the local ir_datasets cache only, never
+  downloaded (``formats.irds``); its qrels become ``<collection>-reference``.
 * **SMART** (Cranfield): ``cran.all.1400``, ``cran.qry``, ``cranqrel``; the
   qrels become ``<collection>-reference`` with ``formats.smart.GRADE_RULE``.
 
@@ -34,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.errors import DuplicateNameError, InputFormatError, UnknownNameError, ValidationError
-from workbench.formats import beir, smart, trec
+from workbench.formats import beir, irds, parquet, smart, trec
 from workbench.formats.io import atomic_write
 from workbench.services.convert import ConversionReport
 from workbench.store.collections import check_collection_name
@@ -46,12 +52,14 @@ if TYPE_CHECKING:
     from workbench.store.qrels import QrelsCoverage, QrelsVersionInfo
 
 Progress = Callable[[str], None]
-Layout = Literal["beir", "smart"]
-QrelsFormat = Literal["trec", "beir", "cranqrel"]
+Layout = Literal["beir", "smart", "ir_datasets"]
+QrelsFormat = Literal["trec", "beir", "cranqrel", "parquet", "ir_datasets"]
 
 SMART_FILES = ("cran.all.1400", "cran.qry", "cranqrel")
-TOPIC_FILES = ("queries.jsonl", "topics.txt", "topics.tsv")
+CORPUS_FILES = ("corpus.jsonl", "corpus.parquet")
+TOPIC_FILES = ("queries.jsonl", "topics.txt", "topics.tsv", "queries.parquet")
 REFERENCE_QRELS = "qrels.reference.txt"
+REFERENCE_QRELS_PARQUET = "qrels.reference.parquet"
 QRELS_META = "qrels.meta.json"
 
 
@@ -140,13 +148,19 @@ def detect_layout(folder: str | Path) -> Layout:
     Raises:
         InputFormatError: the folder is missing or has neither layout's files.
     """
+    if str(folder).startswith(irds.PREFIX):
+        return "ir_datasets"
     p = Path(folder)
     if not p.is_dir():
         raise InputFormatError(str(folder), 0, "expected a collection folder, found no folder at this path. Check the path.")
-    if (p / "corpus.jsonl").is_file():
+    corpus = [f for f in CORPUS_FILES if (p / f).is_file()]
+    if len(corpus) > 1:
+        raise InputFormatError(str(folder), 0, f"expected one corpus file, found both {' and '.join(corpus)}. "
+                                               "Remove one of them.")
+    if corpus:
         if not any((p / f).is_file() for f in TOPIC_FILES):
             raise InputFormatError(
-                str(folder), 0, f"expected one of {', '.join(TOPIC_FILES)} next to corpus.jsonl, found none. Add the topics file."
+                str(folder), 0, f"expected one of {', '.join(TOPIC_FILES)} next to {corpus[0]}, found none. Add the topics file."
             )
         return "beir"
     if all((p / f).is_file() for f in SMART_FILES):
@@ -185,26 +199,51 @@ def read_folder(folder: str | Path, name: str) -> tuple[Layout, list[Document], 
     Raises:
         InputFormatError: any file is malformed (file:line), or the layout is unknown.
     """
-    p = Path(folder)
-    layout = detect_layout(p)
+    layout = detect_layout(folder)
     qrels_files: list[QrelsFile] = []
+    if layout == "ir_datasets":
+        c = irds.read_dataset(str(folder))
+        if c.qrels:
+            rule = "grades as in the ir_datasets qrels (relevance)"
+            if c.qrels_defs:
+                rule += "; " + "; ".join(f"{g}: {d}" for g, d in sorted(c.qrels_defs.items()))
+            qrels_files.append(QrelsFile(f"{name}-reference", Path(str(folder)), "ir_datasets", c.qrels, rule,
+                                         f"{irds.PREFIX}{c.dataset_id} from {c.cache}"))
+        return layout, c.documents, c.topics, qrels_files
+    p = Path(folder)
     if layout == "beir":
-        docs = beir.read_corpus(p / "corpus.jsonl")
+        if (p / "corpus.jsonl").is_file():
+            docs = beir.read_corpus(p / "corpus.jsonl")
+        else:
+            docs = parquet.read_corpus(p / "corpus.parquet")[0]
         topic_file = next(p / f for f in TOPIC_FILES if (p / f).is_file())
-        topics = beir.read_queries(topic_file) if topic_file.suffix == ".jsonl" else trec.read_topics(topic_file)
-        ref = p / REFERENCE_QRELS
-        if ref.is_file():
+        topics = {".jsonl": beir.read_queries, ".parquet": parquet.read_queries}.get(
+            topic_file.suffix, trec.read_topics)(topic_file)
+        refs = [p / f for f in (REFERENCE_QRELS, REFERENCE_QRELS_PARQUET) if (p / f).is_file()]
+        if len(refs) > 1:
+            raise InputFormatError(str(p), 0, f"expected one reference qrels file, found both {REFERENCE_QRELS} and "
+                                              f"{REFERENCE_QRELS_PARQUET}. Remove one of them.")
+        for ref in refs:
             meta = _meta_for(ref)
+            is_parquet = ref.suffix == ".parquet"
             qrels_files.append(QrelsFile(
-                f"{name}-reference", ref, "trec", trec.read_qrels(ref),
+                f"{name}-reference", ref, "parquet" if is_parquet else "trec",
+                parquet.read_qrels(ref) if is_parquet else trec.read_qrels(ref),
                 str(meta.get("rule", "grades as in the file")), str(meta.get("source", ref.as_posix())),
             ))
         qdir = p / "qrels"
         if qdir.is_dir():
-            for tsv in sorted(qdir.glob("*.tsv")):
+            for q in sorted([*qdir.glob("*.tsv"), *qdir.glob("*.parquet")]):
+                fmt: QrelsFormat = "parquet" if q.suffix == ".parquet" else "beir"
+                grades = parquet.read_qrels(q) if fmt == "parquet" else beir.read_qrels_tsv(q)
                 qrels_files.append(QrelsFile(
-                    f"{name}-{tsv.stem}", tsv, "beir", beir.read_qrels_tsv(tsv), "grades as in the file (BEIR score)", tsv.as_posix(),
+                    f"{name}-{q.stem}", q, fmt, grades, "grades as in the file (BEIR score)", q.as_posix(),
                 ))
+        names = [qf.name for qf in qrels_files]
+        dup = next((n for n in names if names.count(n) > 1), None)
+        if dup:
+            raise InputFormatError(str(qdir), 0, f"expected one qrels file per name, found two that make {dup!r} "
+                                                 "(a .tsv and a .parquet with one stem). Rename one of them.")
     else:
         cdocs = smart.read_cranfield_documents(p / "cran.all.1400")
         queries = smart.read_cranfield_queries(p / "cran.qry")
@@ -222,7 +261,23 @@ def _scan(path: Path, fmt: QrelsFormat) -> Iterator[tuple[int, str, str]]:
         return trec.scan_ids(path, "qrels")
     if fmt == "beir":
         return beir.scan_qrels_tsv_ids(path)
+    if fmt == "parquet":
+        return parquet.scan_qrels_ids(path)
     return smart.scan_cranqrel_ids(path)
+
+
+def _scan_file(qf: QrelsFile) -> Iterator[tuple[int, str, str]]:
+    """(line or row or record, topic, doc) of a qrels file, to name the first unknown id."""
+    if qf.fmt == "ir_datasets":
+        pairs = ((t, d) for t, grades in qf.qrels.items() for d in grades)
+        return ((i, t, d) for i, (t, d) in enumerate(pairs, 1))
+    return _scan(qf.path, qf.fmt)
+
+
+def _where(qf: QrelsFile, lineno: int, problem: str) -> InputFormatError:
+    if qf.fmt == "parquet":
+        return parquet.row_error(qf.path, lineno, problem)
+    return InputFormatError(str(qf.path), lineno, problem)
 
 
 def check_qrels_ids(
@@ -252,18 +307,18 @@ def check_qrels_ids(
     if not unknown_topics and not check_docs:
         return
     bad_topics = set(unknown_topics)
-    for lineno, topic, doc in _scan(qf.path, qf.fmt):
+    for lineno, topic, doc in _scan_file(qf):
         if topic in bad_topics:
-            raise InputFormatError(
-                str(qf.path), lineno,
+            raise _where(
+                qf, lineno,
                 f"expected a topic of collection {collection!r}, found topic {trec.shown_id(topic)} "
                 f"({len(bad_topics)} of {len(qf.qrels)} qrels topics are unknown). "
                 "Check the topic numbering, or add the topic to the collection's topics.",
             )
         if check_docs and doc in missing_docs:
             found = n_docs_total - len(missing_docs)
-            raise InputFormatError(
-                str(qf.path), lineno,
+            raise _where(
+                qf, lineno,
                 f"expected a document of collection {collection!r}, found doc id {trec.shown_id(doc)} "
                 f"({found:,} of {n_docs_total:,} qrels doc ids, {found / n_docs_total:.1%}, are in the collection). "
                 "Check the ids' case and prefix, or pass --allow-unknown-docs to import anyway.",
@@ -305,8 +360,12 @@ def ingest_folder(
         DuplicateNameError: a qrels version name taken by different content.
     """
     say = progress or _noop
+    source = str(folder)
+    if source.startswith(irds.PREFIX):
+        name = name or source[len(irds.PREFIX):].strip("/").replace("/", "-")
+    else:
+        name = name or Path(folder).resolve().name
     folder = Path(folder)
-    name = name or folder.resolve().name
     check_collection_name(name)
     with _Step(say, f"read {folder}") as step:
         layout, docs, topics, qrels_files = read_folder(folder, name)
@@ -326,7 +385,7 @@ def ingest_folder(
         _check_name_free(store, qf.name, qf.qrels)
 
     with _Step(say, f"store collection {name}") as step:
-        report = store.ingest_collection(name, docs, topics, source=folder.as_posix(), description=f"ingested from {folder.as_posix()}")
+        report = store.ingest_collection(name, docs, topics, source=source, description=f"ingested from {source}")
         step.detail = report.status
     imports = []
     for qf in qrels_files:
@@ -370,7 +429,9 @@ def _store_qrels(store: LabelStore, qf: QrelsFile, collection: str, *, created_b
 
 
 def sniff_qrels_format(path: str | Path) -> QrelsFormat:
-    """``beir`` when the first non-blank line is the BEIR header, else ``trec``."""
+    """``parquet`` for a ``.parquet`` file; ``beir`` when the first non-blank line is the BEIR header, else ``trec``."""
+    if Path(path).suffix.lower() == ".parquet":
+        return "parquet"
     for _, cols in trec.iter_columns(path):
         return "beir" if tuple(cols) == beir.QRELS_HEADER else "trec"
     raise trec.empty_file_error(path, "qrels")
@@ -412,6 +473,7 @@ def import_qrels_file(
     fmt = fmt or sniff_qrels_format(p)
     readers: dict[QrelsFormat, Callable[[Path], dict[str, dict[str, int]]]] = {
         "trec": trec.read_qrels, "beir": beir.read_qrels_tsv, "cranqrel": smart.read_cranqrel,
+        "parquet": parquet.read_qrels,
     }
     qrels = readers[fmt](p)
     default_rule = smart.GRADE_RULE if fmt == "cranqrel" else "grades as in the file"

@@ -1,0 +1,341 @@
+"""Strict readers of Parquet files (corpus, queries, qrels; any table of named columns), via DuckDB.
+
+One generic reader, ``read_table``, takes the columns a file must (or may)
+have, each with the names it is accepted under, and returns them as Python
+lists in file order; the readers for corpus, queries and qrels build on it.
+Runs and qrels in scoring use the same reader (``read_table``), so every
+Parquet input of the workbench follows one set of rules:
+
+* Columns are found by name, case-sensitively, among a short list of accepted
+  names (``_id`` or ``doc_id``; ``query-id``, ``query_id`` or ``topic_id``; ...).
+  Other columns are kept (``ParquetTable.extra``) for callers that want them
+  (document metadata).
+* Ids must be string columns (``VARCHAR``): an integer column has already lost
+  ``"007"`` vs ``"7"``, so it is refused with the fix (ids are never numbers).
+  An id may not be NULL, empty or hold whitespace (it could not be written to
+  a TREC file).
+* Text columns are strings; NULL is read as "" where the column is optional
+  (title), and is an error where it is required (text).
+* Grades are integer columns, or floating-point columns holding whole numbers
+  (BEIR's ``score`` is often written as float); each must fit the store's
+  32-bit ``INTEGER``. Scores are finite floating-point or integer numbers.
+* Errors are ``InputFormatError`` naming the file and the 1-based **row**
+  (``corpus.parquet: row 17: ...``; ``line`` holds the row number).
+
+DuckDB reads the file in one in-memory connection that never touches the
+workbench store and never loads extensions (Parquet support is built in).
+
+Source:
+    Apache Parquet format (parquet.apache.org/docs); DuckDB ``read_parquet``
+    (duckdb.org/docs/data/parquet/overview), with ``file_row_number`` for the
+    row numbers of errors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.errors import InputFormatError
+from workbench.formats.trec import GRADE_MAX, GRADE_MIN, add_grade, shown_id
+from workbench.types import Document, Topic
+
+Kind = Literal["id", "text", "grade", "score", "int"]
+
+_STRING_TYPES = ("VARCHAR",)
+_INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+              "UBIGINT", "UHUGEINT")
+_FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column a Parquet file must or may have.
+
+    Attributes:
+        role: the name the caller uses (``doc_id``, ``text``, ``grade``, ...).
+        names: the column names accepted, in order of preference.
+        kind: ``id`` (non-empty string, no whitespace), ``text`` (string),
+            ``grade`` (whole number, 32-bit), ``score`` (finite number) or ``int``.
+        required: the file must have the column; an optional missing column
+            reads as "" (text) or None.
+    """
+
+    role: str
+    names: tuple[str, ...]
+    kind: Kind
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class ParquetTable:
+    """A Parquet file's columns as read (values in file order).
+
+    Attributes:
+        path: the file.
+        n_rows: rows read.
+        values: role -> list of values (one per row); missing optional columns are absent.
+        names: role -> the column name found in the file.
+        extra: the file's other columns, in file order.
+        extra_values: extra column -> values (only with ``keep_extra``).
+    """
+
+    path: str
+    n_rows: int
+    values: dict[str, list[Any]]
+    names: dict[str, str]
+    extra: tuple[str, ...] = ()
+    extra_values: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def row_error(path: str | Path, row: int, problem: str) -> InputFormatError:
+    """``InputFormatError`` for a Parquet row: ``{path}: row {row}: {problem}``; ``line`` is ``row``."""
+    err = InputFormatError(str(path), 0, f"row {row}: {problem}")
+    err.line = row
+    return err
+
+
+def _connect() -> Any:
+    import duckdb
+
+    return duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def read_table(path: str | Path, columns: Sequence[Column], *, what: str, keep_extra: bool = False) -> ParquetTable:
+    """Read chosen columns of a Parquet file, checked by kind (see the module docstring).
+
+    Args:
+        path: the Parquet file.
+        columns: the columns to read.
+        what: what the file holds, for messages (``"corpus"``, ``"qrels"``).
+        keep_extra: also return the values of the other columns (as DuckDB
+            converts them to Python).
+
+    Returns:
+        A ``ParquetTable``.
+
+    Raises:
+        InputFormatError: the file is missing, unreadable or not Parquet (row
+            0); a required column is missing or a column has the wrong type
+            (row 0, listing the file's columns); a value breaks its kind's rule
+            (the row); the file has no rows.
+    """
+    import duckdb
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputFormatError(str(path), 0, "expected a Parquet file, found nothing at this path. Check the path.")
+    con = _connect()
+    try:
+        try:
+            schema = [(r[0], str(r[1])) for r in con.execute(
+                "DESCRIBE SELECT * FROM read_parquet(?)", [str(p)]).fetchall()]
+        except duckdb.Error as e:
+            first = str(e).splitlines()[0]
+            raise InputFormatError(str(path), 0, f"expected a Parquet file, found something else ({first}). "
+                                                 "Write the file with pandas.to_parquet, pyarrow or DuckDB COPY.") from None
+        types = dict(schema)
+        found: dict[str, str] = {}
+        for col in columns:
+            name = next((n for n in col.names if n in types), None)
+            if name is None:
+                if col.required:
+                    raise InputFormatError(
+                        str(path), 0,
+                        f"expected a column {' or '.join(repr(n) for n in col.names)} in this {what} file, found "
+                        f"columns {[n for n, _ in schema]}. Rename the column.")
+                continue
+            _check_type(path, col, name, types[name])
+            found[col.role] = name
+        extra = tuple(n for n, _ in schema if n not in found.values())
+        wanted = [found[c.role] for c in columns if c.role in found] + (list(extra) if keep_extra else [])
+        select = ", ".join(_quote(n) for n in wanted) or "1"
+        try:
+            rows = con.execute(
+                f"SELECT {select} FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number",
+                [str(p)]).fetchall()
+        except duckdb.Error as e:
+            raise InputFormatError(str(path), 0, f"expected a readable Parquet file, found an error ({str(e).splitlines()[0]}).") from None
+    finally:
+        con.close()
+    if not rows:
+        raise InputFormatError(str(path), 0, f"expected at least one {what} row, found an empty file. "
+                                             "Check that the right file was given.")
+    values: dict[str, list[Any]] = {}
+    i = 0
+    for col in columns:
+        if col.role not in found:
+            continue
+        raw = [r[i] for r in rows]
+        values[col.role] = _check_values(path, col, found[col.role], raw)
+        i += 1
+    extra_values = {n: [r[i + j] for r in rows] for j, n in enumerate(extra)} if keep_extra else {}
+    return ParquetTable(str(path), len(rows), values, found, extra, extra_values)
+
+
+def _check_type(path: str | Path, col: Column, name: str, dtype: str) -> None:
+    base = dtype.split("(")[0].strip('"')
+    if base == "NULL":  # a column of NULLs only: its values are checked row by row
+        return
+    ok = {
+        "id": base in _STRING_TYPES,
+        "text": base in _STRING_TYPES,
+        "grade": base in _INT_TYPES or base in _FLOAT_TYPES or base == "DECIMAL",
+        "score": base in _INT_TYPES or base in _FLOAT_TYPES or base == "DECIMAL",
+        "int": base in _INT_TYPES,
+    }[col.kind]
+    if ok:
+        return
+    fix = {
+        "id": "Write ids as strings (e.g. df[col] = df[col].astype(str) before to_parquet): ids are never numbers.",
+        "text": "Write the column as strings.",
+        "grade": "Write grades as integers.",
+        "score": "Write scores as numbers.",
+        "int": "Write the column as integers.",
+    }[col.kind]
+    raise InputFormatError(str(path), 0, f"expected column {name!r} to hold {_KIND_TEXT[col.kind]}, found type {dtype}. {fix}")
+
+
+_KIND_TEXT = {"id": "string ids", "text": "strings", "grade": "whole-number grades", "score": "numbers",
+              "int": "integers"}
+
+
+def _check_values(path: str | Path, col: Column, name: str, raw: list[Any]) -> list[Any]:
+    if col.kind == "id":
+        for row, v in enumerate(raw, 1):
+            if v is None or not v or any(c.isspace() for c in v):
+                found = "NULL" if v is None else shown_id(v)
+                raise row_error(path, row, f"expected a non-empty id without whitespace in column {name!r}, found "
+                                           f"{found}. TREC formats cannot carry such ids; fix the value.")
+        return raw
+    if col.kind == "text":
+        if col.required:
+            for row, v in enumerate(raw, 1):
+                if v is None:
+                    raise row_error(path, row, f"expected a string in column {name!r}, found NULL. Write \"\" for no text.")
+        return ["" if v is None else v for v in raw]
+    if col.kind == "grade":
+        out = []
+        for row, v in enumerate(raw, 1):
+            x = None if v is None else float(v)
+            if x is None or not math.isfinite(x) or not x.is_integer():
+                raise row_error(path, row, f"expected a whole-number grade in column {name!r}, found "
+                                           f"{'NULL' if v is None else repr(v)}. Write grades such as 0, 1, 2.")
+            g = int(x)
+            if not GRADE_MIN <= g <= GRADE_MAX:
+                raise row_error(path, row, f"grade {g} in column {name!r} is out of range ({GRADE_MIN}..{GRADE_MAX}); "
+                                           "write a grade of the rubric such as 0, 1, 2.")
+            out.append(g)
+        return out
+    if col.kind == "score":
+        out_f = []
+        for row, v in enumerate(raw, 1):
+            x = None if v is None else float(v)
+            if x is None or not math.isfinite(x):
+                raise row_error(path, row, f"score {'NULL' if v is None else repr(v)} in column {name!r} is not a "
+                                           "finite number; remove the row or re-export the run.")
+            out_f.append(x)
+        return out_f
+    for row, v in enumerate(raw, 1):
+        if v is None:
+            raise row_error(path, row, f"expected an integer in column {name!r}, found NULL.")
+    return raw
+
+
+# -- the workbench's tables --------------------------------------------------------------
+
+DOC_ID = Column("doc_id", ("_id", "doc_id", "corpus-id"), "id")
+TITLE = Column("title", ("title",), "text", required=False)
+TEXT = Column("text", ("text", "body", "contents"), "text")
+TOPIC_ID = Column("topic_id", ("_id", "topic_id", "query_id", "query-id"), "id")
+QUERY_TEXT = Column("text", ("text", "title", "query"), "text")
+DESCRIPTION = Column("description", ("description",), "text", required=False)
+NARRATIVE = Column("narrative", ("narrative",), "text", required=False)
+QRELS_TOPIC = Column("topic_id", ("query-id", "query_id", "topic_id"), "id")
+QRELS_DOC = Column("doc_id", ("corpus-id", "doc_id"), "id")
+QRELS_GRADE = Column("grade", ("score", "grade", "relevance"), "grade")
+
+
+def _unique(path: str | Path, ids: list[str], what: str) -> None:
+    seen: dict[str, int] = {}
+    for row, i in enumerate(ids, 1):
+        if i in seen:
+            raise row_error(path, row, f"expected each {what} once, found {shown_id(i)} again (first in row {seen[i]}). "
+                                       "Remove the repeat.")
+        seen[i] = row
+
+
+def read_corpus(path: str | Path) -> tuple[list[Document], ParquetTable]:
+    """Read a corpus Parquet file: ``_id``/``doc_id``, optional ``title``, ``text``/``body``/``contents``.
+
+    Returns:
+        (the documents in file order, the table, whose ``extra`` columns are
+        the documents' metadata columns).
+
+    Raises:
+        InputFormatError: see ``read_table``, plus a repeated doc id (row named).
+    """
+    t = read_table(path, [DOC_ID, TITLE, TEXT], what="corpus")
+    ids = t.values["doc_id"]
+    _unique(path, ids, "doc id")
+    titles = t.values.get("title", [""] * t.n_rows)
+    return [Document(i, ti, tx) for i, ti, tx in zip(ids, titles, t.values["text"], strict=True)], t
+
+
+def read_queries(path: str | Path) -> list[Topic]:
+    """Read a queries Parquet file: ``_id``/``topic_id``/``query_id``, ``text``/``title``/``query``,
+    optional ``description`` and ``narrative``.
+
+    Returns:
+        The topics in file order (the query text is the topic's title).
+
+    Raises:
+        InputFormatError: see ``read_table``, plus a repeated topic id or an empty query text (row named).
+    """
+    t = read_table(path, [TOPIC_ID, QUERY_TEXT, DESCRIPTION, NARRATIVE], what="queries")
+    ids = t.values["topic_id"]
+    _unique(path, ids, "topic id")
+    texts = t.values["text"]
+    for row, x in enumerate(texts, 1):
+        if not x.strip():
+            raise row_error(path, row, f"expected a non-empty query in column {t.names['text']!r}, found an empty one. "
+                                       "Fill it in or remove the row.")
+    n = t.n_rows
+    return [Topic(i, " ".join(x.split()), d, nr) for i, x, d, nr in zip(
+        ids, texts, t.values.get("description", [""] * n), t.values.get("narrative", [""] * n), strict=True)]
+
+
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """Read a qrels Parquet file: ``query-id``/``query_id``/``topic_id``, ``corpus-id``/``doc_id``,
+    ``score``/``grade``/``relevance`` (other columns, e.g. ``iteration``, are ignored).
+
+    Returns:
+        topic_id -> doc_id -> grade, in file order; an exact repeat is accepted once.
+
+    Raises:
+        InputFormatError: see ``read_table``, plus a pair given two grades (both rows named).
+    """
+    t = read_table(path, [QRELS_TOPIC, QRELS_DOC, QRELS_GRADE], what="qrels")
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], int] = {}
+    p = str(path)
+    for row, (topic, doc, grade) in enumerate(zip(t.values["topic_id"], t.values["doc_id"], t.values["grade"],
+                                                  strict=True), 1):
+        try:
+            add_grade(qrels, first, p, row, topic, doc, grade)
+        except InputFormatError as e:
+            raise row_error(path, row, e.problem.replace(" on line ", " in row ")) from None
+    return qrels
+
+
+def scan_qrels_ids(path: str | Path) -> Iterator[tuple[int, str, str]]:
+    """(row, topic_id, doc_id) of each row of an already validated qrels Parquet file."""
+    t = read_table(path, [QRELS_TOPIC, QRELS_DOC], what="qrels")
+    yield from zip(range(1, t.n_rows + 1), t.values["topic_id"], t.values["doc_id"], strict=True)
