@@ -114,3 +114,34 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# -- deterministic signals of the real browser ----------------------------------
+
+STATUS = "[data-testid='wb-status']"
+SIGNAL_TIMEOUT_MS = 60_000
+"""Upper bound for a signal to appear (a failure bound, not a wait: the tests
+return as soon as the signal is there)."""
+
+
+def status(page, **fields) -> dict[str, str]:
+    """Wait for the status marker of a finished run with these fields
+    (``status(page, position=3)``) and return all its fields.
+
+    The app renders the marker last in every run (``widgets.status_marker``), so
+    when it carries the fields, the run that produced them has finished.
+    """
+    sel = STATUS + "".join(f"[data-{k}='{v}']" for k, v in fields.items())
+    loc = page.locator(sel).last
+    loc.wait_for(state="attached", timeout=SIGNAL_TIMEOUT_MS)
+    return loc.evaluate("e => Object.assign({}, e.dataset)")
+
+
+def sync(page) -> dict[str, str]:
+    """Press Refresh and wait until the run it causes has finished; return the
+    marker's fields. The app handles one run per session at a time
+    (``--runner.fastReruns false``) in the order the browser sent them, so after
+    this every earlier key press and click has been handled."""
+    before = int(page.locator(STATUS).last.get_attribute("data-sync", timeout=SIGNAL_TIMEOUT_MS) or 0)
+    page.locator(".st-key-wb_refresh button:visible").first.click(timeout=SIGNAL_TIMEOUT_MS)
+    return status(page, sync=before + 1)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from app_helpers import COLLECTION, SCREENSHOTS, TOKENS
+from app_helpers import COLLECTION, SCREENSHOTS, TOKENS, status, sync
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -25,16 +25,12 @@ def _sign_in(page, user: str) -> None:
 
 
 def _at(page, position: int) -> None:
+    """Wait until a finished run shows queue position ``position`` (the status marker)."""
+    status(page, position=position)
     expect(page.get_by_text(re.compile(rf"^Document {position} of 6"))).to_be_visible(timeout=TIMEOUT)
 
 
-def _idle(page) -> None:
-    """Wait until no script run is in progress (Streamlit marks it on the app root)."""
-    page.locator("[data-testid='stApp']:not([data-test-script-state='running'])").wait_for(timeout=TIMEOUT)
-
-
 def _key(page, key: str) -> None:
-    _idle(page)  # a key pressed during a rerun may land on the widgets being replaced
     page.locator("[data-testid='wb-topic']").first.click()  # focus the page, not an input
     page.keyboard.press(key)
 
@@ -61,8 +57,8 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     note.click()
     note.type("grade 3 or 1, hard")  # digits typed in the note are not shortcuts
     page.keyboard.press("Tab")
+    sync(page)  # the note is committed and the run it caused has finished
     _at(page, 3)
-    _idle(page)
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "judging.png"), full_page=True)
     page.keyboard.press(str(ANN[q[2]]))
@@ -138,12 +134,11 @@ def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, p
     page.locator("[data-testid='wb-topic']").click()
     for _ in range(8):
         page.keyboard.press("1")
-    caption = page.get_by_text(re.compile(r"^Document \d of 6")).first
-    seen = ["", "?"]
-    while seen[-1] != seen[-2]:  # until the reruns have settled
-        page.wait_for_timeout(700)
-        seen.append(caption.inner_text())
-    position = int(seen[-1].split()[1])
+    # Refresh after the burst: once the run it causes has finished, every
+    # earlier key press has been handled (one script thread per session).
+    marker = sync(page)
+    position, shown_saved = int(marker["position"]), int(marker["saved"])
+    expect(page.get_by_text(re.compile(rf"^Document {position} of 6"))).to_be_visible()
 
     import os
     import signal
@@ -158,3 +153,4 @@ def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, p
     assert 1 <= len(saved) == len(set(saved))
     assert saved == queues["ann"][: len(saved)]
     assert position == len(saved) + 1
+    assert shown_saved == len(saved)  # the screen's count is the store's

@@ -82,13 +82,13 @@ def _sidebar_progress(session: svc.Session) -> None:
             lines.append(f"{mark}topic {topic_id}: {done}/{total}")
         sb.caption("Per topic (judged/assigned):")
         sb.text("\n".join(lines))
+    widgets.refresh_button(sb)
     sb.button("Sign out", key="signout", on_click=_sign_out)
 
 
 session = widgets.session()
 if session is None:
     pg = st.navigation([st.Page(_sign_in, title="Sign in", icon=":material/login:", url_path="signin")])
-    pg.run()
 else:
     pages = [
         st.Page(HERE / "app_pages" / "judge.py", title="Judge", icon=":material/gavel:", default=True),
@@ -107,4 +107,8 @@ else:
     pg = st.navigation(pages)
     # Saves run in button callbacks, before this script body: the counts include them.
     _sidebar_progress(session)
+try:
     pg.run()
+except widgets.PageStop:
+    pass
+widgets.status_marker(pg.url_path or "home")

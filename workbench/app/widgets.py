@@ -13,7 +13,7 @@ import html
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import streamlit as st
 
@@ -40,6 +40,7 @@ CSS = """
 .wb-topic {padding: 0.4rem 0.8rem; border-left: 4px solid #4a7bd0; margin-bottom: 0.6rem;}
 .wb-topic p {margin: 0.2rem 0;}
 .wb-doc mark, .wb-topic mark {background: #ffe08a; padding: 0 0.1rem; border-radius: 0.15rem;}
+[data-testid="stElementContainer"]:has(.wb-status) {display: none;}
 </style>
 """
 
@@ -121,15 +122,63 @@ def session() -> Session | None:
     return st.session_state.get(SESSION_KEY)
 
 
+class PageStop(Exception):  # noqa: N818 - a control-flow signal, like StopIteration
+    """Raised by ``stop()``: ends the current page early; the entrypoint catches it
+    and still renders the status marker (``st.stop()`` would end the whole run)."""
+
+
+def stop() -> NoReturn:
+    """End the current page here (instead of ``st.stop()``, which would also skip
+    the status marker the tests wait on)."""
+    raise PageStop
+
+
+STATUS_KEY = "wb_status"
+"""Session key: the fields of the status marker of the run in progress."""
+RUNS_KEY = "wb_runs"
+"""Session key: completed script runs of this browser session."""
+SYNC_KEY = "wb_sync"
+"""Session key: how often the Refresh button was pressed (echoed by the marker)."""
+
+
+def signal(**fields: object) -> None:
+    """Add fields to this run's status marker (e.g. ``position=3, saved=2``)."""
+    st.session_state.setdefault(STATUS_KEY, {}).update({k: str(v) for k, v in fields.items()})
+
+
+def status_marker(page: str) -> None:
+    """The deterministic signal that a run finished: a hidden element, rendered
+    last, carrying the completed-run count, the Refresh count, the page and the
+    fields pages added with ``signal``. Browser tests wait for its attributes
+    (``[data-testid=wb-status][data-position="3"]``), never for elapsed time."""
+    st.session_state[RUNS_KEY] = int(st.session_state.get(RUNS_KEY) or 0) + 1
+    fields = {"run": st.session_state[RUNS_KEY], "sync": st.session_state.get(SYNC_KEY) or 0, "page": page,
+              **st.session_state.get(STATUS_KEY, {})}
+    st.session_state[STATUS_KEY] = {}
+    attrs = " ".join(f'data-{html.escape(k)}="{html.escape(str(v), quote=True)}"' for k, v in fields.items())
+    st.html(f"<div data-testid='wb-status' class='wb-status' {attrs}></div>")
+
+
+def _on_refresh() -> None:
+    st.session_state[SYNC_KEY] = int(st.session_state.get(SYNC_KEY) or 0) + 1
+
+
+def refresh_button(where: Any) -> None:
+    """A Refresh button (re-reads the store; also the tests' sync point: the
+    status marker shows how often it was pressed once the run it caused ends)."""
+    where.button("Refresh", key="wb_refresh", on_click=_on_refresh, icon=":material/refresh:",
+                 help="Re-read the store (e.g. after a CLI command).")
+
+
 def require_session(*, lead: bool = False) -> Session:
     """The signed-in user; stops the page when nobody is signed in (or not a lead)."""
     s = session()
     if s is None:
         st.warning("Sign in first.")
-        st.stop()
+        stop()
     if lead and not s.is_lead:
         st.error("This page is for leads.")
-        st.stop()
+        stop()
     return s
 
 

@@ -233,6 +233,9 @@ def ui(
         "--server.address", host, "--server.port", str(port),
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none", "--server.runOnSave", "false", "--client.toolbarMode", "minimal",
+        # One script thread per browser session: a rerun waits for the previous run's
+        # callback (a save) to finish, so what a run renders is what the store holds.
+        "--runner.fastReruns", "false",
     ]
     common.info(f"[starting] judging UI on http://{host}:{port} over {db} (Ctrl+C stops it)")
     sys.stdout.flush()

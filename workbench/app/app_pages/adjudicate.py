@@ -41,7 +41,7 @@ store = widgets.store()
 st.title("Adjudicate")
 pool_version = widgets.pool_picker("adjudicate")
 if pool_version is None:
-    st.stop()
+    widgets.stop()
 kind, msg, msg_key = st.session_state.get("adjudicate_msg") or ("", "", "")
 if msg and kind == "ok":
     st.success(msg)

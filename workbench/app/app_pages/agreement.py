@@ -15,13 +15,13 @@ store = widgets.store()
 st.title("Agreement")
 pool_version = widgets.pool_picker("agreement")
 if pool_version is None:
-    st.stop()
+    widgets.stop()
 weights: Weights = st.radio("Kappa weights", ["linear", "quadratic"], horizontal=True, key="agreement_weights")
 try:
     report = svc.agreement(store, pool_version, weights=weights)
 except WorkbenchError as e:  # e.g. grades outside the collection's rubric
     st.error(widgets.md_escape(e))
-    st.stop()
+    widgets.stop()
 
 st.metric("Documents judged by 2+ assessors", report.n_multi_graded)
 a = report.alpha_overall

@@ -68,6 +68,7 @@ state = svc.queue_state(store, session)
 if st.session_state.get("judge_position") is None:
     st.session_state["judge_position"] = state.resume
 position = int(st.session_state["judge_position"])
+widgets.signal(position=position, saved=state.n_done, total=state.n_total)
 
 st.title("Judge")
 if st.session_state.get("judge_error"):
@@ -77,7 +78,7 @@ elif st.session_state.get("judge_flash"):
 
 if state.n_total == 0:
     st.info("Your queue is empty. A lead assigns documents with `workbench assign`.")
-    st.stop()
+    widgets.stop()
 
 view = svc.load_view(store, session, position)
 if view is None:
@@ -85,7 +86,7 @@ if view is None:
     if state.n_done < state.n_total:
         st.button("Go to the first unjudged document", key="judge_resume", on_click=_move, args=(state.resume,))
     st.button("Previous", key="judge_prev_end", on_click=_move, args=(state.n_total,), shortcut="P")
-    st.stop()
+    widgets.stop()
 
 shown = st.session_state.get("judge_shown")
 if not shown or shown.get("position") != position or shown.get("doc") != (view.topic.topic_id, view.document.doc_id):

@@ -15,7 +15,7 @@ store = widgets.store()
 st.title("Pool")
 pool_version = widgets.pool_picker("pool")
 if pool_version is None:
-    st.stop()
+    widgets.stop()
 ov = svc.pool_overview(store, pool_version)
 n_docs = sum(t.n_documents for t in ov.topics)
 c1, c2, c3 = st.columns(3)

@@ -40,7 +40,7 @@ store = widgets.store()
 st.title("Publish")
 pool_version = widgets.pool_picker("publish")
 if pool_version is None:
-    st.stop()
+    widgets.stop()
 kind, msg = st.session_state.get("publish_msg") or ("", "")
 if msg:
     (st.success if kind == "ok" else st.error)(msg)
@@ -61,7 +61,7 @@ try:
                                   parent_version=None if parent in (None, "(none)") else parent)
 except WorkbenchError as e:
     st.error(widgets.md_escape(e))
-    st.stop()
+    widgets.stop()
 fg = preview.final
 st.markdown(
     f"**Would freeze {preview.n_entries} entries** ({preview.rule}): "

@@ -20,7 +20,7 @@ st.title("Qrels versions")
 versions = store.list_qrels_versions()
 if not versions:
     st.info("No qrels version yet: publish one on the Publish page or `workbench qrels import` a file.")
-    st.stop()
+    widgets.stop()
 
 st.dataframe(
     [
@@ -59,7 +59,7 @@ base = st.selectbox("Compare with", choices, key=f"qrels_versions_base_{info.nam
 if base == "(none)":
     st.info(f"{info.name} has no parent version: nothing to compare it with. "
             + ("Choose another version above to compare with it." if others else ""))
-    st.stop()
+    widgets.stop()
 parent = str(base)
 st.markdown(f"**{parent} → {info.name}**" + (" (parent → child)" if parent == info.parent_version else
                                             " (not its parent)")
@@ -69,7 +69,7 @@ try:
     diff = store.qrels_diff(parent, info.name)
 except WorkbenchError as e:
     st.error(widgets.md_escape(e))
-    st.stop()
+    widgets.stop()
 m1, m2, m3 = st.columns(3)
 m1.metric("Added", len(diff.added))
 m2.metric("Changed", len(diff.changed))
@@ -90,13 +90,13 @@ if diff.removed:
 run_names = [r.name for r in store.list_runs(info.collection)]
 if not run_names:
     st.info(f"No stored run of collection {info.collection!r} to rescore.")
-    st.stop()
+    widgets.stop()
 try:
     before = widgets.cached_scoreboard(parent, run_names, missing=missing)
     after = widgets.cached_scoreboard(info.name, run_names, missing=missing)
 except WorkbenchError as e:
     st.error(widgets.md_escape(e))
-    st.stop()
+    widgets.stop()
 changes = svc.changes_between(before, after)
 
 st.subheader(f"Score changes of every run: {parent} → {info.name}")

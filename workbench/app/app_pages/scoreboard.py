@@ -23,7 +23,7 @@ st.title("Scoreboard")
 versions = store.list_qrels_versions()
 if not versions:
     st.info("No qrels version yet: publish one on the Publish page or `workbench qrels import` a file.")
-    st.stop()
+    widgets.stop()
 
 c1, c2 = st.columns([3, 2])
 with c1:
@@ -34,11 +34,11 @@ info = next(v for v in versions if v.name == name)
 all_runs = [r.name for r in store.list_runs(info.collection)]
 if not all_runs:
     st.info(f"No stored run of collection {info.collection!r}: make one with `workbench run` first.")
-    st.stop()
+    widgets.stop()
 run_names = st.multiselect("Runs", all_runs, default=all_runs, key=f"scoreboard_runs_{info.collection}")
 if not run_names:
     st.info("Choose at least one run.")
-    st.stop()
+    widgets.stop()
 
 try:
     board = widgets.cached_scoreboard(name, run_names, missing=missing)
@@ -46,7 +46,7 @@ except WorkbenchError as e:
     st.error(widgets.md_escape(e))
     if missing == "fail":
         st.caption("Choose 'exclude' or 'zero' above to score runs that miss topics.")
-    st.stop()
+    widgets.stop()
 
 st.caption(
     f"Qrels **{info.name}** · hash `{info.content_hash[:12]}` · collection {info.collection} "
@@ -97,14 +97,14 @@ with st.expander("R@k optimistic: macro R@k if every pool-novel document were re
 st.subheader("Per-topic drill-down")
 if not board.topics:
     st.info("No topic is evaluated.")
-    st.stop()
+    widgets.stop()
 topics = store.get_topics(info.collection)
 d1, d2, d3 = st.columns([2, 4, 1])
 run = d1.selectbox("Run", list(board.runs), key="scoreboard_drill_run")
 evaluation = board.evaluations[run]
 if not evaluation.topics:
     st.info(f"Run {run!r} has no evaluated topic.")
-    st.stop()
+    widgets.stop()
 topic_id = d2.selectbox(
     "Topic", list(evaluation.topics), key="scoreboard_drill_topic",
     format_func=lambda t: f"{t} · {topics[t].title[:90]}" if t in topics else t,

@@ -1,0 +1,105 @@
+"""Run the UI tests (AppTest and real-browser) N times in a row under CPU load.
+
+The flakiness check of issue 9: UI tests wait on signals the app gives (the
+status marker, see ``workbench.app.widgets.status_marker``), never on elapsed
+time, so they must pass while another process keeps both cores busy.
+
+Usage (from a worktree, with the shared venv on PATH)::
+
+    python bench/ui_loop.py                  # 20 runs, `stress --cpu 2` alongside
+    python bench/ui_loop.py --runs 5 --no-stress
+    python bench/ui_loop.py -- -k browser    # extra pytest arguments after --
+
+Each run is one ``pytest tests/app`` process (the services-level concurrency test
+``test_concurrency.py`` is left out: it is no UI test and takes minutes). The
+loop stops at the first failing run (``--keep-going`` runs on) and prints one
+line per run on stderr and a summary on stdout, e.g.::
+
+    20 of 20 runs passed, 20 in a row, under `stress --cpu 2` (run time p50 95 s, max 140 s)
+
+Exit code 0 when every run passed, 1 otherwise. The load generator is started
+in its own process group and stopped by its process id at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TESTS = ["tests/app", "--deselect", "tests/app/test_concurrency.py"]
+
+
+def _start_load(cpus: int) -> subprocess.Popen[bytes] | None:
+    exe = shutil.which("stress")
+    if exe is None:
+        print("ui_loop: `stress` not found; using busy Python loops instead", file=sys.stderr)
+        cmd = [sys.executable, "-c", "import multiprocessing as m\n"
+               "def f():\n    while True: pass\n"
+               f"ps=[m.Process(target=f) for _ in range({cpus})]\n[p.start() for p in ps]\n[p.join() for p in ps]"]
+    else:
+        cmd = [exe, "--cpu", str(cpus)]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _stop_load(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)  # its own group: stress and its workers, nothing else
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the loop, print the summary; return the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=20, help="runs of the UI tests (default 20)")
+    parser.add_argument("--no-stress", dest="stress", action="store_false", help="no CPU load alongside")
+    parser.add_argument("--cpus", type=int, default=2, help="busy workers of the load (default 2)")
+    parser.add_argument("--keep-going", action="store_true", help="do not stop at the first failing run")
+    parser.add_argument("--log-dir", type=Path, default=Path("/tmp/ui_loop"),
+                        help="pytest output of each run goes to LOG_DIR/run-<n>.log")
+    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    args = parser.parse_args(argv)
+    args.log_dir.mkdir(parents=True, exist_ok=True)
+
+    load = _start_load(args.cpus) if args.stress else None
+    durations: list[float] = []
+    passed = streak = best = 0
+    try:
+        for n in range(1, args.runs + 1):
+            log = args.log_dir / f"run-{n}.log"
+            start = time.monotonic()
+            with open(log, "w") as out:
+                rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-x", *DEFAULT_TESTS, *args.pytest_args],
+                                     cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+            durations.append(time.monotonic() - start)
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+            ok = rc == 0
+            passed += ok
+            streak = streak + 1 if ok else 0
+            best = max(best, streak)
+            print(f"run {n}/{args.runs}: {'pass' if ok else f'FAIL (rc {rc}, see {log})'} "
+                  f"in {durations[-1]:.0f} s: {tail[0]}", file=sys.stderr, flush=True)
+            if not ok and not args.keep_going:
+                break
+    finally:
+        _stop_load(load)
+    under = f"under `stress --cpu {args.cpus}`" if args.stress else "without extra load"
+    print(f"{passed} of {len(durations)} runs passed, {best} in a row, {under} "
+          f"(run time p50 {statistics.median(durations):.0f} s, max {max(durations):.0f} s)")
+    return 0 if passed == len(durations) == args.runs else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
