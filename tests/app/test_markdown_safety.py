@@ -20,7 +20,7 @@ WHY = "![w](http://127.0.0.1:18732/why.png) _x_"
 
 # The payloads' Markdown when live (not backslash-escaped): an image or link
 # opener, the bold markers of the payloads and a :red[...] directive.
-LIVE = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(|(?<!\\)\*\*b|:red\[")
+LIVE = re.compile(r"(?<!\\)!\[|(?<!\\)\]\(|(?<!\\)\*\*b|:red\[|(?<!\\)\*\*:red")
 
 
 @pytest.fixture
@@ -46,6 +46,8 @@ def _markdown_strings(at) -> list[str]:
         out.extend(str(el.value) for el in getattr(at, kind, []))
     for t in at.table:
         out.append(t.value.to_csv())
+    out.extend(str(e.label) for e in at.expander)  # expander labels render Markdown too
+    out.extend(str(m.label) for m in at.metric)
     return out
 
 
@@ -98,3 +100,35 @@ def test_other_pages_escape_the_hostile_title_and_note(hostile):
         assert not lead.exception, page
         shown = _markdown_strings(lead)
         assert not any(LIVE.search(s) for s in shown), (page, [s for s in shown if LIVE.search(s)])
+
+
+QRELS_NAME = "**:red[q]**![i](http:127.0.0.1:18732)[l](http:127.0.0.1:18732)"
+CHILD_NAME = "v2 **b** `tick"
+
+
+def test_qrels_version_names_are_text_on_the_qrels_versions_and_scoreboard_pages(hostile):
+    """QA defect: qrels version names were rendered as Markdown in 6 places
+    (lineage, compare header, subheader, caption, warnings, expander label)."""
+    from workbench.store import LabelStore
+
+    db, _queues = hostile
+    store = LabelStore(db, client="test")
+    store.create_qrels_version(QRELS_NAME, "toy", {"1": {"d1": 2, "d3": 0}, "2": {"d2": 1}},
+                               origin="imported", rule="test")
+    store.create_qrels_version(CHILD_NAME, "toy", {"1": {"d1": 2, "d4": 1}, "2": {"d2": 1}},
+                               origin="imported", rule="test", parent_version=QRELS_NAME)
+    del store
+    lead = sign_in(new_app(), "lead", TOKENS["lead"])
+    lead.switch_page("app_pages/qrels_versions.py").run()
+    assert not lead.exception
+    assert lead.selectbox(key="qrels_versions_pick").value == CHILD_NAME  # compared with its parent
+    shown = _markdown_strings(lead)
+    assert sum(md_escape(QRELS_NAME) in s for s in shown) >= 4, shown  # lineage, header, subheader, caption, label
+    assert not any(LIVE.search(s) for s in shown), [s for s in shown if LIVE.search(s)]
+
+    lead.switch_page("app_pages/scoreboard.py").run()
+    lead.selectbox(key="scoreboard_qrels_pick").set_value(QRELS_NAME).run()
+    assert not lead.exception
+    shown = _markdown_strings(lead)
+    assert any(md_escape(QRELS_NAME) in s for s in shown)
+    assert not any(LIVE.search(s) for s in shown), [s for s in shown if LIVE.search(s)]

@@ -291,7 +291,7 @@ def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     assert list(versions["name"]) == ["toy-ref", "toy-v1", "toy-v2"]
     assert list(versions["parent"]) == ["", "", "toy-v1"] and list(versions["entries"]) == [2, 7, 8]
     text = page_text(at)
-    assert "`toy-v1` → `toy-v2`" in text and "`toy-ref`" in text
+    assert "- toy-v1 → toy-v2" in text and "- toy-ref" in text
     assert at.selectbox(key="qrels_versions_pick").value == "toy-v2"
     assert [m.value for m in at.metric] == ["2", "1", "1"]  # added, changed, removed
     # every run, exclude: partial lacks topic 2, so both versions average topic 1 only

@@ -38,15 +38,15 @@ for key, default in {
 
 
 def _sign_in() -> None:
-    st.title("Sign in")
-    st.caption(f"Store: {widgets.md_escape(widgets.config().db_path)}")
+    st.title("Sign in")  # the store's path is shown to leads only, after sign-in
     with st.form("signin_form"):
         name = st.text_input("User name", key="signin_name")
         token = st.text_input("Access token", type="password", key="signin_token")
         submitted = st.form_submit_button("Sign in", type="primary")
     if submitted:
         try:
-            st.session_state[widgets.SESSION_KEY] = svc.sign_in(widgets.store(), name, token)
+            st.session_state[widgets.SESSION_KEY] = svc.sign_in(widgets.store(), name, token,
+                                                                throttle=widgets.throttle(), now=widgets.clock())
         except WorkbenchError as e:
             st.error(widgets.md_escape(e))
         else:
@@ -69,7 +69,9 @@ def _sidebar_progress(session: svc.Session) -> None:
         st.sidebar.error(str(e))
         return
     sb = st.sidebar
-    sb.markdown(f"**{session.user}** · {session.role}")
+    sb.markdown(f"**{widgets.md_escape(session.user)}** · {session.role}")
+    if session.is_lead:
+        sb.caption(f"Store: {widgets.md_escape(widgets.config().db_path)}")
     if not state.n_total:
         sb.caption("No documents assigned to you yet.")
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -23,6 +24,7 @@ from workbench.scoring.measures import DEFAULT_CUTOFFS
 
 if TYPE_CHECKING:
     from workbench.judging.queue import JudgingView
+    from workbench.judging.signin import SignInThrottle
     from workbench.rubric import Rubric
     from workbench.services.judging import Session
     from workbench.services.scoreboard import Scoreboard
@@ -109,6 +111,19 @@ def _store(path: str, lock_timeout_s: float) -> LabelStore:
     return LabelStore(
         path, client="workbench ui", lock_timeout_s=lock_timeout_s, on_wait=_on_wait, linger_s=STORE_LINGER_S
     )
+
+
+@st.cache_resource(show_spinner=False)
+def throttle() -> SignInThrottle:
+    """The server process's sign-in throttle (thread-safe; shared by every session)."""
+    from workbench.judging.signin import SignInThrottle
+
+    return SignInThrottle()
+
+
+def clock() -> float:
+    """The monotonic clock of the sign-in throttle and session expiry, seconds."""
+    return time.monotonic()
 
 
 def store() -> LabelStore:

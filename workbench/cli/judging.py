@@ -213,16 +213,42 @@ def _check_port_free(host: str, port: int) -> None:
             ) from e
 
 
+def is_loopback(host: str) -> bool:
+    """True for an address only this machine can reach: ``localhost`` or a
+    loopback IP (127.0.0.0/8, ::1). Anything else (``0.0.0.0``, ``::``, a LAN
+    address, a host name) may be reachable from other machines."""
+    import ipaddress
+
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 @app.command("ui")
 def ui(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8501,
-    host: Annotated[str, typer.Option(help="Address to bind; keep 127.0.0.1 unless behind a proxy.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Address to bind; 127.0.0.1 (this machine only) unless --allow-remote.")]
+    = "127.0.0.1",
+    allow_remote: Annotated[bool, typer.Option(
+        "--allow-remote", help="Allow a --host other machines can reach. The UI speaks plain HTTP: access tokens "
+        "and session ids travel in clear text, so put it behind a TLS proxy.")] = False,
 ) -> None:
     """Start the judging app (Streamlit) over this project's store."""
     import importlib.util
 
     from workbench.app import APP_PATH
 
+    if not is_loopback(host):
+        if not allow_remote:
+            raise typer.BadParameter(
+                f"expected a loopback address (127.0.0.1, ::1, localhost), found {host!r}, which other "
+                "machines may reach over plain HTTP, where access tokens travel in clear text; keep the default, "
+                "or pass --allow-remote (behind a TLS proxy)", param_hint="'--host'")
+        typer.echo(f"[warning] the UI listens on {host}:{port} over plain HTTP: access tokens and session ids "
+                    "travel in clear text; serve it behind a TLS proxy (HTTPS) or on a trusted network only", err=True)
     if importlib.util.find_spec("streamlit") is None:
         raise WorkbenchError("the UI needs Streamlit: install the [ui] extra (pip install -e '.[ui]')")
     _check_port_free(host, port)

@@ -13,7 +13,9 @@ actions (assign, adjudicate, publish) re-check the role in the store.
 from __future__ import annotations
 
 import json
+import math
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +42,7 @@ from workbench.judging.queue import (
     progress_counts,
     resume_position,
 )
+from workbench.judging.signin import SignInThrottle
 from workbench.rubric import Rubric
 from workbench.types import Judgment
 
@@ -74,13 +77,53 @@ class Session:
         return self.role == "lead"
 
 
-def sign_in(store: LabelStore, name: str, token: str) -> Session:
+class SignInThrottledError(PermissionDeniedError):
+    """Too many failed sign-ins for a user name: the attempt was not checked.
+
+    Attributes:
+        wait_s: seconds until the next attempt for that name is checked.
+    """
+
+    def __init__(self, name: str, wait_s: float) -> None:
+        self.wait_s = wait_s
+        super().__init__(f"too many failed sign-ins for {name!r}: try again in {math.ceil(wait_s)} s")
+
+
+def sign_in(store: LabelStore, name: str, token: str, *, throttle: SignInThrottle | None = None,
+            now: float | None = None) -> Session:
     """Check a user's token and open a session.
 
+    Args:
+        store: the store.
+        name: user name (surrounding spaces ignored).
+        token: the access token (surrounding spaces ignored).
+        throttle: the serving process's per-user throttle (the UI's); None
+            checks at once (the CLI, which needs the store file anyway).
+        now: the time on the throttle's monotonic clock (default ``time.monotonic()``).
+
     Raises:
-        PermissionDeniedError: unknown user or wrong token.
+        SignInThrottledError: the name failed recently; the delay
+            (``workbench.judging.signin``) has not passed, so the token is not checked.
+        PermissionDeniedError: unknown user or wrong token (one message for
+            both; with a throttle it says how long the next attempt waits).
     """
-    user = store.authenticate(name.strip(), token.strip())
+    name, token = name.strip(), token.strip()
+    if throttle is None:
+        user = store.authenticate(name, token)
+        return Session(user.name, user.role)
+    clock = time.monotonic() if now is None else now
+    wait = throttle.begin(name, clock)
+    if wait > 0:
+        raise SignInThrottledError(name, wait)
+    try:
+        user = store.authenticate(name, token)
+    except PermissionDeniedError as e:
+        delay = throttle.finish(name, ok=False, now=clock)
+        raise PermissionDeniedError(f"{e}; wait {math.ceil(delay)} s before the next attempt") from None
+    except BaseException:
+        throttle.abandon(name)  # not the user's failure (e.g. the store is busy): nothing recorded
+        raise
+    throttle.finish(name, ok=True, now=clock)
     return Session(user.name, user.role)
 
 

@@ -39,6 +39,11 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 ItemKey = tuple[str, str]
 
 
+_DUMMY_SALT = "00" * 16
+_DUMMY_HASH = f"pbkdf2-sha256${PBKDF2_ITERATIONS}${'0' * 64}"
+"""What an unknown user name is checked against: the same PBKDF2 cost as a real user."""
+
+
 def hash_token(token: str, salt: str, iterations: int = PBKDF2_ITERATIONS) -> str:
     """The stored form of a token: ``pbkdf2-sha256$<iterations>$<hex digest>``.
 
@@ -208,7 +213,10 @@ class UsersMixin(StoreCore):
                 "WHERE user_name = ?",
                 [name],
             ))
-        if row is None or not _token_matches(token or "", row[5], row[4]):
+        # An unknown name costs one hash check too, so the time taken does not
+        # tell whether the user exists.
+        salt, stored = (row[5], row[4]) if row is not None else (_DUMMY_SALT, _DUMMY_HASH)
+        if not _token_matches(token or "", salt, stored) or row is None:
             raise PermissionDeniedError(f"sign-in failed for {name!r}: unknown user or wrong token")
         return _user_from_row(row)
 

@@ -37,7 +37,7 @@ st.dataframe(
 )
 
 st.subheader("Lineage")
-st.markdown("\n".join(f"- {' → '.join(f'`{n}`' for n in chain)}" for chain in svc.lineage_chains(versions)))
+st.markdown("\n".join(f"- {' → '.join(widgets.md_escape(n) for n in chain)}" for chain in svc.lineage_chains(versions)))
 st.caption("Each arrow points from a parent version to the version published as its revision.")
 
 with_parent = [v for v in versions if v.parent_version]
@@ -57,13 +57,13 @@ choices = ([info.parent_version] if info.parent_version in others else ["(none)"
 base = st.selectbox("Compare with", choices, key=f"qrels_versions_base_{info.name}",
                     format_func=lambda n: f"{n} (parent)" if n == info.parent_version else n)
 if base == "(none)":
-    st.info(f"{info.name} has no parent version: nothing to compare it with. "
+    st.info(f"{widgets.md_escape(info.name)} has no parent version: nothing to compare it with. "
             + ("Choose another version above to compare with it." if others else ""))
     widgets.stop()
 parent = str(base)
-st.markdown(f"**{parent} → {info.name}**" + (" (parent → child)" if parent == info.parent_version else
+st.markdown(f"**{widgets.md_escape(parent)} → {widgets.md_escape(info.name)}**" + (" (parent → child)" if parent == info.parent_version else
                                             " (not its parent)")
-            + (f" · pool version {info.pool_version}" if info.pool_version else ""))
+            + (f" · pool version {widgets.md_escape(info.pool_version)}" if info.pool_version else ""))
 
 try:
     diff = store.qrels_diff(parent, info.name)
@@ -89,7 +89,7 @@ if diff.removed:
 
 run_names = [r.name for r in store.list_runs(info.collection)]
 if not run_names:
-    st.info(f"No stored run of collection {info.collection!r} to rescore.")
+    st.info(f"No stored run of collection {widgets.md_escape(info.collection)} to rescore.")
     widgets.stop()
 try:
     before = widgets.cached_scoreboard(parent, run_names, missing=missing)
@@ -98,11 +98,13 @@ except WorkbenchError as e:
     st.error(widgets.md_escape(e))
     widgets.stop()
 changes = svc.changes_between(before, after)
+e_parent, e_name = widgets.md_escape(parent), widgets.md_escape(info.name)
 
-st.subheader(f"Score changes of every run: {parent} → {info.name}")
+st.subheader(f"Score changes of every run: {widgets.md_escape(parent)} → {widgets.md_escape(info.name)}")
 st.caption(
-    f"Change of each run's macro mean ({info.name} minus {parent}); missing-topic policy **{missing}**. Topics evaluated: {len(before.topics)} on {parent}, "
-    f"{len(after.topics)} on {info.name} (|R| = 0 excluded: {len(before.excluded_topics)} and "
+    f"Change of each run's macro mean ({e_name} minus {e_parent}); missing-topic policy **{missing}**. "
+    f"Topics evaluated: {len(before.topics)} on {e_parent}, "
+    f"{len(after.topics)} on {e_name} (|R| = 0 excluded: {len(before.excluded_topics)} and "
     f"{len(after.excluded_topics)}). Qrels hashes `{before.qrels.content_hash[:12]}` → "
     f"`{after.qrels.content_hash[:12]}` · evaluator `{after.evaluator_version}`"
 )
@@ -111,14 +113,14 @@ lost = [t for t in before.topics if t not in set(after.topics)]
 if gained or lost:
     st.caption(
         "The two means average different topics: "
-        + (f"{len(gained)} evaluated only on {info.name} ({widgets.topic_list(gained)})" if gained else "")
+        + (f"{len(gained)} evaluated only on {e_name} ({widgets.topic_list(gained)})" if gained else "")
         + ("; " if gained and lost else "")
-        + (f"{len(lost)} evaluated only on {parent} ({widgets.topic_list(lost)})" if lost else "")
+        + (f"{len(lost)} evaluated only on {e_parent} ({widgets.topic_list(lost)})" if lost else "")
         + "."
     )
 for label, board in ((parent, before), (info.name, after)):
     if board.missing_by_run:
-        st.warning(f"On {label}, topics missing from runs: "
+        st.warning(f"On {widgets.md_escape(label)}, topics missing from runs: "
                    + "; ".join(f"{widgets.md_escape(r)}: {widgets.topic_list(ts)}" for r, ts in board.missing_by_run.items()))
 # measures x runs: each cell is the run's change (version - parent)
 deltas: dict[str, dict[str, object]] = {}
@@ -129,5 +131,5 @@ st.dataframe(delta_rows, hide_index=True, column_config=widgets.float_columns(de
              height="content")
 detail = [{"run": c.run, "measure": c.measure, parent: c.parent_value, info.name: c.value, "delta": c.delta}
           for c in changes]
-with st.expander(f"Every value ({parent}, {info.name}, delta)"):
+with st.expander(f"Every value ({e_parent}, {e_name}, delta)"):
     st.dataframe(detail, hide_index=True, column_config=widgets.float_columns(detail))

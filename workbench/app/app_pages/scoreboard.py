@@ -33,7 +33,7 @@ with c2:
 info = next(v for v in versions if v.name == name)
 all_runs = [r.name for r in store.list_runs(info.collection)]
 if not all_runs:
-    st.info(f"No stored run of collection {info.collection!r}: make one with `workbench run` first.")
+    st.info(f"No stored run of collection {widgets.md_escape(info.collection)}: make one with `workbench run` first.")
     widgets.stop()
 run_names = st.multiselect("Runs", all_runs, default=all_runs, key=f"scoreboard_runs_{info.collection}")
 if not run_names:
@@ -49,7 +49,7 @@ except WorkbenchError as e:
     widgets.stop()
 
 st.caption(
-    f"Qrels **{info.name}** · hash `{info.content_hash[:12]}` · collection {info.collection} "
+    f"Qrels **{widgets.md_escape(info.name)}** · hash `{info.content_hash[:12]}` · collection {widgets.md_escape(info.collection)} "
     f"(version `{info.collection_version[:12]}`) · relevant = grade ≥ {board.rel} · "
     f"evaluator `{board.evaluator_version}`"
 )
@@ -68,7 +68,7 @@ if board.missing_by_run:
 else:
     st.caption("No run misses a topic of the qrels.")
 for w in board.warnings:
-    st.warning(w)
+    st.warning(widgets.md_escape(w))
 
 st.subheader("Runs × measures (macro)")
 table = board.measure_table()
@@ -103,7 +103,7 @@ d1, d2, d3 = st.columns([2, 4, 1])
 run = d1.selectbox("Run", list(board.runs), key="scoreboard_drill_run")
 evaluation = board.evaluations[run]
 if not evaluation.topics:
-    st.info(f"Run {run!r} has no evaluated topic.")
+    st.info(f"Run {widgets.md_escape(run)} has no evaluated topic.")
     widgets.stop()
 topic_id = d2.selectbox(
     "Topic", list(evaluation.topics), key="scoreboard_drill_topic",
