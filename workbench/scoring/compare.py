@@ -28,6 +28,7 @@ Source:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,25 @@ import numpy as np
 from workbench.errors import ValidationError
 from workbench.scoring.evaluate import Evaluation
 from workbench.scoring.measures import Measure, parse_measure
+
+MIN_TOPICS = 5
+"""Fewest paired topics ``compare`` and the gate run paired tests on (and the
+fewest topics a slice needs to get statistics); below it they are refused."""
+
+
+def refusal(n_topics: int, min_topics: int = MIN_TOPICS) -> str:
+    """Why paired statistics are refused on ``n_topics`` topics, or "" when they are not.
+
+    Example:
+        >>> refusal(3, 5)
+        'paired statistics refused: 3 topics, fewer than the 5 required'
+        >>> refusal(5, 5)
+        ''
+    """
+    need = max(2, min_topics)
+    if n_topics >= need:
+        return ""
+    return f"paired statistics refused: {n_topics} topic{'s' if n_topics != 1 else ''}, fewer than the {need} required"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +121,10 @@ class Comparison:
         wins: topics where B > A.
         losses: topics where B < A.
         ties: topics where B == A.
-        permutation: the randomization test.
-        bootstrap: the paired bootstrap.
+        permutation: the randomization test (None when refused).
+        bootstrap: the paired bootstrap (None when refused).
+        refused: why the paired tests were not run ("" when they were): fewer
+            common topics than the ``min_topics`` asked for.
     """
 
     measure: Measure
@@ -115,8 +137,9 @@ class Comparison:
     wins: int
     losses: int
     ties: int
-    permutation: PairedTest
-    bootstrap: PairedTest
+    permutation: PairedTest | None
+    bootstrap: PairedTest | None
+    refused: str = ""
 
     @property
     def mean_difference(self) -> float:
@@ -182,29 +205,65 @@ def paired_bootstrap(
     Source:
         Sakai, SIGIR 2006, doi:10.1145/1148170.1148261; Efron & Tibshirani 1993, §16.4.
     """
+    return paired_bootstrap_levels(a, b, (confidence,), n_resamples=n_resamples, seed=seed)[0]
+
+
+def paired_bootstrap_levels(
+    a: np.ndarray, b: np.ndarray, confidences: Sequence[float], *, n_resamples: int = 10_000, seed: int = 0
+) -> tuple[PairedTest, ...]:
+    """``paired_bootstrap`` at several confidence levels from one bootstrap distribution.
+
+    The first level draws the resamples; the others reuse the same bootstrap
+    distribution (``scipy.stats.bootstrap(..., bootstrap_result=...)``), so a
+    raw and a corrected interval (``scoring.multiple``) come from the same
+    resamples and cost one draw. Each result equals ``paired_bootstrap`` at
+    that level with the same seed.
+
+    Args:
+        a: per-topic values of run A.
+        b: per-topic values of run B, same topics and order.
+        confidences: one or more levels in (0, 1).
+        n_resamples: bootstrap samples of the topics.
+        seed: random seed.
+
+    Returns:
+        One ``PairedTest`` per level, in the order given (same p-value in each).
+
+    Raises:
+        ValidationError: no level, a level outside (0, 1), fewer than 2 topics or different lengths.
+    """
     from scipy import stats
 
-    if not 0 < confidence < 1:
-        raise ValidationError(f"expected a confidence level between 0 and 1, found {confidence!r}.")
+    if not confidences:
+        raise ValidationError("expected at least one confidence level, found none.")
+    for confidence in confidences:
+        if not 0 < confidence < 1:
+            raise ValidationError(f"expected a confidence level between 0 and 1, found {confidence!r}.")
     a, b = _check_pair(a, b)
     d = b - a
     observed = float(d.mean())
     if np.all(d == d[0]):
-        return PairedTest("bootstrap", observed, 1.0 if observed == 0 else 0.0, observed, observed,
-                          confidence, n_resamples, seed)
+        p0 = 1.0 if observed == 0 else 0.0
+        return tuple(PairedTest("bootstrap", observed, p0, observed, observed, c, n_resamples, seed)
+                     for c in confidences)
     res = stats.bootstrap(
         (d,),
         np.mean,
         n_resamples=n_resamples,
-        confidence_level=confidence,
+        confidence_level=confidences[0],
         method="percentile",
         vectorized=True,
         random_state=np.random.default_rng(seed),
     )
     centred = res.bootstrap_distribution - observed
-    p = float((np.count_nonzero(np.abs(centred) >= abs(observed)) + 1) / (len(centred) + 1))
-    return PairedTest("bootstrap", observed, min(1.0, p), float(res.confidence_interval.low),
-                      float(res.confidence_interval.high), confidence, n_resamples, seed)
+    p = min(1.0, float((np.count_nonzero(np.abs(centred) >= abs(observed)) + 1) / (len(centred) + 1)))
+    out = []
+    for c in confidences:
+        ci = res.confidence_interval if c == confidences[0] else stats.bootstrap(
+            (d,), np.mean, n_resamples=0, confidence_level=c, method="percentile", vectorized=True,
+            bootstrap_result=res).confidence_interval
+        out.append(PairedTest("bootstrap", observed, p, float(ci.low), float(ci.high), c, n_resamples, seed))
+    return tuple(out)
 
 
 def _check_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -219,6 +278,54 @@ def _check_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+def topic_deltas(
+    a: Evaluation,
+    b: Evaluation,
+    measure: Measure,
+    topics: Sequence[str],
+    values_a: Sequence[float],
+    values_b: Sequence[float],
+) -> tuple[TopicDelta, ...]:
+    """Per-topic deltas with the relevant documents lost and gained within the measure's cutoff.
+
+    Args:
+        a: evaluation of run A (its ``relevant`` gives A's ranks).
+        b: evaluation of run B.
+        measure: its cutoff k decides "within k".
+        topics: the topics, in the order of ``values_a`` / ``values_b``.
+        values_a: A's per-topic values of ``measure``.
+        values_b: B's per-topic values.
+
+    Returns:
+        One ``TopicDelta`` per topic, largest loss (most negative delta) first,
+        then more documents lost first; ties keep the ``topics`` order.
+    """
+    k = measure.cutoff
+    wanted = set(topics)
+    by_topic: dict[str, list[tuple[str, int, int | None]]] = {}
+    for d in a.relevant:
+        if d.topic_id in wanted:
+            by_topic.setdefault(d.topic_id, []).append((d.doc_id, d.grade, d.rank))
+    rank_b = {(d.topic_id, d.doc_id): d.rank for d in b.relevant if d.topic_id in wanted}
+    deltas = []
+    for t, x, y in zip(topics, values_a, values_b, strict=True):
+        lost: list[tuple[str, int, int | None, int | None]] = []
+        gained: list[tuple[str, int, int | None, int | None]] = []
+        for doc, grade, ra in by_topic.get(t, []):
+            rb = rank_b.get((t, doc))
+            in_a = ra is not None and ra <= k
+            in_b = rb is not None and rb <= k
+            if in_a and not in_b:
+                lost.append((doc, grade, ra, rb))
+            elif in_b and not in_a:
+                gained.append((doc, grade, ra, rb))
+        lost.sort(key=lambda r: r[2] or 0)
+        gained.sort(key=lambda r: r[3] or 0)
+        deltas.append(TopicDelta(t, x, y, y - x, tuple(lost), tuple(gained)))
+    deltas.sort(key=lambda d: (d.delta, -len(d.lost)))
+    return tuple(deltas)
+
+
 def compare(
     a: Evaluation,
     b: Evaluation,
@@ -227,6 +334,7 @@ def compare(
     n_resamples: int = 10_000,
     seed: int = 0,
     confidence: float = 0.95,
+    min_topics: int = MIN_TOPICS,
 ) -> Comparison:
     """Compare run B with run A (the baseline) on one measure.
 
@@ -237,13 +345,16 @@ def compare(
         n_resamples: resamples of each test.
         seed: random seed of both tests.
         confidence: confidence level of the bootstrap interval.
+        min_topics: fewest common topics the paired tests are run on (at
+            least 2); with fewer, the deltas are still listed and
+            ``permutation``/``bootstrap`` are None, ``refused`` says why.
 
     Returns:
         ``Comparison`` over the topics both evaluations scored.
 
     Raises:
-        ValidationError: the measure is missing from an evaluation, the
-            thresholds differ, or fewer than 2 common topics.
+        ValidationError: the measure is missing from an evaluation or the
+            thresholds differ.
 
     Example:
         >>> from workbench.scoring.evaluate import evaluate
@@ -263,29 +374,13 @@ def compare(
     common = tuple(t for t in a.topics if t in b.per_topic[m])
     va = np.array([a.per_topic[m][t].value for t in common])
     vb = np.array([b.per_topic[m][t].value for t in common])
-    perm = paired_permutation_test(va, vb, n_resamples=n_resamples, seed=seed)
-    boot = paired_bootstrap(va, vb, n_resamples=n_resamples, seed=seed, confidence=confidence)
-    k = m.cutoff
-    by_topic: dict[str, list[tuple[str, int, int | None]]] = {}
-    for d in a.relevant:
-        by_topic.setdefault(d.topic_id, []).append((d.doc_id, d.grade, d.rank))
-    rank_b = {(d.topic_id, d.doc_id): d.rank for d in b.relevant}
-    deltas = []
-    for t, x, y in zip(common, va.tolist(), vb.tolist(), strict=True):
-        lost: list[tuple[str, int, int | None, int | None]] = []
-        gained: list[tuple[str, int, int | None, int | None]] = []
-        for doc, grade, ra in by_topic.get(t, []):
-            rb = rank_b.get((t, doc))
-            in_a = ra is not None and ra <= k
-            in_b = rb is not None and rb <= k
-            if in_a and not in_b:
-                lost.append((doc, grade, ra, rb))
-            elif in_b and not in_a:
-                gained.append((doc, grade, ra, rb))
-        lost.sort(key=lambda r: r[2] or 0)
-        gained.sort(key=lambda r: r[3] or 0)
-        deltas.append(TopicDelta(t, x, y, y - x, tuple(lost), tuple(gained)))
-    deltas.sort(key=lambda d: (d.delta, -len(d.lost)))
+    perm: PairedTest | None = None
+    boot: PairedTest | None = None
+    refused = refusal(len(common), min_topics)
+    if not refused:
+        perm = paired_permutation_test(va, vb, n_resamples=n_resamples, seed=seed)
+        boot = paired_bootstrap(va, vb, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    deltas = topic_deltas(a, b, m, common, va.tolist(), vb.tolist())
     diff = vb - va
     return Comparison(
         measure=m,
@@ -294,12 +389,13 @@ def compare(
         topics=common,
         mean_a=float(va.mean()),
         mean_b=float(vb.mean()),
-        deltas=tuple(deltas),
+        deltas=deltas,
         wins=int(np.count_nonzero(diff > 0)),
         losses=int(np.count_nonzero(diff < 0)),
         ties=int(np.count_nonzero(diff == 0)),
         permutation=perm,
         bootstrap=boot,
+        refused=refused,
     )
 
 

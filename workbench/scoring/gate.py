@@ -1,0 +1,567 @@
+"""The release gate's rules: a paired comparison of a candidate with a baseline turned into a verdict.
+
+``evaluate_gate(policy, inputs)`` applies a ``GatePolicy`` to two evaluations
+of the same qrels (and what the service measured around them) and returns every
+rule with its measured value, its threshold and its verdict, then the per-topic
+diff list. The verdict of the gate:
+
+* ``invalid`` (exit 2) when any *validity* rule is not met: the comparison
+  cannot be trusted, whatever the numbers say. Validity rules: each run's
+  completion rate, the identifier audit (judged-relevant ids and run ids in
+  the run's collection version), the number of paired topics and their share
+  of the eligible topics, leakage (with ``leakage = "invalid"``);
+* otherwise ``fail`` (exit 1) when any *quality* rule fails: the macro change
+  of a gated measure (lower end of the paired bootstrap CI of candidate -
+  baseline below its bound), the permutation test (candidate worse with p <
+  alpha), a critical topic that lost a relevant document within K, a slice
+  below its floor, or ineligible documents returned (leaks);
+* otherwise ``pass`` (exit 0).
+
+Statistics are refused (the rules are ``skipped`` and the gate is invalid)
+below ``min_topics`` paired topics. With several gated measures the tests form
+one family: p-values are adjusted (Holm-Bonferroni by default) and intervals
+widened (Bonferroni level), raw and corrected are both kept, and
+``policy.decide`` says which decides. Every comparison is made on full-precision
+floats; rounding happens only when a report prints them.
+
+Topics: the paired topics are those both runs were evaluated on (the service
+scores with ``missing="exclude"``, so a topic one run failed is left out of
+both and counted by the completion rule instead of being read as zero recall).
+
+Source:
+    Paired release gates, critical-query losses and slice floors: the
+    recall-testing design note (../shared/seeds/004_f124302079e96b46.txt);
+    Sakai, SIGIR 2006, doi:10.1145/1148170.1148261 (paired bootstrap);
+    Smucker, Allan & Carterette, CIKM 2007, doi:10.1145/1321440.1321528
+    (randomization test); Holm 1979 (``scoring.multiple``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from workbench.errors import ValidationError
+from workbench.ranking import natural_key
+from workbench.scoring.compare import (
+    PairedTest,
+    TopicDelta,
+    paired_bootstrap_levels,
+    paired_permutation_test,
+    refusal,
+    topic_deltas,
+)
+from workbench.scoring.evaluate import Evaluation
+from workbench.scoring.gate_policy import GatePolicy
+from workbench.scoring.idaudit import IdAudit
+from workbench.scoring.leakage import LeakageCheck
+from workbench.scoring.measures import Measure
+from workbench.scoring.multiple import adjust, corrected_confidence
+from workbench.scoring.slices import SliceComparison, SliceKey, compare_slices
+from workbench.scoring.validity import Completion, TopicCoverage
+
+Verdict = Literal["pass", "fail", "invalid", "skipped"]
+RuleKind = Literal["validity", "quality"]
+
+EXIT_CODES: Mapping[str, int] = {"pass": 0, "fail": 1, "invalid": 2}
+"""Exit code of each gate verdict (3 is a usage error of the command)."""
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One rule of the gate, measured.
+
+    Attributes:
+        rule: ``completion``, ``id_coverage``, ``run_id_coverage``, ``topics``,
+            ``topic_share``, ``leakage``, ``leaks``, ``macro_change``,
+            ``permutation``, ``critical`` or ``floor``.
+        subject: what it applies to (a run, a measure, ``key=value`` of a slice, "").
+        kind: ``validity`` (not met: invalid) or ``quality`` (not met: fail).
+        verdict: ``pass``, ``fail``, ``invalid`` or ``skipped``.
+        measured: the measured value at full precision (None when not measured).
+        threshold: the policy's threshold (None when the rule has none).
+        op: how ``measured`` must relate to ``threshold`` to pass (``>=``, ``<=``, ``==``, ``>=`` ...).
+        detail: what the number is and what it rests on, for people.
+        raw: the uncorrected value when ``measured`` is a corrected one (else None).
+        corrected: the corrected value (else None).
+        line: the policy line of the rule (0 when built in).
+    """
+
+    rule: str
+    subject: str
+    kind: RuleKind
+    verdict: Verdict
+    measured: float | None
+    threshold: float | None
+    op: str
+    detail: str
+    raw: float | None = None
+    corrected: float | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class MeasureTest:
+    """The paired tests of one gated measure, raw and corrected.
+
+    Attributes:
+        measure: the measure.
+        topics: paired topics.
+        mean_baseline: baseline macro mean over them.
+        mean_candidate: candidate macro mean.
+        bootstrap: the bootstrap at the policy's level (None: no macro rule or refused).
+        bootstrap_corrected: the same resamples at the corrected level (None likewise).
+        permutation: the randomization test (None: no permutation rule or refused).
+        p_permutation_corrected: its adjusted p-value (None likewise).
+        p_bootstrap_corrected: the bootstrap's adjusted p-value (None likewise).
+        wins: topics where the candidate is better.
+        losses: topics where it is worse.
+        ties: topics where they are equal.
+    """
+
+    measure: Measure
+    topics: tuple[str, ...]
+    mean_baseline: float
+    mean_candidate: float
+    bootstrap: PairedTest | None
+    bootstrap_corrected: PairedTest | None
+    permutation: PairedTest | None
+    p_permutation_corrected: float | None
+    p_bootstrap_corrected: float | None
+    wins: int
+    losses: int
+    ties: int
+
+    @property
+    def mean_change(self) -> float:
+        """mean_candidate - mean_baseline."""
+        return self.mean_candidate - self.mean_baseline
+
+
+@dataclass(frozen=True)
+class TopicDiff:
+    """One topic of the diff list (R@K).
+
+    Attributes:
+        topic_id: the topic.
+        critical: whether the policy names it critical.
+        baseline: the baseline's R@K.
+        candidate: the candidate's R@K.
+        lost: relevant documents within K for the baseline, not for the candidate:
+            (doc_id, grade, baseline rank, candidate rank or None).
+        gained: the reverse: (doc_id, grade, baseline rank or None, candidate rank).
+    """
+
+    topic_id: str
+    critical: bool
+    baseline: float
+    candidate: float
+    lost: tuple[tuple[str, int, int | None, int | None], ...]
+    gained: tuple[tuple[str, int, int | None, int | None], ...]
+
+    @property
+    def delta(self) -> float:
+        """candidate - baseline."""
+        return self.candidate - self.baseline
+
+
+@dataclass(frozen=True)
+class SliceTests:
+    """Paired comparisons per slice of one key and measure, with adjusted p-values.
+
+    Attributes:
+        key: the slice key.
+        measure: the measure.
+        rows: the overall row, then one per slice.
+        p_corrected: slice value -> adjusted bootstrap p-value over the family
+            of every tested slice of the gate (too-small slices are not tested).
+    """
+
+    key: str
+    measure: Measure
+    rows: tuple[SliceComparison, ...]
+    p_corrected: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class GateInputs:
+    """What the gate's rules are applied to (measured by the service).
+
+    Attributes:
+        baseline: the baseline's evaluation (with every ``policy.scored_measures``).
+        candidate: the candidate's evaluation, same qrels, threshold and topics.
+        completion: each run's completion (baseline, candidate).
+        coverage: evaluated topics against the eligible ones.
+        audit: the identifier audit, or None when it could not be made.
+        audit_note: why there is no audit ("" when there is).
+        leakage: the leakage check, or None.
+        leakage_note: why there is no leakage check ("" when there is).
+        excluded_for_leakage: topics left out of scoring because they were flagged.
+        leak_counts: run -> ineligible documents returned, or None when the
+            runs carry no eligibility information.
+        metadata: topic_id -> topic metadata (critical selectors).
+        slice_keys: key -> partition of the evaluated topics.
+    """
+
+    baseline: Evaluation
+    candidate: Evaluation
+    completion: tuple[Completion, ...]
+    coverage: TopicCoverage
+    audit: IdAudit | None = None
+    audit_note: str = ""
+    leakage: LeakageCheck | None = None
+    leakage_note: str = ""
+    excluded_for_leakage: tuple[str, ...] = ()
+    leak_counts: Mapping[str, int] | None = None
+    metadata: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    slice_keys: Mapping[str, SliceKey] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The gate's verdict with the evidence.
+
+    Attributes:
+        verdict: ``pass``, ``fail`` or ``invalid``.
+        rules: every rule in report order (validity first).
+        tests: the paired tests of each gated measure.
+        diffs: per-topic R@K differences, critical topics first, then largest losses;
+            topics with no change are left out (``n_unchanged``).
+        n_unchanged: paired topics with the same R@K and no lost or gained document
+            (critical ones are listed in ``diffs`` all the same).
+        critical_topics: topics the policy makes critical, natural order.
+        critical_not_evaluated: critical topics that are not among the paired topics.
+        slices: per-slice paired tests.
+        topics: the paired topics.
+        family_size: tests in the multiple-comparison family of the gated measures.
+        corrected_level: the corrected confidence level of the intervals.
+        policy: the policy applied.
+    """
+
+    verdict: Verdict
+    rules: tuple[RuleResult, ...]
+    tests: tuple[MeasureTest, ...]
+    diffs: tuple[TopicDiff, ...]
+    n_unchanged: int
+    critical_topics: tuple[str, ...]
+    critical_not_evaluated: tuple[str, ...]
+    slices: tuple[SliceTests, ...]
+    topics: tuple[str, ...]
+    family_size: int
+    corrected_level: float
+    policy: GatePolicy
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass, 1 fail, 2 invalid."""
+        return EXIT_CODES[self.verdict]
+
+
+def _validity_rules(policy: GatePolicy, inputs: GateInputs, paired: int) -> list[RuleResult]:
+    v = policy.validity
+    rules = []
+    for c in inputs.completion:
+        parts = [f"{c.n_ok:,} of {c.n_topics:,} evaluated topics answered"]
+        if c.n_empty:
+            parts.append(f"{c.n_empty:,} empty")
+        if c.n_error:
+            parts.append(f"{c.n_error:,} error")
+        shown = [f"{f.topic_id} ({f.status}{': ' + f.message if f.message else ''})" for f in c.failures[:5]]
+        if shown:
+            parts.append("e.g. " + ", ".join(shown) + (" ..." if len(c.failures) > 5 else ""))
+        rules.append(RuleResult("completion", c.run, "validity", _at_least(c.rate, v.completion, "invalid"),
+                                c.rate, v.completion, ">=", "; ".join(parts)))
+    a = inputs.audit
+    if a is None:
+        verdict: Verdict = "invalid" if v.id_audit == "required" else "skipped"
+        note = inputs.audit_note or "no collection version to audit the ids against"
+        rules.append(RuleResult("id_coverage", "relevant", "validity", verdict, None, v.id_coverage, ">=",
+                                f"not audited: {note}" + (" (policy: id_audit = \"required\")"
+                                                          if verdict == "invalid" else "")))
+    else:
+        rules.append(RuleResult("id_coverage", "relevant", "validity",
+                                _at_least(a.relevant.share, v.id_coverage, "invalid"), a.relevant.share,
+                                v.id_coverage, ">=", _coverage_detail(a.relevant.n_present, a.relevant.n_ids,
+                                                                      a.relevant.missing, a.collection_version)))
+        for rc in a.runs:
+            rules.append(RuleResult("run_id_coverage", rc.what.removeprefix("run "), "validity",
+                                    _at_least(rc.share, v.run_id_coverage, "invalid"), rc.share, v.run_id_coverage,
+                                    ">=", _coverage_detail(rc.n_present, rc.n_ids, rc.missing,
+                                                           a.collection_version)))
+    rules.append(RuleResult("topics", "paired", "validity", _at_least(paired, policy.min_topics, "invalid"),
+                            float(paired), float(policy.min_topics), ">=",
+                            f"{paired:,} topics evaluated for both runs" +
+                            (f"; {refusal(paired, policy.min_topics)}" if paired < policy.min_topics else "")))
+    cov = inputs.coverage
+    rules.append(RuleResult("topic_share", cov.topic_set or "qrels", "validity",
+                            _at_least(cov.share, policy.min_topic_share, "invalid"), cov.share,
+                            policy.min_topic_share, ">=",
+                            f"{cov.n_evaluated:,} of {cov.n_eligible:,} eligible topics (|R| > 0"
+                            + (f", in topic set {cov.topic_set}" if cov.topic_set else "") + ") evaluated"))
+    lk = inputs.leakage
+    if v.leakage == "off":
+        rules.append(RuleResult("leakage", "queries", "validity", "skipped", None, None, "==",
+                                "leakage check off (policy: leakage = \"off\")"))
+    elif lk is None:
+        rules.append(RuleResult("leakage", "queries", "validity", "skipped", None, 0.0, "==",
+                                f"not checked: {inputs.leakage_note or 'no query texts or documents'}"))
+    else:
+        n = len(lk.flagged)
+        flags = ", ".join(f"topic {f.topic_id} ~ document {f.doc_id} ({f.containment:.0%})" for f in lk.flagged[:5])
+        if v.leakage == "exclude":
+            verdict = "pass"
+            what = f"{n} flagged and excluded from scoring" + (f": {flags}" if n else "")
+        else:
+            verdict = "invalid" if n else "pass"
+            what = f"{n} flagged" + (f": {flags}" if n else "")
+        more = " ..." if n > 5 else ""
+        rules.append(RuleResult("leakage", "queries", "validity", verdict, float(n), 0.0, "==",
+                                f"{what}{more}; {lk.n_checked:,} queries checked against {lk.n_documents:,} "
+                                f"documents (word {lk.n}-gram containment >= {lk.threshold:g})"))
+    return rules
+
+
+def _coverage_detail(present: int, total: int, missing: Sequence[str], version: str) -> str:
+    text = f"{present:,} of {total:,} ids in collection version {version[:12]}"
+    if missing:
+        text += f"; missing: {', '.join(missing[:5])}" + (f" ... ({len(missing):,} distinct)" if len(missing) > 5 else "")
+    return text
+
+
+def _at_least(value: float, threshold: float, failing: Verdict) -> Verdict:
+    return "pass" if value >= threshold else failing
+
+
+def evaluate_gate(policy: GatePolicy, inputs: GateInputs) -> GateResult:
+    """Apply the policy's rules (see the module docstring) and return the verdict with its evidence.
+
+    Args:
+        policy: the parsed policy.
+        inputs: the evaluations and the validity measurements.
+
+    Returns:
+        The ``GateResult``.
+
+    Raises:
+        ValidationError: a measure of the policy is missing from an evaluation,
+            or the evaluations use different thresholds.
+    """
+    a, b = inputs.baseline, inputs.candidate
+    if a.rel != b.rel:
+        raise ValidationError(f"expected both runs scored at the same rel, found {a.rel} and {b.rel}.")
+    for m in policy.scored_measures:
+        for e in (a, b):
+            if m not in e.per_topic:
+                raise ValidationError(f"measure {m} was not computed for run {e.run_name!r}.")
+    rk = policy.recall
+    paired = tuple(t for t in a.topics if t in b.per_topic[rk])
+    rules = _validity_rules(policy, inputs, len(paired))
+    refused = refusal(len(paired), policy.min_topics)
+
+    # -- statistics of the gated measures: one family --------------------------------------
+    m_family = len(policy.measures)
+    level = policy.macro.confidence if policy.macro else 0.95
+    corrected_level = corrected_confidence(level, m_family, policy.correction)
+    raw_tests: list[tuple[Measure, np.ndarray, np.ndarray, PairedTest | None, PairedTest | None,
+                          PairedTest | None]] = []
+    for m in policy.measures:
+        va = np.array([a.per_topic[m][t].value for t in paired], dtype=np.float64)
+        vb = np.array([b.per_topic[m][t].value for t in paired], dtype=np.float64)
+        boot = boot_c = perm = None
+        if not refused and policy.macro is not None:
+            boot, boot_c = paired_bootstrap_levels(va, vb, (level, corrected_level),
+                                                   n_resamples=policy.macro.resamples, seed=policy.macro.seed)
+        if not refused and policy.permutation is not None:
+            perm = paired_permutation_test(va, vb, n_resamples=policy.permutation.resamples,
+                                           seed=policy.permutation.seed)
+        raw_tests.append((m, va, vb, boot, boot_c, perm))
+    p_perm = _adjusted([t[5] for t in raw_tests], policy.correction)
+    p_boot = _adjusted([t[3] for t in raw_tests], policy.correction)
+    tests = []
+    for (m, va, vb, boot, boot_c, perm), pp, pb in zip(raw_tests, p_perm, p_boot, strict=True):
+        d = vb - va
+        tests.append(MeasureTest(
+            m, paired, float(va.mean()) if len(va) else float("nan"), float(vb.mean()) if len(vb) else float("nan"),
+            boot, boot_c, perm, pp, pb, int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0)),
+            int(np.count_nonzero(d == 0))))
+    rules += _statistics_rules(policy, tests, refused, corrected_level)
+
+    # -- critical topics -----------------------------------------------------------------
+    deltas = topic_deltas(a, b, rk, paired, [a.per_topic[rk][t].value for t in paired],
+                          [b.per_topic[rk][t].value for t in paired])
+    universe = sorted(set(a.topics) | set(b.topics) | set(policy.critical.topics) | set(inputs.metadata),
+                      key=natural_key)
+    critical = tuple(t for t in universe if policy.critical.selects(t, inputs.metadata.get(t, {})))
+    critical_set = set(critical)
+    paired_set = set(paired)
+    not_evaluated = tuple(t for t in critical if t not in paired_set)
+    rules.append(_critical_rule(policy, deltas, critical, not_evaluated))
+
+    # -- slice floors and slice tests ------------------------------------------------------
+    slice_tests, floor_rules = _slices(policy, inputs, a, b)
+    rules += floor_rules
+
+    # -- leaks (eligibility) --------------------------------------------------------------------
+    rules.append(_leak_rule(policy, inputs.leak_counts, b.run_name))
+
+    changed = [d for d in deltas if d.delta != 0 or d.lost or d.gained]
+    diffs = [TopicDiff(d.topic_id, d.topic_id in critical_set, d.a, d.b, d.lost, d.gained)
+             for d in deltas if d.delta != 0 or d.lost or d.gained or d.topic_id in critical_set]
+    diffs.sort(key=lambda d: (not d.critical, d.delta, -len(d.lost), natural_key(d.topic_id)))
+    verdict: Verdict = "pass"
+    if any(r.verdict == "invalid" for r in rules):
+        verdict = "invalid"
+    elif any(r.verdict == "fail" for r in rules):
+        verdict = "fail"
+    return GateResult(verdict, tuple(rules), tuple(tests), tuple(diffs), len(deltas) - len(changed), critical,
+                      not_evaluated, tuple(slice_tests), paired, m_family, corrected_level, policy)
+
+
+def _adjusted(tests: Sequence[PairedTest | None], correction: str) -> list[float | None]:
+    ps = [t.p_value for t in tests if t is not None]
+    adj = iter(adjust(ps, correction)) if ps else iter(())
+    return [next(adj) if t is not None else None for t in tests]
+
+
+def _statistics_rules(policy: GatePolicy, tests: Sequence[MeasureTest], refused: str,
+                      corrected_level: float) -> list[RuleResult]:
+    rules = []
+    corrected = policy.decide == "corrected"
+    name = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}[policy.correction]
+    for t in tests:
+        m = str(t.measure)
+        change = (f"mean {t.mean_baseline!r} -> {t.mean_candidate!r} (change {t.mean_change:+.4f}); "
+                  f"better on {t.wins}, worse on {t.losses}, equal on {t.ties}")
+        if policy.macro is not None:
+            bound = policy.macro.bound(t.measure)
+            if refused or t.bootstrap is None or t.bootstrap_corrected is None:
+                rules.append(RuleResult("macro_change", m, "quality", "skipped", None, bound, ">=",
+                                        refused or "no bootstrap", line=policy.macro.line))
+            else:
+                raw, cor = t.bootstrap, t.bootstrap_corrected
+                decisive = cor if corrected else raw
+                assert decisive.ci_low is not None and raw.ci_low is not None and cor.ci_low is not None
+                detail = (f"{change}; {_pct(raw.confidence)} CI [{raw.ci_low!r}, {raw.ci_high!r}], "
+                          f"{name} {_pct(cor.confidence)} CI [{cor.ci_low!r}, {cor.ci_high!r}] over "
+                          f"{len(tests)} gated measure(s); {raw.n_resamples:,} resamples, seed {raw.seed}; "
+                          f"decides: {'corrected' if corrected else 'raw'} lower end")
+                rules.append(RuleResult("macro_change", m, "quality",
+                                        "pass" if decisive.ci_low >= bound else "fail", decisive.ci_low, bound, ">=",
+                                        detail, raw=raw.ci_low, corrected=cor.ci_low, line=policy.macro.line))
+        if policy.permutation is not None:
+            alpha = policy.permutation.alpha
+            if refused or t.permutation is None or t.p_permutation_corrected is None:
+                rules.append(RuleResult("permutation", m, "quality", "skipped", None, alpha, ">=",
+                                        refused or "no test", line=policy.permutation.line))
+            else:
+                p_raw, p_cor = t.permutation.p_value, t.p_permutation_corrected
+                p = p_cor if corrected else p_raw
+                worse = t.permutation.mean_difference < 0
+                verdict: Verdict = "fail" if worse and p < alpha else "pass"
+                detail = (f"two-sided p = {p_raw!r} raw, {p_cor!r} {name}; candidate "
+                          f"{'worse' if worse else 'not worse'} (change {t.permutation.mean_difference:+.4f}); "
+                          f"fails only when worse and p < alpha; {t.permutation.n_resamples:,} resamples, "
+                          f"seed {t.permutation.seed}; decides: {'corrected' if corrected else 'raw'} p")
+                rules.append(RuleResult("permutation", m, "quality", verdict, p, alpha, ">=",
+                                        detail, raw=p_raw, corrected=p_cor, line=policy.permutation.line))
+    return rules
+
+
+def _pct(level: float) -> str:
+    x = 100 * level
+    return f"{x:.0f}%" if abs(x - round(x)) < 1e-9 else f"{x:.4g}%"
+
+
+def _critical_rule(policy: GatePolicy, deltas: Sequence[TopicDelta], critical: Sequence[str],
+                   not_evaluated: Sequence[str]) -> RuleResult:
+    k = policy.k
+    if not critical:
+        return RuleResult("critical", f"R@{k}", "quality", "skipped", None, 0.0, "==",
+                          "no critical topics in the policy" if not policy.critical.topics and not policy.critical.where
+                          else "no topic matches the policy's critical selector", line=policy.critical.line)
+    cset = set(critical)
+    losing = [d for d in deltas if d.topic_id in cset and d.lost]
+    n_lost = sum(len(d.lost) for d in losing)
+    parts = [f"{len(critical) - len(not_evaluated)} critical topic(s) evaluated"]
+    if losing:
+        parts.append("lost within K: " + "; ".join(
+            f"topic {d.topic_id}: " + ", ".join(f"{doc} (baseline rank {ra})" for doc, _, ra, _ in d.lost)
+            for d in losing[:5]) + (" ..." if len(losing) > 5 else ""))
+    if not_evaluated:
+        parts.append(f"not evaluated (not in the qrels, |R| = 0, excluded or outside the topic set): "
+                     f"{', '.join(not_evaluated[:10])}" + (" ..." if len(not_evaluated) > 10 else ""))
+    parts.append("any lost relevant document fails, whatever the averages")
+    return RuleResult("critical", f"R@{k}", "quality", "fail" if n_lost else "pass", float(n_lost), 0.0, "==",
+                      "; ".join(parts), line=policy.critical.line)
+
+
+def _slices(policy: GatePolicy, inputs: GateInputs, a: Evaluation,
+            b: Evaluation) -> tuple[list[SliceTests], list[RuleResult]]:
+    rows_by: list[tuple[str, Measure, tuple[SliceComparison, ...]]] = []
+    measures = list(dict.fromkeys([policy.recall, *policy.measures]))
+    resamples = policy.macro.resamples if policy.macro else 1_000
+    seed = policy.macro.seed if policy.macro else 0
+    level = policy.macro.confidence if policy.macro else 0.95
+    for key in policy.slices:
+        sk = inputs.slice_keys.get(key)
+        if sk is None:
+            continue
+        for m in measures:
+            rows_by.append((key, m, compare_slices(a, b, m, sk, min_topics=max(2, policy.slice_min_topics),
+                                                   n_resamples=resamples, seed=seed, confidence=level,
+                                                   permutation=False)))
+    # One family: every tested slice row (the overall rows are the gated tests, not slices).
+    tested = [(i, r.value, r.bootstrap.p_value) for i, (_, _, rows) in enumerate(rows_by) for r in rows
+              if r.value != "(all)" and r.bootstrap is not None]
+    adj = adjust([p for *_, p in tested], policy.correction) if tested else ()
+    p_by: dict[int, dict[str, float]] = {}
+    for (i, value, _), p in zip(tested, adj, strict=True):
+        p_by.setdefault(i, {})[value] = p
+    slice_tests = [SliceTests(key, m, rows, p_by.get(i, {})) for i, (key, m, rows) in enumerate(rows_by)]
+
+    rules = []
+    for f in policy.floors:
+        sk = inputs.slice_keys.get(f.by)
+        if sk is None:
+            rules.append(RuleResult("floor", f"{f.by}", "validity", "invalid", None, f.minimum, ">=",
+                                    f"slice key {f.by!r} could not be built", line=f.line))
+            continue
+        pc = b.per_topic[f.measure]
+        groups: dict[str, list[str]] = {}
+        for t in b.topics:
+            groups.setdefault(sk.value(t), []).append(t)
+        values = list(f.values) if f.values else [v for v in sk.order if v in groups] + sorted(
+            (v for v in groups if v not in sk.order), key=natural_key)
+        for value in values:
+            ts = groups.get(value, [])
+            subject = f"{f.by}={value} {f.measure}"
+            if not ts:
+                rules.append(RuleResult("floor", subject, "quality", "skipped", None, f.minimum, ">=",
+                                        "no evaluated topic in this slice", line=f.line))
+                continue
+            mean = float(np.mean([pc[t].value for t in ts]))
+            if len(ts) < f.min_topics:
+                rules.append(RuleResult("floor", subject, "quality", "skipped", mean, f.minimum, ">=",
+                                        f"{len(ts)} topic(s): too small for a verdict (min_topics = {f.min_topics})",
+                                        line=f.line))
+                continue
+            rules.append(RuleResult("floor", subject, "quality", "pass" if mean >= f.minimum else "fail", mean,
+                                    f.minimum, ">=", f"candidate macro {f.measure} over {len(ts)} topics",
+                                    line=f.line))
+    return slice_tests, rules
+
+
+def _leak_rule(policy: GatePolicy, counts: Mapping[str, int] | None, candidate: str) -> RuleResult:
+    if policy.validity.leaks == "off":
+        return RuleResult("leaks", candidate, "quality", "skipped", None, None, "==",
+                          "eligibility leak check off (policy: leaks = \"off\")")
+    if counts is None or candidate not in counts:
+        return RuleResult("leaks", candidate, "quality", "skipped", None, 0.0, "==",
+                          "the run's scores carry no eligibility leak count (no metadata filters)")
+    n = counts[candidate]
+    detail = ", ".join(f"{run}: {c:,}" for run, c in counts.items())
+    return RuleResult("leaks", candidate, "quality", "fail" if n else "pass", float(n), 0.0, "==",
+                      f"ineligible documents returned for filtered topics ({detail}); the candidate's count decides")
