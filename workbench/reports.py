@@ -33,6 +33,7 @@ from workbench.formats.io import atomic_write
 from workbench.scoring.compare import Comparison
 from workbench.scoring.evaluate import Evaluation, RelevantDoc, value_rows
 from workbench.scoring.measures import R
+from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow
 
 Format = Literal["table", "json", "jsonl", "csv", "tsv"]
 FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv")
@@ -73,6 +74,50 @@ def _percent(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def share_text(n: int, m: int) -> str:
+    """``n/m (p%)`` where p never rounds up to 100% (or down to 0%) unless it is exact.
+
+    A share below 1 is shown with its first decimal rounded down, so 1,836 of
+    1,837 reads 99.9%, not 100.0%.
+
+    Example:
+        >>> share_text(1836, 1837), share_text(5, 5), share_text(1, 30000)
+        ('1,836/1,837 (99.9%)', '5/5 (100%)', '1/30,000 (0.003%)')
+    """
+    if m == 0:
+        return "0/0 (-)"
+    if n == m:
+        return f"{n:,}/{m:,} (100%)"
+    pct = 100 * n / m
+    digits = 1
+    while digits < 6 and (math.floor(pct * 10**digits) == 0 and n > 0):
+        digits += 1
+    shown = math.floor(pct * 10**digits) / 10**digits
+    return f"{n:,}/{m:,} ({shown:.{digits}f}%)"
+
+
+def number_near(x: float, threshold: float, digits: int = DIGITS) -> tuple[str, str]:
+    """``x`` and ``threshold`` with enough decimals that the printed values show which side ``x`` is on.
+
+    Starts at ``digits`` decimals and adds more (up to 17) while the two
+    printed values are equal or ordered differently from the full-precision
+    ones; equal values print equal.
+
+    Example:
+        >>> number_near(0.8949999, 0.895)
+        ('0.8949999', '0.8950000')
+        >>> number_near(0.91, 0.895)
+        ('0.9100', '0.8950')
+    """
+    d = digits
+    while d < 17:
+        a, b = f"{x:.{d}f}", f"{threshold:.{d}f}"
+        if x == threshold or (a != b and (float(a) < float(b)) == (x < threshold)):
+            return a, b
+        d += 1
+    return repr(x), repr(threshold)
+
+
 def _json_number(x: float | None) -> float | None:
     """JSON has no nan: None instead."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -105,6 +150,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 
 def _header_lines(header: Mapping[str, Any], evaluations: Sequence[Evaluation]) -> list[str]:
     q = header.get("qrels", {})
     lines = []
+    if header.get("notice"):
+        lines.append(str(header["notice"]))
     qdesc = f"{q.get('name', '?')} ({q.get('origin', '?')}, sha256 {str(q.get('content_hash', ''))[:12]}"
     if q.get("collection"):
         qdesc += f"; collection {q['collection']} version {str(q.get('collection_version', ''))[:12]}"
@@ -116,9 +163,18 @@ def _header_lines(header: Mapping[str, Any], evaluations: Sequence[Evaluation]) 
             desc += f" {r['location']}"
         if r.get("collection_version"):
             desc += f"; collection version {str(r['collection_version'])[:12]}"
-        desc += f"; {r.get('n_lines', 0):,} lines)"
-        lines.append(f"run        {desc}")
-    lines.append(f"evaluator  {header.get('evaluator_version', '?')}")
+        desc += f"; {r.get('n_lines', 0):,} lines"
+        if r.get("content_hash"):
+            desc += f"; sha256 {str(r['content_hash'])[:12]}"
+        if r.get("status_file"):
+            desc += f"; statuses from {r['status_file']}"
+        lines.append(f"run        {desc})")
+    commit = f" (git {str(header['git_commit'])[:12]}{'-dirty' if str(header['git_commit']).endswith('-dirty') else ''})" \
+        if header.get("git_commit") else ""
+    lines.append(f"evaluator  {header.get('evaluator_version', '?')}{commit}")
+    if header.get("topic_set"):
+        protected = "; protected: this use is recorded" if header.get("topic_set_protected") else ""
+        lines.append(f"topic set  {header['topic_set']}{protected}")
     rel = header.get("rel", 1)
     lines.append(f"relevant   grade >= {rel} (inclusive; negative grades never relevant; unjudged = non-relevant)")
     lines.append(f"missing    {_MISSING_TEXT.get(str(header.get('missing')), header.get('missing'))}")
@@ -126,6 +182,8 @@ def _header_lines(header: Mapping[str, Any], evaluations: Sequence[Evaluation]) 
         lines.append("order      run files ordered by their rank column (--trust-file-order)")
     else:
         lines.append("order      score descending, ties by doc_id descending (trec_eval)")
+    lines += completion_lines(header.get("completion", []))
+    lines += audit_lines(header.get("id_audit", []), str(header.get("id_audit_note", "")))
     if evaluations:
         e = evaluations[0]
         lines.append(
@@ -140,6 +198,41 @@ def _header_lines(header: Mapping[str, Any], evaluations: Sequence[Evaluation]) 
         lines.append(f"recorded   evaluation id(s) {', '.join(header['evaluation_ids'])}")
     for w in header.get("warnings", []):
         lines.append(f"warning    {w}")
+    return lines
+
+
+def completion_lines(completion: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``complete`` lines: per run, topics answered of the eligible ones, failures by status."""
+    lines = []
+    for c in completion:
+        text = f"complete   {c['run']}: {share_text(c['ok'], c['n_topics'])} eligible topics answered"
+        if c["error"] or c["empty"]:
+            text += f"; {c['error']:,} error, {c['empty']:,} empty"
+            shown = [f"{t} ({status}{': ' + msg if msg else ''})" for t, status, msg, _ in c["failures"][:3]]
+            text += f" (e.g. {', '.join(shown)}{' ...' if len(c['failures']) > 3 else ''})"
+        lines.append(text)
+    return lines
+
+
+def audit_lines(audits: Sequence[Mapping[str, Any]], note: str) -> list[str]:
+    """``ID audit`` lines: coverage of the judged-relevant and the run ids, missing ids and near misses."""
+    lines = []
+    for a in audits:
+        rel = a["relevant"]
+        parts = [f"judged-relevant ids {share_text(rel['n_present'], rel['n_ids'])}"]
+        parts += [f"{r['what']} ids {share_text(r['n_present'], r['n_ids'])}" for r in a["runs"]]
+        lines.append(f"ID audit   collection {a['collection']} version {str(a['collection_version'])[:12]}: "
+                     + "; ".join(parts))
+        for c in [rel, *a["runs"]]:
+            if c["missing"]:
+                near = {d: (rule, matches) for d, rule, matches in c["near_misses"]}
+                shown = [f"{d} (near miss, {near[d][0]}: {', '.join(near[d][1])})" if d in near else d
+                         for d in c["missing"][:10]]
+                more = f", ... {len(c['missing']) - 10:,} more" if len(c["missing"]) > 10 else ""
+                lines.append(f"ID audit   {c['what']}: {len(c['missing']):,} id(s) not in the collection: "
+                             f"{', '.join(shown)}{more}")
+    if note:
+        lines.append(f"ID audit   {note}")
     return lines
 
 
@@ -178,7 +271,13 @@ def _per_topic_table(e: Evaluation) -> str:
 
 
 def render_scores(
-    header: Mapping[str, Any], evaluations: Sequence[Evaluation], fmt: str = "table", *, per_topic: bool = False
+    header: Mapping[str, Any],
+    evaluations: Sequence[Evaluation],
+    fmt: str = "table",
+    *,
+    per_topic: bool = False,
+    slices: Mapping[str, Mapping[str, Sequence[SliceRow]]] | None = None,
+    slice_keys: Mapping[str, SliceKey] | None = None,
 ) -> str:
     """Render a score report.
 
@@ -188,6 +287,10 @@ def render_scores(
         fmt: one of ``FORMATS``.
         per_topic: add per-topic values (and, in ``table`` and ``json``, the
             pool-novel documents at the largest cutoff).
+        slices: run -> slice key -> rows (``--by``): a table per run and key;
+            in the long formats, rows with aggregate ``KEY=VALUE`` (numerator =
+            sum of the per-topic values, denominator = topics).
+        slice_keys: key -> partition (for the descriptions).
 
     Returns:
         The text (ends with a newline).
@@ -196,11 +299,26 @@ def render_scores(
         ValidationError: unknown format.
     """
     f = check_format(fmt)
+    sl = slices or {}
+    keys = slice_keys or {}
     if f == "table":
-        return _scores_table(header, evaluations, per_topic)
+        text = _scores_table(header, evaluations, per_topic)
+        if sl:
+            from workbench.reports_slices import score_slice_tables
+
+            blocks = [b for e in evaluations for b in score_slice_tables(e.run_name, sl.get(e.run_name, {}), keys)]
+            text += "\n" + "\n\n".join(blocks) + "\n"
+        return text
     if f == "json":
-        return json.dumps(_scores_json(header, evaluations, per_topic), indent=2, ensure_ascii=False) + "\n"
+        doc = _scores_json(header, evaluations, per_topic)
+        if sl:
+            from workbench.reports_slices import score_slices_json
+
+            doc["slices"] = score_slices_json(sl, keys)
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     rows = _long_rows(header, evaluations, per_topic)
+    if sl:
+        rows += _slice_long_rows(header, sl)
     if f == "jsonl":
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     return _delimited(rows, "," if f == "csv" else "\t")
@@ -286,6 +404,26 @@ def _long_rows(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per
     return out
 
 
+def _slice_long_rows(header: Mapping[str, Any], slices: Mapping[str, Mapping[str, Sequence[SliceRow]]]) -> list[dict[str, Any]]:
+    q = header.get("qrels", {})
+    lineage = {
+        "qrels_version": q.get("name", ""), "qrels_hash": q.get("content_hash", ""),
+        "collection_version": q.get("collection_version", ""), "rel": header.get("rel", 1),
+        "missing": header.get("missing", ""), "evaluator_version": header.get("evaluator_version", ""),
+    }
+    out = []
+    for run, by_key in slices.items():
+        for key, rows in by_key.items():
+            for r in rows:
+                if r.value == "(all)":
+                    continue
+                for m, v in r.means.items():
+                    out.append({"run": run, "measure": str(m), "aggregate": f"{key}={r.value}",
+                                "value": _json_number(v), "numerator": v * r.n_topics, "denominator": r.n_topics,
+                                "n_topics": r.n_topics, **lineage})
+    return out
+
+
 def _delimited(rows: list[dict[str, Any]], sep: str, fieldnames: Sequence[str] | None = None) -> str:
     names = list(fieldnames) if fieldnames is not None else (list(rows[0]) if rows else [])
     if not names:
@@ -308,21 +446,40 @@ def _docs(docs: Sequence[tuple[str, int, int | None, int | None]], which: int) -
     return " ".join(f"{d}(g{g}:{rank(ra)}->{rank(rb)})" for d, g, ra, rb in docs) if docs else ""
 
 
-def render_comparison(header: Mapping[str, Any], c: Comparison, fmt: str = "table") -> str:
+def render_comparison(
+    header: Mapping[str, Any],
+    c: Comparison,
+    fmt: str = "table",
+    *,
+    slices: Sequence[SliceComparison] = (),
+    slice_p: Sequence[float | None] = (),
+    slice_keys: Mapping[str, SliceKey] | None = None,
+) -> str:
     """Render a run comparison: summary, paired tests, per-topic deltas (largest losses first).
+
+    Args:
+        header: lineage (``ScoreReport.header``).
+        c: the comparison (tests None when refused: the refusal is printed instead).
+        fmt: one of ``FORMATS``.
+        slices: per-slice comparisons (``--by``), overall rows included.
+        slice_p: their Holm-adjusted p-values, aligned (None where untested).
+        slice_keys: key -> partition (descriptions).
 
     Raises:
         ValidationError: unknown format.
     """
     f = check_format(fmt)
-    tests = [c.permutation, c.bootstrap]
+    tests = [t for t in (c.permutation, c.bootstrap) if t is not None]
     if f == "json":
+        from workbench.reports_slices import comparison_slices_json
+
         doc = {
             "header": dict(header), "measure": str(c.measure), "run_a": c.run_a, "run_b": c.run_b,
             "topics": len(c.topics), "mean_a": c.mean_a, "mean_b": c.mean_b, "mean_difference": c.mean_difference,
-            "wins": c.wins, "losses": c.losses, "ties": c.ties,
+            "wins": c.wins, "losses": c.losses, "ties": c.ties, "refused": c.refused,
             "tests": [{"method": t.method, "p_value": t.p_value, "ci_low": t.ci_low, "ci_high": t.ci_high,
                        "confidence": t.confidence, "n_resamples": t.n_resamples, "seed": t.seed} for t in tests],
+            "slices": comparison_slices_json(slices, slice_p or [None] * len(slices)),
             "per_topic": [{"topic_id": d.topic_id, "a": d.a, "b": d.b, "delta": d.delta,
                            "lost": [list(x) for x in d.lost], "gained": [list(x) for x in d.gained]} for d in c.deltas],
         }
@@ -347,6 +504,12 @@ def render_comparison(header: Mapping[str, Any], c: Comparison, fmt: str = "tabl
         if t.ci_low is not None:
             line += f"; {round(100 * t.confidence)}% CI of the mean difference [{number(t.ci_low)}, {number(t.ci_high)}]"
         lines.append(line)
+    if c.refused:
+        lines.append(f"{c.refused} (--min-topics); the per-topic differences are listed below")
+    if slices:
+        from workbench.reports_slices import comparison_slice_lines
+
+        lines += comparison_slice_lines(slices, slice_p or [None] * len(slices), slice_keys or {}, c.run_a, c.run_b)
     lines.append("")
     lines.append(f"per topic, largest losses first; lost/gained: relevant doc (grade: rank in A -> rank in B), "
                  f"within k = {c.measure.cutoff}")

@@ -162,7 +162,8 @@ def test_recall_curve_plot(capsys, files, tmp_path, suffix, magic):
 
 def test_compare_reports_lost_and_gained_documents_and_tests(capsys, files):
     q, a, b = files
-    code, out, _ = cli(capsys, "compare", a, b, "--qrels", q, "-m", "R@1", "--format", "json", "--resamples", "999")
+    code, out, _ = cli(capsys, "compare", a, b, "--qrels", q, "-m", "R@1", "--format", "json", "--resamples", "999",
+                       "--min-topics", "2")
     assert code == 0
     doc = json.loads(out)
     assert doc["mean_a"] == pytest.approx((1 / 3 + 0) / 2) and doc["mean_b"] == pytest.approx((0 + 1) / 2)
@@ -174,7 +175,7 @@ def test_compare_reports_lost_and_gained_documents_and_tests(capsys, files):
     # Exact permutation test over 2 topics: all 4 sign flips give |mean| >= observed 1/3.
     assert perm["method"] == "permutation" and perm["p_value"] == 1.0
     assert boot["ci_low"] <= doc["mean_difference"] <= boot["ci_high"]
-    code, out, _ = cli(capsys, "compare", a, b, "--qrels", q, "-m", "R@1")
+    code, out, _ = cli(capsys, "compare", a, b, "--qrels", q, "-m", "R@1", "--min-topics", "2")
     assert code == 0 and "a(g1:1->2)" in out and "permutation  p = 1.0000" in out
 
 

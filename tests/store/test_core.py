@@ -11,10 +11,11 @@ import pytest
 
 from workbench.errors import StoreError, StoreLockedError
 from workbench.store import SCHEMA_VERSION, LabelStore
+from workbench.store.schema import MIGRATIONS
 
 
 def test_new_store_is_migrated_to_the_current_schema(store):
-    assert store.schema_version() == SCHEMA_VERSION == 1
+    assert store.schema_version() == SCHEMA_VERSION == max(MIGRATIONS) + 1
 
 
 def test_transaction_rolls_back_every_row_on_error(store):

@@ -164,13 +164,17 @@ def import_(
     description: Annotated[str, typer.Option(help="Free text, e.g. the system and its settings.")] = "",
     trust_file_order: Annotated[bool, typer.Option(
         help="Order by the file's rank column instead of the scores (trec_eval ignores ranks).")] = False,
+    status: Annotated[Path | None, typer.Option(
+        help="Status side file (TSV: topic_id, status ok|empty|error, latency_ms, error) recording timeouts and "
+             "rate limits, so an empty list from a failed call is never read as zero recall. Default: "
+             "FILE.status.tsv when it exists.")] = None,
 ) -> None:
     """Import a TREC run file as a stored run (kind imported) with a status per topic."""
     from workbench.services.pooling import import_run
 
     store = common.STATE.store(client="workbench run import")
     _report(import_run(store, file, name, collection=collection, description=description,
-                       trust_file_order=trust_file_order))
+                       trust_file_order=trust_file_order, status_file=status))
 
 
 @run_app.command("list")

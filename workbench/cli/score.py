@@ -28,6 +28,17 @@ MissingOpt = Annotated[str, typer.Option(
 FormatOpt = Annotated[str, typer.Option("--format", help=f"Output format: {FORMATS}.")]
 TrustOpt = Annotated[bool, typer.Option(
     help="Order run files by their rank column instead of score desc, doc_id desc (trec_eval's rule).")]
+ByOpt = Annotated[list[str] | None, typer.Option(
+    "--by", help="Slice the topics by KEY (repeatable): a topic-metadata key, or query_length (terms, bucketed), "
+                 "n_relevant (|R| in 1, 2-5, 6-20, >20) or pool_coverage (Judged@K of the first run).")]
+TopicSetOpt = Annotated[str | None, typer.Option(
+    "--topic-set", help="Score only the topics of a stored topic set, NAME or NAME@VERSION "
+                        "(see `workbench topics set`); its use is recorded.")]
+CollectionOpt = Annotated[str | None, typer.Option(
+    "--collection", help="The collection (NAME or NAME@VERSION-PREFIX) run files were produced over: their ids "
+                         "and the qrels' are audited against it. Default: the stored qrels' collection.")]
+MinTopicsOpt = Annotated[int, typer.Option(
+    "--min-topics", min=1, help="Slices (and, for compare, the comparison) with fewer topics get no statistics.")]
 
 
 def _opener(client: str) -> StoreOpener | None:
@@ -74,8 +85,15 @@ def score(
         "--record/--no-record",
         help="Store the results in the workbench's evaluations table. Default: when the qrels and every "
              "run are stored.")] = None,
+    by: ByOpt = None,
+    topic_set: TopicSetOpt = None,
+    collection: CollectionOpt = None,
+    min_topics: MinTopicsOpt = 5,
 ) -> None:
-    """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel."""
+    """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel.
+
+    Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
+    completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
     from workbench.reports import check_format, recall_curve_chart, render_scores, save_chart
     from workbench.services.scoring import score_runs
 
@@ -83,8 +101,12 @@ def score(
     report = score_runs(
         runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
         missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
+        topic_set=topic_set, by=by or (), collection=collection, slice_min_topics=min_topics,
     )
-    common.out(render_scores(report.header(), report.evaluations, fmt, per_topic=per_topic))
+    if report.coverage and report.coverage.notice():
+        common.info(f"workbench: {report.coverage.notice()}")
+    common.out(render_scores(report.header(), report.evaluations, fmt, per_topic=per_topic, slices=report.slices,
+                             slice_keys=report.slice_keys))
     if plot is not None:
         save_chart(recall_curve_chart(report.evaluations, title=f"Recall curve against {report.qrels.name}"), plot)
         common.info(f"wrote {plot}")
@@ -103,18 +125,28 @@ def compare_cmd(
     resamples: Annotated[int, typer.Option(help="Resamples of the permutation test and the bootstrap.")] = 10_000,
     seed: Annotated[int, typer.Option(help="Random seed of both tests.")] = 0,
     confidence: Annotated[float, typer.Option(help="Confidence level of the bootstrap interval.")] = 0.95,
+    by: ByOpt = None,
+    topic_set: TopicSetOpt = None,
+    collection: CollectionOpt = None,
+    min_topics: Annotated[int, typer.Option(
+        "--min-topics", min=2, help="Fewest common topics the paired tests are run on (and the fewest a slice "
+                                    "needs); with fewer, they are refused and only the differences listed.")] = 5,
 ) -> None:
     """Per-topic differences (relevant documents lost and gained, with ranks) and paired tests."""
     from workbench.reports import check_format, render_comparison
+    from workbench.scoring.slices import adjusted_p_values
     from workbench.services.scoring import compare_runs
 
     check_format(fmt)
-    report, comparison = compare_runs(
+    report, comparison, slices = compare_runs(
         run_a, run_b, qrels, measure, open_store=_opener("workbench compare"), rel=rel, missing=missing,
         trust_file_order=trust_file_order, n_resamples=resamples, seed=seed, confidence=confidence,
-        progress=common.info,
+        progress=common.info, min_topics=min_topics, topic_set=topic_set, by=by or (), collection=collection,
     )
-    common.out(render_comparison(report.header(), comparison, fmt))
+    if comparison.refused:
+        common.info(f"workbench: {comparison.refused} (--min-topics {min_topics})")
+    common.out(render_comparison(report.header(), comparison, fmt, slices=slices,
+                                 slice_p=adjusted_p_values(slices), slice_keys=report.slice_keys))
 
 
 @app.command("misses")

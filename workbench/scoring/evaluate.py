@@ -466,6 +466,28 @@ class Evaluator:
         name = run_name or rr.name or "run"
         return self._score(rr, name, set(failed_topics), topics)
 
+    def eligible_topics(self) -> tuple[str, ...]:
+        """Qrels topics with |R| > 0 at the strictest threshold of the measures, natural order.
+
+        These are the topics an evaluation averages over when nothing is missing
+        (the denominator of completion rates and subset shares).
+        """
+        nrel_top = self._nrel[self._topic_threshold]
+        return tuple(sorted((t for i, t in enumerate(self.q.topic_ids) if nrel_top[i] > 0), key=natural_key))
+
+    def n_relevant(self) -> dict[str, int]:
+        """topic_id -> |R| at the evaluator's ``rel``, for every qrels topic."""
+        counts = self._nrel[self.rel].tolist()
+        return {t: int(counts[i]) for i, t in enumerate(self.q.topic_ids)}
+
+    def relevant_doc_ids(self, topics: Collection[str]) -> list[str]:
+        """The doc ids of the relevant (topic, doc) pairs of ``topics`` at ``rel`` (one per pair)."""
+        wanted = {self._q_index[t] for t in topics if t in self._q_index}
+        th = max(self.rel, 0)
+        q = self.q
+        return [d for c, g, d in zip(q.topic_codes.tolist(), q.grades.tolist(), q.doc_ids, strict=True)
+                if g >= th and c in wanted]
+
     def missing_topics(self, run: RankedRun, failed_topics: Collection[str] = ()) -> tuple[str, ...]:
         """Qrels topics with |R| > 0 that ``run`` has no results for (or reports failed), natural order.
 

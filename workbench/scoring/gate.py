@@ -56,11 +56,11 @@ from workbench.scoring.compare import (
 )
 from workbench.scoring.evaluate import Evaluation
 from workbench.scoring.gate_policy import GatePolicy
-from workbench.scoring.idaudit import IdAudit
+from workbench.scoring.idaudit import IdAudit, IdCoverage
 from workbench.scoring.leakage import LeakageCheck
 from workbench.scoring.measures import Measure
 from workbench.scoring.multiple import adjust, corrected_confidence
-from workbench.scoring.slices import SliceComparison, SliceKey, compare_slices
+from workbench.scoring.slices import SliceComparison, SliceKey, adjusted_p_values, compare_slices
 from workbench.scoring.validity import Completion, TopicCoverage
 
 Verdict = Literal["pass", "fail", "invalid", "skipped"]
@@ -195,8 +195,8 @@ class GateInputs:
         candidate: the candidate's evaluation, same qrels, threshold and topics.
         completion: each run's completion (baseline, candidate).
         coverage: evaluated topics against the eligible ones.
-        audit: the identifier audit, or None when it could not be made.
-        audit_note: why there is no audit ("" when there is).
+        audits: the identifier audit, one per collection version (empty when none could be made).
+        audit_note: why some or all runs were not audited ("" when all were).
         leakage: the leakage check, or None.
         leakage_note: why there is no leakage check ("" when there is).
         excluded_for_leakage: topics left out of scoring because they were flagged.
@@ -210,7 +210,7 @@ class GateInputs:
     candidate: Evaluation
     completion: tuple[Completion, ...]
     coverage: TopicCoverage
-    audit: IdAudit | None = None
+    audits: tuple[IdAudit, ...] = ()
     audit_note: str = ""
     leakage: LeakageCheck | None = None
     leakage_note: str = ""
@@ -274,23 +274,20 @@ def _validity_rules(policy: GatePolicy, inputs: GateInputs, paired: int) -> list
             parts.append("e.g. " + ", ".join(shown) + (" ..." if len(c.failures) > 5 else ""))
         rules.append(RuleResult("completion", c.run, "validity", _at_least(c.rate, v.completion, "invalid"),
                                 c.rate, v.completion, ">=", "; ".join(parts)))
-    a = inputs.audit
-    if a is None:
+    if not inputs.audits or inputs.audit_note:
         verdict: Verdict = "invalid" if v.id_audit == "required" else "skipped"
         note = inputs.audit_note or "no collection version to audit the ids against"
-        rules.append(RuleResult("id_coverage", "relevant", "validity", verdict, None, v.id_coverage, ">=",
-                                f"not audited: {note}" + (" (policy: id_audit = \"required\")"
-                                                          if verdict == "invalid" else "")))
-    else:
-        rules.append(RuleResult("id_coverage", "relevant", "validity",
+        rules.append(RuleResult("id_coverage", "not audited", "validity", verdict, None, v.id_coverage, ">=",
+                                note + (" (policy: id_audit = \"required\"; pass --collection or use stored "
+                                        "runs or qrels)" if verdict == "invalid" else "")))
+    for a in inputs.audits:
+        rules.append(RuleResult("id_coverage", f"relevant, version {a.collection_version[:12]}", "validity",
                                 _at_least(a.relevant.share, v.id_coverage, "invalid"), a.relevant.share,
-                                v.id_coverage, ">=", _coverage_detail(a.relevant.n_present, a.relevant.n_ids,
-                                                                      a.relevant.missing, a.collection_version)))
+                                v.id_coverage, ">=", _coverage_detail(a.relevant, a.collection)))
         for rc in a.runs:
             rules.append(RuleResult("run_id_coverage", rc.what.removeprefix("run "), "validity",
                                     _at_least(rc.share, v.run_id_coverage, "invalid"), rc.share, v.run_id_coverage,
-                                    ">=", _coverage_detail(rc.n_present, rc.n_ids, rc.missing,
-                                                           a.collection_version)))
+                                    ">=", _coverage_detail(rc, a.collection)))
     rules.append(RuleResult("topics", "paired", "validity", _at_least(paired, policy.min_topics, "invalid"),
                             float(paired), float(policy.min_topics), ">=",
                             f"{paired:,} topics evaluated for both runs" +
@@ -324,10 +321,15 @@ def _validity_rules(policy: GatePolicy, inputs: GateInputs, paired: int) -> list
     return rules
 
 
-def _coverage_detail(present: int, total: int, missing: Sequence[str], version: str) -> str:
-    text = f"{present:,} of {total:,} ids in collection version {version[:12]}"
-    if missing:
-        text += f"; missing: {', '.join(missing[:5])}" + (f" ... ({len(missing):,} distinct)" if len(missing) > 5 else "")
+def _coverage_detail(c: IdCoverage, collection: str) -> str:
+    text = f"{c.n_present:,} of {c.n_ids:,} ids are documents of collection {collection}"
+    if c.missing:
+        near = {n.doc_id: n for n in c.near_misses}
+        shown = []
+        for d in c.missing[:5]:
+            n = near.get(d)
+            shown.append(f"{d} (near miss, {n.rule}: {', '.join(n.matches)})" if n else d)
+        text += f"; missing {len(c.missing):,} distinct: {', '.join(shown)}" + (" ..." if len(c.missing) > 5 else "")
     return text
 
 
@@ -513,14 +515,14 @@ def _slices(policy: GatePolicy, inputs: GateInputs, a: Evaluation,
             rows_by.append((key, m, compare_slices(a, b, m, sk, min_topics=max(2, policy.slice_min_topics),
                                                    n_resamples=resamples, seed=seed, confidence=level,
                                                    permutation=False)))
-    # One family: every tested slice row (the overall rows are the gated tests, not slices).
-    tested = [(i, r.value, r.bootstrap.p_value) for i, (_, _, rows) in enumerate(rows_by) for r in rows
-              if r.value != "(all)" and r.bootstrap is not None]
-    adj = adjust([p for *_, p in tested], policy.correction) if tested else ()
-    p_by: dict[int, dict[str, float]] = {}
-    for (i, value, _), p in zip(tested, adj, strict=True):
-        p_by.setdefault(i, {})[value] = p
-    slice_tests = [SliceTests(key, m, rows, p_by.get(i, {})) for i, (key, m, rows) in enumerate(rows_by)]
+    # One family: every tested slice row of the gate (the overall rows are the gated tests, not slices).
+    flat = [r for _, _, rows in rows_by for r in rows]
+    adj = iter(adjusted_p_values(flat, policy.correction, "bootstrap"))
+    slice_tests = []
+    for key, m, rows in rows_by:
+        ps = [next(adj) for _ in rows]
+        slice_tests.append(SliceTests(key, m, rows, {r.value: p for r, p in zip(rows, ps, strict=True)
+                                                      if p is not None}))
 
     rules = []
     for f in policy.floors:

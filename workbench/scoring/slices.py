@@ -387,3 +387,33 @@ def compare_slices(
                                    float(va.mean()) if len(ts) else nan, float(vb.mean()) if len(ts) else nan,
                                    small, perm, boot))
     return tuple(out)
+
+
+def adjusted_p_values(
+    rows: Sequence[SliceComparison], correction: str = "holm", test: str = "permutation"
+) -> tuple[float | None, ...]:
+    """p-values of the tested slices adjusted as one family (``scoring.multiple``), aligned with ``rows``.
+
+    The family is every row with a test that is not an overall ``(all)`` row
+    (those are the headline comparison, not slices); other rows get None.
+
+    Args:
+        rows: slice comparisons (of one or several keys and measures).
+        correction: ``holm`` (default), ``bonferroni`` or ``none``.
+        test: ``permutation`` or ``bootstrap``: whose p-values.
+
+    Raises:
+        UnknownNameError: unknown correction.
+        ValidationError: unknown test.
+    """
+    from workbench.scoring.multiple import adjust
+
+    if test not in ("permutation", "bootstrap"):
+        raise ValidationError(f"expected test permutation or bootstrap, found {test!r}.")
+    tests = [r.permutation if test == "permutation" else r.bootstrap for r in rows]
+    family = [i for i, (r, t) in enumerate(zip(rows, tests, strict=True)) if t is not None and r.value != ALL]
+    adj = adjust([tests[i].p_value for i in family], correction) if family else ()  # type: ignore[union-attr]
+    out: list[float | None] = [None] * len(rows)
+    for i, p in zip(family, adj, strict=True):
+        out[i] = p
+    return tuple(out)

@@ -321,14 +321,21 @@ def import_run(
     collection: str,
     description: str = "",
     trust_file_order: bool = False,
+    status_file: str | Path | None = None,
 ) -> RunOutcome:
     """Import a TREC run file as a stored run of kind ``imported``; see ``LabelStore.import_run_file``.
 
     An identical re-import under the same name is a no-op: the outcome has ``unchanged=True``.
+    ``status_file``: the run's status side file (``formats.status``); None = the
+    ``<file>.status.tsv`` next to the run file if there is one.
     """
+    from workbench.formats.status import sidecar_path
+
+    if status_file is None and sidecar_path(path).is_file():
+        status_file = sidecar_path(path)
     existed = any(r.name == name for r in store.list_runs(collection))
     info = store.import_run_file(path, name, collection=collection, description=description,
-                                 trust_file_order=trust_file_order)
+                                 trust_file_order=trust_file_order, status_file=status_file)
     rows = store.get_run_topic_statuses(name)
     return RunOutcome(info, {r.topic_id: r.status for r in rows},
                       {r.topic_id: r.message for r in rows if r.status != "ok"}, unchanged=existed)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +27,7 @@ from workbench.errors import UnknownNameError, ValidationError, WorkbenchError
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
 from workbench.scoring.columns import QrelsColumns, RankedRun, qrels_columns_from_mapping, rank_run
-from workbench.scoring.compare import Comparison, compare
+from workbench.scoring.compare import MIN_TOPICS, Comparison, compare
 from workbench.scoring.evaluate import (
     SCORER_ID,
     Evaluation,
@@ -37,11 +37,15 @@ from workbench.scoring.evaluate import (
     check_policy,
     value_rows,
 )
+from workbench.scoring.idaudit import IdAudit
 from workbench.scoring.measures import DEFAULT_CUTOFFS, Measure, default_measures, parse_measures
+from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow, slice_table
+from workbench.scoring.validity import Completion, TopicCoverage
 
 if TYPE_CHECKING:
     from workbench.store import LabelStore
     from workbench.store.evaluations import EvaluationRow
+    from workbench.store.topic_sets import TopicSetInfo
 
 EVALUATOR_VERSION = f"workbench {__version__} {SCORER_ID}"
 """Recorded with every evaluation: the package version and the scorer implementation."""
@@ -63,7 +67,12 @@ class RunRef:
         collection: the collection (stored runs), else "".
         collection_version: the collection version it was produced over (stored runs), else "".
         n_lines: result lines read.
-        failed_topics: topics the store marks ``empty`` or ``error``.
+        failed_topics: topics the store (or the file's status side file) marks ``empty`` or ``error``.
+        statuses: topic_id -> ``ok`` | ``empty`` | ``error`` as recorded (stored runs, status files).
+        messages: topic_id -> why a topic is ``empty`` or ``error``.
+        latencies: topic_id -> latency in milliseconds, where recorded.
+        status_file: the status side file read for a run file ("" when none).
+        content_hash: the stored run's content hash, or the file's sha256 ("" until computed).
     """
 
     name: str
@@ -73,6 +82,20 @@ class RunRef:
     collection_version: str = ""
     n_lines: int = 0
     failed_topics: tuple[str, ...] = ()
+    statuses: Mapping[str, str] = field(default_factory=dict)
+    messages: Mapping[str, str] = field(default_factory=dict)
+    latencies: Mapping[str, float] = field(default_factory=dict)
+    status_file: str = ""
+    content_hash: str = ""
+
+    def lineage(self) -> dict[str, object]:
+        """The JSON-ready description of the run in report headers (without per-topic statuses)."""
+        return {
+            "name": self.name, "origin": self.origin, "location": self.location, "collection": self.collection,
+            "collection_version": self.collection_version, "n_lines": self.n_lines,
+            "failed_topics": list(self.failed_topics), "status_file": self.status_file,
+            "content_hash": self.content_hash,
+        }
 
 
 @dataclass(frozen=True)
@@ -120,6 +143,14 @@ class ScoreReport:
         evaluation_ids: ids of the recorded evaluations (empty when not recorded).
         warnings: things a reader of the numbers should know.
         seconds: wall time of the scoring, per run.
+        completion: each run's completion over the eligible topics.
+        coverage: evaluated topics against the eligible ones (the subset notice).
+        audits: the identifier audit, one per collection version (empty when none could be made).
+        audit_note: why some or all runs were not audited ("" when all were).
+        topic_set: the topic set scored (None when none).
+        slices: run -> key -> slice rows (``--by``), in run and key order.
+        slice_keys: key -> the partition used (what the values mean).
+        git_commit: the workbench checkout's commit ("" when not a checkout).
     """
 
     qrels: QrelsRef
@@ -134,13 +165,34 @@ class ScoreReport:
     evaluation_ids: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     seconds: tuple[float, ...] = field(default=())
+    completion: tuple[Completion, ...] = ()
+    coverage: TopicCoverage | None = None
+    audits: tuple[IdAudit, ...] = ()
+    audit_note: str = ""
+    topic_set: TopicSetInfo | None = None
+    slices: Mapping[str, Mapping[str, tuple[SliceRow, ...]]] = field(default_factory=dict)
+    slice_keys: Mapping[str, SliceKey] = field(default_factory=dict)
+    git_commit: str = ""
 
     def header(self) -> dict[str, object]:
         """The lineage block of every rendering (JSON-ready)."""
+        cov = self.coverage
         return {
+            "notice": cov.notice() if cov else "",
             "qrels": dataclasses.asdict(self.qrels),
-            "runs": [dataclasses.asdict(r) | {"failed_topics": list(r.failed_topics)} for r in self.runs],
+            "runs": [r.lineage() for r in self.runs],
             "evaluator_version": self.evaluator_version,
+            "git_commit": self.git_commit,
+            "topic_set": self.topic_set.ref if self.topic_set else "",
+            "topic_set_protected": bool(self.topic_set and self.topic_set.protected),
+            "topics_eligible": cov.n_eligible if cov else None,
+            "topics_evaluated": cov.n_evaluated if cov else None,
+            "completion": [{"run": c.run, "rate": c.rate, "n_topics": c.n_topics, "ok": c.n_ok, "empty": c.n_empty,
+                            "error": c.n_error,
+                            "failures": [[f.topic_id, f.status, f.message, f.latency_ms] for f in c.failures]}
+                           for c in self.completion],
+            "id_audit": [audit_json(a) for a in self.audits],
+            "id_audit_note": self.audit_note,
             "rel": self.rel,
             "missing": self.missing,
             "trust_file_order": self.trust_file_order,
@@ -154,6 +206,20 @@ class ScoreReport:
     def topics(self) -> tuple[str, ...]:
         """Topics of the first evaluation (all runs share them under ``exclude`` and ``zero``)."""
         return self.evaluations[0].topics if self.evaluations else ()
+
+
+def audit_json(a: IdAudit) -> dict[str, object]:
+    """An ``IdAudit`` as JSON (shares at full precision, every missing id, near misses)."""
+    def cov(c: object) -> dict[str, object]:
+        from workbench.scoring.idaudit import IdCoverage
+
+        assert isinstance(c, IdCoverage)
+        return {"what": c.what, "n_ids": c.n_ids, "n_present": c.n_present, "share": c.share,
+                "missing": list(c.missing), "near_misses": [[n.doc_id, n.rule, list(n.matches)] for n in c.near_misses],
+                "examined": c.examined}
+
+    return {"collection": a.collection, "collection_version": a.collection_version, "relevant": cov(a.relevant),
+            "runs": [cov(r) for r in a.runs]}
 
 
 def resolve_measures(measures: Sequence[str] | None, cutoffs: Sequence[int] | None) -> tuple[Measure, ...]:
@@ -236,7 +302,7 @@ def load_run(ref: str, open_store: StoreOpener | None, *, trust_file_order: bool
     if path.is_file():
         cols = read_run_columns(path, trust_file_order=trust_file_order)
         rr = rank_run(cols, reuse=True)
-        return RunRef(cols.name or path.stem, "file", ref, n_lines=cols.n_lines), rr
+        return _with_status_file(RunRef(cols.name or path.stem, "file", ref, n_lines=cols.n_lines), rr), rr
     if open_store is None:
         raise UnknownNameError("run file or stored run", ref, [])
     store = open_store()
@@ -244,11 +310,35 @@ def load_run(ref: str, open_store: StoreOpener | None, *, trust_file_order: bool
         info = store.get_run_info(ref)
     except UnknownNameError as e:
         raise _not_found(ref, "run", e) from None
-    statuses = store.get_run_statuses(ref)
-    failed = tuple(sorted((t for t, s in statuses.items() if s != "ok"), key=natural_key))
+    rows = store.get_run_topic_statuses(ref)
+    failed = tuple(sorted((r.topic_id for r in rows if r.status != "ok"), key=natural_key))
     cols = run_columns_from_arrow(store.run_entries_arrow(ref), ref)
     rr = rank_run(cols, reuse=True)
-    return RunRef(ref, "stored", ref, info.collection, info.collection_version, cols.n_lines, failed), rr
+    return RunRef(ref, "stored", ref, info.collection, info.collection_version, cols.n_lines, failed,
+                  statuses={r.topic_id: r.status for r in rows},
+                  messages={r.topic_id: r.message for r in rows if r.message},
+                  latencies={r.topic_id: r.latency_ms for r in rows if r.latency_ms is not None},
+                  content_hash=store.get_run_content_hash(ref)), rr
+
+
+def _with_status_file(ref: RunRef, rr: RankedRun) -> RunRef:
+    """A run file's status side file (``<file>.status.tsv``), when there is one, applied to its RunRef.
+
+    Raises:
+        InputFormatError: the status file is malformed or contradicts the run (file:line).
+    """
+    from workbench.formats.status import check_against_run, read_status_file, sidecar_path
+
+    side = sidecar_path(ref.location)
+    if not side.is_file():
+        return ref
+    rows = read_status_file(side)
+    check_against_run(side, rows, rr.n_results())
+    failed = tuple(sorted((t for t, r in rows.items() if r.status != "ok"), key=natural_key))
+    return dataclasses.replace(
+        ref, failed_topics=failed, statuses={t: r.status for t, r in rows.items()},
+        messages={t: r.error for t, r in rows.items() if r.error},
+        latencies={t: r.latency_ms for t, r in rows.items() if r.latency_ms is not None}, status_file=str(side))
 
 
 def evaluation_rows(e: Evaluation) -> list[EvaluationRow]:
@@ -263,11 +353,7 @@ def _unique_names(refs: list[RunRef]) -> list[RunRef]:
     counts: dict[str, int] = {}
     for r in refs:
         counts[r.name] = counts.get(r.name, 0) + 1
-    return [
-        r if counts[r.name] == 1 else RunRef(r.location, r.origin, r.location, r.collection, r.collection_version,
-                                             r.n_lines, r.failed_topics)
-        for r in refs
-    ]
+    return [r if counts[r.name] == 1 else dataclasses.replace(r, name=r.location) for r in refs]
 
 
 def score_runs(
@@ -282,8 +368,20 @@ def score_runs(
     trust_file_order: bool = False,
     record: bool | None = None,
     progress: Progress | None = None,
+    topic_set: str | None = None,
+    by: Sequence[str] = (),
+    collection: str | None = None,
+    slice_min_topics: int = MIN_TOPICS,
+    exclude_topics: Sequence[str] = (),
+    command: str = "score",
+    qrels: tuple[QrelsRef, QrelsColumns] | None = None,
 ) -> ScoreReport:
     """Score runs against qrels, optionally recording the results in the store.
+
+    Before scoring, the identifier audit (``services.validity.audit_ids``) and
+    each run's completion are measured; a relevant-id coverage below 100% is a
+    warning. A report of fewer than ``SUBSET_SHARE`` of the eligible topics says
+    so in its first line (``ScoreReport.coverage``).
 
     Args:
         run_refs: run file paths or stored run names (at least one).
@@ -298,6 +396,15 @@ def score_runs(
         record: store the results in ``evaluations``; None = when a store is
             available and both the qrels and all runs are stored.
         progress: receives ``[starting]``/``[finished]`` lines.
+        topic_set: ``NAME[@N]`` of a stored topic set: only its topics are scored
+            (and the use is recorded).
+        by: slice keys (``--by``): each measure per slice of each key.
+        collection: ``NAME[@VERSION-PREFIX]``: the collection version run files
+            were produced over (for the identifier audit and the topics' texts).
+        slice_min_topics: slices with fewer topics are marked too small.
+        exclude_topics: topics left out before scoring (e.g. flagged by the leakage check).
+        command: what is recorded as the topic set's use (``score``, ``compare``, ``gate``).
+        qrels: the qrels already loaded for ``qrels_ref`` (``load_qrels``), to read them once.
 
     Returns:
         The ``ScoreReport``.
@@ -307,14 +414,39 @@ def score_runs(
         InputFormatError, UnknownNameError, ValidationError: bad input.
         StoreError: recording failed (nothing was recorded).
     """
+    from workbench.services.provenance import git_commit
+    from workbench.services.validity import (
+        IdAuditor,
+        collection_of,
+        resolve_topic_set,
+        run_completion,
+        slice_keys,
+        slice_sources,
+        topic_texts_and_metadata,
+    )
+
     if not run_refs:
         raise ValidationError("expected at least one run (a run file or a stored run name), found none.")
     policy = check_policy(missing)
     say = progress or (lambda _msg: None)
     ms = resolve_measures(measures, cutoffs)
-    qref, qcols = load_qrels(qrels_ref, open_store)
+    qref, qcols = qrels if qrels is not None else load_qrels(qrels_ref, open_store)
+    set_info, set_topics = resolve_topic_set(open_store, topic_set)
     evaluator = Evaluator(qcols, ms, rel=rel, missing=policy)
     warnings: list[str] = []
+    eligible = evaluator.eligible_topics()
+    restrict: set[str] | None = None
+    if set_info is not None:
+        wanted = set(set_topics)
+        outside = [t for t in set_topics if t not in set(eligible)]
+        if outside:
+            warnings.append(f"topic set {set_info.ref}: {len(outside)} of its {len(set_topics)} topics are not "
+                            f"eligible in these qrels (absent or |R| = 0), e.g. {', '.join(outside[:5])}")
+        eligible = tuple(t for t in eligible if t in wanted)
+        restrict = set(eligible)
+    if exclude_topics:
+        dropped = set(exclude_topics)
+        restrict = {t for t in (restrict if restrict is not None else eligible) if t not in dropped}
 
     def load(ref: str) -> tuple[RunRef, RankedRun]:
         t0 = time.perf_counter()
@@ -323,22 +455,33 @@ def score_runs(
         say(f"[finished] reading run {ref}: {run_ref.n_lines:,} lines [elapsed] {time.perf_counter() - t0:.2f} s")
         return run_ref, rr
 
+    # Each run's ids are audited and its completion measured as it is read, before it is scored.
+    auditor = IdAuditor(qref, evaluator.relevant_doc_ids(eligible), open_store, collection=collection)
+    completion: list[Completion] = []
+
+    def load_checked(ref: str) -> tuple[RunRef, RankedRun]:
+        run_ref, rr = load(ref)
+        auditor.add_run(run_ref, rr)
+        completion.append(run_completion(run_ref, rr, eligible))
+        return run_ref, rr
+
     loaded: list[tuple[RunRef, RankedRun] | None] = [None] * len(run_refs)
-    topics: tuple[str, ...] | None = None
+    topics: tuple[str, ...] | None = tuple(sorted(restrict, key=natural_key)) if restrict is not None else None
     if policy == "exclude" and len(run_refs) > 1:
         # One topic set for every run: drop the topics any run misses.
-        dropped: set[str] = set()
+        dropped_any: set[str] = set()
         for i, ref in enumerate(run_refs):
-            loaded[i] = load(ref)
+            loaded[i] = load_checked(ref)
             run_ref, rr = loaded[i]  # type: ignore[misc]
-            dropped.update(evaluator.missing_topics(rr, run_ref.failed_topics))
-        topics = tuple(t for t in qcols.topic_ids if t not in dropped)
+            dropped_any.update(evaluator.missing_topics(rr, run_ref.failed_topics))
+        base = topics if topics is not None else tuple(qcols.topic_ids)
+        topics = tuple(t for t in base if t not in dropped_any)
     refs: list[RunRef] = []
     evaluations: list[Evaluation] = []
     seconds: list[float] = []
     for i, ref in enumerate(run_refs):
         t0 = time.perf_counter()
-        pair = loaded[i] or load(ref)
+        pair = loaded[i] or load_checked(ref)
         loaded[i] = None
         run_ref, rr = pair
         e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics, topics=topics)
@@ -358,15 +501,39 @@ def score_runs(
             warnings.append(f"run {run_ref.name!r} has {len(e.ignored_topics)} topic(s) not in the qrels (ignored)")
         if e.n_duplicates:
             warnings.append(f"run {run_ref.name!r}: {e.n_duplicates} duplicate line(s) dropped (best rank kept)")
+    audits, audit_note = auditor.result()
+    for a in audits:
+        if a.relevant.share < 1.0:
+            warnings.append(
+                f"ID audit: {a.relevant.n_ids - a.relevant.n_present:,} of {a.relevant.n_ids:,} judged-relevant "
+                f"ids are not in collection version {a.collection_version[:12]} (they count as misses); "
+                "see the audit lines")
+        for rc in a.runs:
+            if rc.share < 1.0:
+                warnings.append(f"ID audit: {rc.what}: {len(rc.missing):,} distinct returned ids are not in "
+                                f"collection version {a.collection_version[:12]}")
     refs = _unique_names(refs)
     evaluations = [
         e if e.run_name == r.name else _renamed(e, r.name) for e, r in zip(evaluations, refs, strict=True)
     ]
+    completions = tuple(dataclasses.replace(c, run=r.name) for c, r in zip(completion, refs, strict=True))
+    coverage = TopicCoverage(len(eligible), len(evaluations[0].topics) if evaluations else 0,
+                             set_info.ref if set_info else "")
+    slices: dict[str, dict[str, tuple[SliceRow, ...]]] = {}
+    keys: dict[str, SliceKey] = {}
+    if by:
+        queries, metadata = topic_texts_and_metadata(open_store, collection_of(refs, qref, collection))
+        sources = slice_sources(evaluations[0], evaluator.n_relevant(), queries, metadata)
+        keys = slice_keys(by, sources, evaluations[0].topics)
+        slices = {e.run_name: {k: slice_table(e, sk, min_topics=slice_min_topics) for k, sk in keys.items()}
+                  for e in evaluations}
     created_at = datetime.now(UTC).isoformat(timespec="seconds")
     report = ScoreReport(
         qrels=qref, runs=tuple(refs), evaluations=tuple(evaluations), measures=ms, rel=rel, missing=policy,
         trust_file_order=trust_file_order, evaluator_version=EVALUATOR_VERSION, created_at=created_at,
-        warnings=tuple(warnings), seconds=tuple(seconds),
+        warnings=tuple(warnings), seconds=tuple(seconds), completion=completions, coverage=coverage,
+        audits=audits, audit_note=audit_note, topic_set=set_info, slices=slices, slice_keys=keys,
+        git_commit=git_commit(),
     )
     all_stored = qref.origin == "stored" and all(r.origin == "stored" for r in refs)
     if record is None:
@@ -374,9 +541,23 @@ def score_runs(
     if record:
         if open_store is None:
             raise WorkbenchError("cannot record evaluations without a workbench store; drop --record or pass --db")
+        report = _with_file_hashes(report)
         ids = tuple(record_report(report, open_store()))
         report = dataclasses.replace(report, evaluation_ids=ids)
+    if set_info is not None and command == "score" and open_store is not None:
+        open_store().record_topic_set_use(set_info, "score", [r.name for r in refs], qref.recorded_name,
+                                          outcome=",".join(report.evaluation_ids),
+                                          evaluator_version=EVALUATOR_VERSION, git_commit=report.git_commit)
     return report
+
+
+def _with_file_hashes(report: ScoreReport) -> ScoreReport:
+    """The report with each run file's sha256 filled in (stored runs carry their content hash)."""
+    from workbench.services.provenance import file_sha256
+
+    runs = tuple(r if r.content_hash or r.origin != "file" else dataclasses.replace(r, content_hash=file_sha256(r.location))
+                 for r in report.runs)
+    return dataclasses.replace(report, runs=runs)
 
 
 def _renamed(e: Evaluation, name: str) -> Evaluation:
@@ -384,7 +565,12 @@ def _renamed(e: Evaluation, name: str) -> Evaluation:
 
 
 def record_report(report: ScoreReport, store: LabelStore) -> list[str]:
-    """Record every evaluation of ``report`` (one transaction per run); returns the ids."""
+    """Record every evaluation of ``report`` (one transaction per run); returns the ids.
+
+    Each evaluation's params keep the lineage: threshold, policy, qrels hash,
+    collection versions, the run's origin, location and content hash, the
+    evaluator's git commit, the topic set and the topic counts.
+    """
     ids = []
     for run_ref, e in zip(report.runs, report.evaluations, strict=True):
         params = {
@@ -397,7 +583,12 @@ def record_report(report: ScoreReport, store: LabelStore) -> list[str]:
             "run_origin": run_ref.origin,
             "run_location": run_ref.location,
             "run_collection_version": run_ref.collection_version,
+            "run_content_hash": run_ref.content_hash,
+            "git_commit": report.git_commit,
+            "topic_set": report.topic_set.ref if report.topic_set else "",
+            "topic_set_protected": bool(report.topic_set and report.topic_set.protected),
             "topics": len(e.topics),
+            "topics_eligible": report.coverage.n_eligible if report.coverage else len(e.topics),
             "excluded_topics": list(e.excluded_topics),
             "missing_topics": list(e.missing_topics),
             "ignored_topics": len(e.ignored_topics),
@@ -423,19 +614,47 @@ def compare_runs(
     seed: int = 0,
     confidence: float = 0.95,
     progress: Progress | None = None,
-) -> tuple[ScoreReport, Comparison]:
+    min_topics: int = MIN_TOPICS,
+    topic_set: str | None = None,
+    by: Sequence[str] = (),
+    collection: str | None = None,
+) -> tuple[ScoreReport, Comparison, tuple[SliceComparison, ...]]:
     """Score two runs on one measure over common topics and compare B with A.
 
+    Args:
+        min_topics: fewest common topics the paired tests run on; with fewer
+            they are refused (``Comparison.refused``), the deltas still listed.
+        topic_set: ``NAME[@N]``: only its topics (the use is recorded).
+        by: slice keys: the comparison per slice (slices with fewer than
+            ``min_topics`` topics get no tests), Holm-adjusted over the slices.
+        collection: the collection version run files were produced over.
+        (the others as ``score_runs`` and ``scoring.compare.compare``)
+
     Returns:
-        (the score report of both runs, the ``Comparison``).
+        (the score report of both runs, the ``Comparison``, the per-slice
+        comparisons of every ``by`` key in order, overall rows included).
 
     Raises:
         As ``score_runs`` and ``scoring.compare.compare``.
     """
+    from workbench.scoring.slices import compare_slices
+
     report = score_runs([run_a, run_b], qrels_ref, open_store=open_store, measures=[measure], rel=rel,
-                        missing=missing, trust_file_order=trust_file_order, record=False, progress=progress)
+                        missing=missing, trust_file_order=trust_file_order, record=False, progress=progress,
+                        topic_set=topic_set, by=by, collection=collection, slice_min_topics=min_topics,
+                        command="compare")
     a, b = report.evaluations
-    return report, compare(a, b, report.measures[0], n_resamples=n_resamples, seed=seed, confidence=confidence)
+    m = report.measures[0]
+    comparison = compare(a, b, m, n_resamples=n_resamples, seed=seed, confidence=confidence, min_topics=min_topics)
+    rows: list[SliceComparison] = []
+    for key in report.slice_keys.values():
+        rows.extend(compare_slices(a, b, m, key, min_topics=min_topics, n_resamples=n_resamples, seed=seed,
+                                   confidence=confidence))
+    if report.topic_set is not None and open_store is not None:
+        open_store().record_topic_set_use(report.topic_set, "compare", [a.run_name, b.run_name],
+                                          report.qrels.recorded_name, evaluator_version=EVALUATOR_VERSION,
+                                          git_commit=report.git_commit)
+    return report, comparison, tuple(rows)
 
 
 def find_misses(

@@ -46,12 +46,13 @@ STATUSES = ("ok", "empty", "error")
 
 @dataclass(frozen=True)
 class RunTopicStatus:
-    """One ``run_topics`` row: the outcome of a run for one topic."""
+    """One ``run_topics`` row: the outcome of a run for one topic (latency in ms when known)."""
 
     topic_id: str
     status: str
     n_results: int
     message: str
+    latency_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ class RunsMixin(StoreCore):
         messages: Mapping[str, str] | None = None,
         *,
         source: str = "",
+        latencies: Mapping[str, float] | None = None,
     ) -> RunInfo:
         """Store a run, its ranks and a status for every topic of the collection.
 
@@ -133,6 +135,7 @@ class RunsMixin(StoreCore):
                 and ``empty`` otherwise (also every collection topic the run lacks).
             messages: topic_id -> why a topic is ``empty`` or ``error``.
             source: the file a run was imported from ("" otherwise).
+            latencies: topic_id -> latency of the retrieval call in milliseconds.
 
         Returns:
             ``info`` with ``collection_version`` resolved.
@@ -151,6 +154,7 @@ class RunsMixin(StoreCore):
             raise ValidationError(f"run {info.name!r}: expected depth >= 1, found {info.depth}")
         statuses = dict(statuses or {})
         messages = dict(messages or {})
+        latencies = dict(latencies or {})
         topics_col: list[str] = []
         docs_col: list[str] = []
         ranks_col: list[int] = []
@@ -216,14 +220,16 @@ class RunsMixin(StoreCore):
                 "message": [messages.get(t, "" if run.get(t) else
                                          ("" if t in statuses else "no results given for this topic"))
                             for t in status_topics],
+                "latency_ms": pa.array([latencies.get(t) for t in status_topics], pa.float64()),
             })
             cur.register("wb_run_entries", entries)
             cur.register("wb_run_topics", status_rows)
             try:
                 cur.execute("INSERT INTO run_entries SELECT ?, topic_id, doc_id, rank, score "
                             "FROM wb_run_entries", [info.name])
-                cur.execute("INSERT INTO run_topics SELECT ?, topic_id, status, n_results, message "
-                            "FROM wb_run_topics", [info.name])
+                cur.execute("INSERT INTO run_topics (run_name, topic_id, status, n_results, message, latency_ms) "
+                            "SELECT ?, topic_id, status, n_results, message, latency_ms FROM wb_run_topics",
+                            [info.name])
             finally:
                 cur.unregister("wb_run_entries")
                 cur.unregister("wb_run_topics")
@@ -239,11 +245,15 @@ class RunsMixin(StoreCore):
         collection: str,
         description: str = "",
         trust_file_order: bool = False,
+        status_file: str | Path | None = None,
     ) -> RunInfo:
         """Store a TREC run file as a run of kind ``imported``.
 
         The depth recorded is the largest number of results of any topic.
-        Collection topics without a line in the file get status ``empty``.
+        Collection topics without a line in the file get status ``empty``,
+        unless a status side file (``formats.status``) says otherwise: its
+        ``error`` rows (timeouts, rate limits) are stored as ``error`` with the
+        message and every row's latency is kept.
 
         Args:
             path: the TREC run file (``topic Q0 doc rank score tag``).
@@ -251,6 +261,7 @@ class RunsMixin(StoreCore):
             collection: the collection the run was produced over.
             description: free text (e.g. which system, which settings).
             trust_file_order: order by the file's rank column instead of scores.
+            status_file: the run's status side file (topic_id, status, latency_ms, error), or None.
 
         Returns:
             The stored ``RunInfo``. Re-importing identical content (same
@@ -259,14 +270,20 @@ class RunsMixin(StoreCore):
 
         Raises:
             InputFormatError: the file is malformed, or names a topic or document
-                that is not in the collection (file:line of the first one).
+                that is not in the collection (file:line of the first one); the
+                status file is malformed, names a topic of no collection, or
+                contradicts the run (its file:line).
             DuplicateNameError: the run name is taken by different content
                 (or another collection version or kind).
             UnknownNameError: unknown collection.
         """
+        from workbench.formats.status import check_against_run, read_status_file
         from workbench.formats.trec import read_run, scan_ids
 
         rf = read_run(path, trust_file_order=trust_file_order)
+        status_rows = read_status_file(status_file) if status_file is not None else {}
+        if status_file is not None:
+            check_against_run(status_file, status_rows, {t: len(d) for t, d in rf.run.items()})
         with self.connection("check run ids") as cur:
             require_collection(cur, collection)
             version = latest_version(cur, collection)
@@ -294,13 +311,24 @@ class RunsMixin(StoreCore):
                         f"expected a document of collection {collection!r}, found {shown_id(doc_id)} "
                         f"({len(absent)} unknown doc id(s) in the file). "
                         "Check that the run was produced over this collection.")
-        params = {"tag": rf.tag, "lines": rf.n_lines, "trust_file_order": trust_file_order,
-                  "duplicates_dropped": sum(rf.duplicates.values())}
+        for row in status_rows.values():
+            if row.topic_id not in topics:
+                raise InputFormatError(
+                    str(status_file), row.line,
+                    f"expected a topic of collection {collection!r}, found {shown_id(row.topic_id)}.")
+        params: dict[str, object] = {"tag": rf.tag, "lines": rf.n_lines, "trust_file_order": trust_file_order,
+                                     "duplicates_dropped": sum(rf.duplicates.values())}
+        if status_file is not None:
+            params["status_file"] = str(status_file)
         depth = max((len(d) for d in rf.run.values()), default=1)
         messages = {t: "the file has no line for this topic" for t in topics - set(rf.run)}
+        messages.update({r.topic_id: r.error or f"status file: {r.status}" for r in status_rows.values()
+                         if r.status != "ok"})
+        statuses = {r.topic_id: r.status for r in status_rows.values()}
+        latencies = {r.topic_id: r.latency_ms for r in status_rows.values() if r.latency_ms is not None}
         info = RunInfo(name=name, kind="imported", params=params, depth=max(depth, 1),
                        collection=collection, collection_version=version, description=description)
-        return self.save_run(info, rf.run, messages=messages, source=str(path))
+        return self.save_run(info, rf.run, statuses, messages, source=str(path), latencies=latencies)
 
     # -- reading --------------------------------------------------------------------
 
@@ -367,9 +395,9 @@ class RunsMixin(StoreCore):
         with self.connection("read run statuses") as cur:
             self._require_run(cur, name)
             rows = cur.execute(
-                "SELECT topic_id, status, n_results, message FROM run_topics WHERE run_name = ? "
+                "SELECT topic_id, status, n_results, message, latency_ms FROM run_topics WHERE run_name = ? "
                 "ORDER BY topic_id", [name]).fetchall()
-        return [RunTopicStatus(t, s, int(n), m) for t, s, n, m in rows]
+        return [RunTopicStatus(t, s, int(n), m, None if lat is None else float(lat)) for t, s, n, m, lat in rows]
 
     def list_runs(self, collection: str | None = None) -> list[RunInfo]:
         """Stored runs, oldest first (then by name); all collections when None."""

@@ -10,7 +10,9 @@ Lineage, from raw data to numbers::
           ── judgments (append-only; current = latest per topic/doc/assessor)
           ── adjudications (append-only; current = latest per topic/doc)
     qrels_versions (immutable: parent, pool_version, rule, counts, content_hash) ── qrels_entries
-    evaluations (run x qrels version x measure, numerator/denominator, evaluator version)
+    evaluations (run x qrels version x measure, numerator/denominator, evaluator version;
+                 params: git commit, run content hash, topic set)
+    topic_sets (name, version, protected) ── topic_set_members; topic_set_uses (command, runs, outcome)
     embeddings (model_key, text_hash) -> vector   # dense-retrieval cache
 
 Rules:
@@ -23,7 +25,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -230,9 +232,47 @@ DDL_V1: tuple[str, ...] = (
             FROM adjudications) WHERE rn = 1""",
 )
 
+DDL_V2_GATES: tuple[str, ...] = (
+    # Named, versioned topic sets (a smoke set, a protected release set) and every use of one.
+    """CREATE TABLE IF NOT EXISTS topic_sets (
+        name VARCHAR NOT NULL,
+        version INTEGER NOT NULL,                 -- 1, 2, ...: a changed content is a new version
+        collection VARCHAR NOT NULL DEFAULT '',   -- the collection its topic ids belong to ('' = any)
+        protected BOOLEAN NOT NULL DEFAULT false, -- its uses are recorded and shown by `evaluations list`
+        n_topics INTEGER NOT NULL,
+        content_hash VARCHAR NOT NULL,            -- sha256 over the sorted topic ids
+        source VARCHAR NOT NULL DEFAULT '',
+        description VARCHAR NOT NULL DEFAULT '',
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        PRIMARY KEY (name, version)
+    )""",
+    """CREATE TABLE IF NOT EXISTS topic_set_members (
+        name VARCHAR NOT NULL,
+        version INTEGER NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        PRIMARY KEY (name, version, topic_id)
+    )""",
+    "CREATE SEQUENCE IF NOT EXISTS topic_set_use_seq",
+    """CREATE TABLE IF NOT EXISTS topic_set_uses (
+        use_id BIGINT PRIMARY KEY DEFAULT nextval('topic_set_use_seq'),
+        name VARCHAR NOT NULL,
+        version INTEGER NOT NULL,
+        command VARCHAR NOT NULL,                 -- score | compare | gate
+        runs VARCHAR NOT NULL DEFAULT '[]',       -- JSON list of run names
+        qrels_version VARCHAR NOT NULL DEFAULT '',
+        outcome VARCHAR NOT NULL DEFAULT '',      -- gate verdict, or the evaluation ids recorded
+        evaluator_version VARCHAR NOT NULL DEFAULT '',
+        git_commit VARCHAR NOT NULL DEFAULT '',
+        used_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    # Per-topic latency of a run (from a status side file or the retriever).
+    "ALTER TABLE run_topics ADD COLUMN IF NOT EXISTS latency_ms DOUBLE",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
+    1: DDL_V2_GATES,  # topic sets and their uses; run_topics.latency_ms
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

@@ -8,6 +8,7 @@ with ``?`` parameters, never formatted into SQL.
 
 from __future__ import annotations
 
+from workbench.store.audit import AuditMixin
 from workbench.store.collections import CollectionsMixin
 from workbench.store.embeddings import EmbeddingsMixin
 from workbench.store.evaluations import EvaluationsMixin
@@ -15,6 +16,7 @@ from workbench.store.judging import JudgingMixin
 from workbench.store.pools import PoolsMixin
 from workbench.store.qrels import QrelsMixin
 from workbench.store.runs import RunsMixin
+from workbench.store.topic_sets import TopicSetsMixin
 
 
 class LabelStore(
@@ -25,6 +27,8 @@ class LabelStore(
     QrelsMixin,
     EmbeddingsMixin,
     EvaluationsMixin,
+    TopicSetsMixin,
+    AuditMixin,
 ):
     """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
 

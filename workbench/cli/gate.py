@@ -1,0 +1,111 @@
+"""CLI command: ``workbench gate BASELINE CANDIDATE --qrels VERSION --policy gate.toml``.
+
+Exit codes (this command only; the rest of the CLI uses 2 for usage errors):
+0 pass, 1 fail, 2 invalid (the comparison cannot be trusted: incomplete runs,
+identifier mismatches, too few topics, leakage), 3 usage error (bad options,
+a policy file that does not parse or validate, an unknown name).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+from workbench.cli import app, common
+
+EXIT_USAGE = 3
+
+
+class GateCommand(TyperCommand):
+    """The gate's command: its usage errors (missing or bad options) exit 3, not 2.
+
+    Click's usage errors carry ``exit_code = 2`` and a ``show`` method; typer
+    vendors click, so they are recognised by those two attributes.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except Exception as e:
+            if getattr(e, "exit_code", None) == 2 and hasattr(e, "show"):
+                setattr(e, "exit_code", EXIT_USAGE)  # noqa: B010 - a class attribute, set on this instance
+            raise
+
+
+@app.command("gate", cls=GateCommand)
+def gate(
+    baseline: Annotated[str, typer.Argument(help="The baseline run (file or stored name).")],
+    candidate: Annotated[str, typer.Argument(help="The candidate run (file or stored name).")],
+    qrels: Annotated[str, typer.Option("--qrels", help="A TREC qrels file or a stored qrels version name.")],
+    policy: Annotated[Path, typer.Option("--policy", help="The gate's policy file (TOML; see examples/gate.toml).")],
+    fmt: Annotated[str, typer.Option("--format", help="Output: table, json or markdown (ready for a pull request).")]
+    = "table",
+    topic_set: Annotated[str | None, typer.Option(
+        "--topic-set", help="Gate on the topics of a stored topic set (NAME or NAME@VERSION); its use is recorded.")]
+    = None,
+    by: Annotated[list[str] | None, typer.Option(
+        "--by", help="Also report slices by KEY (repeatable; the policy's [slices] and floors are always reported).")]
+    = None,
+    collection: Annotated[str | None, typer.Option(
+        "--collection", help="The collection (NAME or NAME@VERSION-PREFIX) run files were produced over, for the "
+                             "ID audit and the leakage check. Default: the stored runs' or qrels' collection.")]
+    = None,
+    trust_file_order: Annotated[bool, typer.Option(
+        help="Order run files by their rank column instead of score desc, doc_id desc.")] = False,
+    max_topics: Annotated[int, typer.Option(
+        "--max-topics", min=0, help="Topics of the diff list shown by table and markdown (json lists all).")] = 25,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Also write the report to this file (e.g. the Markdown for a PR comment).")] = None,
+) -> None:
+    """Release gate: pass (0), fail (1) or invalid (2) for CANDIDATE against BASELINE under a policy.
+
+    Validity first (completion, ID audit, topic count and share, leakage): any of them not met makes the gate
+    invalid, never green. Then the rules: macro change as a bound on the paired bootstrap CI, an optional
+    permutation test, critical topics (any lost relevant document fails), slice floors, eligibility leaks.
+    With several gated measures, p-values and intervals are corrected (Holm-Bonferroni by default)."""
+    from workbench.errors import UnknownNameError, WorkbenchError
+    from workbench.formats.io import atomic_write
+    from workbench.reports_gate import check_gate_format, render_gate
+    from workbench.services.gate import GateUsageError, run_gate
+
+    try:
+        check_gate_format(fmt)
+    except WorkbenchError as e:
+        _fail(f"usage: {e}", EXIT_USAGE)
+    try:
+        opener = _opener()
+        report = run_gate(baseline, candidate, qrels, policy, open_store=opener, topic_set=topic_set, by=by or (),
+                          collection=collection, trust_file_order=trust_file_order, progress=common.info)
+    except (GateUsageError, UnknownNameError) as e:
+        _fail(f"usage: {e}", EXIT_USAGE)
+    except WorkbenchError as e:
+        if common.STATE.debug:
+            raise
+        _fail(f"gate INVALID: the comparison could not be made: {e}", 2)
+    text = render_gate(report, fmt, max_topics=max_topics)
+    if out is not None:
+        with atomic_write(out, "w") as f:
+            f.write(text)
+        common.info(f"wrote {out}")
+    common.out(text)
+    res = report.result
+    common.info(f"workbench gate: {res.verdict.upper()} (exit {res.exit_code}) [elapsed] {report.seconds:.2f} s")
+    raise typer.Exit(res.exit_code)
+
+
+def _opener() -> Any:
+    if not common.STATE.config.db_path.exists():
+        return None
+    return lambda: common.STATE.store(client="workbench gate")
+
+
+def _fail(message: str, code: int) -> None:
+    from workbench.errors import ValidationError
+
+    if code == EXIT_USAGE and common.STATE.debug:
+        raise ValidationError(message)
+    typer.echo(f"workbench: error: {message}", err=True)
+    raise typer.Exit(code)

@@ -1,0 +1,49 @@
+"""Where a number came from: the workbench's git commit and content hashes of input files.
+
+``git_commit()`` is the commit of the workbench's own checkout when the package
+runs from one (``<commit>`` or ``<commit>-dirty`` when tracked files differ
+from it), and "" for an installed package or when git is unavailable. It is
+recorded with every stored evaluation and printed by the gate, so a score can
+be traced to the code that computed it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import subprocess
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+@functools.cache
+def git_commit() -> str:
+    """The workbench checkout's commit (``abc123...`` or ``abc123...-dirty``), or "" when not a checkout.
+
+    Runs ``git rev-parse HEAD`` and ``git diff --quiet HEAD`` in the package's
+    repository (at most 5 s each); any failure gives "".
+    """
+    if not (_ROOT / ".git").exists():
+        return ""
+    try:
+        head = subprocess.run(["git", "-C", str(_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(_ROOT), "diff", "--quiet", "HEAD", "--"], capture_output=True,
+                               timeout=5).returncode != 0
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"{head}-dirty" if head and dirty else head
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 (hex) of a file's bytes, read in 1 MiB blocks.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
