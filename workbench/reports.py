@@ -88,6 +88,8 @@ def share_text(n: int, m: int) -> str:
         return "0/0 (-)"
     if n == m:
         return f"{n:,}/{m:,} (100%)"
+    if n == 0:
+        return f"0/{m:,} (0%)"
     pct = 100 * n / m
     digits = 1
     while digits < 6 and (math.floor(pct * 10**digits) == 0 and n > 0):

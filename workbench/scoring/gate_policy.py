@@ -474,7 +474,8 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
         m = _TOML_AT.search(msg)
-        line = int(m.group(1)) if m else 0
+        line = int(m.group(1)) if m else (len(text.splitlines()) if "end of document" in msg else 0)
+        msg = msg.replace(" (at end of document)", " at the end of the file")
         problem = _TOML_AT.sub("", msg).strip().rstrip(".")
         col = f" at column {m.group(2)}" if m else ""
         raise InputFormatError(path, line, f"TOML syntax error{col}: {problem}. See toml.io for the syntax.") from None

@@ -445,8 +445,10 @@ def score_runs(
         eligible = tuple(t for t in eligible if t in wanted)
         restrict = set(eligible)
     if exclude_topics:
+        # Left out on purpose (e.g. leakage): neither evaluated nor counted as eligible.
         dropped = set(exclude_topics)
-        restrict = {t for t in (restrict if restrict is not None else eligible) if t not in dropped}
+        eligible = tuple(t for t in eligible if t not in dropped)
+        restrict = set(eligible)
 
     def load(ref: str) -> tuple[RunRef, RankedRun]:
         t0 = time.perf_counter()
