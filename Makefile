@@ -39,6 +39,7 @@ bench: setup
 	$(PIP) -e ".[bench]" $(QUIET_PIP)
 	$(PY) bench/pooling/bench_pooling.py
 	$(PY) bench/scoring/bench_scoring.py
+	$(PY) bench/gate/bench_gate.py
 
 PURE := workbench/scoring workbench/judging pooling/fusion.py pooling/pool.py pooling/reusability.py \
 	pooling/tokenize.py workbench/ranking.py workbench/types.py workbench/errors.py workbench/rubric.py \

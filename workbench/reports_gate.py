@@ -19,6 +19,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ValidationError
@@ -74,7 +75,7 @@ def render_gate(report: GateReport, fmt: str = "table", *, max_topics: int = MAX
 # -- shared helpers -------------------------------------------------------------------------
 
 
-def _values(r: RuleResult) -> tuple[str, str]:
+def rule_values(r: RuleResult) -> tuple[str, str]:
     """(measured, threshold) as printed: counts as integers, shares and means near their threshold."""
     if r.measured is None:
         return "-", _op(r, "-" if r.threshold is None else _plain(r, r.threshold))
@@ -243,7 +244,7 @@ def _table(report: GateReport, max_topics: int) -> str:
                                                            "fail = not good enough)"]
     rows = []
     for r in res.rules:
-        m, t = _values(r)
+        m, t = rule_values(r)
         rows.append([r.kind, r.rule, r.subject, m, t, r.verdict.upper() if r.verdict != "pass" else "pass"])
     L.append(table(["kind", "rule", "subject", "measured", "threshold", "verdict"], rows, left=3))
     L.append("")
@@ -315,7 +316,7 @@ def _markdown(report: GateReport, max_topics: int) -> str:
     L.append("| kind | rule | subject | measured | threshold | verdict |")
     L.append("|---|---|---|---:|---|---|")
     for r in res.rules:
-        m, t = _values(r)
+        m, t = rule_values(r)
         L.append(f"| {r.kind} | {r.rule} | {_cell(_md(r.subject))} | {m} | {_cell(t)} | {_VERDICT_MD[r.verdict]} |")
     L.append("")
     L.append("<details><summary>Rule details and lineage</summary>")
@@ -337,9 +338,13 @@ def _markdown(report: GateReport, max_topics: int) -> str:
         L.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
         for row in trows:
             L.append("| " + " | ".join(_cell(c) for c in row) + " |")
+    if res.slices:
+        L.append("")
+        L.append(f"<details><summary>Slices ({', '.join(_md(k) for k in dict.fromkeys(st.key for st in res.slices))})"
+                 "</summary>")
     for st in res.slices:
         L.append("")
-        L.append(f"### {_md(str(st.measure))} by {_md(st.key)}")
+        L.append(f"**{_md(str(st.measure))} by {_md(st.key)}**")
         L.append("")
         L.append(f"| slice | topics | {_cell(_md(report.baseline))} | {_cell(_md(report.candidate))} | change | "
                  f"p | p adj. |")
@@ -350,6 +355,9 @@ def _markdown(report: GateReport, max_topics: int) -> str:
             L.append(f"| {_cell(_md(sr.value))}{small} | {sr.n_topics:,} | {number(sr.mean_a)} | "
                      f"{number(sr.mean_b)} | {change} | {_p(sr.bootstrap.p_value if sr.bootstrap else None)} | "
                      f"{_p(st.p_corrected.get(sr.value))} |")
+    if res.slices:
+        L.append("")
+        L.append("</details>")
     k = report.policy.k
     L.append("")
     L.append(f"### Per-topic differences in R@{k}")
@@ -427,3 +435,24 @@ def gate_json(report: GateReport) -> dict[str, Any]:
         "seconds": report.seconds,
     }
 
+
+
+def gate_summary_lines(report: GateReport | None, markdown: Path | None = None) -> list[str]:
+    """A short gate section for the demo's report: the verdict, the rules, the failing rules' details."""
+    if report is None:
+        return []
+    res = report.result
+    lines = [f"Release gate: {report.candidate} against {report.baseline} on {report.score.qrels.name}, policy "
+             f"{report.policy.path}: {res.verdict.upper()} (exit {res.exit_code})"]
+    rows = []
+    for r in res.rules:
+        m, t = rule_values(r)
+        rows.append([r.rule, r.subject, m, t, r.verdict])
+    lines += ["  " + s for s in table(["rule", "subject", "measured", "threshold", "verdict"], rows, left=2).splitlines()]
+    for r in res.rules:
+        if r.verdict in ("fail", "invalid"):
+            lines.append(f"  {r.rule} {r.subject}: {r.detail}")
+    if markdown is not None:
+        lines.append(f"  Markdown report (for a pull request): {markdown}")
+    lines.append("")
+    return lines

@@ -104,6 +104,10 @@ def render_workflow(report: WorkflowReport) -> str:
         L += ["  " + s for s in _table(["run", "unique docs", "unique relevant", "full", "left out", "drop",
                                         "Kendall tau", "order changed"], rows)]
         L.append("")
+    if report.gate is not None:
+        from workbench.reports_gate import gate_summary_lines
+
+        L += gate_summary_lines(*report.gate)  # type: ignore[arg-type]
     if report.exports:
         L.append("Qrels files: " + ", ".join(str(p) for p in report.exports))
     if report.plots:

@@ -23,6 +23,9 @@ folder (by default the Cranfield sample) against one store, non-interactively:
    run contributed, rescore that run, and report its drop and Kendall's tau between
    the run orderings (``pooling.reusability``; Zobel, SIGIR 1998).
 
+Then the release gate: may the new run replace bm25? (``services.demo_gate``,
+policy ``examples/gate.toml``; the Markdown report is written next to the plots).
+
 Every step is idempotent: a second call on the same store reuses the stored
 runs, pools, judgments and qrels versions (re-judging nothing), so the job can
 be resumed after an interruption and the UI can be started on its result.
@@ -153,6 +156,8 @@ class WorkflowReport:
         tokens: user -> token of the demo users (sandbox store).
         lead_queue: documents of pool v2 still to judge in the demo lead's UI queue,
             as a second assessor beside the reference (agreement becomes measurable).
+        gate: the release gate of the new run against bm25 (``services.demo_gate``) and
+            the Markdown report written, or None.
     """
 
     collection: str = ""
@@ -177,6 +182,7 @@ class WorkflowReport:
     plots: list[Path] = field(default_factory=list)
     tokens: dict[str, str] = field(default_factory=dict)
     lead_queue: int = 0
+    gate: tuple[object, Path | None] | None = None  # (services.gate.GateReport, Markdown file) of the gate step
 
 
 # -- steps ---------------------------------------------------------------------------
@@ -462,6 +468,12 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
 
     if options.plot_dir is not None:
         report.plots = _plots(report, options.plot_dir)
+
+    # Release gate: may the new run replace bm25? (services.demo_gate; examples/gate.toml)
+    from workbench.services.demo_gate import gate_step
+
+    report.gate = gate_step(store, bm25, new, v2_name, say=say,
+                            out_dir=options.plot_dir.parent if options.plot_dir is not None else None)
     return report
 
 
