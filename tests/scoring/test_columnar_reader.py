@@ -138,3 +138,27 @@ def test_ids_growing_longer_in_later_slices_and_capacity_growth(write, monkeypat
     assert cols.n_lines == 45 and cols.doc_words.shape == (45, 4)
     e = Evaluator({"1": {"d4": 1}, "2": {"x" * 30 + "39": 1}}, ["RR@100"]).evaluate(cols)
     assert e.value("RR@100", "1") == pytest.approx(1 / 5) and e.value("RR@100", "2") == pytest.approx(1 / 40)
+
+
+@pytest.mark.parametrize("slice_bytes", [1 << 20, 256])
+def test_fast_reader_gives_arrow_threads_only_arrow_owned_memory(write, monkeypatch, slice_bytes):
+    # Regression (issue 9, abort at exit): a ``pa.py_buffer`` over Python memory handed to the threaded
+    # CSV reader is released by an Arrow worker, which takes the GIL; at interpreter exit that worker is
+    # killed by pthread_exit inside a C++ destructor and the process aborts with exit 134
+    # ("terminate called without an active exception"), about 1 in 300 runs under load.
+    import pyarrow as pa
+
+    def python_owned(*a, **k):
+        raise AssertionError("a Python-owned buffer was handed to pyarrow")
+
+    monkeypatch.setattr(pa, "py_buffer", python_owned)
+    monkeypatch.setattr(pa, "foreign_buffer", python_owned)
+    monkeypatch.setattr(columnar, "SLICE_BYTES", slice_bytes)  # 256: many slices, each regrowing the buffer
+    _no_fallback(monkeypatch)
+    qrels, run = make_data(3)
+    cols = columnar.read_run_columns(write("run.trec", _run_text(run)))
+    assert cols.n_lines == sum(len(d) for d in run.values())
+    e = Evaluator(qrels, NAMES, missing="exclude").evaluate(cols)
+    ref = reference_values(qrels, run, NAMES)
+    for m in e.measures:
+        assert {t: e.value(m, t) for t in e.topics} == pytest.approx(ref[m])

@@ -166,23 +166,32 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
         head = f.read(1 << 16)
         if not _looks_plain(head if len(head) < (1 << 16) else head[: head.rfind(b"\n") + 1]):
             raise _Fallback
-        block = bytearray(min(size, SLICE_BYTES + (1 << 20)))  # reused for every slice: no fresh pages per read
+        # Each slice is read into memory Arrow owns (never ``pa.py_buffer`` over Python memory): the
+        # threaded CSV reader's workers may drop their last reference to the input after ``read_csv``
+        # returned, and releasing a Python-owned buffer takes the GIL; at interpreter exit that
+        # worker is then killed by ``pthread_exit`` inside a C++ destructor and the process aborts
+        # ("terminate called without an active exception", exit 134). The bytearray is only the
+        # fast ``find`` of the whitespace check; both are reused for every slice.
+        cap_bytes = min(size, SLICE_BYTES + (1 << 20))
+        block = bytearray(cap_bytes)
+        native = pa.allocate_buffer(cap_bytes, memory_pool=pool)
         for start, end in _slices(f, size):
             f.seek(start)
             length = end - start
             if length > len(block):
                 block = bytearray(length)
+                native = pa.allocate_buffer(length, memory_pool=pool)
             view = memoryview(block)[:length]
             f.readinto(view)
             if any(block.find(c, 0, length) >= 0 for c in _OTHER_WHITESPACE):  # the strict reader splits on these
                 raise _Fallback
-            buf = pa.py_buffer(view)
+            np.frombuffer(native, dtype=np.uint8, count=length)[:] = np.frombuffer(view, dtype=np.uint8)
+            del view
             try:
-                table = pcsv.read_csv(pa.BufferReader(buf), read_options=read_opts, parse_options=parse_opts,
-                                      convert_options=conv_opts, memory_pool=pool)
+                table = pcsv.read_csv(pa.BufferReader(native.slice(0, length)), read_options=read_opts,
+                                      parse_options=parse_opts, convert_options=conv_opts, memory_pool=pool)
             except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
                 raise _Fallback from None
-            del buf, view
             m = table.num_rows
             if m == 0:
                 continue
