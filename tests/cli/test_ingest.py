@@ -83,7 +83,8 @@ def test_converter_reproduces_the_committed_sample_corpus(capsys, tmp_path):
     code, out, err = run(capsys, "convert", "cranfield", RAW, tmp_path / "cran")
     assert code == 0, err
     assert "1,400 documents, 225 topics, 1,837 judgments over 225 topics" in out
-    for name in ("corpus.jsonl", "queries.jsonl", "qrels.reference.txt", "qrels.meta.json", "SOURCE.md"):
+    for name in ("corpus.jsonl", "queries.jsonl", "doc_metadata.jsonl", "qrels.reference.txt", "qrels.meta.json",
+                 "SOURCE.md"):
         assert (tmp_path / "cran" / name).read_bytes() == (SAMPLE / name).read_bytes(), name
 
 

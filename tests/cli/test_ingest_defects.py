@@ -142,7 +142,7 @@ def test_convert_cranfield_with_few_queries(capsys, tmp_path, n_queries):
     for i in range(1, n_queries + 1):
         assert readme.count(f"| `.I {i:03d}` | {i} |") == 1
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
-        ["corpus.jsonl", "queries.jsonl", "qrels.reference.txt", "qrels.meta.json", "README.md"])
+        ["corpus.jsonl", "queries.jsonl", "doc_metadata.jsonl", "qrels.reference.txt", "qrels.meta.json", "README.md"])
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp folder left
 
 

@@ -64,6 +64,7 @@ def _register() -> None:
     # Registration order is the order `workbench --help` lists them: the workflow order.
     from workbench.cli import ingest, convert, runs, pool, judging, score, gate, topics, evaluations  # noqa: F401, I001
     from workbench.cli import simulate  # noqa: F401
+    from workbench.cli import metadata  # noqa: F401
 
     try:
         from workbench.cli import demo  # noqa: F401

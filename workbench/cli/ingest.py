@@ -35,16 +35,22 @@ def ingest(
     allow_unknown_docs: Annotated[
         bool, typer.Option(help="Import qrels even if some of their doc ids are not in the corpus.")
     ] = False,
+    replace_topic_metadata: Annotated[
+        bool, typer.Option(help="Let the folder's topic metadata replace stored values that differ (old ones kept in the history).")
+    ] = False,
 ) -> None:
     """Ingest a collection: documents, topics and reference qrels, versioned by content.
 
-    Re-running on the same files changes nothing; a changed corpus becomes a
-    new collection version (the old one is kept).
+    Re-running on the same files changes nothing; a changed corpus (texts or
+    document metadata) becomes a new collection version (the old one is kept).
+    Metadata side files: doc_metadata.{jsonl,csv,tsv,parquet} (doc_id + columns)
+    and topic_metadata.{jsonl,csv,tsv,parquet} (topic_id + columns).
     """
     from workbench.services.ingest import describe_ingest, ingest_folder
 
     store = common.STATE.store(client="workbench ingest")
-    result = ingest_folder(store, path, name=name, allow_unknown_docs=allow_unknown_docs, progress=common.info)
+    result = ingest_folder(store, path, name=name, allow_unknown_docs=allow_unknown_docs,
+                           replace_topic_metadata=replace_topic_metadata, progress=common.info)
     for line in describe_ingest(result):
         common.out(line)
 

@@ -2,11 +2,16 @@
 
 Files (one JSON object per line for the two ``.jsonl`` files):
 
-* ``corpus.jsonl``: ``{"_id": str, "title": str (optional, default ""), "text": str, ...}``;
-  other keys (e.g. ``metadata``) are ignored by the reader.
+* ``corpus.jsonl``: ``{"_id": str, "title": str (optional, default ""), "text": str,
+  "metadata": {...} (optional)}``; other keys are ignored. ``read_corpus_with_metadata``
+  also returns the ``metadata`` objects as document metadata (``workbench.metadata``
+  rules; values that are not scalars, and keys that are not valid metadata keys,
+  are skipped and counted, since real BEIR corpora carry lists such as ``authors``).
 * ``queries.jsonl``: ``{"_id": str, "text": str, "metadata": {...} (optional)}``;
   ``metadata.description`` and ``metadata.narrative`` (strings), when present,
-  become the topic's description and narrative; ``text`` is its title.
+  become the topic's description and narrative; ``text`` is its title. The
+  other ``metadata`` keys are topic metadata (``read_queries_with_metadata``;
+  skipped and counted as for the corpus).
 * ``qrels/*.tsv``: a header line ``query-id<TAB>corpus-id<TAB>score``, then
   one ``topic doc grade`` line per judgment, grade an integer.
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +45,7 @@ from workbench.formats.trec import (
     read_text,
     shown_id,
 )
+from workbench.metadata import MetadataValueError, MetaValue, check_key, from_json
 from workbench.types import Document, Topic
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -88,8 +95,68 @@ def _string(path: str, lineno: int, obj: Mapping[str, Any], key: str, *, require
     return value
 
 
+def _scalar_metadata(
+    path: str, lineno: int, obj: Mapping[str, Any], skip: Iterable[str], skipped: Counter[str]
+) -> dict[str, MetaValue]:
+    """The scalar entries of a BEIR ``metadata`` object; others counted in ``skipped`` by key."""
+    meta = obj.get("metadata")
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict):
+        raise InputFormatError(path, lineno, f"expected 'metadata' to be an object, found {json.dumps(meta)[:60]}. Remove it or make it an object.")
+    out: dict[str, MetaValue] = {}
+    left_out = set(skip)
+    for key, raw in meta.items():
+        if key in left_out:
+            continue
+        try:
+            check_key(key)
+            value = from_json(raw)
+        except MetadataValueError:
+            skipped[str(key)] += 1
+            continue
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def read_corpus_with_metadata(path: str | Path) -> tuple[list[Document], dict[str, dict[str, MetaValue]], Counter[str]]:
+    """Read a BEIR ``corpus.jsonl`` with its ``metadata`` objects (one pass).
+
+    Returns:
+        (the documents in file order, doc_id -> metadata for documents that have
+        any, key -> number of values skipped because they are not scalars or the
+        key is not a valid metadata key).
+
+    Raises:
+        InputFormatError: as ``read_corpus``, plus a ``metadata`` that is not an object.
+    """
+    return _read_corpus(path, with_metadata=True)
+
+
+def read_queries_with_metadata(path: str | Path) -> tuple[list[Topic], dict[str, dict[str, MetaValue]], Counter[str]]:
+    """Read a BEIR ``queries.jsonl`` with topic metadata (``metadata`` keys other than description/narrative).
+
+    Returns:
+        (the topics in file order, topic_id -> metadata for topics that have
+        any, key -> number of values skipped).
+
+    Raises:
+        InputFormatError: as ``read_queries``.
+    """
+    topics = read_queries(path)
+    p = str(path)
+    skipped: Counter[str] = Counter()
+    meta: dict[str, dict[str, MetaValue]] = {}
+    for (lineno, obj), topic in zip(_objects(path), topics, strict=True):
+        m = _scalar_metadata(p, lineno, obj, ("description", "narrative"), skipped)
+        if m:
+            meta[topic.topic_id] = m
+    return topics, meta, skipped
+
+
 def read_corpus(path: str | Path) -> list[Document]:
-    """Read a BEIR ``corpus.jsonl``.
+    """Read a BEIR ``corpus.jsonl`` (documents only; see ``read_corpus_with_metadata``).
 
     Args:
         path: the file.
@@ -105,9 +172,17 @@ def read_corpus(path: str | Path) -> list[Document]:
         >>> read_corpus("corpus.jsonl")[0]  # doctest: +SKIP
         Document(doc_id='1', title='experimental investigation ...', text='...')
     """
+    return _read_corpus(path, with_metadata=False)[0]
+
+
+def _read_corpus(
+    path: str | Path, *, with_metadata: bool
+) -> tuple[list[Document], dict[str, dict[str, MetaValue]], Counter[str]]:
     p = str(path)
     docs: list[Document] = []
     seen: dict[str, int] = {}
+    skipped: Counter[str] = Counter()
+    meta: dict[str, dict[str, MetaValue]] = {}
     for lineno, obj in _objects(path):
         doc_id = _string(p, lineno, obj, "_id", required=True)
         if doc_id in seen:
@@ -116,9 +191,13 @@ def read_corpus(path: str | Path) -> list[Document]:
             )
         seen[doc_id] = lineno
         docs.append(Document(doc_id, _string(p, lineno, obj, "title", required=False), _string(p, lineno, obj, "text", required=True)))
+        if with_metadata:
+            m = _scalar_metadata(p, lineno, obj, (), skipped)
+            if m:
+                meta[doc_id] = m
     if not docs:
         raise empty_file_error(path, "document")
-    return docs
+    return docs, meta, skipped
 
 
 def read_queries(path: str | Path) -> list[Topic]:

@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from workbench import ranking
 from workbench.errors import InputFormatError, ValidationError
@@ -460,6 +460,8 @@ def scan_ids(path: str | Path, kind: Literal["run", "qrels"]) -> Iterator[tuple[
 _TOP_TAG = re.compile(r"<(/?)top>", re.IGNORECASE)
 _FIELD = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
 _CLOSE = re.compile(r"</(num|title|desc|narr)>", re.IGNORECASE)
+_EXTRA_TAG = re.compile(r"<([A-Za-z_][A-Za-z0-9_.-]*)>(.*?)</\1>", re.DOTALL)
+_STANDARD_TAGS = {"num", "title", "desc", "narr", "top"}
 _PREFIX = {
     "num": re.compile(r"^\s*(number\s*:)?\s*", re.IGNORECASE),
     "title": re.compile(r"^\s*(topic\s*:)?\s*", re.IGNORECASE),
@@ -506,6 +508,38 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def read_topics_with_metadata(path: str | Path) -> tuple[list[Topic], dict[str, dict[str, Any]]]:
+    """Read topics and their metadata tags from a TREC topic file (or a TSV, which has none).
+
+    In a ``<top>`` block, an element other than ``num``/``title``/``desc``/``narr``
+    written with its closing tag, e.g. ``<priority>critical</priority>`` or
+    ``<filter>year &lt;= 1956</filter>`` (entities ``&lt; &gt; &amp;`` are decoded), is
+    topic metadata: the tag is the key, the text the value, typed per tag across
+    the file as text cells are (``workbench.metadata.infer_column``).
+
+    Returns:
+        (the topics in file order, topic_id -> key -> value for topics with tags).
+
+    Raises:
+        InputFormatError: as ``read_topics``, or a tag that is not a valid metadata key.
+    """
+    topics, raw = _read_topics(path)
+    from workbench.metadata import MetadataValueError, infer_column
+
+    keys = sorted({k for tags in raw.values() for k in tags})
+    meta: dict[str, dict[str, Any]] = {}
+    ids = list(raw)
+    for key in keys:
+        try:
+            values, _ = infer_column([raw[t].get(key, "") for t in ids])
+        except MetadataValueError as e:
+            raise InputFormatError(str(path), 0, f"tag <{key}>: {e}.") from None
+        for t, v in zip(ids, values, strict=True):
+            if v is not None:
+                meta.setdefault(t, {})[key] = v
+    return topics, meta
+
+
 def read_topics(path: str | Path) -> list[Topic]:
     """Read topics from a TREC topic file or a ``topic_id<TAB>query`` TSV.
 
@@ -531,10 +565,15 @@ def read_topics(path: str | Path) -> list[Topic]:
         >>> [t.topic_id for t in read_topics("topics.401-450.txt")][:2]  # doctest: +SKIP
         ['401', '402']
     """
+    return _read_topics(path)[0]
+
+
+def _read_topics(path: str | Path) -> tuple[list[Topic], dict[str, dict[str, str]]]:
     text = read_text(path)
     p = str(path)
     topics: list[Topic] = []
     seen: dict[str, int] = {}
+    tags: dict[str, dict[str, str]] = {}
 
     def add(topic: Topic, lineno: int) -> None:
         check_id(p, lineno, topic.topic_id, "topic id")
@@ -549,7 +588,16 @@ def read_topics(path: str | Path) -> list[Topic]:
 
     if re.search(r"<top>", text, re.IGNORECASE):
         for lineno, raw_body in _top_blocks(p, text):
-            body = _CLOSE.sub(" ", raw_body)
+            extra: dict[str, str] = {}
+
+            def take(m: re.Match[str], extra: dict[str, str] = extra) -> str:
+                if m.group(1).lower() in _STANDARD_TAGS:
+                    return m.group(0)
+                value = _clean(m.group(2)).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+                extra[m.group(1)] = value
+                return " "
+
+            body = _CLOSE.sub(" ", _EXTRA_TAG.sub(take, raw_body))
             fields: dict[str, str] = {}
             parts = _FIELD.split(body)
             for name, value in zip(parts[1::2], parts[2::2], strict=True):
@@ -564,6 +612,15 @@ def read_topics(path: str | Path) -> list[Topic]:
                     p, lineno, f"expected a <title> or <desc> for topic {num!r}, found neither. Add the query text."
                 )
             add(Topic(num, title, desc, fields.get("narr", "")), lineno)
+            if extra:
+                from workbench.metadata import MetadataValueError, check_key
+
+                for key in extra:
+                    try:
+                        check_key(key)
+                    except MetadataValueError as e:
+                        raise InputFormatError(p, lineno, f"tag <{key}>: {e}. Rename the tag.") from None
+                tags[num] = extra
     else:
         for lineno, line in enumerate(text.split("\n"), 1):
             if not line.strip(_WS):
@@ -582,7 +639,7 @@ def read_topics(path: str | Path) -> list[Topic]:
             add(Topic(topic_id, query), lineno)
     if not topics:
         raise _empty(path, "topic")
-    return topics
+    return topics, tags
 
 
 def add_grade(

@@ -531,8 +531,18 @@ def write_collection(
     readme: str,
     meta: Mapping[str, Any],
     source_md: Path | None = None,
+    doc_metadata: Sequence[tuple[str, Mapping[str, Any]]] | None = None,
 ) -> list[str]:
     """Write a read collection into ``dest`` (all files, or none on failure).
+
+    Args:
+        collection: what ``read_collection`` read.
+        dest: the output folder.
+        readme: the text of ``README.md``.
+        meta: the content of ``qrels.meta.json``.
+        source_md: a ``SOURCE.md`` to copy (when it exists).
+        doc_metadata: (doc_id, metadata) rows written, in this order, as the
+            side file ``doc_metadata.jsonl`` (``formats.metadata``); None = no side file.
 
     Returns:
         The names of the files written.
@@ -544,6 +554,11 @@ def write_collection(
         beir.write_corpus(tmp / "corpus.jsonl", collection.documents, _corpus_metadata(collection, extra))
         beir.write_queries(tmp / "queries.jsonl", (q.topic for q in collection.queries),
                            {q.topic.topic_id: q.metadata for q in collection.queries})
+        if doc_metadata is not None:
+            from workbench.formats.metadata import write_metadata_jsonl
+
+            write_metadata_jsonl(tmp / "doc_metadata.jsonl", doc_metadata, "doc_id")
+            side_files = (*side_files, "doc_metadata.jsonl")
         trec.write_qrels(tmp / "qrels.reference.txt", collection.qrels)
         with atomic_write(tmp / "qrels.meta.json") as f:
             json.dump(dict(meta), f, indent=2)

@@ -17,6 +17,20 @@ Folder layouts understood by ``ingest_folder``:
 * **SMART** (Cranfield): ``cran.all.1400``, ``cran.qry``, ``cranqrel``; the
   qrels become ``<collection>-reference`` with ``formats.smart.GRADE_RULE``.
 
+Metadata (``workbench.metadata``; stored with ``workbench.store.metadata``):
+
+* document metadata: the ``metadata`` objects of ``corpus.jsonl`` (BEIR;
+  non-scalar values are skipped and reported), or ``author``/``bib``/``year``/
+  ``source`` of the SMART fields (``formats.smart``), plus the side file
+  ``doc_metadata.{jsonl,csv,tsv,parquet}`` (``doc_id`` + one column per key,
+  ``formats.metadata``). Both sources may give the same key only with the same
+  value. Document metadata is part of the collection version's hash.
+* topic metadata: the ``metadata`` keys of ``queries.jsonl`` other than
+  description/narrative (e.g. ``smart_id``), tags of TREC ``<top>`` blocks with
+  a closing tag (``<priority>critical</priority>``), plus the side file
+  ``topic_metadata.{jsonl,csv,tsv,parquet}`` (``topic_id`` + columns). A topic's
+  eligibility filter is its ``filter`` value (``scoring.filters``).
+
 Every file is read and checked *before* anything is written: the collection
 is then written in one transaction and each qrels version in one more, so a
 malformed or mismatched file leaves the store as it was.
@@ -42,6 +56,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from workbench.errors import DuplicateNameError, InputFormatError, UnknownNameError, ValidationError
 from workbench.formats import beir, irds, parquet, smart, trec
 from workbench.formats.io import atomic_write
+from workbench.formats.metadata import (
+    DOC_METADATA_STEM,
+    TOPIC_METADATA_STEM,
+    find_side_file,
+    read_metadata_file,
+)
+from workbench.metadata import MetaValue, merge_metadata
 from workbench.services.convert import ConversionReport
 from workbench.store.collections import check_collection_name
 from workbench.types import Document, Topic
@@ -61,6 +82,8 @@ TOPIC_FILES = ("queries.jsonl", "topics.txt", "topics.tsv", "queries.parquet")
 REFERENCE_QRELS = "qrels.reference.txt"
 REFERENCE_QRELS_PARQUET = "qrels.reference.parquet"
 QRELS_META = "qrels.meta.json"
+CRANFIELD_DOC_METADATA = "doc_metadata.jsonl"
+"""The side file of ``convert_cranfield``: ``year`` and ``source`` derived from ``.B`` (``smart.bib_fields``)."""
 
 
 def _noop(_: str) -> None:
@@ -117,12 +140,37 @@ class QrelsImport:
 
 
 @dataclass(frozen=True)
+class FolderContents:
+    """Everything read from a collection folder, checked, nothing written yet.
+
+    Attributes:
+        layout: ``beir`` or ``smart``.
+        documents, topics: the corpus and the topics.
+        qrels_files: the reference qrels found.
+        doc_metadata: doc_id -> key -> value (corpus/SMART fields merged with ``doc_metadata.*``).
+        topic_metadata: topic_id -> key -> value (queries/topic file merged with ``topic_metadata.*``).
+        metadata_files: the side files read.
+        notes: things the user should know (e.g. skipped non-scalar BEIR metadata values).
+    """
+
+    layout: Layout
+    documents: list[Document]
+    topics: list[Topic]
+    qrels_files: list[QrelsFile]
+    doc_metadata: dict[str, dict[str, MetaValue]] = field(default_factory=dict)
+    topic_metadata: dict[str, dict[str, MetaValue]] = field(default_factory=dict)
+    metadata_files: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FolderIngest:
-    """What ``ingest_folder`` did: the collection report and one entry per qrels file."""
+    """What ``ingest_folder`` did: the collection report, one entry per qrels file, and notes."""
 
     layout: Layout
     collection: IngestReport
     qrels: list[QrelsImport] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -194,13 +242,34 @@ def read_folder(folder: str | Path, name: str) -> tuple[Layout, list[Document], 
         name: the collection name (used to name qrels versions).
 
     Returns:
-        (layout, documents, topics, qrels files).
+        (layout, documents, topics, qrels files); ``read_collection_folder``
+        also returns the metadata.
 
     Raises:
         InputFormatError: any file is malformed (file:line), or the layout is unknown.
     """
+    c = read_collection_folder(folder, name)
+    return c.layout, c.documents, c.topics, c.qrels_files
+
+
+def read_collection_folder(folder: str | Path, name: str) -> FolderContents:
+    """Read and check every file of a collection folder, metadata included (nothing is written).
+
+    Args:
+        folder: the collection folder (see the module docstring), or ``irds:DATASET``.
+        name: the collection name (used to name qrels versions).
+
+    Returns:
+        ``FolderContents``.
+
+    Raises:
+        InputFormatError: any file is malformed (file:line), the layout is
+            unknown, a side file names an id that is not in the corpus or the
+            topics, or gives a key another source gives with a different value.
+    """
     layout = detect_layout(folder)
     qrels_files: list[QrelsFile] = []
+    notes: list[str] = []
     if layout == "ir_datasets":
         c = irds.read_dataset(str(folder))
         if c.qrels:
@@ -209,16 +278,28 @@ def read_folder(folder: str | Path, name: str) -> tuple[Layout, list[Document], 
                 rule += "; " + "; ".join(f"{g}: {d}" for g, d in sorted(c.qrels_defs.items()))
             qrels_files.append(QrelsFile(f"{name}-reference", Path(str(folder)), "ir_datasets", c.qrels, rule,
                                          f"{irds.PREFIX}{c.dataset_id} from {c.cache}"))
-        return layout, c.documents, c.topics, qrels_files
+        return FolderContents(layout, c.documents, c.topics, qrels_files)
     p = Path(folder)
+    doc_meta: dict[str, dict[str, MetaValue]]
+    topic_meta: dict[str, dict[str, MetaValue]] = {}
     if layout == "beir":
         if (p / "corpus.jsonl").is_file():
-            docs = beir.read_corpus(p / "corpus.jsonl")
+            docs, doc_meta, skipped = beir.read_corpus_with_metadata(p / "corpus.jsonl")
+            notes += _skipped_note(p / "corpus.jsonl", skipped)
+            doc_source = "corpus.jsonl"
         else:
-            docs = parquet.read_corpus(p / "corpus.parquet")[0]
+            docs, table = parquet.read_corpus(p / "corpus.parquet")
+            doc_meta = parquet_metadata(p / "corpus.parquet", table)
+            doc_source = "corpus.parquet"
         topic_file = next(p / f for f in TOPIC_FILES if (p / f).is_file())
-        topics = {".jsonl": beir.read_queries, ".parquet": parquet.read_queries}.get(
-            topic_file.suffix, trec.read_topics)(topic_file)
+        if topic_file.suffix == ".jsonl":
+            topics, topic_meta, tskipped = beir.read_queries_with_metadata(topic_file)
+            notes += _skipped_note(topic_file, tskipped)
+        elif topic_file.suffix == ".parquet":
+            topics = parquet.read_queries(topic_file)
+        else:
+            topics, topic_meta = trec.read_topics_with_metadata(topic_file)
+        topic_source = topic_file.name
         refs = [p / f for f in (REFERENCE_QRELS, REFERENCE_QRELS_PARQUET) if (p / f).is_file()]
         if len(refs) > 1:
             raise InputFormatError(str(p), 0, f"expected one reference qrels file, found both {REFERENCE_QRELS} and "
@@ -249,11 +330,73 @@ def read_folder(folder: str | Path, name: str) -> tuple[Layout, list[Document], 
         queries = smart.read_cranfield_queries(p / "cran.qry")
         docs = [d.document() for d in cdocs]
         topics = [q.topic() for q in queries]
+        doc_meta = {d.doc_id: dict(d.metadata()) for d in cdocs}
+        topic_meta = {q.topic_id: {"smart_id": q.smart_id} for q in queries}
         qpath = p / "cranqrel"
         qrels_files.append(QrelsFile(
             f"{name}-reference", qpath, "cranqrel", smart.read_cranqrel(qpath), smart.GRADE_RULE, qpath.as_posix(),
         ))
-    return layout, docs, topics, qrels_files
+        doc_source, topic_source = "cran.all.1400", "cran.qry"
+    side_files: list[Path] = []
+    doc_side = find_side_file(p, DOC_METADATA_STEM)
+    if doc_side is not None:
+        side_files.append(doc_side)
+        doc_meta = _merge_side(doc_meta, read_metadata_file(doc_side, "doc_id"), doc_side, doc_source,
+                               {d.doc_id for d in docs}, "doc id", "document")
+    topic_side = find_side_file(p, TOPIC_METADATA_STEM)
+    if topic_side is not None:
+        side_files.append(topic_side)
+        topic_meta = _merge_side(topic_meta, read_metadata_file(topic_side, "topic_id"), topic_side, topic_source,
+                                 {t.topic_id for t in topics}, "topic id", "topic")
+    return FolderContents(layout, docs, topics, qrels_files, doc_meta, topic_meta, tuple(side_files), tuple(notes))
+
+
+def parquet_metadata(path: Path, corpus: Any) -> dict[str, dict[str, MetaValue]]:
+    """The metadata columns of a ``corpus.parquet`` (its columns other than id, title and text)."""
+    from workbench.formats.metadata import metadata_from_parquet_columns
+
+    used = set(corpus.found.values())
+    extra = [n for n in corpus.extra if n not in used]
+    if not extra:
+        return {}
+    t = parquet.read_table(path, [parquet.DOC_ID], what="corpus", keep_extra=True)
+    values = {n: v for n, v in t.extra_values.items() if n in extra}
+    return {d: m for d, m in metadata_from_parquet_columns(str(path), t.values["doc_id"], values).items() if m}
+
+
+def _skipped_note(path: Path, skipped: Mapping[str, int]) -> list[str]:
+    if not skipped:
+        return []
+    keys = ", ".join(f"{k} ({n:,})" for k, n in sorted(skipped.items())[:8])
+    return [f"{path}: skipped {sum(skipped.values()):,} metadata value(s) that are not strings, numbers, dates "
+            f"or booleans, or whose key is not a valid metadata key: {keys}"]
+
+
+def _merge_side(
+    base: dict[str, dict[str, MetaValue]],
+    side: dict[str, dict[str, MetaValue]],
+    side_path: Path,
+    base_name: str,
+    known: set[str],
+    id_word: str,
+    what: str,
+) -> dict[str, dict[str, MetaValue]]:
+    unknown = [i for i in side if i not in known]
+    if unknown:
+        raise InputFormatError(
+            str(side_path), 0,
+            f"expected {id_word}s of {base_name}, found {trec.shown_id(unknown[0])} "
+            f"({len(unknown):,} of {len(side):,} ids are unknown). Check the ids' case and prefix.",
+        )
+    merged, conflicts = merge_metadata(base, side)
+    if conflicts:
+        i, k, a, b = conflicts[0]
+        raise InputFormatError(
+            str(side_path), 0,
+            f"{what} {trec.shown_id(i)}: key {k!r} is {a!r} in {base_name} and {b!r} here "
+            f"({len(conflicts):,} conflicting value(s)). Give each key in one place, or the same value in both.",
+        )
+    return merged
 
 
 def _scan(path: Path, fmt: QrelsFormat) -> Iterator[tuple[int, str, str]]:
@@ -335,6 +478,7 @@ def ingest_folder(
     *,
     name: str | None = None,
     allow_unknown_docs: bool = False,
+    replace_topic_metadata: bool = False,
     created_by: str = "workbench ingest",
     progress: Progress | None = None,
 ) -> FolderIngest:
@@ -346,6 +490,8 @@ def ingest_folder(
         name: the collection name (letters, digits, ``_``, ``.``, ``-``; 1 to
             64 characters); default the folder's name.
         allow_unknown_docs: import qrels whose doc ids are not all in the corpus.
+        replace_topic_metadata: let the folder's topic metadata change stored
+            values (the old ones are kept in the store's history).
         created_by: recorded on new qrels versions.
         progress: receives ``[starting]``/``[finished]`` lines (e.g. stderr).
 
@@ -368,8 +514,11 @@ def ingest_folder(
     folder = Path(folder)
     check_collection_name(name)
     with _Step(say, f"read {folder}") as step:
-        layout, docs, topics, qrels_files = read_folder(folder, name)
+        contents = read_collection_folder(folder, name)
+        layout, docs, topics, qrels_files = contents.layout, contents.documents, contents.topics, contents.qrels_files
         step.detail = f"{layout}: {len(docs):,} documents, {len(topics):,} topics, {len(qrels_files)} qrels file(s)"
+        if contents.metadata_files:
+            step.detail += f", metadata from {', '.join(f.name for f in contents.metadata_files)}"
 
     # Check qrels against what the collection will hold (existing topics + these), before writing.
     doc_ids = {d.doc_id for d in docs}
@@ -385,7 +534,10 @@ def ingest_folder(
         _check_name_free(store, qf.name, qf.qrels)
 
     with _Step(say, f"store collection {name}") as step:
-        report = store.ingest_collection(name, docs, topics, source=source, description=f"ingested from {source}")
+        report = store.ingest_collection(
+            name, docs, topics, source=source, description=f"ingested from {source}",
+            metadata=contents.doc_metadata, topic_metadata=contents.topic_metadata,
+            replace_topic_metadata=replace_topic_metadata)
         step.detail = report.status
     imports = []
     for qf in qrels_files:
@@ -393,7 +545,7 @@ def ingest_folder(
             imp = _store_qrels(store, qf, name, created_by=created_by)
             step.detail = imp.status
         imports.append(imp)
-    return FolderIngest(layout, report, imports)
+    return FolderIngest(layout, report, imports, contents.notes)
 
 
 def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Mapping[str, int]]) -> None:
@@ -494,7 +646,11 @@ def _examples(queries: list[smart.CranfieldQuery]) -> list[smart.CranfieldQuery]
     return [queries[i] for i in picked]
 
 
-def _readme(src: Path, n_docs: int, queries: list[smart.CranfieldQuery], qrels: Mapping[str, Mapping[str, int]]) -> str:
+def _readme(src: Path, n_docs: int, derived: list[dict[str, str | int]], queries: list[smart.CranfieldQuery],
+            qrels: Mapping[str, Mapping[str, int]]) -> str:
+    years = [int(m["year"]) for m in derived if "year" in m]
+    n_year, n_source = len(years), sum(1 for m in derived if "source" in m)
+    year_range = f"{min(years)}-{max(years)}" if years else "none"
     grade_counts: dict[int, int] = {}
     for grades in qrels.values():
         for g in grades.values():
@@ -528,6 +684,7 @@ testing, as is customary.
 | --- | --- |
 | `corpus.jsonl` | {n_docs:,} documents: `_id` (the `.I` number), `title` (`.T`), `text` (`.W`), `metadata.author` (`.A`), `metadata.bib` (`.B`) |
 | `queries.jsonl` | {len(queries):,} topics: `_id` (1..{len(queries)}, see below), `text` (`.W`), `metadata.smart_id` (the `.I` number) |
+| `doc_metadata.jsonl` | document metadata side file: `doc_id`, `year` and `source` derived from `.B` (see below) |
 | `qrels.reference.txt` | {n_entries:,} judgments over {len(qrels):,} topics, TREC format `topic 0 doc grade` |
 | `qrels.meta.json` | the grade mapping, recorded as the `rule` of the imported qrels version |
 
@@ -554,6 +711,17 @@ them (grade = 5 - code; rubric `cranfield`):
 {len(qrels)} of {len(queries)} topics have judgments; {n_rel10} topics have more than 10
 documents with grade >= 1, so R@10 has a ceiling below 1 for them.
 
+## Document metadata
+
+`workbench ingest` stores `metadata.author` (`.A`), `metadata.bib` (`.B`) and the
+side file's `year` and `source` as document metadata (part of the collection
+version). `year` is the last stand-alone year 1900-1969 in `.B` that is not a
+report number ({n_year:,} of {n_docs:,} documents, {year_range}); `source` is the
+journal or report series, the text of `.B` before its first comma or number,
+spaces after dots removed, `+` written `&` ({n_source:,} documents; e.g.
+`j.ae.scs`, `naca tn`, `arc r & m`). Filters such as `year <= 1956 and source in
+["naca tn", "arc r & m"]` test them (`formats.smart.bib_fields` has the rules).
+
 ## Text clean-up
 
 Lines of a field are joined with single spaces and runs of whitespace are
@@ -568,10 +736,14 @@ def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress |
     """Convert the raw Cranfield SMART files into the workbench's BEIR + TREC layout.
 
     The general SMART converter (``services.convert``) with the Cranfield
-    preset (``convert.cranfield_spec``): writes ``corpus.jsonl``,
-    ``queries.jsonl``, ``qrels.reference.txt`` (grades mapped by
-    ``formats.smart.GRADE_OF_CODE``), ``qrels.meta.json``, ``README.md`` and a
-    copy of ``SOURCE.md`` (when present) into ``dest``, all or none.
+    preset (``convert.cranfield_spec``): writes ``corpus.jsonl`` (with
+    ``.A``/``.B`` as ``metadata.author``/``metadata.bib``), ``queries.jsonl``,
+    ``doc_metadata.jsonl`` (one line per document, in ``cran.all.1400`` order:
+    ``{"doc_id": ..., "year": ..., "source": ...}``, the keys
+    ``formats.smart.bib_fields`` finds, absent when not found),
+    ``qrels.reference.txt`` (grades mapped by ``formats.smart.GRADE_OF_CODE``),
+    ``qrels.meta.json``, ``README.md`` and a copy of ``SOURCE.md`` (when
+    present) into ``dest``, all or none.
 
     Args:
         src: the folder with ``cran.all.1400``, ``cran.qry`` and ``cranqrel``.
@@ -596,9 +768,11 @@ def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress |
         c = convert.read_collection(convert.cranfield_spec(s))
         step.detail = f"{len(c.documents):,} documents, {len(c.queries):,} queries, {c.n_judgments:,} judgments"
     queries = [smart.CranfieldQuery(q.topic.topic_id, q.smart_id, q.topic.title, q.line) for q in c.queries]
-    readme = _readme(s, len(c.documents), queries, c.qrels)  # built before anything is written
+    derived = [(d.doc_id, smart.derived_metadata(c.doc_metadata.get(d.doc_id, {}).get("bib", ""))) for d in c.documents]
+    readme = _readme(s, len(c.documents), [m for _, m in derived], queries, c.qrels)  # built before anything is written
     with _Step(say, f"write {d}"):
-        files = convert.write_collection(c, d, readme=readme, meta=CRANFIELD_QRELS_META, source_md=s / "SOURCE.md")
+        files = convert.write_collection(c, d, readme=readme, meta=CRANFIELD_QRELS_META, source_md=s / "SOURCE.md",
+                                         doc_metadata=derived)
     return ConversionReport(
         dest=d, n_documents=len(c.documents), n_topics=len(c.queries),
         n_qrels=c.n_judgments, n_qrels_topics=len(c.qrels), files=tuple(files),
@@ -668,6 +842,18 @@ def describe_ingest(result: FolderIngest) -> Iterable[str]:
                f"-{r.n_docs_removed:,} removed, {r.n_docs_changed:,} changed")
     yield (f"topics: {r.n_topics:,} in collection ({len(r.topics_created):,} added, "
            f"{r.n_topics_unchanged:,} unchanged)")
+    if r.n_docs_with_metadata:
+        line = (f"document metadata: {r.n_docs_with_metadata:,} of {r.n_documents:,} documents, "
+                f"keys {', '.join(r.metadata_keys)} (part of the collection version)")
+        if r.status == "new_version":
+            line += f"; {r.n_docs_metadata_changed:,} documents' metadata changed"
+        yield line
+    if r.topic_metadata is not None:
+        t = r.topic_metadata
+        yield (f"topic metadata: {t.n_topics:,} topics, keys {', '.join(t.keys)}: {t.n_added:,} values added, "
+               f"{t.n_unchanged:,} unchanged, {t.n_replaced:,} replaced")
+    for note in result.notes:
+        yield f"note: {note}"
     for q in result.qrels:
         yield (f"qrels {q.status}: {q.info.name!r} ({q.info.n_topics:,} topics, {q.info.n_entries:,} entries, "
                f"{q.info.n_relevant:,} with grade >= 1; rule: {q.info.rule})")

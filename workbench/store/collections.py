@@ -4,8 +4,14 @@ A *collection* is a name; its documents live in immutable *collection
 versions*. The version id is a content hash::
 
     text_hash(d)       = sha256(title + "\\x1f" + text)                  (hex)
-    collection_version = sha256("".join(f"{doc_id}\\t{text_hash}\\n"
-                                       for doc_id sorted by str))      (hex)
+    collection_version = sha256("".join(line(d) for doc_id sorted by str))  (hex)
+    line(d)            = f"{doc_id}\\t{text_hash}\\n"                  (no metadata)
+                       | f"{doc_id}\\t{text_hash}\\t{metadata_hash}\\n"   (with metadata)
+
+``metadata_hash`` is ``workbench.metadata.metadata_hash`` of the document's
+metadata; a document without metadata keeps the original line, so a
+collection without metadata has the same version it always had, and adding,
+changing or removing one value of one document makes a new version.
 
 so re-importing the same corpus is a no-op ("unchanged"), and a changed
 corpus becomes a new version whose ``parent_version`` is the previous latest
@@ -24,15 +30,19 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
 from workbench.ranking import natural_key
 from workbench.store.core import StoreCore
 from workbench.types import Document, Topic
+
+if TYPE_CHECKING:
+    from workbench.metadata import MetaValue
+    from workbench.store.metadata import TopicMetadataReport
 
 IngestStatus = Literal["created", "new_version", "unchanged"]
 
@@ -75,19 +85,33 @@ def text_hash(title: str, text: str) -> str:
     return hashlib.sha256(f"{title}\x1f{text}".encode()).hexdigest()
 
 
-def collection_version_of(doc_hashes: Iterable[tuple[str, str]]) -> str:
+def collection_version_of(
+    doc_hashes: Iterable[tuple[str, str]],
+    metadata: Mapping[str, Mapping[str, MetaValue]] | None = None,
+) -> str:
     """The content hash of a collection version.
 
     Args:
         doc_hashes: (doc_id, text_hash) pairs, any order, doc ids unique.
+        metadata: doc_id -> key -> value (documents absent or with an empty
+            mapping have no metadata).
 
     Returns:
-        sha256 hex over ``f"{doc_id}\\t{text_hash}\\n"`` for the pairs sorted
-        by doc_id (string order).
+        sha256 hex over one line per document, sorted by doc_id (string order):
+        ``f"{doc_id}\\t{text_hash}\\n"``, or, for a document with metadata,
+        ``f"{doc_id}\\t{text_hash}\\t{metadata_hash(meta)}\\n"``. Without any
+        metadata this is the hash collections always had.
     """
+    from workbench.metadata import metadata_hash
+
+    meta = metadata or {}
     h = hashlib.sha256()
     for doc_id, th in sorted(doc_hashes):
-        h.update(f"{doc_id}\t{th}\n".encode())
+        m = meta.get(doc_id)
+        if m:
+            h.update(f"{doc_id}\t{th}\t{metadata_hash(m)}\n".encode())
+        else:
+            h.update(f"{doc_id}\t{th}\n".encode())
     return h.hexdigest()
 
 
@@ -108,6 +132,11 @@ class IngestReport:
         topics_created: topic ids added by this ingest.
         n_topics_unchanged: topics already present with the same text.
         n_topics: topics of the collection after the ingest.
+        n_docs_with_metadata: documents of ``collection_version`` with metadata.
+        metadata_keys: the document metadata keys of ``collection_version``, sorted.
+        n_docs_metadata_changed: documents of both versions whose metadata
+            differs from the parent's (0 when created or unchanged).
+        topic_metadata: what was done with topic metadata (None when none was given).
     """
 
     collection: str
@@ -122,11 +151,16 @@ class IngestReport:
     topics_created: tuple[str, ...]
     n_topics_unchanged: int
     n_topics: int
+    n_docs_with_metadata: int = 0
+    metadata_keys: tuple[str, ...] = ()
+    n_docs_metadata_changed: int = 0
+    topic_metadata: TopicMetadataReport | None = None
 
     @property
     def changed(self) -> bool:
-        """True when anything (documents or topics) was written."""
-        return self.status != "unchanged" or bool(self.topics_created)
+        """True when anything (documents, topics or topic metadata) was written."""
+        return (self.status != "unchanged" or bool(self.topics_created)
+                or bool(self.topic_metadata and self.topic_metadata.changed))
 
 
 @dataclass(frozen=True)
@@ -217,6 +251,19 @@ def missing_ids(cur: Any, version: str, doc_ids: Iterable[str]) -> set[str]:
 
 
 
+def _metadata_changes(
+    old: Mapping[str, Mapping[str, MetaValue]], new: Mapping[str, Mapping[str, MetaValue]], common: set[str]
+) -> int:
+    """Documents of ``common`` whose metadata differs between two versions."""
+    from workbench.metadata import metadata_hash
+
+    def h(table: Mapping[str, Mapping[str, MetaValue]], d: str) -> str:
+        m = table.get(d)
+        return metadata_hash(m) if m else ""
+
+    return sum(1 for d in common if h(old, d) != h(new, d))
+
+
 class CollectionsMixin(StoreCore):
     """Domain verbs on collections; every multi-row change is one ``transaction()``."""
 
@@ -230,8 +277,11 @@ class CollectionsMixin(StoreCore):
         *,
         source: str = "",
         description: str = "",
+        metadata: Mapping[str, Mapping[str, object]] | None = None,
+        topic_metadata: Mapping[str, Mapping[str, object]] | None = None,
+        replace_topic_metadata: bool = False,
     ) -> IngestReport:
-        """Import (or re-import) a collection's documents and topics, versioned.
+        """Import (or re-import) a collection's documents, their metadata and topics, versioned.
 
         Args:
             name: the collection name: 1 to 64 characters, each a letter,
@@ -241,14 +291,21 @@ class CollectionsMixin(StoreCore):
             topics: topics to add; existing identical topics are skipped.
             source: where the data came from (path), recorded on a new version.
             description: recorded when the collection is first created.
+            metadata: doc_id -> key -> value, the document metadata of this
+                version (part of its content hash; ``workbench.metadata`` rules).
+            topic_metadata: topic_id -> key -> value, added to the collection's
+                topic metadata (``set_topic_metadata`` rules) in the same transaction.
+            replace_topic_metadata: allow ``topic_metadata`` to change stored values.
 
         Returns:
             An ``IngestReport`` (status ``created``, ``new_version`` or ``unchanged``).
 
         Raises:
             ValidationError: a bad name, no documents, an empty, repeated or
-                whitespace-holding doc id or topic id, a changed text for an existing topic, or a
-                corpus identical to an *older* version of the collection.
+                whitespace-holding doc id or topic id, a changed text for an existing topic, a
+                corpus identical to an *older* version of the collection, metadata for a
+                document that is not in the corpus, a bad metadata key or value, or a changed
+                topic metadata value without ``replace_topic_metadata``.
             DuplicateNameError: the same content is already another collection's version.
 
         Example:
@@ -288,7 +345,27 @@ class CollectionsMixin(StoreCore):
             if t.topic_id in seen_topics:
                 raise ValidationError(f"collection {name!r}: expected each topic id once, found {shown_id(t.topic_id)} twice")
             seen_topics.add(t.topic_id)
-        version = collection_version_of(zip(doc_ids, hashes, strict=True))
+        from workbench.metadata import check_metadata
+
+        doc_meta: dict[str, dict[str, MetaValue]] = {}
+        for doc_id, meta in (metadata or {}).items():
+            if doc_id not in seen:
+                raise ValidationError(
+                    f"collection {name!r}: metadata is given for doc id {shown_id(doc_id)}, which is not in the corpus; "
+                    "check the ids of the metadata file")
+            try:
+                checked = check_metadata(meta)
+            except ValidationError as e:
+                raise ValidationError(f"collection {name!r}: document {shown_id(doc_id)}: {e}") from None
+            if checked:
+                doc_meta[doc_id] = checked
+        version = collection_version_of(zip(doc_ids, hashes, strict=True), doc_meta)
+
+        from workbench.store.metadata import (
+            insert_document_metadata,
+            read_document_metadata,
+            set_topic_metadata_in,
+        )
 
         with self.transaction(f"ingest collection {name}") as cur:
             exists = cur.execute("SELECT 1 FROM collections WHERE collection = ?", [name]).fetchall()
@@ -296,7 +373,7 @@ class CollectionsMixin(StoreCore):
             owner = [r[0] for r in cur.execute(
                 "SELECT collection FROM collection_versions WHERE collection_version = ?", [version]
             ).fetchall()]
-            n_new_texts = added = removed = changed = 0
+            n_new_texts = added = removed = changed = meta_changed = 0
             if owner and owner[0] != name:
                 raise DuplicateNameError(
                     f"these {len(doc_ids)} documents are already collection {owner[0]!r} (version {version[:12]}); "
@@ -335,6 +412,7 @@ class CollectionsMixin(StoreCore):
                     cur.execute(
                         "INSERT INTO version_documents SELECT ?, doc_id, text_hash FROM wb_new_docs", [version]
                     )
+                    insert_document_metadata(cur, version, doc_meta)
                     if parent:
                         row = cur.execute(
                             """SELECT
@@ -349,6 +427,10 @@ class CollectionsMixin(StoreCore):
                             [parent],
                         ).fetchall()[0]
                         added, removed, changed = (int(x) for x in row)
+                        meta_changed = _metadata_changes(read_document_metadata(cur, parent), doc_meta,
+                                                         {r[0] for r in cur.execute(
+                                                             "SELECT doc_id FROM version_documents WHERE collection_version = ?",
+                                                             [parent]).fetchall()} & seen)
                 finally:
                     cur.unregister("wb_new_texts")
                     cur.unregister("wb_new_docs")
@@ -359,11 +441,16 @@ class CollectionsMixin(StoreCore):
                 )
             created, n_same = self._add_topics(cur, name, topic_list, source)
             n_topics = count(cur, "SELECT count(*) FROM topics WHERE collection = ?", [name])
+            topic_report = (set_topic_metadata_in(cur, name, topic_metadata, source=source,
+                                                  replace=replace_topic_metadata)
+                            if topic_metadata else None)
         return IngestReport(
             collection=name, status=status, collection_version=version, parent_version=parent,
             n_documents=len(doc_ids), n_new_texts=n_new_texts, n_docs_added=added,
             n_docs_removed=removed, n_docs_changed=changed, topics_created=tuple(created),
-            n_topics_unchanged=n_same, n_topics=n_topics,
+            n_topics_unchanged=n_same, n_topics=n_topics, n_docs_with_metadata=len(doc_meta),
+            metadata_keys=tuple(sorted({k for m in doc_meta.values() for k in m})),
+            n_docs_metadata_changed=meta_changed, topic_metadata=topic_report,
         )
 
     def _add_topics(self, cur: Any, name: str, topics: list[Topic], source: str) -> tuple[list[str], int]:

@@ -2,8 +2,9 @@
 
 Lineage, from raw data to numbers::
 
-    collection ─┬─ collection_versions ── version_documents ── document_texts
-                └─ topics
+    collection ─┬─ collection_versions ─┬─ version_documents ── document_texts
+                │                       └─ document_metadata (key -> typed value; in the version hash)
+                └─ topics ── topic_metadata (key -> typed value; replaced values in topic_metadata_history)
     runs (kind, params, collection_version, depth) ── run_entries, run_topics (ok|empty|error)
     pools (pool_version, parent, runs, depth, strategy) ── pool_entries ── pool_provenance (run, rank)
     users ── assignments (pool_version, topic, doc, assessor)
@@ -25,7 +26,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -269,10 +270,44 @@ DDL_V2_GATES: tuple[str, ...] = (
     "ALTER TABLE run_topics ADD COLUMN IF NOT EXISTS latency_ms DOUBLE",
 )
 
+DDL_V3_METADATA: tuple[str, ...] = (
+    # Metadata values are stored as (value_type, canonical text): workbench.metadata.canonical.
+    """CREATE TABLE IF NOT EXISTS document_metadata (
+        collection_version VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        key VARCHAR NOT NULL,
+        value_type VARCHAR NOT NULL CHECK (value_type IN ('string', 'number', 'date', 'boolean')),
+        value VARCHAR NOT NULL,
+        PRIMARY KEY (collection_version, doc_id, key)
+    )""",
+    """CREATE TABLE IF NOT EXISTS topic_metadata (
+        collection VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        key VARCHAR NOT NULL,
+        value_type VARCHAR NOT NULL CHECK (value_type IN ('string', 'number', 'date', 'boolean')),
+        value VARCHAR NOT NULL,
+        source VARCHAR NOT NULL DEFAULT '',
+        set_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        PRIMARY KEY (collection, topic_id, key)
+    )""",
+    """CREATE TABLE IF NOT EXISTS topic_metadata_history (
+        collection VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        key VARCHAR NOT NULL,
+        value_type VARCHAR NOT NULL,
+        value VARCHAR NOT NULL,
+        source VARCHAR NOT NULL DEFAULT '',
+        set_at TIMESTAMPTZ NOT NULL,
+        replaced_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        replaced_by_source VARCHAR NOT NULL DEFAULT ''
+    )""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
     1: DDL_V2_GATES,  # topic sets and their uses; run_topics.latency_ms
+    2: DDL_V3_METADATA,  # document and topic metadata (workbench.store.metadata)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

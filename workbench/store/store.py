@@ -1,6 +1,6 @@
 """``LabelStore``: the workbench's single gateway to its DuckDB file.
 
-Composed of one mixin per domain (collections, runs, pools, judging, qrels,
+Composed of one mixin per domain (collections, metadata, runs, pools, judging, qrels,
 embeddings, evaluations) over ``StoreCore``'s leases. Methods speak domain verbs
 (``ingest_collection``, ``record_judgment``, ``publish_qrels``); values are bound
 with ``?`` parameters, never formatted into SQL.
@@ -13,6 +13,7 @@ from workbench.store.collections import CollectionsMixin
 from workbench.store.embeddings import EmbeddingsMixin
 from workbench.store.evaluations import EvaluationsMixin
 from workbench.store.judging import JudgingMixin
+from workbench.store.metadata import MetadataMixin
 from workbench.store.pools import PoolsMixin
 from workbench.store.qrels import QrelsMixin
 from workbench.store.runs import RunsMixin
@@ -21,6 +22,7 @@ from workbench.store.topic_sets import TopicSetsMixin
 
 class LabelStore(
     CollectionsMixin,
+    MetadataMixin,
     RunsMixin,
     PoolsMixin,
     JudgingMixin,
