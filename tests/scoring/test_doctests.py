@@ -6,10 +6,12 @@ import doctest
 
 import pytest
 
+import workbench.metadata
 import workbench.reports
 import workbench.scoring.columns
 import workbench.scoring.compare
 import workbench.scoring.evaluate
+import workbench.scoring.filters
 import workbench.scoring.measures
 import workbench.scoring.novelty
 import workbench.services.scoring
@@ -18,7 +20,8 @@ import workbench.services.scoring
 @pytest.mark.parametrize(
     "module",
     [workbench.scoring.columns, workbench.scoring.compare, workbench.scoring.evaluate,
-     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.scoring],
+     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.scoring,
+     workbench.scoring.filters, workbench.metadata],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)
