@@ -20,7 +20,8 @@ Folder layouts understood by ``ingest_folder``:
 Metadata (``workbench.metadata``; stored with ``workbench.store.metadata``):
 
 * document metadata: the ``metadata`` objects of ``corpus.jsonl`` (BEIR;
-  non-scalar values are skipped and reported), or ``author``/``bib``/``year``/
+  non-scalar values are skipped and reported), the columns of ``corpus.parquet``
+  other than id, title and text, or ``author``/``bib``/``year``/
   ``source`` of the SMART fields (``formats.smart``), plus the side file
   ``doc_metadata.{jsonl,csv,tsv,parquet}`` (``doc_id`` + one column per key,
   ``formats.metadata``). Both sources may give the same key only with the same
@@ -351,11 +352,11 @@ def read_collection_folder(folder: str | Path, name: str) -> FolderContents:
     return FolderContents(layout, docs, topics, qrels_files, doc_meta, topic_meta, tuple(side_files), tuple(notes))
 
 
-def parquet_metadata(path: Path, corpus: Any) -> dict[str, dict[str, MetaValue]]:
+def parquet_metadata(path: Path, corpus: parquet.ParquetTable) -> dict[str, dict[str, MetaValue]]:
     """The metadata columns of a ``corpus.parquet`` (its columns other than id, title and text)."""
     from workbench.formats.metadata import metadata_from_parquet_columns
 
-    used = set(corpus.found.values())
+    used = set(corpus.names.values())
     extra = [n for n in corpus.extra if n not in used]
     if not extra:
         return {}
