@@ -68,7 +68,7 @@ def test_document_metadata_keys_describe_counts_types_and_range(store):
 
 def test_topic_metadata_is_added_kept_and_only_replaced_on_request(store):
     store.ingest_collection("toy", DOCS, TOPICS, topic_metadata={"1": {"priority": "critical"}})
-    assert store.topic_metadata("toy") == {"1": {"priority": "critical"}}
+    assert store.topic_metadata("toy") == store.get_topic_metadata("toy") == {"1": {"priority": "critical"}}
     r = store.set_topic_metadata("toy", {"1": {"priority": "critical", "filter": "year <= 1956"}, "2": {"n": 2}})
     assert (r.n_added, r.n_unchanged, r.n_replaced, r.keys) == (2, 1, 0, ("filter", "n", "priority"))
     with pytest.raises(ValidationError, match="topic '1' already has priority = 'critical', the new value is 'normal'"):

@@ -294,6 +294,14 @@ class MetadataMixin(StoreCore):
             require_collection(cur, collection)
             return _read_topic_metadata(cur, collection)
 
+    def get_topic_metadata(self, collection: str) -> MetadataTable:
+        """``topic_metadata`` under the store's ``get_*`` naming (same result)."""
+        return self.topic_metadata(collection)
+
+    def get_document_metadata(self, collection: str, version: str | None = None) -> MetadataTable:
+        """``document_metadata`` under the store's ``get_*`` naming (same result)."""
+        return self.document_metadata(collection, version)
+
     def topic_metadata_keys(self, collection: str) -> dict[str, MetadataKey]:
         """key -> ``MetadataKey`` over a collection's topics.
 
