@@ -17,7 +17,7 @@ HEAVY = {"duckdb", "streamlit", "typer", "click", "sentence_transformers", "torc
 PURE = [
     "workbench/scoring", "workbench/judging", "pooling/fusion.py", "pooling/pool.py", "pooling/reusability.py",
     "workbench/ranking.py", "workbench/types.py", "workbench/errors.py", "workbench/rubric.py",
-    "workbench/config.py", "workbench/hashing.py", "workbench/metadata.py",
+    "workbench/config.py", "workbench/hashing.py", "workbench/metadata.py", "workbench/lineage.py",
 ]
 DUCKDB_FILE_READERS = {"workbench/formats/parquet.py"}
 """Format adapters that read files with an in-memory DuckDB (no store, no extensions)."""

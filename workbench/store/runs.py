@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -123,6 +123,7 @@ class RunsMixin(StoreCore):
         *,
         source: str = "",
         latencies: Mapping[str, float] | None = None,
+        extra: Callable[[Any], None] | None = None,
     ) -> RunInfo:
         """Store a run, its ranks and a status for every topic of the collection.
 
@@ -136,6 +137,9 @@ class RunsMixin(StoreCore):
             messages: topic_id -> why a topic is ``empty`` or ``error``.
             source: the file a run was imported from ("" otherwise).
             latencies: topic_id -> latency of the retrieval call in milliseconds.
+            extra: called with the transaction's cursor after the run's rows are
+                written, for what another store mixin keeps about the run (e.g.
+                a rerank run's lineage and cost): all of it commits, or none.
 
         Returns:
             ``info`` with ``collection_version`` resolved.
@@ -233,6 +237,8 @@ class RunsMixin(StoreCore):
             finally:
                 cur.unregister("wb_run_entries")
                 cur.unregister("wb_run_topics")
+            if extra is not None:
+                extra(cur)
         return RunInfo(name=info.name, kind=info.kind, params=json.loads(params), depth=info.depth,
                        collection=info.collection, collection_version=version,
                        description=info.description)

@@ -15,6 +15,8 @@ Lineage, from raw data to numbers::
                  params: git commit, run content hash, topic set)
     topic_sets (name, version, protected) ── topic_set_members; topic_set_uses (command, runs, outcome)
     embeddings (model_key, text_hash) -> vector   # dense-retrieval cache
+    run_lineage (rerank run -> candidate run, candidate depth, reranker, model) ── rerank_costs,
+        rerank_topic_costs (measured wall ms per topic)
 
 Rules:
 * Facts are append-only: judgments and adjudications are never updated or
@@ -26,7 +28,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -303,11 +305,41 @@ DDL_V3_METADATA: tuple[str, ...] = (
     )""",
 )
 
+DDL_V4_RERANK: tuple[str, ...] = (
+    # Two-stage pipelines (issue 10): a rerank run names the run and depth it reordered,
+    # and the cost of reranking, measured per topic.
+    """CREATE TABLE IF NOT EXISTS run_lineage (
+        run_name VARCHAR PRIMARY KEY,             -- the rerank run
+        candidate_run VARCHAR NOT NULL,           -- the run whose top candidate_depth were reranked
+        candidate_depth INTEGER NOT NULL,
+        reranker VARCHAR NOT NULL,                -- short name for stage labels, e.g. minilm
+        reranker_kind VARCHAR NOT NULL CHECK (reranker_kind IN ('bi-encoder', 'cross-encoder', 'external')),
+        model_name VARCHAR NOT NULL DEFAULT '',
+        model_hash VARCHAR NOT NULL DEFAULT '',   -- sha256 over the model folder's files
+        origin VARCHAR NOT NULL CHECK (origin IN ('produced', 'imported'))
+    )""",
+    """CREATE TABLE IF NOT EXISTS rerank_costs (
+        run_name VARCHAR PRIMARY KEY,
+        device VARCHAR NOT NULL,
+        batch_size INTEGER NOT NULL,
+        threads INTEGER NOT NULL,                 -- torch CPU threads, 0 = torch's default
+        prepare_ms DOUBLE NOT NULL                -- model loading and document vectors, before any topic
+    )""",
+    """CREATE TABLE IF NOT EXISTS rerank_topic_costs (
+        run_name VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        n_documents INTEGER NOT NULL,
+        wall_ms DOUBLE NOT NULL,                  -- measured wall time of the topic's reranking
+        PRIMARY KEY (run_name, topic_id)
+    )""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
     1: DDL_V2_GATES,  # topic sets and their uses; run_topics.latency_ms
     2: DDL_V3_METADATA,  # document and topic metadata (workbench.store.metadata)
+    3: DDL_V4_RERANK,  # rerank lineage and measured cost (issue 10)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

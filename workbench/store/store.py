@@ -2,6 +2,8 @@
 
 Composed of one mixin per domain (collections, metadata, runs, pools, judging, qrels,
 embeddings, evaluations) over ``StoreCore``'s leases. Methods speak domain verbs
+Composed of one mixin per domain (collections, runs, pools, judging, qrels,
+embeddings, evaluations, rerank lineage) over ``StoreCore``'s leases. Methods speak domain verbs
 (``ingest_collection``, ``record_judgment``, ``publish_qrels``); values are bound
 with ``?`` parameters, never formatted into SQL.
 """
@@ -13,6 +15,7 @@ from workbench.store.collections import CollectionsMixin
 from workbench.store.embeddings import EmbeddingsMixin
 from workbench.store.evaluations import EvaluationsMixin
 from workbench.store.judging import JudgingMixin
+from workbench.store.lineage import LineageMixin
 from workbench.store.metadata import MetadataMixin
 from workbench.store.pools import PoolsMixin
 from workbench.store.qrels import QrelsMixin
@@ -31,6 +34,7 @@ class LabelStore(
     EvaluationsMixin,
     TopicSetsMixin,
     AuditMixin,
+    LineageMixin,
 ):
     """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
 
