@@ -65,6 +65,7 @@ def _register() -> None:
     from workbench.cli import ingest, convert, runs, pool, judging, score, gate, topics, evaluations  # noqa: F401, I001
     from workbench.cli import simulate  # noqa: F401
     from workbench.cli import metadata  # noqa: F401
+    from workbench.cli import rerank, stages  # noqa: F401, I001  (issue 10: run rerank, stages, depth-sweep)
 
     try:
         from workbench.cli import demo  # noqa: F401

@@ -1,4 +1,4 @@
-"""CLI commands: ``workbench run bm25|dense|fuse|import|list|show|export``.
+"""CLI commands: ``workbench run bm25|dense|fuse|import|list|show|export`` (``rerank``: ``cli.rerank``).
 
 Each producing command stores an immutable, named run with its kind,
 parameters, collection version, depth and a status per topic (ok, empty,
@@ -21,7 +21,7 @@ from pooling.tokenize import STEMMERS, STOPWORD_LISTS
 from workbench.cli import app, common
 
 run_app = typer.Typer(
-    help="Runs: produce them (bm25, dense, fuse), import TREC run files, list, show and export them.",
+    help="Runs: produce them (bm25, dense, fuse, rerank), import TREC run files, list, show and export them.",
     no_args_is_help=True,
 )
 app.add_typer(run_app, name="run")
@@ -160,7 +160,6 @@ def fuse(
 def import_(
     file: Annotated[Path, typer.Argument(help="TREC run file: topic Q0 doc rank score tag.")],
     name: Annotated[str, typer.Option(help="Name of the stored run.")],
-    collection: Annotated[str, typer.Option(help="The collection the run was produced over.")],
     description: Annotated[str, typer.Option(help="Free text, e.g. the system and its settings.")] = "",
     trust_file_order: Annotated[bool, typer.Option(
         help="Order by the file's rank column instead of the scores (trec_eval ignores ranks).")] = False,
@@ -168,11 +167,52 @@ def import_(
         help="Status side file (TSV: topic_id, status ok|empty|error, latency_ms, error) recording timeouts and "
              "rate limits, so an empty list from a failed call is never read as zero recall. Default: "
              "FILE.status.tsv when it exists.")] = None,
+    reranks: Annotated[str | None, typer.Option(
+        help="The file reranks this stored run: each topic's top D must be a permutation of a subset of the "
+             "run's top D (--candidate-depth); stored with that lineage (kind rerank).")] = None,
+    candidate_depth: Annotated[int | None, typer.Option(help="D of --reranks.")] = None,
+    allow_new_documents: Annotated[bool, typer.Option(
+        help="With --reranks: when the file holds documents that are not candidates, store it as a plain "
+             "run (kind imported, no lineage) instead of refusing it.")] = False,
+    collection: Annotated[str | None, typer.Option(
+        help="The collection the run was produced over (with --reranks: the candidate run's).")] = None,
 ) -> None:
-    """Import a TREC run file as a stored run (kind imported) with a status per topic."""
-    from workbench.services.pooling import import_run
+    """Import a TREC run file as a stored run (kind imported) with a status per topic.
+
+    With --reranks RUN --candidate-depth D the file is an external reranker's output:
+    it is checked topic by topic against RUN's top D, and the (topic, document) pairs
+    that are not candidates are listed.
+    """
+    from workbench.errors import ValidationError
 
     store = common.STATE.store(client="workbench run import")
+    if reranks is not None or candidate_depth is not None:
+        if reranks is None or candidate_depth is None:
+            raise ValidationError("--reranks RUN and --candidate-depth D go together; give both")
+        from workbench.services.stages import import_rerank_run
+
+        if collection is not None and collection != store.get_run_info(reranks).collection:
+            raise ValidationError(f"--collection {collection!r} is not the collection of run {reranks!r}")
+        outcome = import_rerank_run(store, file, name, reranks=reranks, candidate_depth=candidate_depth,
+                                    allow_new_documents=allow_new_documents, description=description,
+                                    trust_file_order=trust_file_order, status_file=status)
+        if outcome.violations:
+            common.info(f"{len(outcome.violations):,} (topic, document) pair(s) in the top {candidate_depth} are not "
+                        f"candidates of {reranks}; stored as a plain run, not a rerank (--allow-new-documents)")
+            for v in outcome.violations[:20]:
+                common.info(f"  topic {v.topic_id}: document {v.doc_id} at rank {v.rank}")
+        _report(outcome)
+        if outcome.lineage is not None and not outcome.unchanged:
+            common.out(f"lineage: reranks the top {candidate_depth} of {reranks} "
+                       f"(pipeline {outcome.lineage.final_name}; every topic's top {candidate_depth} is a "
+                       "permutation of a subset of the candidates)")
+        return
+    if allow_new_documents:
+        raise ValidationError("--allow-new-documents applies with --reranks; drop it or add --reranks")
+    if collection is None:
+        raise ValidationError("--collection is required: the collection the run was produced over")
+    from workbench.services.pooling import import_run
+
     _report(import_run(store, file, name, collection=collection, description=description,
                        trust_file_order=trust_file_order, status_file=status))
 
@@ -203,9 +243,25 @@ def show(
     i = store.get_run_info(name)
     common.info(f"run {i.name}: kind {i.kind}, depth {i.depth}, collection {i.collection} "
                 f"version {i.collection_version[:12]}, params {json.dumps(i.params, sort_keys=True)}")
+    _show_lineage(store, name)
     rows = [{"topic": r.topic_id, "status": r.status, "results": r.n_results, "message": r.message}
             for r in store.get_run_topic_statuses(name)]
     render(rows, ["topic", "status", "results", "message"], fmt)
+
+
+def _show_lineage(store: Any, name: str) -> None:
+    """A rerank run's lineage and measured cost, on stderr (nothing for other runs)."""
+    lin = store.get_run_lineage(name)
+    if lin is None:
+        return
+    model = f", model {lin.model_identity}" if lin.model_identity else ""
+    common.info(f"lineage: reranks the top {lin.candidate_depth} of run {lin.candidate_run} with {lin.reranker} "
+                f"({lin.reranker_kind}{model}, {lin.origin}); pipeline {lin.final_name}")
+    cost = store.get_rerank_cost(name)
+    if cost is not None:
+        from workbench.reports_stages import cost_line
+
+        common.info("measured cost: " + cost_line(cost))
 
 
 @run_app.command("export")

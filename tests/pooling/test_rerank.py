@@ -1,0 +1,178 @@
+"""Rerankers (issue 10): the bi-encoder over the embedding cache, the real CrossEncoder path on a tiny
+random model, per-topic timing, and a rerank run through the store with its lineage and cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+
+import numpy as np
+import pytest
+from encoder_stub import StubEncoder
+from test_dense import DictCache
+from tiny_cross_encoder import build_tiny_cross_encoder
+
+from pooling.retrievers.dense import model_key_for, text_hash
+from pooling.retrievers.rerank import (
+    BiEncoderReranker,
+    CrossEncoderReranker,
+    rerank_topics,
+    split_model_key,
+)
+from workbench.errors import ValidationError
+from workbench.ranking import ranked_ids
+from workbench.services.stages import RerankerSpec, make_rerank_run, make_reranker, stage_reports
+from workbench.types import Document, RunInfo, Topic
+
+DOCS = {"a": "shock wave on a wedge", "b": "boundary layer transition", "c": "heat transfer in slabs",
+        "d": "shock wave boundary layer interaction"}
+
+
+@pytest.fixture(scope="module")
+def tiny_ce(tmp_path_factory):
+    import torch
+
+    torch.set_num_threads(1)
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("models") / "tiny-ce")
+
+
+def _clock(step: float = 0.002):
+    """A fake perf_counter: each call advances by ``step`` seconds."""
+    counter = itertools.count()
+    return lambda: next(counter) * step
+
+
+def test_bi_encoder_scores_are_cosines_and_cached_vectors_are_not_encoded_again():
+    enc, cache = StubEncoder(), DictCache()
+    hashes = {d: f"H-{d}" for d in DOCS}
+    r = BiEncoderReranker(encoder=enc, cache=cache, label="stub")
+    r.prepare(DOCS, hashes)
+    assert (r.n_encoded, r.n_cached) == (4, 0)
+    assert sorted(k[1] for k in cache.rows) == sorted(hashes.values())
+    scores = r.score("shock wave", ["a", "c", "d"])
+    vecs = enc.encode([DOCS["a"], DOCS["c"], DOCS["d"]])
+    q = enc.encode(["shock wave"])[0]
+    assert scores == pytest.approx(vecs @ q)
+    enc.texts_encoded.clear()
+    again = BiEncoderReranker(encoder=enc, cache=cache)
+    again.prepare(DOCS, hashes)
+    assert (again.n_encoded, again.n_cached) == (0, 4)
+    assert DOCS["a"] not in enc.texts_encoded  # only the warm-up text and no document
+    assert (again.label, again.model_name, again.model_hash) == ("stub", "stub", "0000")  # stub@sha256:0000
+
+
+def test_rerank_topics_returns_a_permutation_per_topic_with_measured_cost():
+    r = BiEncoderReranker(encoder=StubEncoder())
+    queries = {"1": "shock wave", "2": "heat", "3": "nothing here", "4": "blank"}
+    cands = {"1": ["c", "a", "d"], "2": ["b", "c"], "4": []}
+    res = rerank_topics(r, queries, cands, DOCS, run_name="x", clock=_clock())
+    assert res.statuses == {"1": "ok", "2": "ok", "3": "empty", "4": "empty"}
+    assert set(res.run["1"]) == {"a", "c", "d"} and set(res.run["2"]) == {"b", "c"}
+    assert ranked_ids(res.run["1"])[0] in {"a", "d"}  # the two "shock wave" documents beat heat transfer
+    assert res.messages["3"] == "the candidate run has no results for this topic"
+    cost = res.cost
+    # The fake clock advances 2 ms per call: prepare = one interval, each topic = one interval.
+    assert cost.prepare_ms == pytest.approx(2.0)
+    assert [(t.topic_id, t.n_documents, t.wall_ms) for t in cost.topics] == [
+        ("1", 3, pytest.approx(2.0)), ("2", 2, pytest.approx(2.0))]
+    assert (cost.n_documents, cost.ms_per_document, cost.batch_size, cost.device) == (5, pytest.approx(0.8), 64, "cpu")
+
+
+def test_a_failing_or_non_finite_topic_is_an_error_and_the_others_still_run():
+    class Flaky(BiEncoderReranker):
+        def score(self, query, doc_ids):
+            if query == "boom":
+                raise RuntimeError("out of memory")
+            if query == "nan":
+                return np.array([np.nan] * len(doc_ids))
+            return super().score(query, doc_ids)
+
+    r = Flaky(encoder=StubEncoder())
+    res = rerank_topics(r, {"1": "boom", "2": "nan", "3": "shock"}, {t: ["a", "b"] for t in "123"}, DOCS)
+    assert res.statuses == {"1": "error", "2": "error", "3": "ok"}
+    assert res.messages["1"] == "RuntimeError: out of memory"
+    assert res.messages["2"].startswith("non-finite reranker score for 2 document(s)")
+    assert [t.topic_id for t in res.cost.topics] == ["3"]
+    with pytest.raises(ValidationError, match="no text"):
+        rerank_topics(r, {"1": "x"}, {"1": ["zzz"]}, DOCS)
+
+
+def test_reranker_options_are_checked():
+    with pytest.raises(ValidationError, match="choose one reranker"):
+        make_reranker(RerankerSpec(model_path="m", cross_encoder="c"))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="CrossEncoder model folder"):
+        CrossEncoderReranker("/nonexistent/folder")
+    with pytest.raises(ValidationError, match="batch size"):
+        BiEncoderReranker(encoder=StubEncoder(), batch_size=0)
+    assert split_model_key("m@sha256:ff") == ("m", "ff") and split_model_key("m") == ("m", "")
+
+
+def test_the_real_cross_encoder_path_on_a_tiny_random_model(tiny_ce):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    r = CrossEncoderReranker(tiny_ce, batch_size=2, threads=1)
+    assert (r.kind, r.label, r.model_name) == ("cross-encoder", "tiny-ce", "tiny-ce")
+    assert r.model_hash == split_model_key(model_key_for(tiny_ce))[1]
+    # The hash is sha256 over the folder's files (path + NUL + bytes, sorted): weights and configs.
+    h = hashlib.sha256()
+    for p in sorted(tiny_ce.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(tiny_ce).as_posix().encode() + b"\0" + p.read_bytes())
+    assert r.model_hash == h.hexdigest()[:16]
+    r.prepare(DOCS)
+    got = r.score("shock wave", ["a", "b", "c"])
+    # Oracle: the same folder through transformers directly, sigmoid of the single logit
+    # (sentence-transformers' CrossEncoder default activation for one label).
+    tok = AutoTokenizer.from_pretrained(str(tiny_ce))
+    model = AutoModelForSequenceClassification.from_pretrained(str(tiny_ce)).eval()
+    with torch.no_grad():
+        batch = tok(["shock wave"] * 3, [DOCS[d] for d in "abc"], padding=True, truncation=True, return_tensors="pt")
+        expected = torch.sigmoid(model(**batch).logits).reshape(-1).numpy()
+    assert got == pytest.approx(expected.astype(np.float64), abs=1e-5)
+    assert len(set(np.round(got, 7))) == 3  # random weights still tell the pairs apart
+
+
+def _toy_store(store):
+    docs = [Document(d, "", t) for d, t in DOCS.items()]
+    store.ingest_collection("toy", docs, [Topic("1", "shock wave"), Topic("2", "heat transfer"), Topic("3", "")])
+    store.save_run(RunInfo("bm25", "bm25", {}, 4, "toy"),
+                   {"1": {"b": 4.0, "c": 3.0, "a": 2.0, "d": 1.0}, "2": {"a": 2.0, "c": 1.0}},
+                   statuses={"3": "error"}, messages={"3": "the retriever failed"})
+    return store
+
+
+def test_a_rerank_run_through_the_store_keeps_lineage_cost_and_the_permutation(store, tiny_ce):
+    _toy_store(store)
+    out = make_rerank_run(store, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, batch_size=4,
+                                                                            threads=1))
+    lin = store.get_run_lineage("bm25+tiny")
+    assert lin == out.lineage and (lin.candidate_run, lin.candidate_depth, lin.reranker) == ("bm25", 3, "tiny-ce")
+    assert (lin.reranker_kind, lin.model_name, lin.origin) == ("cross-encoder", "tiny-ce", "produced")
+    assert lin.model_hash == split_model_key(model_key_for(tiny_ce))[1]
+    run = store.get_run("bm25+tiny")
+    assert set(run["1"]) == {"b", "c", "a"} and set(run["2"]) == {"a", "c"}  # the top 3 (2), reordered
+    assert store.get_run_statuses("bm25+tiny") == {"1": "ok", "2": "ok", "3": "error"}
+    cost = store.get_rerank_cost("bm25+tiny")
+    assert cost == out.cost and [(t.topic_id, t.n_documents) for t in cost.topics] == [("1", 3), ("2", 2)]
+    assert (cost.batch_size, cost.device, cost.threads) == (4, "cpu", 1)
+    assert all(t.wall_ms > 0 for t in cost.topics) and cost.prepare_ms > 0
+    info = store.get_run_info("bm25+tiny")
+    assert info.params["model"] == lin.model_identity and info.depth == 3
+    with pytest.raises(ValidationError, match="holds at most 4 documents per topic"):
+        make_rerank_run(store, "bm25", 5, "deep", spec=RerankerSpec(cross_encoder=tiny_ce))
+
+
+def test_stages_on_a_produced_rerank_run_says_permutation(store, tiny_ce, write):
+    _toy_store(store)
+    qrels = write("toy.qrels", "1 0 a 1\n1 0 d 2\n2 0 c 1\n")
+    make_rerank_run(store, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, threads=1))
+    result = stage_reports(["bm25+tiny"], str(qrels), open_store=lambda: store, final_k=1)
+    rep = result.reports[0]
+    assert rep.name == "bm25+tiny-ce" and rep.candidate_run == "bm25" and rep.depth == 3
+    assert rep.check.is_permutation and rep.check.n_dropped == 0
+    # Candidates: topic 1 top 3 = b, c, a -> R@3 = 1/2 (a of a, d); topic 2 top 3 = a, c -> R@3 = 1.
+    assert rep.row("R@3", "candidates").macro == pytest.approx((1 / 2 + 1) / 2) == rep.row("R@3", "final").macro
+    assert result.pipelines[0].cost is not None
+    assert text_hash("x") == hashlib.sha256(b"x").hexdigest()

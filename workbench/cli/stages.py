@@ -1,0 +1,112 @@
+"""CLI commands: ``workbench stages`` and ``workbench depth-sweep`` (two-stage pipelines).
+
+``stages`` scores stored runs stage by stage (recall named by the stage it
+measures, the permutation check, the reranker's contribution, the stock, the
+diagnosis); ``depth-sweep`` reranks a candidate run at several depths and
+measures recall and cost at each. Data goes to stdout, progress to stderr.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workbench.cli import app, common
+from workbench.cli.rerank import (
+    BatchOpt,
+    CrossOpt,
+    DeviceOpt,
+    ModelDirOpt,
+    ModelOpt,
+    ThreadsOpt,
+    reranker_spec,
+)
+from workbench.cli.score import FORMATS, FormatOpt, MissingOpt, QrelsOpt, RelOpt
+
+FinalKOpt = Annotated[int, typer.Option("--final-k", min=1, help="k of the final stage: R@k and nDCG@k.")]
+
+
+@app.command("stages")
+def stages(
+    runs: Annotated[list[str], typer.Argument(
+        help="Stored runs. A rerank run is reported with its candidate run (from its lineage); any other run "
+             "as a single stage whose own top D are the candidates.")],
+    qrels: QrelsOpt,
+    final_k: FinalKOpt = 10,
+    depth: Annotated[int | None, typer.Option(
+        help="D for runs that rerank nothing (default 50); a rerank run uses its own candidate depth.")] = None,
+    recall_threshold: Annotated[float, typer.Option(
+        help="Diagnosis: R@D at or above this is high (0..1).")] = 0.8,
+    ndcg_threshold: Annotated[float, typer.Option(
+        help="Diagnosis: nDCG@k at or above this is high (0..1).")] = 0.5,
+    rel: RelOpt = 1,
+    missing: MissingOpt = "fail",
+    fmt: FormatOpt = "table",
+) -> None:
+    """Recall per pipeline stage: R@D [candidates], R@k [final], nDCG@k [final], with ceilings, macro and micro.
+
+    Checks that reranking left R@D unchanged (a permutation cannot change what is in
+    the list), gives the reranker's contribution R@k(final) - R@k(candidates) and
+    the stock R@D - R@k any reordering could promote, and diagnoses each run:
+    ranking problem (R@D high, nDCG@k low), candidate generation problem (R@D low,
+    nDCG@k high), check ingestion (both low) or stop (both high), with per-topic
+    counts. Example: workbench stages bm25+minilm --qrels cranfield-v2
+    """
+    from workbench.reports import check_format
+    from workbench.reports_stages import render_stages
+    from workbench.scoring.stages import Thresholds
+    from workbench.services.stages import stage_reports
+
+    check_format(fmt)
+    result = stage_reports(runs, qrels, open_store=lambda: common.STATE.store(client="workbench stages"),
+                           final_k=final_k, depth=depth, thresholds=Thresholds(recall_threshold, ndcg_threshold),
+                           rel=rel, missing=missing, progress=common.info)
+    common.out(render_stages(result, fmt))
+
+
+@app.command("depth-sweep")
+def depth_sweep_cmd(
+    candidates: Annotated[str, typer.Option(help="The stored candidate run (at least as deep as the deepest D).")],
+    qrels: QrelsOpt,
+    depths: Annotated[str, typer.Option(help="Candidate depths D, comma-separated.")] = "10,50,100,200",
+    final_k: FinalKOpt = 10,
+    model: ModelOpt = None,
+    cross_encoder: CrossOpt = None,
+    batch_size: BatchOpt = None,
+    device: DeviceOpt = "cpu",
+    threads: ThreadsOpt = None,
+    model_dir: ModelDirOpt = None,
+    repeat: Annotated[int, typer.Option(
+        min=1, help="Measurement rounds, interleaved across depths; a topic's cost is the median.")] = 1,
+    plot: Annotated[Path | None, typer.Option(
+        help="Write the recall-and-cost chart to this .png, .html, .svg or .json file.")] = None,
+    rel: RelOpt = 1,
+    missing: MissingOpt = "fail",
+    fmt: FormatOpt = "table",
+) -> None:
+    """Rerank the top D of a run for each D: R@D of the candidates, R@k after reranking, measured cost.
+
+    The cost per topic (p50, p95, mean ms) is measured, not computed; the table gives
+    the recall bought per added millisecond and a fit of how cost scales with depth.
+    Nothing is stored. Example:
+    workbench depth-sweep --candidates rrf --depths 10,50,100 --qrels cranfield-v2 --plot out/depth.png
+    """
+    from workbench.reports import check_format, save_chart
+    from workbench.reports_stages import depth_chart, render_sweep
+    from workbench.scoring.depth import parse_depths
+    from workbench.services.depth_sweep import depth_sweep
+
+    check_format(fmt)
+    sweep = depth_sweep(candidates, parse_depths(depths), qrels,
+                        open_store=lambda: common.STATE.store(client="workbench depth-sweep"), final_k=final_k,
+                        spec=reranker_spec(model, cross_encoder, batch_size, device, threads, model_dir),
+                        repeat=repeat, rel=rel, missing=missing, progress=not common.STATE.quiet, say=common.info)
+    common.out(render_sweep(sweep, fmt))
+    if plot is not None:
+        save_chart(depth_chart(sweep), plot)
+        common.info(f"wrote {plot}")
+
+
+__all__ = ["FORMATS", "depth_sweep_cmd", "stages"]
