@@ -40,14 +40,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from pooling.retrievers.dense import (
-    DEFAULT_MODEL_NAME,
-    EmbeddingCache,
-    Encoder,
-    SentenceTransformerEncoder,
-    model_key_for,
-    text_hash,
-)
+from pooling.retrievers import dense
+from pooling.retrievers.dense import DEFAULT_MODEL_NAME, EmbeddingCache, Encoder, model_key_for, text_hash
 from workbench.errors import ValidationError
 from workbench.lineage import RerankCost, RerankerKind, TopicCost
 
@@ -143,7 +137,7 @@ class BiEncoderReranker:
     ) -> None:
         if batch_size < 1:
             raise ValidationError(f"batch size must be >= 1, found {batch_size}")
-        self.encoder: Encoder = encoder or SentenceTransformerEncoder(
+        self.encoder: Encoder = encoder or dense.SentenceTransformerEncoder(
             model_path, model_dir=model_dir, device=device, batch_size=batch_size, threads=threads)
         self.cache = cache
         self.device = device
