@@ -41,7 +41,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from pooling.retrievers import dense
-from pooling.retrievers.dense import DEFAULT_MODEL_NAME, EmbeddingCache, Encoder, model_key_for, text_hash
+from pooling.retrievers.dense import (
+    DEFAULT_MODEL_NAME,
+    EmbeddingCache,
+    Encoder,
+    model_key_for,
+    text_hash,
+)
 from workbench.errors import ValidationError
 from workbench.lineage import RerankCost, RerankerKind, TopicCost
 
