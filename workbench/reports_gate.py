@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ValidationError
 from workbench.reports import audit_lines, completion_lines, number, number_near, table
-from workbench.scoring.gate import RuleResult, TopicDiff
+from workbench.scoring.gate import GateResult, RuleResult, TopicDiff
 
 if TYPE_CHECKING:
     from workbench.services.gate import GateReport
@@ -154,11 +154,10 @@ def _code(text: str) -> str:
     return text.replace("`", "'")
 
 
-def _test_rows(report: GateReport) -> tuple[list[str], list[list[str]]]:
-    res = report.result
+def _test_rows(report: GateReport, res: GateResult) -> tuple[list[str], list[list[str]]]:
     pol = report.policy
     name = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "raw"}[pol.correction]
-    head = ["measure", report.baseline, report.candidate, "change", "CI", f"{name} CI", "p (bootstrap)",
+    head = ["measure", report.baseline, res.candidate, "change", "CI", f"{name} CI", "p (bootstrap)",
             f"p {name}"]
     if pol.permutation is not None:
         head += ["p (permutation)", f"p perm. {name}"]
@@ -211,7 +210,7 @@ def _lineage(report: GateReport) -> list[str]:
                                                       else ""))
     cov = s.coverage
     if cov is not None:
-        out.append(f"topics     {len(report.result.topics):,} paired of {cov.n_eligible:,} eligible (|R| > 0"
+        out.append(f"topics     {len(report.results[0].topics):,} paired of {cov.n_eligible:,} eligible (|R| > 0"
                    + (f", in {cov.topic_set}" if cov.topic_set else "") + ")"
                    + (f"; {len(report.excluded_for_leakage)} excluded by the leakage check "
                       f"({', '.join(report.excluded_for_leakage[:10])})" if report.excluded_for_leakage else ""))
@@ -222,8 +221,7 @@ def _lineage(report: GateReport) -> list[str]:
     return out
 
 
-def _verdict_line(report: GateReport) -> str:
-    res = report.result
+def _verdict_line(report: GateReport, res: GateResult) -> str:
     n_fail = sum(1 for r in res.rules if r.verdict == "fail")
     n_invalid = sum(1 for r in res.rules if r.verdict == "invalid")
     why = ""
@@ -231,17 +229,32 @@ def _verdict_line(report: GateReport) -> str:
         why = f": {n_invalid} validity rule(s) not met, the comparison cannot be trusted"
     elif res.verdict == "fail":
         why = f": {n_fail} rule(s) failed"
-    return (f"GATE {res.verdict.upper()} (exit {res.exit_code}){why}; candidate {report.candidate} against "
+    return (f"GATE {res.verdict.upper()} (exit {res.exit_code}){why}; candidate {res.candidate} against "
             f"baseline {report.baseline}, policy {report.policy.name}")
+
+
+def _overall_line(report: GateReport) -> str:
+    """The first line with several candidates: the command's verdict and each candidate's."""
+    each = ", ".join(f"{r.candidate} {r.verdict}" for r in report.results)
+    return (f"GATE {report.verdict.upper()} (exit {report.exit_code}): the worst of {len(report.results)} candidates "
+            f"against baseline {report.baseline} ({each}); policy {report.policy.name}")
 
 
 # -- table -------------------------------------------------------------------------------------
 
 
 def _table(report: GateReport, max_topics: int) -> str:
-    res = report.result
-    L = [_verdict_line(report), ""] + _lineage(report) + ["", "rules (validity first; invalid = not trusted, "
-                                                           "fail = not good enough)"]
+    several = len(report.results) > 1
+    L = [_overall_line(report) if several else _verdict_line(report, report.results[0]), ""] + _lineage(report)
+    for res in report.results:
+        if several:
+            L += ["", "=" * 8 + " " + _verdict_line(report, res)]
+        L += _candidate_table(report, res, max_topics)
+    return "\n".join(L) + "\n"
+
+
+def _candidate_table(report: GateReport, res: GateResult, max_topics: int) -> list[str]:
+    L = ["", "rules (validity first; invalid = not trusted, fail = not good enough)"]
     rows = []
     for r in res.rules:
         m, t = rule_values(r)
@@ -255,7 +268,7 @@ def _table(report: GateReport, max_topics: int) -> str:
         L.append("")
         L.append(f"gated measures over {len(res.topics):,} paired topics (candidate - baseline; "
                  f"{res.family_size} test(s) in the family)")
-        head, trows = _test_rows(report)
+        head, trows = _test_rows(report, res)
         L.append(table(head, trows))
     for st in res.slices:
         L.append("")
@@ -267,14 +280,13 @@ def _table(report: GateReport, max_topics: int) -> str:
                           if not math.isnan(sr.delta) else "-",
                           _p(sr.bootstrap.p_value if sr.bootstrap else None), _p(st.p_corrected.get(sr.value)),
                           "too small for statistics" if sr.too_small else ""])
-        L.append(table(["slice", "topics", report.baseline, report.candidate, "change", "p", "p adj.", "note"], srows))
+        L.append(table(["slice", "topics", report.baseline, res.candidate, "change", "p", "p adj.", "note"], srows))
     L.append("")
-    L += _diff_text(report, max_topics)
-    return "\n".join(L) + "\n"
+    L += _diff_text(report, res, max_topics)
+    return L
 
 
-def _diff_text(report: GateReport, max_topics: int) -> list[str]:
-    res = report.result
+def _diff_text(report: GateReport, res: GateResult, max_topics: int) -> list[str]:
     k = report.policy.k
     L = [f"per-topic differences in R@{k}: critical topics first, then the largest losses "
          f"({len(res.diffs):,} listed, {res.n_unchanged:,} paired topics unchanged)"]
@@ -282,7 +294,7 @@ def _diff_text(report: GateReport, max_topics: int) -> list[str]:
     for d in res.diffs[:max_topics]:
         rows.append([d.topic_id, "yes" if d.critical else "", number(d.baseline), number(d.candidate),
                      f"{d.delta:+.4f}", str(len(d.lost)), str(len(d.gained))])
-    L.append(table(["topic", "critical", f"{report.baseline}", f"{report.candidate}", "change", "lost", "gained"],
+    L.append(table(["topic", "critical", f"{report.baseline}", f"{res.candidate}", "change", "lost", "gained"],
                    rows))
     for d in res.diffs[:max_topics]:
         if d.lost or d.gained:
@@ -301,18 +313,29 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+_MARK = {"pass": "✅ PASS", "fail": "❌ FAIL", "invalid": "⚠️ INVALID"}
+
+
 def _markdown(report: GateReport, max_topics: int) -> str:
-    res = report.result
     s = report.score
-    mark = {"pass": "✅ PASS", "fail": "❌ FAIL", "invalid": "⚠️ INVALID"}[res.verdict]
-    L = [f"## Release gate: {mark} — `{_code(report.candidate)}` against `{_code(report.baseline)}`", ""]
-    L.append(_md(_verdict_line(report)))
+    several = len(report.results) > 1
+    names = ", ".join(f"`{_code(r.candidate)}`" for r in report.results)
+    L = [f"## Release gate: {_MARK[report.verdict]} — {names} against `{_code(report.baseline)}`", ""]
+    L.append(_md(_overall_line(report) if several else _verdict_line(report, report.results[0])))
     L.append("")
     L.append(f"Policy `{_code(report.policy.path)}` (sha256 `{report.policy_hash[:12]}`), K = {report.policy.k}, "
              f"qrels `{_code(s.qrels.name)}` (sha256 `{s.qrels.content_hash[:12]}`), "
-             f"{len(res.topics):,} paired topics, evaluator `{_code(s.evaluator_version)}`"
+             f"{len(report.results[0].topics):,} paired topics, evaluator `{_code(s.evaluator_version)}`"
              + (f" at `{s.git_commit[:12]}`" if s.git_commit else "") + ".")
-    L.append("")
+    for res in report.results:
+        if several:
+            L += ["", f"### {_MARK[res.verdict]}: `{_code(res.candidate)}`"]
+        L += _candidate_markdown(report, res, max_topics, "####" if several else "###")
+    return "\n".join(L) + "\n"
+
+
+def _candidate_markdown(report: GateReport, res: GateResult, max_topics: int, h: str) -> list[str]:
+    L = [""]
     L.append("| kind | rule | subject | measured | threshold | verdict |")
     L.append("|---|---|---|---:|---|---|")
     for r in res.rules:
@@ -331,9 +354,9 @@ def _markdown(report: GateReport, max_topics: int) -> str:
     L.append("</details>")
     if res.tests:
         L.append("")
-        L.append(f"### Gated measures ({res.family_size} in the family; candidate − baseline)")
+        L.append(f"{h} Gated measures ({res.family_size} in the family; candidate − baseline)")
         L.append("")
-        head, trows = _test_rows(report)
+        head, trows = _test_rows(report, res)
         L.append("| " + " | ".join(_cell(_md(h)) for h in head) + " |")
         L.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
         for row in trows:
@@ -346,7 +369,7 @@ def _markdown(report: GateReport, max_topics: int) -> str:
         L.append("")
         L.append(f"**{_md(str(st.measure))} by {_md(st.key)}**")
         L.append("")
-        L.append(f"| slice | topics | {_cell(_md(report.baseline))} | {_cell(_md(report.candidate))} | change | "
+        L.append(f"| slice | topics | {_cell(_md(report.baseline))} | {_cell(_md(res.candidate))} | change | "
                  f"p | p adj. |")
         L.append("|---|---:|---:|---:|---:|---:|---:|")
         for sr in st.rows:
@@ -360,12 +383,12 @@ def _markdown(report: GateReport, max_topics: int) -> str:
         L.append("</details>")
     k = report.policy.k
     L.append("")
-    L.append(f"### Per-topic differences in R@{k}")
+    L.append(f"{h} Per-topic differences in R@{k}")
     L.append("")
     L.append(f"Critical topics first, then the largest losses; {len(res.diffs):,} topics changed or critical, "
              f"{res.n_unchanged:,} paired topics unchanged.")
     L.append("")
-    L.append(f"| topic | {_cell(_md(report.baseline))} R@{k} | {_cell(_md(report.candidate))} R@{k} | change | "
+    L.append(f"| topic | {_cell(_md(report.baseline))} R@{k} | {_cell(_md(res.candidate))} R@{k} | change | "
              "lost (baseline rank) | gained (candidate rank) |")
     L.append("|---|---:|---:|---:|---|---|")
     for d in res.diffs[:max_topics]:
@@ -376,7 +399,7 @@ def _markdown(report: GateReport, max_topics: int) -> str:
     if len(res.diffs) > max_topics:
         L.append("")
         L.append(f"_… and {len(res.diffs) - max_topics:,} more topics (`--max-topics`, or `--format json`)._")
-    return "\n".join(L) + "\n"
+    return L
 
 
 # -- json ------------------------------------------------------------------------------------------
@@ -386,20 +409,41 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else x
 
 
+def _test(t: Any) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {"p_value": t.p_value, "ci_low": _finite(t.ci_low), "ci_high": _finite(t.ci_high),
+            "confidence": t.confidence, "n_resamples": t.n_resamples, "seed": t.seed}
+
+
 def gate_json(report: GateReport) -> dict[str, Any]:
-    """The gate's report as a JSON object at full precision (every diff topic, every rule)."""
-    res = report.result
+    """The gate's report as a JSON object at full precision (every diff topic, every rule).
 
-    def test(t: Any) -> dict[str, Any] | None:
-        if t is None:
-            return None
-        return {"p_value": t.p_value, "ci_low": _finite(t.ci_low), "ci_high": _finite(t.ci_high),
-                "confidence": t.confidence, "n_resamples": t.n_resamples, "seed": t.seed}
-
+    Top level: the command's ``verdict`` and ``exit_code``, the lineage
+    ``header``, the ``leakage`` check, and ``candidates``: one object per
+    candidate (always a list, also for one) with its verdict, rules, tests,
+    slices and diff list.
+    """
     return {
+        "verdict": report.verdict,
+        "exit_code": report.exit_code,
+        "header": report.header(),
+        "leakage": None if report.leakage is None else {
+            "threshold": report.leakage.threshold, "n": report.leakage.n, "checked": report.leakage.n_checked,
+            "too_short": list(report.leakage.too_short),
+            "flagged": [{"topic_id": f.topic_id, "doc_id": f.doc_id, "containment": f.containment}
+                        for f in report.leakage.flagged]},
+        "candidates": [_candidate_json(report, res) for res in report.results],
+        "seconds": report.seconds,
+    }
+
+
+def _candidate_json(report: GateReport, res: GateResult) -> dict[str, Any]:
+    test = _test
+    return {
+        "candidate": res.candidate,
         "verdict": res.verdict,
         "exit_code": res.exit_code,
-        "header": report.header(),
         "rules": [{"kind": r.kind, "rule": r.rule, "subject": r.subject, "verdict": r.verdict,
                    "measured": _finite(r.measured), "threshold": _finite(r.threshold), "op": r.op,
                    "raw": _finite(r.raw), "corrected": _finite(r.corrected), "detail": r.detail,
@@ -414,11 +458,6 @@ def gate_json(report: GateReport) -> dict[str, Any]:
         "corrected_level": res.corrected_level,
         "critical_topics": list(res.critical_topics),
         "critical_not_evaluated": list(res.critical_not_evaluated),
-        "leakage": None if report.leakage is None else {
-            "threshold": report.leakage.threshold, "n": report.leakage.n, "checked": report.leakage.n_checked,
-            "too_short": list(report.leakage.too_short),
-            "flagged": [{"topic_id": f.topic_id, "doc_id": f.doc_id, "containment": f.containment}
-                        for f in report.leakage.flagged]},
         "slices": [{"key": st.key, "measure": str(st.measure), "rows": [
             {"value": r.value, "n_topics": r.n_topics, "too_small": r.too_small, "mean_baseline": _finite(r.mean_a),
              "mean_candidate": _finite(r.mean_b), "bootstrap": test(r.bootstrap),
@@ -432,7 +471,6 @@ def gate_json(report: GateReport) -> dict[str, Any]:
                                "title": report.titles.get(doc, "")} for doc, g, ra, rb in d.gained]}
                   for d in res.diffs],
         "n_unchanged": res.n_unchanged,
-        "seconds": report.seconds,
     }
 
 
@@ -441,17 +479,19 @@ def gate_summary_lines(report: GateReport | None, markdown: Path | None = None) 
     """A short gate section for the demo's report: the verdict, the rules, the failing rules' details."""
     if report is None:
         return []
-    res = report.result
-    lines = [f"Release gate: {report.candidate} against {report.baseline} on {report.score.qrels.name}, policy "
-             f"{report.policy.path}: {res.verdict.upper()} (exit {res.exit_code})"]
-    rows = []
-    for r in res.rules:
-        m, t = rule_values(r)
-        rows.append([r.rule, r.subject, m, t, r.verdict])
-    lines += ["  " + s for s in table(["rule", "subject", "measured", "threshold", "verdict"], rows, left=2).splitlines()]
-    for r in res.rules:
-        if r.verdict in ("fail", "invalid"):
-            lines.append(f"  {r.rule} {r.subject}: {r.detail}")
+    lines = []
+    for res in report.results:
+        lines.append(f"Release gate: {res.candidate} against {report.baseline} on {report.score.qrels.name}, policy "
+                     f"{report.policy.path}: {res.verdict.upper()} (exit {res.exit_code})")
+        rows = []
+        for r in res.rules:
+            m, t = rule_values(r)
+            rows.append([r.rule, r.subject, m, t, r.verdict])
+        lines += ["  " + s for s in table(["rule", "subject", "measured", "threshold", "verdict"], rows,
+                                          left=2).splitlines()]
+        for r in res.rules:
+            if r.verdict in ("fail", "invalid"):
+                lines.append(f"  {r.rule} {r.subject}: {r.detail}")
     if markdown is not None:
         lines.append(f"  Markdown report (for a pull request): {markdown}")
     lines.append("")

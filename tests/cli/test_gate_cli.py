@@ -75,11 +75,11 @@ def test_exit_1_when_a_rule_fails_with_the_rule_in_every_format(capsys, files):
     assert code == 1
     doc = json.loads(out)
     assert doc["verdict"] == "fail" and doc["exit_code"] == 1
-    macro = next(r for r in doc["rules"] if r["rule"] == "macro_change")
+    macro = next(r for r in doc["candidates"][0]["rules"] if r["rule"] == "macro_change")
     # 6 of 8 topics drop from 1 to 1/2: mean change -6/16; every resample mean is <= -0.25 < -0.05.
     assert macro["verdict"] == "fail" and macro["measured"] < -0.05
-    assert doc["tests"][0]["mean_candidate"] - doc["tests"][0]["mean_baseline"] == pytest.approx(-6 / 16)
-    first = doc["diffs"][0]
+    assert doc["candidates"][0]["tests"][0]["mean_candidate"] - doc["candidates"][0]["tests"][0]["mean_baseline"] == pytest.approx(-6 / 16)
+    first = doc["candidates"][0]["diffs"][0]
     assert first["topic_id"] == "1" and first["lost"] == [
         {"doc_id": "d1b", "grade": 2, "baseline_rank": 2, "candidate_rank": 4, "title": ""}]
     code, md, _ = gate(capsys, files, "worse", "--format", "markdown")
@@ -96,14 +96,14 @@ def test_exit_2_incomplete_candidate_is_invalid_not_failed(capsys, files, write)
     code, out, _ = gate(capsys, files, str(cand), "--format", "json")
     assert code == 2
     doc = json.loads(out)
-    comp = next(r for r in doc["rules"] if r["rule"] == "completion" and r["subject"] == "partial")
+    comp = next(r for r in doc["candidates"][0]["rules"] if r["rule"] == "completion" and r["subject"] == "partial")
     assert comp["verdict"] == "invalid" and comp["measured"] == 6 / 8
     assert "7 (error: timeout after 30 s)" in comp["detail"]
     assert doc["header"]["runs"][1]["status_file"].endswith("partial.run.status.tsv")
     failures = doc["header"]["completion"][1]["failures"]
     assert failures[0] == ["7", "error", "timeout after 30 s", 30000.0]
     # The failed topics are left out of both runs, never scored as zero recall.
-    assert doc["topics"] == ["1", "2", "3", "4", "5", "6"]
+    assert doc["candidates"][0]["topics"] == ["1", "2", "3", "4", "5", "6"]
 
 
 def test_exit_2_when_no_collection_can_audit_the_ids_and_the_policy_requires_it(capsys, files, write):
@@ -118,9 +118,9 @@ def test_exit_2_when_too_few_topics_for_paired_statistics(capsys, files, write):
                        "--format", "json")
     doc = json.loads(out)
     assert code == 2 and doc["verdict"] == "invalid"
-    topics = next(r for r in doc["rules"] if r["rule"] == "topics")
+    topics = next(r for r in doc["candidates"][0]["rules"] if r["rule"] == "topics")
     assert topics["verdict"] == "invalid" and "paired statistics refused: 8 topics" in topics["detail"]
-    assert next(r for r in doc["rules"] if r["rule"] == "macro_change")["verdict"] == "skipped"
+    assert next(r for r in doc["candidates"][0]["rules"] if r["rule"] == "macro_change")["verdict"] == "skipped"
 
 
 def test_exit_2_when_a_run_file_is_malformed(capsys, files, write):
@@ -146,10 +146,30 @@ def test_exit_3_for_usage_errors(capsys, files, write):
     assert code == 3 and "no-such-run" in err
     code, _, err = cli(capsys, "gate", files["base"], files["base"], "--qrels", files["qrels"], "--policy",
                        files["policy"])
-    assert code == 3 and "two different runs" in err
+    assert code == 3 and "expected different runs" in err
+    code, _, err = cli(capsys, "gate", files["base"], files["same"], files["base"], "--qrels", files["qrels"],
+                       "--policy", files["policy"])
+    assert code == 3 and "different runs" in err
     # Other commands keep 2 for usage errors.
     code, _, _ = cli(capsys, "score")
     assert code == 2
+
+
+def test_several_candidates_are_one_family_and_the_worst_verdict_decides(capsys, files):
+    code, out, _ = cli(capsys, "gate", files["base"], files["same"], files["worse"], "--qrels", files["qrels"],
+                       "--policy", files["policy"], "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["verdict"] == "fail"
+    assert [(c["candidate"], c["verdict"]) for c in doc["candidates"]] == [("same", "pass"), ("worse", "fail")]
+    assert all(c["family_size"] == 2 for c in doc["candidates"])          # 1 measure x 2 candidates
+    boot = doc["candidates"][0]["tests"][0]["bootstrap_corrected"]
+    assert boot["confidence"] == pytest.approx(1 - 0.05 / 2)
+    code, out, _ = cli(capsys, "gate", files["base"], files["same"], files["worse"], "--qrels", files["qrels"],
+                       "--policy", files["policy"])
+    assert out.startswith("GATE FAIL (exit 1): the worst of 2 candidates against baseline base (same pass, worse fail)")
+    code, md, _ = cli(capsys, "gate", files["base"], files["same"], files["worse"], "--qrels", files["qrels"],
+                      "--policy", files["policy"], "--format", "markdown")
+    assert "### ✅ PASS: `same`" in md and "### ❌ FAIL: `worse`" in md and "#### Per-topic differences in R@2" in md
 
 
 def test_out_writes_the_report_too(capsys, files, tmp_path):
@@ -207,21 +227,21 @@ def test_stored_gate_audits_ids_flags_leakage_and_fails_on_a_critical_loss(capsy
     code, out, err = cli(capsys, "--db", db, "gate", "base", "cand", "--qrels", "v1", "--policy", pol,
                          "--format", "json")
     doc = json.loads(out)
-    rules = {(r["rule"], r["subject"]): r for r in doc["rules"]}
+    rules = {(r["rule"], r["subject"]): r for r in doc["candidates"][0]["rules"]}
     assert rules[("leakage", "queries")]["verdict"] == "invalid"          # default policy: leakage = "invalid"
     assert "topic 3 ~ document d3a (100%)" in rules[("leakage", "queries")]["detail"]
     assert code == 2 and doc["verdict"] == "invalid"
-    idc = next(r for r in doc["rules"] if r["rule"] == "id_coverage")
+    idc = next(r for r in doc["candidates"][0]["rules"] if r["rule"] == "id_coverage")
     assert idc["verdict"] == "pass" and idc["measured"] == 1.0
     excl = write("exclude.toml", STORED_POLICY + '[validity]\nleakage = "exclude"\n')
     code, out, _ = cli(capsys, "--db", db, "gate", "base", "cand", "--qrels", "v1", "--policy", excl,
                        "--format", "json")
     doc = json.loads(out)
-    assert code == 1 and doc["verdict"] == "fail" and "3" not in doc["topics"]
-    crit = next(r for r in doc["rules"] if r["rule"] == "critical")
+    assert code == 1 and doc["verdict"] == "fail" and "3" not in doc["candidates"][0]["topics"]
+    crit = next(r for r in doc["candidates"][0]["rules"] if r["rule"] == "critical")
     assert crit["verdict"] == "fail" and "d2b (baseline rank 2)" in crit["detail"]
-    assert doc["diffs"][0]["lost"][0]["title"] == "title 2b"
-    assert next(r for r in doc["rules"] if r["rule"] == "macro_change")["verdict"] == "pass"
+    assert doc["candidates"][0]["diffs"][0]["lost"][0]["title"] == "title 2b"
+    assert next(r for r in doc["candidates"][0]["rules"] if r["rule"] == "macro_change")["verdict"] == "pass"
 
 
 def test_id_audit_finds_near_misses_warns_in_score_and_invalidates_the_gate(capsys, project, write):

@@ -38,7 +38,9 @@ class GateCommand(TyperCommand):
 @app.command("gate", cls=GateCommand)
 def gate(
     baseline: Annotated[str, typer.Argument(help="The baseline run (file or stored name).")],
-    candidate: Annotated[str, typer.Argument(help="The candidate run (file or stored name).")],
+    candidates: Annotated[list[str], typer.Argument(
+        help="The candidate run (file or stored name); several are one multiple-comparison family and the exit "
+             "code is the worst verdict.")],
     qrels: Annotated[str, typer.Option("--qrels", help="A TREC qrels file or a stored qrels version name.")],
     policy: Annotated[Path, typer.Option("--policy", help="The gate's policy file (TOML; see examples/gate.toml).")],
     fmt: Annotated[str, typer.Option("--format", help="Output: table, json or markdown (ready for a pull request).")]
@@ -60,7 +62,7 @@ def gate(
     out: Annotated[Path | None, typer.Option(
         "--out", help="Also write the report to this file (e.g. the Markdown for a PR comment).")] = None,
 ) -> None:
-    """Release gate: pass (0), fail (1) or invalid (2) for CANDIDATE against BASELINE under a policy.
+    """Release gate: pass (0), fail (1) or invalid (2) for CANDIDATE(S) against BASELINE under a policy.
 
     Validity first (completion, ID audit, topic count and share, leakage): any of them not met makes the gate
     invalid, never green. Then the rules: macro change as a bound on the paired bootstrap CI, an optional
@@ -77,7 +79,7 @@ def gate(
         _fail(f"usage: {e}", EXIT_USAGE)
     try:
         opener = _opener()
-        report = run_gate(baseline, candidate, qrels, policy, open_store=opener, topic_set=topic_set, by=by or (),
+        report = run_gate(baseline, candidates, qrels, policy, open_store=opener, topic_set=topic_set, by=by or (),
                           collection=collection, trust_file_order=trust_file_order, progress=common.info)
     except (GateUsageError, UnknownNameError) as e:
         _fail(f"usage: {e}", EXIT_USAGE)
@@ -91,9 +93,8 @@ def gate(
             f.write(text)
         common.info(f"wrote {out}")
     common.out(text)
-    res = report.result
-    common.info(f"workbench gate: {res.verdict.upper()} (exit {res.exit_code}) [elapsed] {report.seconds:.2f} s")
-    raise typer.Exit(res.exit_code)
+    common.info(f"workbench gate: {report.verdict.upper()} (exit {report.exit_code}) [elapsed] {report.seconds:.2f} s")
+    raise typer.Exit(report.exit_code)
 
 
 def _opener() -> Any:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.errors import ValidationError
-from workbench.scoring.evaluate import Evaluation
+from workbench.scoring.evaluate import Evaluation, topic_values
 from workbench.scoring.measures import Measure, parse_measure
 
 MIN_TOPICS = 5
@@ -372,8 +372,8 @@ def compare(
     if a.rel != b.rel:
         raise ValidationError(f"expected both runs scored at the same rel, found {a.rel} and {b.rel}.")
     common = tuple(t for t in a.topics if t in b.per_topic[m])
-    va = np.array([a.per_topic[m][t].value for t in common])
-    vb = np.array([b.per_topic[m][t].value for t in common])
+    va = topic_values(a, m, common)
+    vb = topic_values(b, m, common)
     perm: PairedTest | None = None
     boot: PairedTest | None = None
     refused = refusal(len(common), min_topics)

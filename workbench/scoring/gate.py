@@ -17,6 +17,10 @@ diff list. The verdict of the gate:
   below its floor, or ineligible documents returned (leaks);
 * otherwise ``pass`` (exit 0).
 
+Several candidates can be gated against one baseline at once
+(``evaluate_gates``): their gated tests form one family, and the command's
+verdict is the worst of theirs.
+
 Statistics are refused (the rules are ``skipped`` and the gate is invalid)
 below ``min_topics`` paired topics. With several gated measures the tests form
 one family: p-values are adjusted (Holm-Bonferroni by default) and intervals
@@ -38,7 +42,7 @@ Source:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -54,7 +58,7 @@ from workbench.scoring.compare import (
     refusal,
     topic_deltas,
 )
-from workbench.scoring.evaluate import Evaluation
+from workbench.scoring.evaluate import Evaluation, topic_values
 from workbench.scoring.gate_policy import GatePolicy
 from workbench.scoring.idaudit import IdAudit, IdCoverage
 from workbench.scoring.leakage import LeakageCheck
@@ -236,9 +240,10 @@ class GateResult:
         critical_not_evaluated: critical topics that are not among the paired topics.
         slices: per-slice paired tests.
         topics: the paired topics.
-        family_size: tests in the multiple-comparison family of the gated measures.
+        family_size: tests in the multiple-comparison family (gated measures x candidates).
         corrected_level: the corrected confidence level of the intervals.
         policy: the policy applied.
+        candidate: the candidate's run name.
     """
 
     verdict: Verdict
@@ -253,6 +258,7 @@ class GateResult:
     family_size: int
     corrected_level: float
     policy: GatePolicy
+    candidate: str = ""
 
     @property
     def exit_code(self) -> int:
@@ -338,7 +344,7 @@ def _at_least(value: float, threshold: float, failing: Verdict) -> Verdict:
 
 
 def evaluate_gate(policy: GatePolicy, inputs: GateInputs) -> GateResult:
-    """Apply the policy's rules (see the module docstring) and return the verdict with its evidence.
+    """Apply the policy's rules (see the module docstring) to one candidate and return the verdict.
 
     Args:
         policy: the parsed policy.
@@ -350,50 +356,103 @@ def evaluate_gate(policy: GatePolicy, inputs: GateInputs) -> GateResult:
     Raises:
         ValidationError: a measure of the policy is missing from an evaluation,
             or the evaluations use different thresholds.
-    """
-    a, b = inputs.baseline, inputs.candidate
-    if a.rel != b.rel:
-        raise ValidationError(f"expected both runs scored at the same rel, found {a.rel} and {b.rel}.")
-    for m in policy.scored_measures:
-        for e in (a, b):
-            if m not in e.per_topic:
-                raise ValidationError(f"measure {m} was not computed for run {e.run_name!r}.")
-    rk = policy.recall
-    paired = tuple(t for t in a.topics if t in b.per_topic[rk])
-    rules = _validity_rules(policy, inputs, len(paired))
-    refused = refusal(len(paired), policy.min_topics)
 
-    # -- statistics of the gated measures: one family --------------------------------------
-    m_family = len(policy.measures)
+    Example:
+        >>> from workbench.scoring.evaluate import evaluate
+        >>> from workbench.scoring.gate_policy import parse_policy
+        >>> from workbench.scoring.validity import Completion, TopicCoverage
+        >>> q = {str(t): {f"d{t}": 1} for t in range(6)}
+        >>> a = evaluate(q, {t: {f"d{t}": 1.0} for t in q}, ["R@1"], run_name="base")
+        >>> b = evaluate(q, {t: {f"d{t}": 1.0} for t in q}, ["R@1"], run_name="cand")
+        >>> p = parse_policy('[gate]\\nk = 1\\n[validity]\\nid_audit = "when-available"\\n')
+        >>> done = tuple(Completion(r, 6, 6, ()) for r in ("base", "cand"))
+        >>> evaluate_gate(p, GateInputs(a, b, done, TopicCoverage(6, 6))).verdict
+        'pass'
+    """
+    return evaluate_gates(policy, [inputs])[0]
+
+
+def evaluate_gates(policy: GatePolicy, inputs: Sequence[GateInputs]) -> tuple[GateResult, ...]:
+    """Apply the policy to several candidates against one baseline: one multiple-comparison family.
+
+    The family of the gated tests is every (candidate, gated measure) pair, so
+    with c candidates and m measures the p-values are adjusted over c x m tests
+    and the intervals are widened to the level 1 - (1 - confidence) / (c x m).
+    Slice tests form a family per candidate (they inform, they do not decide).
+
+    Args:
+        policy: the parsed policy.
+        inputs: one ``GateInputs`` per candidate (same baseline).
+
+    Returns:
+        One ``GateResult`` per candidate, in order.
+
+    Raises:
+        ValidationError: no candidate, a measure missing from an evaluation, or different thresholds.
+    """
+    if not inputs:
+        raise ValidationError("expected at least one candidate, found none.")
+    rk = policy.recall
+    for inp in inputs:
+        a, b = inp.baseline, inp.candidate
+        if a.rel != b.rel:
+            raise ValidationError(f"expected both runs scored at the same rel, found {a.rel} and {b.rel}.")
+        for m in policy.scored_measures:
+            for e in (a, b):
+                if m not in e.per_topic:
+                    raise ValidationError(f"measure {m} was not computed for run {e.run_name!r}.")
+
+    # -- statistics of the gated measures: one family over candidates and measures -------------
+    m_family = len(policy.measures) * len(inputs)
     level = policy.macro.confidence if policy.macro else 0.95
     corrected_level = corrected_confidence(level, m_family, policy.correction)
-    raw_tests: list[tuple[Measure, np.ndarray, np.ndarray, PairedTest | None, PairedTest | None,
-                          PairedTest | None]] = []
-    for m in policy.measures:
-        va = np.array([a.per_topic[m][t].value for t in paired], dtype=np.float64)
-        vb = np.array([b.per_topic[m][t].value for t in paired], dtype=np.float64)
-        boot = boot_c = perm = None
-        if not refused and policy.macro is not None:
-            boot, boot_c = paired_bootstrap_levels(va, vb, (level, corrected_level),
-                                                   n_resamples=policy.macro.resamples, seed=policy.macro.seed)
-        if not refused and policy.permutation is not None:
-            perm = paired_permutation_test(va, vb, n_resamples=policy.permutation.resamples,
-                                           seed=policy.permutation.seed)
-        raw_tests.append((m, va, vb, boot, boot_c, perm))
-    p_perm = _adjusted([t[5] for t in raw_tests], policy.correction)
-    p_boot = _adjusted([t[3] for t in raw_tests], policy.correction)
-    tests = []
-    for (m, va, vb, boot, boot_c, perm), pp, pb in zip(raw_tests, p_perm, p_boot, strict=True):
-        d = vb - va
-        tests.append(MeasureTest(
-            m, paired, float(va.mean()) if len(va) else float("nan"), float(vb.mean()) if len(vb) else float("nan"),
-            boot, boot_c, perm, pp, pb, int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0)),
-            int(np.count_nonzero(d == 0))))
-    rules += _statistics_rules(policy, tests, refused, corrected_level)
+    raw: list[list[tuple[Measure, np.ndarray, np.ndarray, PairedTest | None, PairedTest | None,
+                         PairedTest | None]]] = []
+    pairs: list[tuple[str, ...]] = []
+    for inp in inputs:
+        a, b = inp.baseline, inp.candidate
+        paired = tuple(t for t in a.topics if t in b.per_topic[rk])
+        pairs.append(paired)
+        refused = refusal(len(paired), policy.min_topics)
+        rows = []
+        for m in policy.measures:
+            va = topic_values(a, m, paired)
+            vb = topic_values(b, m, paired)
+            boot = boot_c = perm = None
+            if not refused and policy.macro is not None:
+                boot, boot_c = paired_bootstrap_levels(va, vb, (level, corrected_level),
+                                                       n_resamples=policy.macro.resamples, seed=policy.macro.seed)
+            if not refused and policy.permutation is not None:
+                perm = paired_permutation_test(va, vb, n_resamples=policy.permutation.resamples,
+                                               seed=policy.permutation.seed)
+            rows.append((m, va, vb, boot, boot_c, perm))
+        raw.append(rows)
+    flat = [t for rows in raw for t in rows]
+    p_perm = iter(_adjusted([t[5] for t in flat], policy.correction))
+    p_boot = iter(_adjusted([t[3] for t in flat], policy.correction))
+    results = []
+    for inp, rows, paired in zip(inputs, raw, pairs, strict=True):
+        tests = []
+        for m, va, vb, boot, boot_c, perm in rows:
+            d = vb - va
+            tests.append(MeasureTest(
+                m, paired, float(va.mean()) if len(va) else float("nan"),
+                float(vb.mean()) if len(vb) else float("nan"), boot, boot_c, perm, next(p_perm), next(p_boot),
+                int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0)), int(np.count_nonzero(d == 0))))
+        results.append(_result(policy, inp, paired, tests, m_family, corrected_level))
+    return tuple(results)
+
+
+def _result(policy: GatePolicy, inputs: GateInputs, paired: tuple[str, ...], tests: list[MeasureTest],
+            m_family: int, corrected_level: float) -> GateResult:
+    a, b = inputs.baseline, inputs.candidate
+    rk = policy.recall
+    rules = _validity_rules(policy, inputs, len(paired))
+    rules += _statistics_rules(policy, tests, refusal(len(paired), policy.min_topics), corrected_level)
 
     # -- critical topics -----------------------------------------------------------------
-    deltas = topic_deltas(a, b, rk, paired, [a.per_topic[rk][t].value for t in paired],
-                          [b.per_topic[rk][t].value for t in paired])
+    deltas = topic_deltas(a, b, rk, paired, topic_values(a, rk, paired).tolist(),
+                          topic_values(b, rk, paired).tolist())
     universe = sorted(set(a.topics) | set(b.topics) | set(policy.critical.topics) | set(inputs.metadata),
                       key=natural_key)
     critical = tuple(t for t in universe if policy.critical.selects(t, inputs.metadata.get(t, {})))
@@ -413,13 +472,24 @@ def evaluate_gate(policy: GatePolicy, inputs: GateInputs) -> GateResult:
     diffs = [TopicDiff(d.topic_id, d.topic_id in critical_set, d.a, d.b, d.lost, d.gained)
              for d in deltas if d.delta != 0 or d.lost or d.gained or d.topic_id in critical_set]
     diffs.sort(key=lambda d: (not d.critical, d.delta, -len(d.lost), natural_key(d.topic_id)))
-    verdict: Verdict = "pass"
-    if any(r.verdict == "invalid" for r in rules):
-        verdict = "invalid"
-    elif any(r.verdict == "fail" for r in rules):
-        verdict = "fail"
-    return GateResult(verdict, tuple(rules), tuple(tests), tuple(diffs), len(deltas) - len(changed), critical,
-                      not_evaluated, tuple(slice_tests), paired, m_family, corrected_level, policy)
+    return GateResult(worst(r.verdict for r in rules), tuple(rules), tuple(tests), tuple(diffs),
+                      len(deltas) - len(changed), critical, not_evaluated, tuple(slice_tests), paired, m_family,
+                      corrected_level, policy, b.run_name)
+
+
+def worst(verdicts: Iterable[str]) -> Verdict:
+    """The combined verdict: invalid if any is invalid, else fail if any fails, else pass.
+
+    Example:
+        >>> worst(["pass", "skipped", "fail"]), worst(["fail", "invalid"]), worst([])
+        ('fail', 'invalid', 'pass')
+    """
+    vs = set(verdicts)
+    if "invalid" in vs:
+        return "invalid"
+    if "fail" in vs:
+        return "fail"
+    return "pass"
 
 
 def _adjusted(tests: Sequence[PairedTest | None], correction: str) -> list[float | None]:
@@ -514,7 +584,7 @@ def _slices(policy: GatePolicy, inputs: GateInputs, a: Evaluation,
         for m in measures:
             rows_by.append((key, m, compare_slices(a, b, m, sk, min_topics=max(2, policy.slice_min_topics),
                                                    n_resamples=resamples, seed=seed, confidence=level,
-                                                   permutation=False)))
+                                                   permutation=False, test_overall=False)))
     # One family: every tested slice row of the gate (the overall rows are the gated tests, not slices).
     flat = [r for _, _, rows in rows_by for r in rows]
     adj = iter(adjusted_p_values(flat, policy.correction, "bootstrap"))
@@ -531,7 +601,6 @@ def _slices(policy: GatePolicy, inputs: GateInputs, a: Evaluation,
             rules.append(RuleResult("floor", f"{f.by}", "validity", "invalid", None, f.minimum, ">=",
                                     f"slice key {f.by!r} could not be built", line=f.line))
             continue
-        pc = b.per_topic[f.measure]
         groups: dict[str, list[str]] = {}
         for t in b.topics:
             groups.setdefault(sk.value(t), []).append(t)
@@ -544,7 +613,7 @@ def _slices(policy: GatePolicy, inputs: GateInputs, a: Evaluation,
                 rules.append(RuleResult("floor", subject, "quality", "skipped", None, f.minimum, ">=",
                                         "no evaluated topic in this slice", line=f.line))
                 continue
-            mean = float(np.mean([pc[t].value for t in ts]))
+            mean = float(np.mean(topic_values(b, f.measure, ts)))
             if len(ts) < f.min_topics:
                 rules.append(RuleResult("floor", subject, "quality", "skipped", mean, f.minimum, ">=",
                                         f"{len(ts)} topic(s): too small for a verdict (min_topics = {f.min_topics})",

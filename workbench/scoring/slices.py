@@ -43,7 +43,7 @@ from workbench.scoring.compare import (
     paired_bootstrap,
     paired_permutation_test,
 )
-from workbench.scoring.evaluate import Evaluation
+from workbench.scoring.evaluate import Evaluation, topic_values
 from workbench.scoring.measures import Measure
 
 NONE_VALUE = "(none)"
@@ -294,8 +294,7 @@ def slice_table(e: Evaluation, key: SliceKey, *, min_topics: int = MIN_TOPICS) -
 def _row(e: Evaluation, key: str, value: str, topics: tuple[str, ...], min_topics: int) -> SliceRow:
     means = {}
     for m in e.measures:
-        pt = e.per_topic[m]
-        means[m] = float(np.mean([pt[t].value for t in topics])) if topics else float("nan")
+        means[m] = float(np.mean(topic_values(e, m, topics))) if topics else float("nan")
     return SliceRow(key, value, topics, len(topics) < min_topics, means)
 
 
@@ -347,6 +346,7 @@ def compare_slices(
     seed: int = 0,
     confidence: float = 0.95,
     permutation: bool = True,
+    test_overall: bool = True,
 ) -> tuple[SliceComparison, ...]:
     """Run B against run A per slice of ``key`` on one measure, over the topics both scored.
 
@@ -360,6 +360,7 @@ def compare_slices(
         seed: seed of each test (the same for every slice).
         confidence: level of the bootstrap intervals.
         permutation: also run the randomization test.
+        test_overall: also test the overall ``(all)`` row (off when it is already the headline test).
 
     Returns:
         The overall row, then one row per non-empty slice, in ``key.order``.
@@ -371,14 +372,13 @@ def compare_slices(
         if measure not in e.per_topic:
             raise ValidationError(f"measure {measure} was not computed for run {e.run_name!r}.")
     common = tuple(t for t in a.topics if t in b.per_topic[measure])
-    pa, pb = a.per_topic[measure], b.per_topic[measure]
     out = []
     for value, ts in [(ALL, common), *_groups(key, common)]:
-        va = np.array([pa[t].value for t in ts], dtype=np.float64)
-        vb = np.array([pb[t].value for t in ts], dtype=np.float64)
+        va = topic_values(a, measure, ts)
+        vb = topic_values(b, measure, ts)
         small = len(ts) < max(2, min_topics)
         perm = boot = None
-        if not small:
+        if not small and (test_overall or value != ALL):
             boot = paired_bootstrap(va, vb, n_resamples=n_resamples, seed=seed, confidence=confidence)
             if permutation:
                 perm = paired_permutation_test(va, vb, n_resamples=n_resamples, seed=seed)

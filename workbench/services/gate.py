@@ -28,13 +28,15 @@ import dataclasses
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.errors import InputFormatError, UnknownNameError, ValidationError, WorkbenchError
-from workbench.scoring.gate import GateInputs, GateResult, evaluate_gate
+from workbench.scoring.gate import EXIT_CODES, GateInputs, GateResult, evaluate_gates, worst
 from workbench.scoring.gate_policy import GatePolicy, parse_policy
+from workbench.scoring.idaudit import IdAudit
 from workbench.scoring.leakage import LeakageCheck
 from workbench.scoring.validity import TopicCoverage
 
@@ -58,8 +60,8 @@ class GateReport:
     Attributes:
         policy: the policy applied.
         policy_hash: sha256 of the policy file's bytes.
-        score: the score report of the baseline and the candidate (lineage, audit, completion).
-        result: the verdict with its rules, tests and diff list.
+        score: the score report of the baseline and the candidates (lineage, audit, completion).
+        results: per candidate, the verdict with its rules, tests and diff list.
         leakage: the leakage check (None when it could not be made).
         excluded_for_leakage: topics left out because they were flagged (``leakage = "exclude"``).
         titles: doc_id -> title of the documents named in the diff list ({} without a store).
@@ -69,7 +71,7 @@ class GateReport:
     policy: GatePolicy
     policy_hash: str
     score: ScoreReport
-    result: GateResult
+    results: tuple[GateResult, ...]
     leakage: LeakageCheck | None
     excluded_for_leakage: tuple[str, ...]
     titles: Mapping[str, str]
@@ -81,14 +83,24 @@ class GateReport:
         return self.score.evaluations[0].run_name
 
     @property
-    def candidate(self) -> str:
-        """The candidate run's name."""
-        return self.score.evaluations[1].run_name
+    def candidates(self) -> tuple[str, ...]:
+        """The candidates' run names, in order."""
+        return tuple(e.run_name for e in self.score.evaluations[1:])
+
+    @property
+    def verdict(self) -> str:
+        """The command's verdict: the worst of the candidates' (invalid, then fail, then pass)."""
+        return worst(r.verdict for r in self.results)
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass, 1 fail, 2 invalid."""
+        return EXIT_CODES[self.verdict]
 
     def header(self) -> dict[str, object]:
         """The lineage block (JSON-ready): the score report's header plus the policy."""
         return {**self.score.header(), "policy": self.policy.path, "policy_name": self.policy.name,
-                "policy_sha256": self.policy_hash, "baseline": self.baseline, "candidate": self.candidate,
+                "policy_sha256": self.policy_hash, "baseline": self.baseline, "candidates": list(self.candidates),
                 "excluded_for_leakage": list(self.excluded_for_leakage)}
 
 
@@ -130,7 +142,7 @@ def _leakage_target(
 
 def run_gate(
     baseline: str,
-    candidate: str,
+    candidates: str | Sequence[str],
     qrels_ref: str,
     policy_path: str | Path,
     *,
@@ -145,7 +157,7 @@ def run_gate(
 
     Args:
         baseline: the baseline run (file or stored name).
-        candidate: the candidate run.
+        candidates: the candidate run, or several (one multiple-comparison family).
         qrels_ref: a qrels file or stored qrels version.
         policy_path: the TOML policy.
         open_store: the store (None: files only).
@@ -156,26 +168,60 @@ def run_gate(
         progress: receives progress lines.
 
     Returns:
-        The ``GateReport``; ``report.result.verdict`` is pass, fail or invalid.
+        The ``GateReport``; ``report.verdict`` is pass, fail or invalid.
 
     Raises:
         GateUsageError: a bad policy, an unknown name, a slice key no topic has.
         WorkbenchError: anything else that stops the comparison (the gate is invalid).
     """
-    from workbench.services.scoring import EVALUATOR_VERSION, load_qrels, score_runs
-    from workbench.services.validity import check_leakage, topic_texts_and_metadata
-
     t0 = time.perf_counter()
     say = progress or (lambda _msg: None)
     try:
         policy, policy_hash = load_policy(policy_path)
     except InputFormatError as e:
         raise GateUsageError(str(e)) from None
-    if baseline == candidate:
-        raise GateUsageError(f"expected two different runs, found {baseline!r} twice.")
+    cands = [candidates] if isinstance(candidates, str) else list(candidates)
+    # The run files' sha256 (lineage) is computed beside the scoring: hashing releases the GIL
+    # and the single-threaded scoring phases leave a core free.
+    hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gate-sha256")
+    try:
+        return _run_gate(baseline, cands, qrels_ref, policy, policy_hash, hasher, open_store=open_store,
+                         topic_set=topic_set, by=by, collection=collection, trust_file_order=trust_file_order,
+                         say=say, t0=t0)
+    finally:
+        hasher.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_gate(
+    baseline: str,
+    cands: list[str],
+    qrels_ref: str,
+    policy: GatePolicy,
+    policy_hash: str,
+    hasher: ThreadPoolExecutor,
+    *,
+    open_store: StoreOpener | None,
+    topic_set: str | None,
+    by: Sequence[str],
+    collection: str | None,
+    trust_file_order: bool,
+    say: Progress,
+    t0: float,
+) -> GateReport:
+    from workbench.services.provenance import file_sha256
+    from workbench.services.scoring import EVALUATOR_VERSION, load_qrels, score_runs
+    from workbench.services.validity import check_leakage, topic_texts_and_metadata
+
+    if not cands:
+        raise GateUsageError("expected at least one candidate run, found none.")
+    names = [baseline, *cands]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise GateUsageError(f"expected different runs, found {repeated[0]!r} twice.")
+    hashes: dict[str, Future[str]] = {n: hasher.submit(file_sha256, n) for n in names if Path(n).is_file()}
     try:
         qref, qcols = load_qrels(qrels_ref, open_store)
-        target = _leakage_target([baseline, candidate], qref, open_store, collection)
+        target = _leakage_target(names, qref, open_store, collection)
     except UnknownNameError as e:
         raise GateUsageError(str(e)) from None
 
@@ -196,8 +242,8 @@ def run_gate(
                 excluded = leakage.topics
     try:
         score = score_runs(
-            [baseline, candidate], qrels_ref, open_store=open_store, measures=[str(m) for m in policy.scored_measures],
-            rel=policy.rel, missing="exclude", trust_file_order=trust_file_order, record=False, progress=progress,
+            names, qrels_ref, open_store=open_store, measures=[str(m) for m in policy.scored_measures],
+            rel=policy.rel, missing="exclude", trust_file_order=trust_file_order, record=False, progress=say,
             topic_set=topic_set, by=[*policy.slices, *by], collection=collection,
             slice_min_topics=policy.slice_min_topics, exclude_topics=excluded, command="gate", qrels=(qref, qcols))
     except UnknownNameError as e:
@@ -206,28 +252,47 @@ def run_gate(
         if "slice key" in str(e) or "topic set" in str(e) or "--collection" in str(e):
             raise GateUsageError(str(e)) from None
         raise
-    score = _hashed(score)
-    a, b = score.evaluations
-    inputs = GateInputs(
-        baseline=a, candidate=b, completion=score.completion,
-        coverage=score.coverage or _coverage(score), audits=score.audits, audit_note=score.audit_note,
-        leakage=leakage, leakage_note=leak_note, excluded_for_leakage=excluded,
-        leak_counts=_leak_counts(score), metadata=metadata, slice_keys=score.slice_keys)
-    result = evaluate_gate(policy, inputs)
-    titles = _titles(open_store, target, result)
+    score = _hashed(score, hashes)
+    a, *bs = score.evaluations
+    leaks = _leak_counts(score)
+    inputs = [GateInputs(
+        baseline=a, candidate=b, completion=(score.completion[0], score.completion[i]),
+        coverage=score.coverage or _coverage(score), audits=_audits_for(score, (a.run_name, b.run_name)),
+        audit_note=_audit_note_for(score, (a.run_name, b.run_name)), leakage=leakage, leakage_note=leak_note, excluded_for_leakage=excluded,
+        leak_counts=leaks, metadata=metadata, slice_keys=score.slice_keys) for i, b in enumerate(bs, 1)]
+    results = evaluate_gates(policy, inputs)
+    titles = _titles(open_store, target, results)
+    report = GateReport(policy, policy_hash, score, results, leakage, excluded, titles, time.perf_counter() - t0)
     if score.topic_set is not None and open_store is not None:
-        open_store().record_topic_set_use(score.topic_set, "gate", [a.run_name, b.run_name], score.qrels.recorded_name,
-                                          outcome=result.verdict, evaluator_version=EVALUATOR_VERSION,
-                                          git_commit=score.git_commit)
-    return GateReport(policy, policy_hash, score, result, leakage, excluded, titles, time.perf_counter() - t0)
+        open_store().record_topic_set_use(score.topic_set, "gate", [e.run_name for e in score.evaluations],
+                                          score.qrels.recorded_name, outcome=report.verdict,
+                                          evaluator_version=EVALUATOR_VERSION, git_commit=score.git_commit)
+    return report
 
 
-def _hashed(score: ScoreReport) -> ScoreReport:
+def _audit_note_for(score: ScoreReport, runs: tuple[str, ...]) -> str:
+    """Why some of ``runs`` were not audited ("" when both were)."""
+    covered = {c.what for a in score.audits for c in a.runs}
+    if all(f"run {r}" in covered for r in runs):
+        return ""
+    return score.audit_note or "not audited"
+
+
+def _audits_for(score: ScoreReport, runs: tuple[str, ...]) -> tuple[IdAudit, ...]:
+    """The ID audits restricted to the given runs (a candidate's gate shows its own and the baseline's)."""
+    wanted = {f"run {r}" for r in runs}
+    out = []
+    for a in score.audits:
+        covs = tuple(c for c in a.runs if c.what in wanted)
+        if covs:
+            out.append(dataclasses.replace(a, runs=covs))
+    return tuple(out)
+
+
+def _hashed(score: ScoreReport, hashes: Mapping[str, Future[str]]) -> ScoreReport:
     """The score report with each run file's sha256 (stored runs carry their content hash already)."""
-    from workbench.services.provenance import file_sha256
-
-    runs = tuple(r if r.content_hash or r.origin != "file" else dataclasses.replace(r, content_hash=file_sha256(r.location))
-                 for r in score.runs)
+    runs = tuple(dataclasses.replace(r, content_hash=hashes[r.location].result())
+                 if r.origin == "file" and not r.content_hash and r.location in hashes else r for r in score.runs)
     return dataclasses.replace(score, runs=runs)
 
 
@@ -251,11 +316,12 @@ def _leak_counts(score: ScoreReport) -> dict[str, int] | None:
     return counts
 
 
-def _titles(open_store: StoreOpener | None, target: CollectionRef | None, result: GateResult) -> dict[str, str]:
-    """Titles of the documents lost or gained in the diff list."""
+def _titles(open_store: StoreOpener | None, target: CollectionRef | None,
+            results: Sequence[GateResult]) -> dict[str, str]:
+    """Titles of the documents lost or gained in the diff lists."""
     if open_store is None or target is None:
         return {}
-    wanted = {doc for d in result.diffs for doc, *_ in (*d.lost, *d.gained)}
+    wanted = {doc for r in results for d in r.diffs for doc, *_ in (*d.lost, *d.gained)}
     if not wanted:
         return {}
     docs = open_store().get_documents(target.collection, target.version)
