@@ -180,12 +180,14 @@ def main() -> int:
     for k in kinds:
         lines.append(f"| {k} | {best[k]:.2f} | {med[k]:.2f} | {cpu[k]:.2f} | {rss[k]:.0f} | {100 * over[k]:+.1f}% | "
                      f"{100 * over_cpu[k]:+.1f}% |")
-    verdict = "met" if over["gate"] < 0.20 else "NOT met"
-    lines += ["", f"The gate (same measure and tests as compare, plus its rules, the diff list and both files' "
-              f"sha256) adds {100 * over['gate']:.1f}% to compare's best wall time ({100 * over_cpu['gate']:.1f}% "
-              f"in median CPU time); target < 20%: **{verdict}**. A second gated measure (gate-2m) adds "
-              f"{100 * over['gate-2m']:.1f}%. Load average at the end: {os.getloadavg()[0]:.1f} on "
-              f"{os.cpu_count()} cores.", ""]
+    verdict = "met" if over["gate"] < 0.20 and over_cpu["gate"] < 0.20 else "NOT met"
+    lines += ["", f"gate / compare: {best['gate'] / best['compare']:.2f} in best wall time, "
+              f"{cpu['gate'] / cpu['compare']:.2f} in median CPU time (same measure and tests as compare, plus "
+              f"the gate's rules, its diff list and both files' sha256); target: the gate adds under 20% "
+              f"(both ratios < 1.20): **{verdict}**. With a second gated measure (gate-2m): "
+              f"{best['gate-2m'] / best['compare']:.2f} wall, {cpu['gate-2m'] / cpu['compare']:.2f} CPU. "
+              f"Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+              "(on a loaded machine wall times mostly measure waiting; the CPU ratio is the steadier figure).", ""]
     text = "\n".join(lines)
     print(text)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -150,7 +150,9 @@ class ScoreReport:
         topic_set: the topic set scored (None when none).
         slices: run -> key -> slice rows (``--by``), in run and key order.
         slice_keys: key -> the partition used (what the values mean).
-        git_commit: the workbench checkout's commit ("" when not a checkout).
+        git_commit: the workbench checkout's commit ("" when not a checkout, or when a
+            plain ``score`` records nothing: it is looked up for recorded evaluations,
+            topic-set uses, ``compare`` and ``gate``).
     """
 
     qrels: QrelsRef
@@ -535,7 +537,8 @@ def score_runs(
         trust_file_order=trust_file_order, evaluator_version=EVALUATOR_VERSION, created_at=created_at,
         warnings=tuple(warnings), seconds=tuple(seconds), completion=completions, coverage=coverage,
         audits=audits, audit_note=audit_note, topic_set=set_info, slices=slices, slice_keys=keys,
-        git_commit=git_commit(),
+        # The commit costs two git calls: asked for only when something is recorded (or by the gate).
+        git_commit=git_commit() if command != "score" or record or set_info is not None else "",
     )
     all_stored = qref.origin == "stored" and all(r.origin == "stored" for r in refs)
     if record is None:
@@ -543,7 +546,7 @@ def score_runs(
     if record:
         if open_store is None:
             raise WorkbenchError("cannot record evaluations without a workbench store; drop --record or pass --db")
-        report = _with_file_hashes(report)
+        report = dataclasses.replace(_with_file_hashes(report), git_commit=git_commit())
         ids = tuple(record_report(report, open_store()))
         report = dataclasses.replace(report, evaluation_ids=ids)
     if set_info is not None and command == "score" and open_store is not None:

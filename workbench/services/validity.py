@@ -210,14 +210,14 @@ def topic_texts_and_metadata(
 ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """(topic_id -> query text, topic_id -> metadata) of a stored collection; empty without one.
 
-    Topic metadata comes from the store's topic-metadata API when it has one
-    (``get_topic_metadata``); until then only query texts are known.
+    Topic metadata comes from the store's topic-metadata API
+    (``LabelStore.topic_metadata``: topic_id -> key -> value) when the store has one.
     """
     if open_store is None or not collection:
         return {}, {}
     store = open_store()
     queries = {t: topic.query for t, topic in store.get_topics(collection).items()}
-    getter = getattr(store, "get_topic_metadata", None)
+    getter = getattr(store, "topic_metadata", None)
     metadata: dict[str, dict[str, object]] = {}
     if callable(getter):
         raw = getter(collection)
