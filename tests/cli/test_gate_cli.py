@@ -317,3 +317,25 @@ def test_topic_sets_are_versioned_and_protected_uses_are_listed(capsys, project,
     assert "R@2" in out and "macro" in out
     code, _, err = cli(capsys, "--db", db, "evaluations", "show", "nope")
     assert code == 1 and "unknown evaluation id 'nope'" in err
+
+
+def test_topic_metadata_drives_critical_selectors_and_slices(capsys, project, write):
+    db, store = project
+    store.set_topic_metadata("toy", {"2": {"priority": "critical", "intent": "nav"},
+                                     "4": {"priority": "low", "intent": "nav"},
+                                     **{t: {"intent": "info"} for t in ("1", "5", "6", "7", "8")}})
+    pol = write("meta.toml", STORED_POLICY.replace('topics = ["2"]', 'where = { priority = "critical" }')
+                + '[slices]\nby = ["intent"]\nmin_topics = 2\n[validity]\nleakage = "exclude"\n')
+    code, out, _ = cli(capsys, "--db", db, "gate", "base", "cand", "--qrels", "v1", "--policy", pol, "--format", "json")
+    doc = json.loads(out)["candidates"][0]
+    assert code == 1 and doc["critical_topics"] == ["2"]
+    assert next(r for r in doc["rules"] if r["rule"] == "critical")["verdict"] == "fail"
+    (sl,) = [s for s in doc["slices"] if s["measure"] == "R@2"]
+    rows = {r["value"]: r for r in sl["rows"]}
+    # Topic 3 is excluded by the leakage check; cand loses d2b on topic 2 (nav): nav = {2, 4}.
+    assert rows["nav"]["n_topics"] == 2 and rows["nav"]["mean_candidate"] == pytest.approx((0.5 + 1) / 2)
+    assert rows["info"]["n_topics"] == 5 and rows["info"]["mean_candidate"] == 1.0
+    code, out, _ = cli(capsys, "--db", db, "score", "cand", "--qrels", "v1", "-m", "R@2", "--by", "intent",
+                       "--min-topics", "2", "--no-record", "--format", "json")
+    rows = {r["value"]: r for r in json.loads(out)["slices"]["cand"]["intent"]["rows"]}
+    assert rows["(none)"]["topics"] == ["3"] and rows["nav"]["means"]["R@2"] == pytest.approx(0.75)

@@ -210,18 +210,15 @@ def topic_texts_and_metadata(
 ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """(topic_id -> query text, topic_id -> metadata) of a stored collection; empty without one.
 
-    Topic metadata comes from the store's topic-metadata API
-    (``LabelStore.topic_metadata``: topic_id -> key -> value) when the store has one.
+    Topic metadata comes from ``LabelStore.get_topic_metadata`` (topic_id -> key -> value:
+    str, int/float, date or bool; imported with the topics or from a side file).
     """
     if open_store is None or not collection:
         return {}, {}
     store = open_store()
     queries = {t: topic.query for t, topic in store.get_topics(collection).items()}
-    getter = getattr(store, "topic_metadata", None)
-    metadata: dict[str, dict[str, object]] = {}
-    if callable(getter):
-        raw = getter(collection)
-        metadata = {str(t): dict(m) for t, m in raw.items()}
+    metadata: dict[str, dict[str, object]] = {
+        str(t): dict(m) for t, m in store.get_topic_metadata(collection).items()}
     return queries, metadata
 
 
