@@ -339,3 +339,15 @@ def test_topic_metadata_drives_critical_selectors_and_slices(capsys, project, wr
                        "--min-topics", "2", "--no-record", "--format", "json")
     rows = {r["value"]: r for r in json.loads(out)["slices"]["cand"]["intent"]["rows"]}
     assert rows["(none)"]["topics"] == ["3"] and rows["nav"]["means"]["R@2"] == pytest.approx(0.75)
+
+
+def test_the_demo_gate_step_writes_the_markdown_report(project, write, tmp_path):
+    from workbench.services.demo_gate import gate_step
+
+    _, store = project
+    pol = write("demo.toml", STORED_POLICY + '[validity]\nleakage = "exclude"\n')
+    report, path = gate_step(store, "base", "cand", "v1", out_dir=tmp_path / "out", policy=pol)
+    assert report.verdict == "fail" and path == tmp_path / "out" / "gate-cand-vs-base.md"
+    text = path.read_text()
+    assert text.startswith("## Release gate: ❌ FAIL — `cand` against `base`")
+    assert "| quality | critical | R@2 | 1 | = 0 | ❌ fail |" in text
