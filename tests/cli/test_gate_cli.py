@@ -252,6 +252,9 @@ def test_id_audit_finds_near_misses_warns_in_score_and_invalidates_the_gate(caps
     assert "relevant: 16 id(s) not in the collection: D1A (near miss, case: d1a), D2A (near miss, case: d2a)" in out
     assert "d01b (near miss, zeros: d1b)" in out
     assert "warning    ID audit: 16 of 16 judged-relevant ids are not in collection version" in out
+    code, out, _ = cli(capsys, "--db", db, "score", "base", "--qrels", "migrated", "-m", "R@2", "--no-record",
+                       "--min-id-coverage", "0")
+    assert code == 0 and "warning    ID audit" not in out and "D1A (near miss, case: d1a)" in out
     pol = write("p.toml", STORED_POLICY + '[validity]\nleakage = "off"\n')
     code, out, _ = cli(capsys, "--db", db, "gate", "base", "cand", "--qrels", "migrated", "--policy", pol)
     assert code == 2 and "id_coverage" in out and "INVALID" in out

@@ -89,6 +89,9 @@ def score(
     topic_set: TopicSetOpt = None,
     collection: CollectionOpt = None,
     min_topics: MinTopicsOpt = 5,
+    min_id_coverage: Annotated[float, typer.Option(
+        "--min-id-coverage", help="Warn when fewer than this share of the judged-relevant ids are documents of the "
+                                  "collection version (ID audit).")] = 1.0,
 ) -> None:
     """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel.
 
@@ -102,6 +105,7 @@ def score(
         runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
         missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
         topic_set=topic_set, by=by or (), collection=collection, slice_min_topics=min_topics,
+        min_id_coverage=min_id_coverage,
     )
     if report.coverage and report.coverage.notice():
         common.info(f"workbench: {report.coverage.notice()}")

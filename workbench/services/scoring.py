@@ -377,6 +377,7 @@ def score_runs(
     exclude_topics: Sequence[str] = (),
     command: str = "score",
     qrels: tuple[QrelsRef, QrelsColumns] | None = None,
+    min_id_coverage: float = 1.0,
 ) -> ScoreReport:
     """Score runs against qrels, optionally recording the results in the store.
 
@@ -407,6 +408,8 @@ def score_runs(
         exclude_topics: topics left out before scoring (e.g. flagged by the leakage check).
         command: what is recorded as the topic set's use (``score``, ``compare``, ``gate``).
         qrels: the qrels already loaded for ``qrels_ref`` (``load_qrels``), to read them once.
+        min_id_coverage: below this share of judged-relevant ids in the collection
+            version, the report warns (default 1.0: every one must be there).
 
     Returns:
         The ``ScoreReport``.
@@ -429,6 +432,8 @@ def score_runs(
 
     if not run_refs:
         raise ValidationError("expected at least one run (a run file or a stored run name), found none.")
+    if not 0.0 <= min_id_coverage <= 1.0:
+        raise ValidationError(f"expected --min-id-coverage between 0 and 1, found {min_id_coverage!r}.")
     policy = check_policy(missing)
     say = progress or (lambda _msg: None)
     ms = resolve_measures(measures, cutoffs)
@@ -507,11 +512,11 @@ def score_runs(
             warnings.append(f"run {run_ref.name!r}: {e.n_duplicates} duplicate line(s) dropped (best rank kept)")
     audits, audit_note = auditor.result()
     for a in audits:
-        if a.relevant.share < 1.0:
+        if a.relevant.share < min_id_coverage:
             warnings.append(
                 f"ID audit: {a.relevant.n_ids - a.relevant.n_present:,} of {a.relevant.n_ids:,} judged-relevant "
-                f"ids are not in collection version {a.collection_version[:12]} (they count as misses); "
-                "see the audit lines")
+                f"ids are not in collection version {a.collection_version[:12]} (they count as misses; "
+                f"coverage {a.relevant.share!r} < {min_id_coverage!r}); see the audit lines")
         for rc in a.runs:
             if rc.share < 1.0:
                 warnings.append(f"ID audit: {rc.what}: {len(rc.missing):,} distinct returned ids are not in "
