@@ -82,6 +82,9 @@ def test_readme_example_raw_smart_files_to_scored_runs(capsys, tmp_path, toy):
     code, out, err = run(capsys, "--db", db, "ingest", tmp_path / "toy")
     assert code == 0, err
     assert "qrels created: 'toy-reference' (2 topics, 3 entries, 3 with grade >= 1" in out
+    # positives-only qrels are said at import, and a 0/1 scale suggests the 'binary' rubric
+    assert "  warning: the qrels hold no non-relevant judgments (every grade >= 1): Judged@k equals P@k" in out
+    assert "judge toy on 'binary' with `workbench rubric toy binary --lead LEAD --token TOKEN`" in out
 
     code, out, err = run(capsys, "--db", db, "run", "bm25", "--collection", "toy", "--name", "bm25", "--depth", "10")
     assert code == 0, err

@@ -1,5 +1,5 @@
 """CLI commands of the judging loop: ``users``, ``assign``, ``agreement``,
-``publish``, ``ui``, and ``qrels diff``.
+``publish``, ``ui``, and ``qrels diff`` (``rubric`` lives in ``workbench.cli.rubric``).
 
 Lead actions take ``--lead NAME --token TOKEN`` (or ``$WORKBENCH_TOKEN``); the
 token is checked against its stored hash before anything is written. All
@@ -81,31 +81,6 @@ def users_list() -> None:
     store = common.STATE.store(client="workbench users list")
     for u in store.list_users():
         common.out(f"{u.name}\t{u.role}\t{u.created_by}\t{u.created_at:%Y-%m-%d %H:%M}")
-
-
-@app.command("rubric")
-def rubric(
-    collection: Annotated[str, typer.Argument(help="The collection.")],
-    name: Annotated[str | None, typer.Argument(help="Rubric to judge it on (default, cranfield, binary). Omit to show.")] = None,
-    lead: Annotated[str | None, typer.Option(help="The lead setting the rubric.")] = None,
-    token: Annotated[
-        str | None, typer.Option(envvar="WORKBENCH_TOKEN", help="The lead's token (or $WORKBENCH_TOKEN).")
-    ] = None,
-) -> None:
-    """Show a collection's grade scale, or set it (lead only). Default: 'cranfield' for
-    collections named like cranfield, else 'default' (0-3)."""
-    store = common.STATE.store(client="workbench rubric")
-    if name is not None:
-        from workbench.services import judging as svc
-
-        if lead is None:
-            raise ValidationError("setting a rubric needs --lead NAME and --token TOKEN")
-        session = svc.sign_in(store, lead, token or "")
-        store.set_collection_rubric(collection, name, lead=session.user)
-    r = store.collection_rubric(collection)
-    common.out(f"rubric	{r.name}	{r.source}")
-    for g in r.grades:
-        common.out(f"{g.grade}	{g.label}	{g.definition}")
 
 
 @app.command("assign")

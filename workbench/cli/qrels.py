@@ -66,6 +66,8 @@ def import_(
     common.out(f"qrels {result.status}: {i.name!r} of collection {i.collection!r} ({i.n_topics:,} topics, "
                f"{i.n_entries:,} entries, {i.n_relevant:,} with grade >= 1; hash {i.content_hash[:12]})")
     common.out(result.coverage.describe())
+    for note in result.notes:
+        common.out(note)
 
 
 @qrels_app.command("list")

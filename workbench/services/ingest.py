@@ -133,11 +133,14 @@ class QrelsImport:
         info: the qrels version (new or existing).
         status: ``created`` or ``unchanged`` (same name and content already stored).
         coverage: share of its doc ids and topics found in the collection.
+        notes: what a user must know about these qrels: positives only (no
+            non-relevant judgment), or a rubric suggestion (only grades 0/1).
     """
 
     info: QrelsVersionInfo
     status: Literal["created", "unchanged"]
     coverage: QrelsCoverage
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -563,6 +566,21 @@ def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Map
         )
 
 
+def qrels_notes(store: LabelStore, collection: str, qrels: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
+    """Warnings and suggestions for imported qrels: positives only; only grades 0/1 -> rubric ``binary``."""
+    from workbench.scoring.qrels_checks import positives_only, positives_only_warning, qrels_grades
+    from workbench.services.rubrics import suggested_rubric
+
+    notes = []
+    if positives_only(qrels_grades(qrels)):
+        notes.append("warning: " + positives_only_warning(1))
+    suggestion = suggested_rubric(qrels)
+    if suggestion and store.collection_rubric(collection).name != suggestion:
+        notes.append(f"rubric: the qrels hold only grades 0 and 1; judge {collection} on {suggestion!r} with "
+                     f"`workbench rubric {collection} {suggestion} --lead LEAD --token TOKEN`")
+    return tuple(notes)
+
+
 def _store_qrels(store: LabelStore, qf: QrelsFile, collection: str, *, created_by: str) -> QrelsImport:
     from workbench.store.qrels import qrels_content_hash
 
@@ -572,13 +590,15 @@ def _store_qrels(store: LabelStore, qf: QrelsFile, collection: str, *, created_b
         info = store.create_qrels_version(
             qf.name, collection, qf.qrels, origin="imported", rule=qf.rule, source=qf.source, created_by=created_by
         )
-        return QrelsImport(info, "created", store.qrels_doc_coverage(collection, qf.qrels))
+        return QrelsImport(info, "created", store.qrels_doc_coverage(collection, qf.qrels),
+                           qrels_notes(store, collection, qf.qrels))
     if info.content_hash != qrels_content_hash(qf.qrels) or info.collection != collection:
         raise DuplicateNameError(
             f"qrels version {qf.name!r} already exists with different content or collection; "
             "qrels versions are immutable: import under a new --name"
         )
-    return QrelsImport(info, "unchanged", store.qrels_doc_coverage(collection, qf.qrels))
+    return QrelsImport(info, "unchanged", store.qrels_doc_coverage(collection, qf.qrels),
+                       qrels_notes(store, collection, qf.qrels))
 
 
 def sniff_qrels_format(path: str | Path) -> QrelsFormat:
@@ -859,5 +879,7 @@ def describe_ingest(result: FolderIngest) -> Iterable[str]:
         yield (f"qrels {q.status}: {q.info.name!r} ({q.info.n_topics:,} topics, {q.info.n_entries:,} entries, "
                f"{q.info.n_relevant:,} with grade >= 1; rule: {q.info.rule})")
         yield "  " + q.coverage.describe()
+        for note in q.notes:
+            yield "  " + note
     if not result.changed:
         yield "nothing changed"

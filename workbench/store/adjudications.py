@@ -73,11 +73,12 @@ class AdjudicationsMixin(JudgmentsMixin):
         """
         with self.transaction("adjudicate") as cur:
             self._require_lead(cur, lead, "adjudicate")
-            self._rubric(cur, collection).check(grade)
+            rubric = self._rubric(cur, collection)
+            rubric.check(grade)
             row = _one(cur.execute(
-                "INSERT INTO adjudications (collection, topic_id, doc_id, grade, rationale, lead, pool_version) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING adjudication_id",
-                [collection, topic_id, doc_id, int(grade), rationale, lead, pool_version],
+                "INSERT INTO adjudications (collection, topic_id, doc_id, grade, rationale, lead, pool_version, "
+                "rubric_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING adjudication_id",
+                [collection, topic_id, doc_id, int(grade), rationale, lead, pool_version, rubric.version_id],
             ))
         return int(row[0])
 

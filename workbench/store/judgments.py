@@ -11,9 +11,10 @@ same token lands once and returns the first row's id.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from workbench.errors import StoreError, StoreLockedError, UnknownNameError, ValidationError
 from workbench.store._rows import _one
@@ -37,7 +38,8 @@ class StoredJudgment:
         note: free text.
         duration_ms: time on the document before the save, milliseconds.
         pool_version: pool version of the assignment ("" when none).
-        saved_at: commit time.
+        saved_at: commit time (or the imported judgment's timestamp).
+        rubric_version: the rubric version it was checked against (``name@n``; "" before schema 2).
     """
 
     judgment_id: int
@@ -51,6 +53,7 @@ class StoredJudgment:
     duration_ms: int
     pool_version: str
     saved_at: datetime
+    rubric_version: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +77,7 @@ class SavedJudgment:
 
 _JUDGMENT_COLUMNS = (
     "judgment_id, collection, topic_id, doc_id, assessor, grade, unsure, note, duration_ms, "
-    "pool_version, saved_at"
+    "pool_version, saved_at, coalesce(rubric_version, '')"
 )
 
 
@@ -175,37 +178,139 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         self, j: Judgment, collection: str, pool_version: str, save_token: str | None
     ) -> SavedJudgment:
         with self.transaction("save judgment") as cur:
-            token = save_token
-            if save_token is not None and _one(cur.execute(
-                "SELECT judgment_id FROM judgments WHERE save_token = ?", [save_token]
-            )) is not None:
-                latest = _one(cur.execute(
-                    "SELECT judgment_id, grade, unsure FROM judgments WHERE collection = ? AND topic_id = ? "
-                    "AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC LIMIT 1",
-                    [collection, j.topic_id, j.doc_id, j.assessor],
-                ))
-                if latest is not None:
-                    held_grade = None if latest[1] is None else int(latest[1])
-                    if (held_grade, bool(latest[2])) == (j.grade, bool(j.unsure)):
-                        return SavedJudgment(int(latest[0]), False, held_grade, bool(latest[2]))
-                    token = f"{save_token}#{int(latest[0])}"  # a correction back to an earlier grade
-            user = self._user(cur, j.assessor)
-            if j.grade is not None:
-                self._rubric(cur, collection).check(j.grade)
-            if not _one(cur.execute(
-                "SELECT 1 FROM topics WHERE collection = ? AND topic_id = ?", [collection, j.topic_id]
-            )):
-                known = [r[0] for r in cur.execute(
-                    "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()]
-                raise UnknownNameError(f"topic of collection {collection!r}", j.topic_id, known)
-            row = _one(cur.execute(
-                "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
-                "duration_ms, pool_version, save_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "RETURNING judgment_id",
-                [collection, j.topic_id, j.doc_id, user.name, j.grade, bool(j.unsure), j.note,
-                 int(j.duration_ms), pool_version, token],
+            return self._save_in(cur, j, collection, pool_version, save_token)
+
+    def _save_in(
+        self,
+        cur: Any,
+        j: Judgment,
+        collection: str,
+        pool_version: str,
+        save_token: str | None,
+        *,
+        saved_at: datetime | None = None,
+        repeat: Literal["correction", "skip"] = "correction",
+    ) -> SavedJudgment:
+        """The save path inside an open transaction: token check, rubric, topic, one appended row.
+
+        ``repeat`` says what a stored token means: ``correction`` (the UI: a
+        duplicate only while the current judgment equals it, else a correction
+        under a derived token) or ``skip`` (an import: the line is already stored).
+        """
+        token = save_token
+        if save_token is not None and _one(cur.execute(
+            "SELECT judgment_id FROM judgments WHERE save_token = ?", [save_token]
+        )) is not None:
+            latest = _one(cur.execute(
+                "SELECT judgment_id, grade, unsure FROM judgments WHERE collection = ? AND topic_id = ? "
+                "AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC LIMIT 1",
+                [collection, j.topic_id, j.doc_id, j.assessor],
             ))
+            if latest is not None:
+                held_grade = None if latest[1] is None else int(latest[1])
+                if repeat == "skip" or (held_grade, bool(latest[2])) == (j.grade, bool(j.unsure)):
+                    return SavedJudgment(int(latest[0]), False, held_grade, bool(latest[2]))
+                token = f"{save_token}#{int(latest[0])}"  # a correction back to an earlier grade
+        user = self._user(cur, j.assessor)
+        rubric = self._rubric(cur, collection)
+        if j.grade is not None:
+            rubric.check(j.grade)
+        if not _one(cur.execute(
+            "SELECT 1 FROM topics WHERE collection = ? AND topic_id = ?", [collection, j.topic_id]
+        )):
+            known = [r[0] for r in cur.execute(
+                "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()]
+            raise UnknownNameError(f"topic of collection {collection!r}", j.topic_id, known)
+        row = _one(cur.execute(
+            "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
+            "duration_ms, pool_version, save_token, rubric_version, saved_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, current_timestamp)) "
+            "RETURNING judgment_id",
+            [collection, j.topic_id, j.doc_id, user.name, j.grade, bool(j.unsure), j.note,
+             int(j.duration_ms), pool_version, token, rubric.version_id, saved_at],
+        ))
         return SavedJudgment(int(row[0]), True, j.grade, bool(j.unsure))
+
+    def record_judgments(
+        self,
+        judgments: Sequence[tuple[Judgment, str, datetime | None]],
+        *,
+        collection: str,
+        pool_version: str,
+        lead: str,
+    ) -> list[SavedJudgment]:
+        """Append many judgments through the save path, in ONE transaction (a lead's import).
+
+        Each item is (judgment, save token, saved_at or None for now). A token
+        already stored means the judgment was imported before: it is skipped
+        (``SavedJudgment.new`` False), so importing a file twice writes nothing
+        the second time. Every judgment is checked as a UI save is (assessor,
+        rubric grade or unsure, topic of the collection); any failure rolls
+        the whole import back.
+
+        Args:
+            judgments: the judgments in the order their rows are appended (the
+                last one of an item is its current judgment).
+            collection: the collection judged.
+            pool_version: recorded on every row.
+            lead: the lead importing (role checked).
+
+        Returns:
+            One ``SavedJudgment`` per item, in order.
+
+        Raises:
+            PermissionDeniedError: ``lead`` is not a lead.
+            UnknownNameError: unknown assessor or topic.
+            ValidationError: a grade off the rubric, a missing grade without
+                unsure, or a negative duration.
+        """
+        for j, _token, _at in judgments:
+            if j.grade is None and not j.unsure:
+                raise ValidationError(f"judgment of topic {j.topic_id!r} document {j.doc_id!r}: expected a grade, "
+                                      "found none; give a grade or mark it unsure")
+            if j.duration_ms < 0:
+                raise ValidationError(f"expected duration_ms >= 0, found {j.duration_ms}")
+        out = []
+        with self.transaction(f"import {len(judgments)} judgments") as cur:
+            self._require_lead(cur, lead, "import judgments")
+            for j, token, at in judgments:
+                out.append(self._save_in(cur, j, collection, pool_version, token, saved_at=at, repeat="skip"))
+        return out
+
+    def judgment_rows(
+        self,
+        collection: str,
+        pool_version: str | None = None,
+        *,
+        assessor: str | None = None,
+        history: bool = False,
+    ) -> list[StoredJudgment]:
+        """Judgments for export: the current ones, or every save (``history``), oldest first per item.
+
+        Args:
+            collection: the collection.
+            pool_version: only documents of this pool version and its ancestors (None: all).
+            assessor: only this assessor's judgments (None: everyone's).
+            history: every row of the append-only log instead of the current judgments.
+
+        Returns:
+            ``StoredJudgment`` rows sorted by (topic_id, doc_id, assessor, judgment_id).
+
+        Raises:
+            UnknownNameError: unknown pool version.
+        """
+        source = "judgments" if history else "current_judgments"
+        with self.connection("read judgments for export") as cur:
+            where, params = self._lineage_filter(cur, pool_version)
+            if assessor is not None:
+                where += " AND assessor = ?"
+                params.append(assessor)
+            rows = cur.execute(
+                f"SELECT {_JUDGMENT_COLUMNS} FROM {source} WHERE collection = ?{where} "
+                "ORDER BY topic_id, doc_id, assessor, judgment_id",
+                [collection, *params],
+            ).fetchall()
+        return [StoredJudgment(*r) for r in rows]
 
     def current_judgments(self, collection: str, pool_version: str | None = None) -> list[StoredJudgment]:
         """Each assessor's latest judgment per document.

@@ -8,7 +8,8 @@ Lineage, from raw data to numbers::
     runs (kind, params, collection_version, depth) ── run_entries, run_topics (ok|empty|error)
     pools (pool_version, parent, runs, depth, strategy) ── pool_entries ── pool_provenance (run, rank)
     users ── assignments (pool_version, topic, doc, assessor)
-          ── judgments (append-only; current = latest per topic/doc/assessor)
+          ── judgments (append-only; current = latest per topic/doc/assessor; rubric_version)
+    rubric_versions (rubric, version, content_hash, definition)   # rubrics defined from files
           ── adjudications (append-only; current = latest per topic/doc)
     qrels_versions (immutable: parent, pool_version, rule, counts, content_hash) ── qrels_entries
     evaluations (run x qrels version x measure, numerator/denominator, evaluator version;
@@ -28,7 +29,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -334,12 +335,42 @@ DDL_V4_RERANK: tuple[str, ...] = (
     )""",
 )
 
+DDL_V5_RUBRICS: tuple[str, ...] = (
+    # Rubrics defined from files (workbench rubric define): every version kept.
+    """CREATE TABLE IF NOT EXISTS rubric_versions (
+        rubric VARCHAR NOT NULL,
+        version INTEGER NOT NULL,                 -- 1, 2, ... per rubric name
+        content_hash VARCHAR NOT NULL,            -- sha256 of the canonical definition
+        definition VARCHAR NOT NULL,              -- JSON: name, source, relevant_from, grades
+        source_file VARCHAR NOT NULL DEFAULT '',
+        created_by VARCHAR NOT NULL DEFAULT '',
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        PRIMARY KEY (rubric, version)
+    )""",
+    # The rubric version each judgment and adjudication was made under ('' before schema version 5).
+    "ALTER TABLE judgments ADD COLUMN rubric_version VARCHAR DEFAULT ''",
+    "ALTER TABLE adjudications ADD COLUMN rubric_version VARCHAR DEFAULT ''",
+    """CREATE OR REPLACE VIEW current_judgments AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY collection, topic_id, doc_id, assessor
+                ORDER BY judgment_id DESC) AS rn
+            FROM judgments) WHERE rn = 1""",
+    """CREATE OR REPLACE VIEW current_adjudications AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY collection, topic_id, doc_id
+                ORDER BY adjudication_id DESC) AS rn
+            FROM adjudications) WHERE rn = 1""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
     1: DDL_V2_GATES,  # topic sets and their uses; run_topics.latency_ms
     2: DDL_V3_METADATA,  # document and topic metadata (workbench.store.metadata)
     3: DDL_V4_RERANK,  # rerank lineage and measured cost (issue 10)
+    4: DDL_V5_RUBRICS,  # rubric_versions; judgments/adjudications.rubric_version
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;
