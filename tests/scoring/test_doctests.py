@@ -14,6 +14,7 @@ import workbench.scoring.evaluate
 import workbench.scoring.filters
 import workbench.scoring.measures
 import workbench.scoring.novelty
+import workbench.scoring.qrels_checks
 import workbench.services.scoring
 
 
@@ -21,7 +22,7 @@ import workbench.services.scoring
     "module",
     [workbench.scoring.columns, workbench.scoring.compare, workbench.scoring.evaluate,
      workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.scoring,
-     workbench.scoring.filters, workbench.metadata],
+     workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)
