@@ -66,7 +66,7 @@ def _register() -> None:
     from workbench.cli import simulate  # noqa: F401
     from workbench.cli import metadata  # noqa: F401
     from workbench.cli import rerank, stages  # noqa: F401, I001  (issue 10: run rerank, stages, depth-sweep)
-    from workbench.cli import rubric  # noqa: F401  (fmt15: rubric files)
+    from workbench.cli import rubric, judgments  # noqa: F401  (fmt15: rubric files; judgments in/out, adjudicate)
 
     try:
         from workbench.cli import demo  # noqa: F401

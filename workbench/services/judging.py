@@ -378,14 +378,26 @@ def adjudicate(
 ) -> int:
     """Set a document's final grade with a rationale (lead only).
 
+    The rules of the Adjudicate page, for the UI and the CLI alike: a lead, a
+    rationale, a document of the pool's disagreement queue (grades differ or
+    an assessor was unsure; already adjudicated ones included), a grade of the
+    collection's rubric.
+
     Raises:
         PermissionDeniedError: not a lead.
-        ValidationError: empty rationale or grade off the rubric.
+        ValidationError: empty rationale, a document not in the disagreement
+            queue, or a grade off the rubric.
     """
     require_lead(session, "adjudicate")
     if not rationale.strip():
         raise ValidationError("adjudicate: expected a rationale, found none; say why this grade is final")
     collection = pool_collection(store, pool_version)
+    queue = disagreement_queue(store, pool_version, include_adjudicated=True)
+    if not any(r.topic_id == topic_id and r.doc_id == doc_id for r in queue):
+        raise ValidationError(
+            f"adjudicate: topic {topic_id!r} document {doc_id!r} is not in the disagreement queue of pool "
+            f"{pool_version!r} (its grades agree, it is not judged, or it is not pooled); list the queue with "
+            f"`workbench adjudicate {pool_version} --list`")
     return store.adjudicate(
         collection, topic_id, doc_id, grade, lead=session.user, rationale=rationale.strip(), pool_version=pool_version
     )

@@ -289,7 +289,9 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
 
         Args:
             collection: the collection.
-            pool_version: only documents of this pool version and its ancestors (None: all).
+            pool_version: only judgments of documents pooled in this pool version or its
+                ancestors, or saved under one of them (e.g. imported lines outside the
+                pool); None: all.
             assessor: only this assessor's judgments (None: everyone's).
             history: every row of the append-only log instead of the current judgments.
 
@@ -301,7 +303,13 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         """
         source = "judgments" if history else "current_judgments"
         with self.connection("read judgments for export") as cur:
-            where, params = self._lineage_filter(cur, pool_version)
+            where, params = "", []
+            if pool_version is not None:
+                lineage = self._lineage(cur, pool_version)
+                marks = ", ".join("?" for _ in lineage)
+                where = (f" AND ((topic_id, doc_id) IN (SELECT topic_id, doc_id FROM pool_entries WHERE "
+                         f"pool_version IN ({marks})) OR pool_version IN ({marks}))")
+                params = [*lineage, *lineage]
             if assessor is not None:
                 where += " AND assessor = ?"
                 params.append(assessor)

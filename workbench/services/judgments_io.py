@@ -1,0 +1,215 @@
+"""Judgments in and out: import a file through the UI's save path, export current judgments or history.
+
+Import (``import_judgments``): a lead brings existing judgments (another tool's
+export, an earlier campaign, a reference set) into a pool's collection as one
+assessor's judgments. Every line is checked first, naming file and line
+(topic of the collection, document of the collection, grade on the
+collection's rubric or unsure, the file's ``assessor`` column if any,
+timestamps not going back in time for one document); then all lines go
+through the store's save path (``LabelStore.record_judgments``, the checks of
+a UI save) in **one transaction**: all land or none. Each line has a save
+token derived from its content (and its repeat count in the file), so
+importing the same file twice writes nothing the second time. Rows are
+appended in file order; an imported timestamp becomes the row's ``saved_at``.
+
+The report says which pooled documents (the pool version and its ancestors)
+the file covered and which it did not, and how many lines judged documents
+outside the pool.
+
+Export (``export_rows``): the current judgments of a pool's documents (or the
+whole append-only history), optionally one assessor's, as rows for
+``formats.judgments.write_judgments``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import InputFormatError, UnknownNameError
+from workbench.formats import judgments as jfiles
+from workbench.formats.trec import shown_id
+from workbench.ranking import natural_key
+from workbench.types import Judgment
+
+if TYPE_CHECKING:
+    from workbench.services.judging import Session
+    from workbench.store import LabelStore
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What ``import_judgments`` did.
+
+    Attributes:
+        path: the file.
+        pool_version: the pool version imported against.
+        collection: its collection.
+        assessor: whose judgments they are.
+        rubric_version: the rubric version the grades were checked against.
+        n_lines: judgments read.
+        n_saved: rows appended.
+        n_already: lines already stored by an earlier import (skipped).
+        n_pooled: pooled (topic, doc) pairs of the pool version and its ancestors.
+        n_covered: of those, pairs the file judged.
+        not_covered: topic -> pooled documents the file did not judge (topics with some).
+        outside_pool: lines judging a document that is not pooled for its topic.
+    """
+
+    path: str
+    pool_version: str
+    collection: str
+    assessor: str
+    rubric_version: str
+    n_lines: int
+    n_saved: int
+    n_already: int
+    n_pooled: int
+    n_covered: int
+    not_covered: dict[str, int] = field(default_factory=dict)
+    outside_pool: int = 0
+
+
+def _token(collection: str, assessor: str, line: jfiles.JudgmentLine, repeat: int) -> str:
+    parts = [collection, assessor, line.topic_id, line.doc_id, str(line.grade), str(line.unsure), line.note,
+             str(line.duration_ms), line.timestamp.isoformat() if line.timestamp else "", str(repeat)]
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+    return f"import:{digest}"
+
+
+def _check_lines(path: str, lines: Sequence[jfiles.JudgmentLine], assessor: str, topics: set[str],
+                 missing_docs: set[str], n_docs: int, rubric: Any, collection: str) -> None:
+    last_time: dict[tuple[str, str], tuple[datetime, int]] = {}
+    for ln in lines:
+        if ln.assessor and ln.assessor != assessor:
+            raise InputFormatError(path, ln.line, f"expected assessor {assessor!r} (--assessor), found "
+                                                  f"{shown_id(ln.assessor)}. Import one assessor's lines at a time "
+                                                  "(export with --assessor NAME, or filter the file).")
+        if ln.topic_id not in topics:
+            raise InputFormatError(path, ln.line, f"expected a topic of collection {collection!r}, found topic "
+                                                  f"{shown_id(ln.topic_id)}. Check the topic ids.")
+        if ln.doc_id in missing_docs:
+            found = n_docs - len(missing_docs)
+            raise InputFormatError(path, ln.line, f"expected a document of collection {collection!r}, found doc id "
+                                                  f"{shown_id(ln.doc_id)} ({found:,} of {n_docs:,} doc ids of the "
+                                                  "file are in the collection). Check the doc ids.")
+        if ln.grade is not None and ln.grade not in rubric.values:
+            raise InputFormatError(path, ln.line, f"expected a grade of rubric {rubric.name!r} "
+                                                  f"{list(rubric.values)}, found {ln.grade}. Map the grades to the "
+                                                  "rubric, or choose another rubric first.")
+        if ln.timestamp is not None:
+            key = (ln.topic_id, ln.doc_id)
+            prev = last_time.get(key)
+            if prev is not None and ln.timestamp < prev[0]:
+                raise InputFormatError(path, ln.line, f"expected timestamps in time order for topic "
+                                                      f"{shown_id(ln.topic_id)} document {shown_id(ln.doc_id)}, found "
+                                                      f"{ln.timestamp.isoformat()} after {prev[0].isoformat()} (line "
+                                                      f"{prev[1]}). The last line of a document is its current "
+                                                      "judgment: sort the file by time.")
+            last_time[key] = (ln.timestamp, ln.line)
+
+
+def import_judgments(
+    store: LabelStore,
+    session: Session,
+    path: str | Path,
+    *,
+    pool_version: str,
+    assessor: str,
+    fmt: jfiles.InFormat | None = None,
+) -> ImportReport:
+    """Import a judgment file as ``assessor``'s judgments on ``pool_version``'s collection (lead only).
+
+    Args:
+        store: the store.
+        session: the signed-in lead.
+        path: the file.
+        pool_version: the pool version the judgments belong to (recorded on each row).
+        assessor: an existing user whose judgments these are.
+        fmt: ``trec``, ``csv`` or ``jsonl``; None chooses by suffix (``formats.judgments.sniff_format``).
+
+    Returns:
+        The ``ImportReport``.
+
+    Raises:
+        PermissionDeniedError: the session is not a lead's.
+        UnknownNameError: unknown pool version or assessor.
+        InputFormatError: a malformed line, an unknown topic or document, a grade
+            off the rubric, an assessor column naming someone else, timestamps
+            going back (file:line); nothing is written.
+    """
+    from workbench.services.judging import require_lead
+
+    require_lead(session, "import judgments")
+    p = str(path)
+    chosen = fmt or jfiles.sniff_format(path)
+    lines = jfiles.read_judgments(path, chosen)
+    collection = store.get_pool(pool_version).collection
+    try:
+        store.get_user(assessor)
+    except UnknownNameError as e:
+        e.args = (f"{e.args[0]}; add the assessor first with `workbench users add {assessor} --lead ...`",)
+        raise
+    topics = set(store.get_topics(collection))
+    doc_ids = {ln.doc_id for ln in lines}
+    missing = store.missing_doc_ids(collection, doc_ids)
+    rubric = store.collection_rubric(collection)
+    _check_lines(p, lines, assessor, topics, missing, len(doc_ids), rubric, collection)
+
+    repeats: dict[tuple[Any, ...], int] = {}
+    items = []
+    for ln in lines:
+        key = (ln.topic_id, ln.doc_id, ln.grade, ln.unsure, ln.note, ln.duration_ms, ln.timestamp)
+        k = repeats.get(key, 0)
+        repeats[key] = k + 1
+        j = Judgment(ln.topic_id, ln.doc_id, assessor, ln.grade, ln.unsure, ln.note, ln.duration_ms)
+        items.append((j, _token(collection, assessor, ln, k), ln.timestamp))
+    saved = store.record_judgments(items, collection=collection, pool_version=pool_version, lead=session.user)
+
+    pooled = store.pool_documents(pool_version, with_ancestors=True)
+    judged = {(ln.topic_id, ln.doc_id) for ln in lines}
+    n_pooled = sum(len(d) for d in pooled.values())
+    not_covered = {t: sum(1 for d in docs if (t, d) not in judged) for t, docs in pooled.items()}
+    outside = sum(1 for ln in lines if ln.doc_id not in pooled.get(ln.topic_id, set()))
+    n_new = sum(1 for s in saved if s.new)
+    return ImportReport(
+        path=p, pool_version=pool_version, collection=collection, assessor=assessor,
+        rubric_version=rubric.version_id, n_lines=len(lines), n_saved=n_new, n_already=len(saved) - n_new,
+        n_pooled=n_pooled, n_covered=n_pooled - sum(not_covered.values()),
+        not_covered={t: n for t in sorted(not_covered, key=natural_key) if (n := not_covered[t])},
+        outside_pool=outside,
+    )
+
+
+def export_rows(
+    store: LabelStore, pool_version: str, *, assessor: str | None = None, history: bool = False
+) -> list[dict[str, Any]]:
+    """Judgment rows of a pool version's documents (and its ancestors'), for ``write_judgments``.
+
+    Args:
+        store: the store.
+        pool_version: the pool version.
+        assessor: only this assessor (None: everyone).
+        history: every save of the append-only log, not only the current judgments.
+
+    Returns:
+        Rows keyed by ``formats.judgments.EXPORT_COLUMNS``, topics in natural
+        order, then doc id, assessor, and save order.
+
+    Raises:
+        UnknownNameError: unknown pool version (or assessor, when given).
+    """
+    collection = store.get_pool(pool_version).collection
+    if assessor is not None:
+        store.get_user(assessor)
+    rows = store.judgment_rows(collection, pool_version, assessor=assessor, history=history)
+    rows.sort(key=lambda j: (natural_key(j.topic_id), j.doc_id, j.assessor, j.judgment_id))
+    return [{
+        "topic_id": j.topic_id, "doc_id": j.doc_id, "assessor": j.assessor, "grade": j.grade, "unsure": j.unsure,
+        "note": j.note, "duration_ms": j.duration_ms, "timestamp": j.saved_at, "pool_version": j.pool_version,
+        "rubric_version": j.rubric_version, "judgment_id": j.judgment_id,
+    } for j in rows]
