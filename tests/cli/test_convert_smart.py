@@ -122,9 +122,10 @@ def test_convert_smart_options_grade_map_numbering_columns(capsys, tmp_path, toy
     assert code == 0, err
     assert (tmp_path / "out" / "qrels.reference.txt").read_text() == "3 0 1 4\n3 0 2 0\n"
     corpus = [json.loads(x) for x in (tmp_path / "out" / "corpus.jsonl").read_text().splitlines()]
-    # no --field names .A or .X: kept under their letters (--skip none keeps .X too)
-    assert corpus[0]["metadata"] == {"A": "smith, j.", "X": "1 5 1"}
-    assert corpus[2]["metadata"] == {"A": "", "X": ""}
+    assert "metadata" not in corpus[0]
+    # no --field names .A or .X: kept under their letters in the side file (--skip none keeps .X too)
+    side = [json.loads(x) for x in (tmp_path / "out" / "doc_metadata.jsonl").read_text().splitlines()]
+    assert side[0] == {"doc_id": "1", "A": "smith, j.", "X": "1 5 1"} and side[2] == {"doc_id": "3"}
     assert "grades: grade map -1->0, 1->4" in out
 
 

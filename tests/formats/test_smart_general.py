@@ -163,7 +163,10 @@ def test_conversion_writes_the_mapping_into_qrels_meta_and_a_readme(write, tmp_p
     }
     corpus = [json.loads(x) for x in (tmp_path / "toy" / "corpus.jsonl").read_text().splitlines()]
     assert corpus[1] == {"_id": "2", "title": "drag", "text": "drag at high speed .",
-                         "metadata": {"authors": "jones, k.; brown, l.", "B": "j. aero 2, 1958"}}
+                         "metadata": {"authors": "jones, k.; brown, l."}}
+    # the marker nobody named goes to the document-metadata side file (absent where the record lacks it)
+    side = [json.loads(x) for x in (tmp_path / "toy" / "doc_metadata.jsonl").read_text().splitlines()]
+    assert side == [{"doc_id": "1"}, {"doc_id": "2", "B": "j. aero 2, 1958"}, {"doc_id": "3"}]
     queries = (tmp_path / "toy" / "queries.jsonl").read_text().splitlines()
     assert json.loads(queries[2]) == {"_id": "3", "text": "slabs .", "metadata": {"smart_id": "3"}}
     assert (tmp_path / "toy" / "qrels.reference.txt").read_text() == "1 0 1 1\n1 0 2 1\n2 0 2 1\n"

@@ -5,9 +5,10 @@ checks them against each other, and writes a collection folder that
 ``workbench ingest`` reads:
 
 * ``corpus.jsonl``: ``_id`` (the ``.I`` value), ``title``, ``text`` and, in
-  ``metadata``, every other named field (``--field authors=.A``) and every
-  marker nobody named (kept under its letter, ``"B"``, unless
-  ``unknown="ignore"``; see ``unknown_metadata_output``);
+  ``metadata``, every other named field (``--field authors=.A``);
+* ``doc_metadata.jsonl``: the document-metadata side file with every marker
+  nobody named, kept under its letter (``"B"``), unless ``unknown="ignore"``
+  (see ``unknown_metadata_output``); written only when there is one;
 * ``queries.jsonl``: ``_id`` (the topic id, see the numbering below), ``text``
   and ``metadata.smart_id`` (the ``.I`` value);
 * ``qrels.reference.txt``: TREC qrels, ``topic 0 doc grade``;
@@ -353,33 +354,41 @@ def read_collection(spec: SmartSpec) -> SmartCollection:
 # -- writing ---------------------------------------------------------------------------------
 
 
-def unknown_metadata_output(
-    collection: SmartCollection, folder: Path
-) -> tuple[dict[str, dict[str, str]], tuple[str, ...]]:
+def unknown_metadata_output(collection: SmartCollection) -> list[tuple[str, dict[str, str]]] | None:
     """Where the kept unknown markers go: the one place to change when the format changes.
 
-    Today they are merged into ``corpus.jsonl``'s BEIR ``metadata`` object
-    (which the document-metadata readers accept); no extra file is written.
-
-    Args:
-        collection: the collection read.
-        folder: the (temporary) output folder, for side files.
+    They go to the document-metadata side file ``doc_metadata.jsonl``
+    (``formats.metadata``; read by ``workbench ingest``): one row per
+    document in file order, each kept marker under its letter, absent
+    (not ``""``) where the record lacks it.
 
     Returns:
-        (doc_id -> metadata to merge into ``corpus.jsonl``, names of files written into ``folder``).
+        (doc_id, metadata) rows, or None when no unknown marker was kept.
     """
-    return collection.unknown_metadata, ()
+    if not collection.unknown_metadata:
+        return None
+    return [(d.doc_id, {k: v for k, v in collection.unknown_metadata.get(d.doc_id, {}).items() if v})
+            for d in collection.documents]
 
 
-def _corpus_metadata(collection: SmartCollection, extra: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
-    for d in collection.documents:
-        m = dict(collection.doc_metadata.get(d.doc_id, {}))
-        for k, v in extra.get(d.doc_id, {}).items():
-            m.setdefault(k, v)
-        if m:
-            out[d.doc_id] = m
-    return out
+def _merge_rows(
+    first: Sequence[tuple[str, Mapping[str, Any]]] | None, second: Sequence[tuple[str, Mapping[str, Any]]] | None
+) -> list[tuple[str, dict[str, Any]]] | None:
+    """Side-file rows of both sources, per doc id (``first``'s order and keys first)."""
+    if first is None and second is None:
+        return None
+    merged: dict[str, dict[str, Any]] = {}
+    for rows in (first or (), second or ()):
+        for doc_id, meta in rows:
+            target = merged.setdefault(doc_id, {})
+            for k, v in meta.items():
+                target.setdefault(k, v)
+    return list(merged.items())
+
+
+def _corpus_metadata(collection: SmartCollection) -> dict[str, dict[str, str]]:
+    """doc_id -> the named metadata fields, for ``corpus.jsonl``'s BEIR ``metadata``."""
+    return {d.doc_id: dict(m) for d in collection.documents if (m := collection.doc_metadata.get(d.doc_id, {}))}
 
 
 def write_folder(dest: Path, write: Callable[[Path], list[str]]) -> list[str]:
@@ -441,7 +450,8 @@ def smart_readme(collection: SmartCollection, name: str) -> str:
                        for n, m in s.doc_fields)
     unknown = sorted({k for m in c.unknown_metadata.values() for k in m})
     if unknown:
-        fields += "\n" + "\n".join(f"| `.{m}` | `{m}` | metadata.{m} (marker nobody named, kept) |" for m in unknown)
+        fields += "\n" + "\n".join(f"| `.{m}` | `{m}` | `{m}` in `doc_metadata.jsonl` (marker nobody named, kept) |"
+                                   for m in unknown)
     dropped = ", ".join(f"`.{m}` ({n:,} records)" for m, n in sorted(c.skipped.items())) or "none"
     grades = "\n".join(f"| `{_md(v) or '(none)'}` | {g} | {c.mapping.counts.get(v, 0):,} |"
                        for v, g in c.mapping.grade_of_value.items())
@@ -449,6 +459,8 @@ def smart_readme(collection: SmartCollection, name: str) -> str:
     examples = "\n".join(f"| `.I {q.smart_id}` | {q.topic.topic_id} | {_md(q.topic.title[:60])}"
                          f"{'...' if len(q.topic.title) > 60 else ''} |" for q in ex)
     unjudged = c.unjudged_topics
+    side = ("| `doc_metadata.jsonl` | document metadata side file: `doc_id` and the markers nobody named |\n"
+            if unknown else "")
     warn = ""
     if c.mapping.positives_only:
         warn = ("\n**The qrels hold only relevant documents.** Judged@k then equals P@k, and every "
@@ -467,7 +479,7 @@ Generated by `workbench convert smart` from `{Path(s.docs).name}`, `{Path(s.quer
 | `queries.jsonl` | {len(c.queries):,} topics: `_id` (see numbering), `text`, `metadata.smart_id` (the `.I` value) |
 | `qrels.reference.txt` | {c.n_judgments:,} judgments over {len(c.qrels):,} topics, TREC format `topic 0 doc grade` |
 | `qrels.meta.json` | the qrels layout, query numbering and grade mapping (its `rule` is recorded on import) |
-
+{side}
 ## Document fields
 
 | marker | field | becomes |
@@ -506,7 +518,7 @@ def conversion_notes(collection: SmartCollection) -> tuple[tuple[str, ...], tupl
         notes.append("dropped markers: " + ", ".join(f".{m} ({n:,} records)" for m, n in sorted(c.skipped.items())))
     kept = sorted({k for m in c.unknown_metadata.values() for k in m})
     if kept:
-        notes.append("kept as metadata (markers no --field names): " + ", ".join(f".{m}" for m in kept))
+        notes.append("kept in doc_metadata.jsonl (markers no --field names): " + ", ".join(f".{m}" for m in kept))
     warnings = []
     unjudged = c.unjudged_topics
     if unjudged:
@@ -542,7 +554,9 @@ def write_collection(
         meta: the content of ``qrels.meta.json``.
         source_md: a ``SOURCE.md`` to copy (when it exists).
         doc_metadata: (doc_id, metadata) rows written, in this order, as the
-            side file ``doc_metadata.jsonl`` (``formats.metadata``); None = no side file.
+            side file ``doc_metadata.jsonl`` (``formats.metadata``), together with
+            the kept unknown markers (``unknown_metadata_output``); no side file
+            when both are empty.
 
     Returns:
         The names of the files written.
@@ -550,14 +564,15 @@ def write_collection(
     d = Path(dest)
 
     def write(tmp: Path) -> list[str]:
-        extra, side_files = unknown_metadata_output(collection, tmp)
-        beir.write_corpus(tmp / "corpus.jsonl", collection.documents, _corpus_metadata(collection, extra))
+        side_files: tuple[str, ...] = ()
+        beir.write_corpus(tmp / "corpus.jsonl", collection.documents, _corpus_metadata(collection))
         beir.write_queries(tmp / "queries.jsonl", (q.topic for q in collection.queries),
                            {q.topic.topic_id: q.metadata for q in collection.queries})
-        if doc_metadata is not None:
+        rows = _merge_rows(doc_metadata, unknown_metadata_output(collection))
+        if rows is not None:
             from workbench.formats.metadata import write_metadata_jsonl
 
-            write_metadata_jsonl(tmp / "doc_metadata.jsonl", doc_metadata, "doc_id")
+            write_metadata_jsonl(tmp / "doc_metadata.jsonl", rows, "doc_id")
             side_files = (*side_files, "doc_metadata.jsonl")
         trec.write_qrels(tmp / "qrels.reference.txt", collection.qrels)
         with atomic_write(tmp / "qrels.meta.json") as f:
