@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from workbench.reports import number, table
+from workbench.scoring.qrels_checks import positives_only_warning
 
 if TYPE_CHECKING:
     from workbench.scoring.evaluate import Evaluation
@@ -24,8 +25,11 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     return table(list(header), [list(r) for r in rows]).splitlines()
 
 
-def score_table(evaluations: dict[str, Evaluation], title: str) -> list[str]:
-    """Runs x measures (macro), then micro R@k, the R@k ceiling and pool-novel counts."""
+def score_table(evaluations: dict[str, Evaluation], title: str, *, warning: str = "") -> list[str]:
+    """Runs x measures (macro), then micro R@k, the R@k ceiling and pool-novel counts.
+
+    ``warning`` (e.g. positives-only qrels, ``scoring.qrels_checks``) is printed under the title.
+    """
     evs = list(evaluations.values())
     if not evs:
         return []
@@ -36,6 +40,8 @@ def score_table(evaluations: dict[str, Evaluation], title: str) -> list[str]:
                   + (f": {', '.join(first.excluded_topics[:12])}{' ...' if len(first.excluded_topics) > 12 else ''}" if first.excluded_topics else "")
                   + f"); relevant = grade >= {first.rel}; missing-topic policy: {first.missing}"
                   + (" (a run without results for a qrels topic is an error)" if first.missing == "fail" else "")]
+    if warning:
+        out.append(f"  warning: {warning}")
     header = ["run (macro)", *(str(m) for m in ms)]
     rows = [[e.run_name, *(_f(e.aggregates[m].macro) for m in ms)] for e in evs]
     rows.append(["ceiling", *(_f(first.aggregates[m].ceiling) if first.aggregates[m].ceiling is not None else "" for m in ms)])
@@ -62,15 +68,25 @@ def render_workflow(report: WorkflowReport) -> str:
     L.append(f"Pooled runs: {', '.join(report.runs)}; new run: {report.new_run}")
     p1, p2, q1, q2, ref = report.pool_v1, report.pool_v2, report.qrels_v1, report.qrels_v2, report.reference
     if p1 and q1:
-        L.append(f"Pool v1 {p1.pool_version}: depth {p1.depth} over {', '.join(p1.runs)}: {p1.n_entries:,} documents, "
-                 f"{p1.n_topics} topics; {report.judged_v1:,} judged now by cranfield-reference")
+        made = "created" if p1.pool_version in report.pools_created else "reused"
+        L.append(f"Pool v1 {p1.pool_version} ({made}): depth {p1.depth} over {', '.join(p1.runs)}: "
+                 f"{p1.n_entries:,} documents, {p1.n_topics} topics; {report.judged_v1:,} judged now by "
+                 f"{report.reference_assessor}")
+        if report.topics_not_pooled:
+            shown = ", ".join(report.topics_not_pooled[:12]) + (" ..." if len(report.topics_not_pooled) > 12 else "")
+            L.append(f"  not pooled: {len(report.topics_not_pooled)} topic(s) without any reference judgment "
+                     f"({shown}); pools cover judged topics only (pool build --topics judged)")
         L.append(f"Qrels v1 {q1.name}: {q1.n_entries:,} judgments ({q1.n_relevant:,} relevant), rule {q1.rule}, "
                  f"hash {q1.content_hash[:12]}")
     if p2 and q2:
-        L.append(f"Pool v2 {p2.pool_version} (child of {p2.parent_version}): only the delta, {p2.n_entries:,} documents "
-                 f"over {p2.n_topics} topics; {report.delta_judged:,} judged now")
+        made = "created" if p2.pool_version in report.pools_created else "reused"
+        L.append(f"Pool v2 {p2.pool_version} ({made}; child of {p2.parent_version}): only the delta, "
+                 f"{p2.n_entries:,} documents over {p2.n_topics} topics; {report.delta_judged:,} judged now")
         L.append(f"Qrels v2 {q2.name} (parent {q2.parent_version}): {q2.n_entries:,} judgments "
                  f"({q2.n_relevant:,} relevant), hash {q2.content_hash[:12]}")
+    if report.left_unjudged:
+        L.append(f"Left unjudged: {report.left_unjudged:,} pooled documents of topics the reference never judged "
+                 "(no grade invented)")
     if ref:
         L.append(f"Full judgments {ref.name}: {ref.n_entries:,} judgments ({ref.n_relevant:,} relevant)")
     L.append("")
@@ -78,7 +94,8 @@ def render_workflow(report: WorkflowReport) -> str:
         title = f"Scores on {qname}" + (
             f" (full judgments, restricted to the topics evaluated on {q2.name} so the two compare)"
             if ref and q2 and qname == ref.name else "")
-        L += score_table(evs, title)
+        warn = f"{qname}: {positives_only_warning(evs[next(iter(evs))].rel)}" if report.positives_only.get(qname) else ""
+        L += score_table(evs, title, warning=warn)
         L.append("")
     if q1 and q2 and q1.name in report.evaluations and q2.name in report.evaluations:
         v1, v2 = report.evaluations[q1.name], report.evaluations[q2.name]

@@ -47,7 +47,7 @@ def demo(
     if report.lead_queue:
         common.info(f"{report.lead_queue:,} documents of {report.pool_v2.pool_version if report.pool_v2 else 'pool v2'} "
                     "still wait in demo-lead's Judge queue: your grades become a second opinion beside "
-                    "cranfield-reference (see Agreement and Adjudicate).")
+                    f"{report.reference_assessor} (see Agreement and Adjudicate).")
     if ui:
         from workbench.cli.judging import ui as start_ui
 

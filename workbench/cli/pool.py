@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 
 from workbench.cli import app, common
 from workbench.cli.runs import FORMATS, render
+from workbench.ranking import natural_key
 
 
 class _BuildByDefault(TyperGroup):
@@ -41,6 +42,18 @@ FmtOpt = Annotated[str, typer.Option("--format", help=f"Output format: {', '.joi
 BudgetOpt = Annotated[int | None, typer.Option(
     help="Per-topic cap: keep only this many documents per topic, highest priority first.")]
 RrfOpt = Annotated[float, typer.Option(help="k of the RRF judging priority, sum of 1/(k + rank).")]
+TopicsOpt = Annotated[str, typer.Option(
+    help="Topics to pool: all; judged (topics with an entry in any qrels version of the collection, or a "
+         "judgment); judged:QRELS (topics of that qrels version); or a file of topic ids, one per line.")]
+
+
+def _topics(store: Any, runs: list[str], spec: str) -> Any:
+    """The ``--topics`` selection for the collection of the first run (None for ``all``)."""
+    if spec == "all":
+        return None
+    from workbench.services.pool_topics import select_topics
+
+    return select_topics(store, store.get_run_info(runs[0]).collection, spec)
 
 
 @pool_app.command("build")
@@ -51,6 +64,7 @@ def build(
         help="Name of the pool version. Default: <collection>-pool-v<N> (or the existing identical pool).")] = None,
     budget: BudgetOpt = None,
     rrf_k: RrfOpt = 60.0,
+    topics: TopicsOpt = "all",
 ) -> None:
     """Build a pool version: depth-k union of the runs, with provenance and judging priority.
 
@@ -60,11 +74,16 @@ def build(
     from workbench.services.pooling import build_pool
 
     store = common.STATE.store(client="workbench pool build")
-    result = build_pool(store, runs, depth=depth, name=name, budget=budget, rrf_k=rrf_k, say=common.info)
+    selection = _topics(store, runs, topics)
+    result = build_pool(store, runs, depth=depth, name=name, budget=budget, rrf_k=rrf_k, topics=selection,
+                        say=common.info)
     i = result.info
     verb = "stored" if result.created else "unchanged (identical pool exists)"
     common.out(f"pool {i.pool_version} {verb}: {i.n_entries:,} documents, {i.n_topics} topics, depth {i.depth}, "
                f"runs {', '.join(i.runs)}; hash {i.content_hash[:12]}")
+    if selection is not None and selection.left_out:
+        shown = ", ".join(selection.left_out[:20]) + (" ..." if len(selection.left_out) > 20 else "")
+        common.info(f"not pooled: {len(selection.left_out):,} topic(s) outside --topics {topics} ({shown})")
 
 
 @pool_app.command("extend")
@@ -78,6 +97,7 @@ def extend(
     rrf_k: RrfOpt = 60.0,
     exclude_qrels: Annotated[list[str] | None, typer.Option(
         help="Qrels version whose documents count as already judged (repeatable).")] = None,
+    topics: TopicsOpt = "all",
     fmt: FmtOpt = "table",
 ) -> None:
     """Extend a pool with new runs: a child version with only their pool-novel documents.
@@ -90,14 +110,13 @@ def extend(
 
     store = common.STATE.store(client="workbench pool extend")
     result = extend_pool(store, runs, parent=from_, depth=depth, name=name, budget=budget, rrf_k=rrf_k,
-                         exclude_qrels=exclude_qrels or (), say=common.info)
+                         exclude_qrels=exclude_qrels or (), topics=_topics(store, runs, topics), say=common.info)
     ext = result.extension
     names = sorted(ext.novel)
-    topics = sorted({t for per in ext.novel.values() for t in per},
-                    key=lambda t: (0, int(t), t) if t.isdigit() else (1, 0, t))
+    shown_topics = sorted({t for per in ext.novel.values() for t in per}, key=natural_key)
     delta = ext.pool.documents()
     rows = [{"topic": t, **{r: ext.novel[r].get(t, 0) for r in names}, "new_in_pool": len(delta.get(t, ()))}
-            for t in topics]
+            for t in shown_topics]
     rows.append({"topic": "total", **ext.novel_totals, "new_in_pool": ext.pool.n_entries})
     rows.append({"topic": "unique", **ext.unique_novel, "new_in_pool": ""})
     render(rows, ["topic", *names, "new_in_pool"], fmt)

@@ -7,11 +7,15 @@ folder (by default the Cranfield sample) against one store, non-interactively:
 2. produce BM25, dense and hybrid (RRF) runs at ``run_depth``;
 3. build a depth-``pool_depth`` pool over the three runs (pool v1);
 4. judge it: the collection's reference judgments act as one named assessor
-   (``cranfield-reference``) who judges exactly the pooled documents through the
-   same service call a human's save takes (``services.judging.save_judgment``,
+   (``<collection>-reference``) who judges exactly the pooled documents through
+   the same service call a human's save takes (``services.judging.save_judgment``,
    validated against the rubric, one committed row per document). A pooled
-   document the reference never judged gets grade 0, as Cranfield's judgments
-   are treated as complete;
+   document the reference left out of a topic it judged gets grade 0 (the
+   reference lists that topic's relevant documents completely, as Cranfield's
+   and the SMART collections' judgments are treated); a pooled document of a
+   topic the reference never judged is left unjudged and reported, never given
+   a grade. The pools hold only topics the reference judged (``--topics
+   judged``), so with a fresh store that case does not arise;
 5. publish qrels v1 from pool v1 and export it to ``labels/``;
 6. a new retriever arrives (BM25 with stemming and other k1/b): score it on v1
    with its pool-novel documents flagged, extend the pool with it (pool v2 = only
@@ -46,18 +50,42 @@ from workbench.scoring.measures import Measure, parse_measure
 
 if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
+    from workbench.services.pool_topics import TopicSelection
     from workbench.store import LabelStore
     from workbench.store.pools import PoolInfo
     from workbench.store.qrels import QrelsVersionInfo
 
 Say = Callable[[str], None]
 
-REFERENCE_ASSESSOR = "cranfield-reference"
 DEMO_LEAD = "demo-lead"
 DEMO_LEAD_TOKEN = "demo-lead-token"
 """The demo lead's token, printed by the demo so the UI can be signed into.
 A demo store is a sandbox; create real leads with ``workbench users add``."""
-REFERENCE_TOKEN = "cranfield-reference-token"
+
+
+def reference_assessor(collection: str) -> str:
+    """The reference assessor's user name: ``<collection>-reference`` (the collection cut to fit 64 characters)."""
+    return f"{collection[:54]}-reference"
+
+
+def reference_token(collection: str) -> str:
+    """The reference assessor's token in a demo store (a sandbox)."""
+    return f"{reference_assessor(collection)}-token"
+
+
+@dataclass(frozen=True)
+class ReferenceJudging:
+    """What ``judge_with_reference`` did on one pool version.
+
+    Attributes:
+        saved: judgments saved by this call.
+        left_unjudged: pooled documents of topics the reference never judged (no grade given).
+        unjudged_topics: those topics, natural order.
+    """
+
+    saved: int = 0
+    left_unjudged: int = 0
+    unjudged_topics: tuple[str, ...] = ()
 RULE = "median"
 
 
@@ -147,6 +175,11 @@ class WorkflowReport:
         qrels_v1, qrels_v2, reference: the qrels versions scored against.
         delta_judged: judgments the reference assessor saved for pool v2.
         judged_v1: judgments saved for pool v1 (0 when resumed).
+        reference_assessor: the reference assessor's user name (``<collection>-reference``).
+        pools_created: the pool versions this call created (reused ones are not listed).
+        topics_not_pooled: topics of the collection without any reference judgment (not pooled).
+        left_unjudged: pooled documents of topics the reference never judged, left unjudged.
+        positives_only: qrels version name -> True when it holds no non-relevant judgment.
         evaluations: qrels version name -> run -> Evaluation.
         bias: run -> (R@headline on qrels v2, on the full reference over the same topics).
         loo: leave-one-run-out rows, measure ``headline``.
@@ -173,6 +206,11 @@ class WorkflowReport:
     reference: QrelsVersionInfo | None = None
     judged_v1: int = 0
     delta_judged: int = 0
+    reference_assessor: str = ""
+    pools_created: list[str] = field(default_factory=list)
+    topics_not_pooled: tuple[str, ...] = ()
+    left_unjudged: int = 0
+    positives_only: dict[str, bool] = field(default_factory=dict)
     novel_on_v1: dict[str, dict[int, int]] = field(default_factory=dict)
     evaluations: dict[str, dict[str, Evaluation]] = field(default_factory=dict)
     bias: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -188,7 +226,7 @@ class WorkflowReport:
 # -- steps ---------------------------------------------------------------------------
 
 
-def _ensure_users(store: LabelStore, report: WorkflowReport) -> tuple[object, object]:
+def _ensure_users(store: LabelStore, report: WorkflowReport, collection: str) -> tuple[object, object]:
     from workbench.errors import PermissionDeniedError
     from workbench.services.judging import sign_in
 
@@ -201,10 +239,12 @@ def _ensure_users(store: LabelStore, report: WorkflowReport) -> tuple[object, ob
                 f"this store already has leads, so the demo cannot add its own ({e}); "
                 "run the demo on a fresh store with --db"
             ) from e
-    if REFERENCE_ASSESSOR not in existing:
-        store.add_user(REFERENCE_ASSESSOR, "assessor", token=REFERENCE_TOKEN, lead=DEMO_LEAD)
-    report.tokens = {DEMO_LEAD: DEMO_LEAD_TOKEN, REFERENCE_ASSESSOR: REFERENCE_TOKEN}
-    return sign_in(store, DEMO_LEAD, DEMO_LEAD_TOKEN), sign_in(store, REFERENCE_ASSESSOR, REFERENCE_TOKEN)
+    name, token = reference_assessor(collection), reference_token(collection)
+    if name not in existing:
+        store.add_user(name, "assessor", token=token, lead=DEMO_LEAD)
+    report.reference_assessor = name
+    report.tokens = {DEMO_LEAD: DEMO_LEAD_TOKEN, name: token}
+    return sign_in(store, DEMO_LEAD, DEMO_LEAD_TOKEN), sign_in(store, name, token)
 
 
 def _run(store: LabelStore, name: str, make: Callable[[], object], say: Say) -> str:
@@ -222,43 +262,64 @@ def judge_with_reference(
     pool_version: str,
     reference: Mapping[str, Mapping[str, int]],
     say: Say = _quiet,
-) -> int:
+) -> ReferenceJudging:
     """Assign a pool version to the reference assessor and save their judgments.
 
-    Each pooled document gets the reference grade, or 0 when the reference never
-    judged it (complete judgments). Saves go through ``services.judging.save_judgment``,
-    one committed judgment per document, exactly as the UI's saves do; documents the
-    assessor already judged are skipped, so the call resumes after an interruption.
+    Each pooled document of a topic the reference judged gets the reference
+    grade, or 0 when the reference left it out (the reference lists the
+    topic's relevant documents completely). A pooled document of a topic the
+    reference never judged is **left unjudged** (and counted): no grade is
+    invented. Saves go through ``services.judging.save_judgment``, one
+    committed judgment per document, exactly as the UI's saves do; documents
+    the assessor already judged are skipped, so the call resumes after an
+    interruption.
+
+    Args:
+        store: the store.
+        lead: the demo lead's session (assigns the pool).
+        assessor: the reference assessor's session.
+        pool_version: the pool version to judge.
+        reference: topic -> doc -> grade of the reference qrels.
+        say: progress lines.
 
     Returns:
-        The number of judgments saved by this call.
+        ``ReferenceJudging``: judgments saved by this call, and the pooled
+        documents (and their topics) left unjudged.
     """
+    from workbench.ranking import natural_key
     from workbench.services.judging import assign_pool, queue_state, save_judgment
 
+    name = str(getattr(assessor, "user"))  # noqa: B009 - a Session
     state = queue_state(store, assessor)  # type: ignore[arg-type]
     assigned = {(e.topic_id, e.doc_id) for e in state.entries if e.pool_version == pool_version}
     if not assigned:
-        assign_pool(store, lead, pool_version, [REFERENCE_ASSESSOR], overlap=1)  # type: ignore[arg-type]
+        assign_pool(store, lead, pool_version, [name], overlap=1)  # type: ignore[arg-type]
         state = queue_state(store, assessor)  # type: ignore[arg-type]
-    todo = [e for e in state.entries if e.pool_version == pool_version and not e.judged]
+    mine = [e for e in state.entries if e.pool_version == pool_version]
+    unjudged_topics = tuple(sorted({e.topic_id for e in mine if not reference.get(e.topic_id)}, key=natural_key))
+    left = sum(1 for e in mine if e.topic_id in set(unjudged_topics))
+    if unjudged_topics:
+        say(f"{left:,} pooled documents of {len(unjudged_topics)} topic(s) the reference never judged are left "
+            f"unjudged ({', '.join(unjudged_topics[:10])}{' ...' if len(unjudged_topics) > 10 else ''})")
+    todo = [e for e in mine if not e.judged and e.topic_id not in set(unjudged_topics)]
     if not todo:
-        return 0
+        return ReferenceJudging(0, left, unjudged_topics)
     collection = store.get_pool(pool_version).collection
     topics = store.get_topics(collection)
     documents = store.get_documents(collection)
-    say(f"[starting] {REFERENCE_ASSESSOR} judges {len(todo):,} documents of {pool_version}")
+    say(f"[starting] {name} judges {len(todo):,} documents of {pool_version}")
     saved = 0
     with store.connection("reference assessor judging"):  # one open file for all the saves
         for e in todo:
             view = JudgingView(position=e.position, n_queue=state.n_total, collection=collection,
                                pool_version=pool_version, topic=topics[e.topic_id],
                                document=documents[e.doc_id])
-            grade = int(reference.get(e.topic_id, {}).get(e.doc_id, 0))
+            grade = int(reference[e.topic_id].get(e.doc_id, 0))
             save_judgment(store, assessor, view, grade=max(grade, 0),  # type: ignore[arg-type]
-                          save_token=f"{REFERENCE_ASSESSOR}:{pool_version}:{e.topic_id}:{e.doc_id}")
+                          save_token=f"{name}:{pool_version}:{e.topic_id}:{e.doc_id}")
             saved += 1
     say(f"[finished] {saved:,} judgments saved")
-    return saved
+    return ReferenceJudging(saved, left, unjudged_topics)
 
 
 def _publish(store: LabelStore, lead: object, pool_version: str, name: str, parent: str | None,
@@ -367,6 +428,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
             step commits its own transaction(s) and is skipped when already done.
     """
     from workbench.services.ingest import ingest_folder
+    from workbench.services.pool_topics import select_topics
     from workbench.services.pooling import (
         build_pool,
         make_bm25_run,
@@ -410,20 +472,29 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
 
     # 3. pool v1
     say(f"[step 3/8] pool v1: depth-{options.pool_depth} union of {', '.join(report.runs)}")
-    lead, assessor = _ensure_users(store, report)
-    _set_rubric(store, options.folder, collection)
+    lead, assessor = _ensure_users(store, report, collection)
+    _set_rubric(store, options.folder, collection, reference)
+    selection = select_topics(store, collection, f"judged:{reference_name}")
+    report.topics_not_pooled = selection.left_out
+    if selection.left_out:
+        say(f"topics without any reference judgment are not pooled: {len(selection.left_out)} "
+            f"({', '.join(selection.left_out[:10])}{' ...' if len(selection.left_out) > 10 else ''})")
     v1_name, v2_name = f"{collection}-v1", f"{collection}-v2"
     try:
         pool_v1_name = store.get_qrels_info(v1_name).pool_version or ""
         report.pool_v1 = store.get_pool(pool_v1_name)
         say(f"pool {pool_v1_name}: already built, reused")
     except UnknownNameError:
-        report.pool_v1 = build_pool(store, report.runs, depth=options.pool_depth, say=say).info
+        outcome = build_pool(store, report.runs, depth=options.pool_depth, topics=selection, say=say)
+        report.pool_v1 = outcome.info
+        if outcome.created:
+            report.pools_created.append(outcome.info.pool_version)
     pool_v1 = report.pool_v1.pool_version
 
     # 4. judge v1
-    say(f"[step 4/8] {REFERENCE_ASSESSOR} judges {pool_v1}")
-    report.judged_v1 = judge_with_reference(store, lead, assessor, pool_v1, reference, say)
+    say(f"[step 4/8] {report.reference_assessor} judges {pool_v1}")
+    judged = judge_with_reference(store, lead, assessor, pool_v1, reference, say)
+    report.judged_v1, report.left_unjudged = judged.saved, judged.left_unjudged
 
     # 5. publish v1
     say("[step 5/8] publish qrels v1")
@@ -442,9 +513,11 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     report.evaluations[v1_name] = _score(store, v1_name, all_runs, measures)
     for name, ev in report.evaluations[v1_name].items():
         report.novel_on_v1[name] = {k: sum(n.unjudged.values()) for k, n in ev.novelty.items()}
-    report.pool_v2 = _pool_v2(store, v2_name, new, pool_v1, options.pool_depth, say)
+    report.pool_v2 = _pool_v2(store, v2_name, new, pool_v1, options.pool_depth, say, selection, report)
     pool_v2 = report.pool_v2.pool_version
-    report.delta_judged = judge_with_reference(store, lead, assessor, pool_v2, reference, say)
+    judged = judge_with_reference(store, lead, assessor, pool_v2, reference, say)
+    report.delta_judged = judged.saved
+    report.left_unjudged += judged.left_unjudged
     report.qrels_v2, path = _publish(store, lead, pool_v2, v2_name, v1_name, options.labels_dir, say)
     report.exports.append(path)
     report.evaluations[v2_name] = _score(store, v2_name, all_runs, measures)
@@ -457,6 +530,10 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     for name in all_runs:
         report.bias[name] = (report.evaluations[v2_name][name].aggregates[headline].macro,
                              report.evaluations[reference_name][name].aggregates[headline].macro)
+
+    from workbench.scoring.qrels_checks import positives_only, qrels_grades
+
+    report.positives_only = {q: positives_only(qrels_grades(store.get_qrels(q))) for q in report.evaluations}
 
     # 8. leave-one-run-out on v2
     say("[step 8/8] leave-one-run-out on qrels v2 (table in the report)")
@@ -480,7 +557,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
 def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) -> int:
     """Queue a pool version for the demo lead, so the UI has something to judge.
 
-    The lead's grades sit beside ``cranfield-reference``'s on the same documents:
+    The lead's grades sit beside the reference assessor's on the same documents:
     the Agreement page then measures the two, and the Adjudicate page lists where
     they differ. Idempotent: an existing queue is left as it is.
 
@@ -496,22 +573,28 @@ def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) ->
     return sum(1 for e in entries if not e.judged)
 
 
-def _set_rubric(store: LabelStore, folder: Path, collection: str) -> None:
-    """Judge on the rubric the reference qrels were graded on (``qrels.meta.json``'s ``rubric``)."""
+def _set_rubric(store: LabelStore, folder: Path, collection: str,
+                reference: Mapping[str, Mapping[str, int]]) -> None:
+    """Judge on the rubric the reference qrels were graded on (``qrels.meta.json``'s ``rubric``), else
+    ``binary`` when the reference holds only grades 0 and 1 (``services.rubrics.suggested_rubric``)."""
     import json
 
+    from workbench.services.rubrics import suggested_rubric
+
+    rubric = None
     meta = folder / "qrels.meta.json"
-    if not meta.is_file():
-        return
-    try:
-        rubric = json.loads(meta.read_text(encoding="utf-8")).get("rubric")
-    except ValueError as e:
-        raise ValidationError(f"{meta}: expected a JSON object, found invalid JSON ({e})") from e
+    if meta.is_file():
+        try:
+            rubric = json.loads(meta.read_text(encoding="utf-8")).get("rubric")
+        except ValueError as e:
+            raise ValidationError(f"{meta}: expected a JSON object, found invalid JSON ({e})") from e
+    rubric = rubric or suggested_rubric(reference)
     if rubric and store.collection_rubric(collection).name != rubric:
         store.set_collection_rubric(collection, str(rubric), lead=DEMO_LEAD)
 
 
-def _pool_v2(store: LabelStore, v2_name: str, new: str, pool_v1: str, depth: int, say: Say) -> PoolInfo:
+def _pool_v2(store: LabelStore, v2_name: str, new: str, pool_v1: str, depth: int, say: Say,
+             selection: TopicSelection, report: WorkflowReport) -> PoolInfo:
     from workbench.services.pooling import extend_pool
 
     try:
@@ -521,9 +604,11 @@ def _pool_v2(store: LabelStore, v2_name: str, new: str, pool_v1: str, depth: int
     if name:
         say(f"pool {name}: already built, reused")
         return store.get_pool(name)
-    ext = extend_pool(store, [new], parent=pool_v1, depth=depth, say=say)
+    ext = extend_pool(store, [new], parent=pool_v1, depth=depth, topics=selection, say=say)
     if ext.info is None:
         raise ValidationError(f"the new run brings no pool-novel document to {pool_v1}; nothing to re-pool")
+    if ext.created:
+        report.pools_created.append(ext.info.pool_version)
     return ext.info
 
 

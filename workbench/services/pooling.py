@@ -13,6 +13,7 @@ is harmless.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from workbench.types import RunInfo
 if TYPE_CHECKING:
     from pooling.retrievers.base import Retriever
     from pooling.retrievers.dense import Encoder
+    from workbench.services.pool_topics import TopicSelection
     from workbench.store import LabelStore
     from workbench.store.pools import PoolInfo
 
@@ -412,6 +414,13 @@ class ExtensionOutcome:
     extension: PoolExtension
 
 
+def _with_topics(pool: Pool, topics: TopicSelection | None) -> Pool:
+    """The pool with its topic choice in ``params`` (absent for all topics, so those pools keep their hash)."""
+    if topics is None or topics.topics is None:
+        return pool
+    return dataclasses.replace(pool, params={**pool.params, "topics": topics.description})
+
+
 def build_pool(
     store: LabelStore,
     run_names: Sequence[str],
@@ -420,6 +429,7 @@ def build_pool(
     name: str | None = None,
     budget: int | None = None,
     rrf_k: float = 60.0,
+    topics: TopicSelection | None = None,
     say: Say = _quiet,
 ) -> PoolOutcome:
     """Build and store a depth-k pool of stored runs.
@@ -432,6 +442,8 @@ def build_pool(
             version when an identical pool is already stored.
         budget: per-topic cap (highest priority first); None = no cap.
         rrf_k: the RRF constant of the judging priority.
+        topics: pool only these topics (``services.pool_topics.select_topics``;
+            the choice is recorded in the pool's params); None = all topics.
         say: receives ``[starting]``/``[finished]`` lines.
 
     Returns:
@@ -445,8 +457,11 @@ def build_pool(
     check_depth(depth)
     collection, version, _ = _same_collection(store, run_names)
     say(f"[starting] pool of {len(run_names)} run(s) at depth {depth} ({collection})")
-    pool = _build_pool({r: store.get_run(r, depth=depth) for r in run_names}, depth,
-                       priority=RRF(k=rrf_k), budget=budget)
+    runs = {r: store.get_run(r, depth=depth) for r in run_names}
+    if topics is not None and topics.topics is not None:
+        runs = {r: topics.restrict(run) for r, run in runs.items()}
+        say(f"topics: {topics.description}")
+    pool = _with_topics(_build_pool(runs, depth, priority=RRF(k=rrf_k), budget=budget), topics)
     if name is None:
         existing = store.find_pool_by_hash(collection, pool.content_hash)
         if existing is not None:
@@ -468,6 +483,7 @@ def extend_pool(
     budget: int | None = None,
     rrf_k: float = 60.0,
     exclude_qrels: Sequence[str] = (),
+    topics: TopicSelection | None = None,
     say: Say = _quiet,
 ) -> ExtensionOutcome:
     """Extend a pool with new runs: a child version holding only their pool-novel documents.
@@ -485,6 +501,7 @@ def extend_pool(
         budget: per-topic cap on the delta.
         rrf_k: the RRF constant of the judging priority.
         exclude_qrels: qrels versions whose documents count as judged too.
+        topics: extend only these topics (recorded in the child's params); None = all.
         say: receives ``[starting]``/``[finished]`` lines.
 
     Returns:
@@ -518,9 +535,13 @@ def extend_pool(
     for qname in exclude_qrels:
         for topic_id, grades in store.get_qrels(qname).items():
             judged.setdefault(topic_id, set()).update(grades)
-    extension = _extend_pool(store.pool_documents(parent), judged,
-                             {r: store.get_run(r, depth=depth) for r in run_names}, depth,
+    new_runs = {r: store.get_run(r, depth=depth) for r in run_names}
+    if topics is not None and topics.topics is not None:
+        new_runs = {r: topics.restrict(run) for r, run in new_runs.items()}
+        say(f"topics: {topics.description}")
+    extension = _extend_pool(store.pool_documents(parent), judged, new_runs, depth,
                              priority=RRF(k=rrf_k), budget=budget)
+    extension = dataclasses.replace(extension, pool=_with_topics(extension.pool, topics))
     if not extension.pool.entries:
         say(f"[finished] the runs bring no pool-novel document; pool {parent} is unchanged")
         return ExtensionOutcome(parent, None, False, extension)
