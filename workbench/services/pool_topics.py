@@ -48,7 +48,8 @@ class TopicSelection:
 
     Attributes:
         spec: the choice as given (``all``, ``judged``, ``judged:QRELS``, a path).
-        topics: the chosen topic ids (natural order), or None for all.
+        topics: the chosen topic ids (natural order), or None for all (also when the
+            choice leaves no topic out, so such a pool equals the ``all`` pool).
         left_out: topics of the collection not chosen (natural order).
         description: one line for reports and the pool's params.
     """
@@ -116,6 +117,8 @@ def select_topics(store: LabelStore, collection: str, spec: str = "all") -> Topi
         desc = f"topics listed in {path.as_posix()}"
     ordered = tuple(t for t in all_topics if t in chosen)
     left = tuple(t for t in all_topics if t not in chosen)
+    if not left:  # every topic chosen: the same pool as ``all`` (same params, same content hash)
+        return TopicSelection(spec, None, (), f"{desc}: {len(ordered):,} of {len(all_topics):,}")
     return TopicSelection(spec, tuple(sorted(ordered, key=natural_key)), tuple(sorted(left, key=natural_key)),
                           f"{desc}: {len(ordered):,} of {len(all_topics):,}")
 
