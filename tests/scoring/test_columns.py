@@ -114,3 +114,18 @@ def test_packed_words_compare_like_utf8_bytes_and_round_trip(ids):
     as_tuples = [tuple(r) for r in words.tolist()]
     by_words = [ids[i] for i in sorted(range(len(ids)), key=lambda i: as_tuples[i])]
     assert by_words == sorted(ids, key=lambda s: s.encode("utf-8"))
+
+
+def test_ids_packed_at_different_widths_hash_alike_so_runs_and_qrels_meet():
+    """Regression: a run whose longest doc id fits one word scored 0 against qrels whose longest needs two."""
+    from workbench.scoring.columns import hash_words, pack_ids, widen
+    from workbench.scoring.evaluate import Evaluator
+    from workbench.scoring.measures import parse_measure
+
+    narrow = pack_ids(["doc-0000"])
+    assert narrow.shape[1] == 1
+    assert hash_words(narrow)[0] == hash_words(widen(narrow, 3))[0]
+    m = parse_measure("R@10")
+    qrels = {"1": {"doc-0000": 1}, "2": {"other-document-0000": 1}}  # 8 and 19 bytes: 1 and 3 words
+    e = Evaluator(qrels, [m], rel=1).evaluate({"1": {"doc-0000": 1.0}, "2": {"x": 1.0}}, run_name="r")
+    assert (e.per_topic[m]["1"].value, e.per_topic[m]["2"].value) == (1.0, 0.0)

@@ -112,6 +112,11 @@ def hash_words(words: np.ndarray) -> np.ndarray:
     Each word is folded in with xor and a multiplication by an odd constant
     (Fibonacci hashing, Knuth TAOCP vol. 3, 6.4), then the high half is mixed
     into the low half; equality is always confirmed on the words themselves.
+
+    All-zero words (the NUL padding of a shorter id) are not folded in, so an
+    id hashes alike whatever the width it is packed at: a run whose longest id
+    needs one word and qrels whose longest id needs two still meet in the
+    same buckets (``widen`` pads with zero words).
     """
     c = _U64(0x9E3779B97F4A7C15)
     h = np.empty(words.shape[0], dtype=_U64)
@@ -120,8 +125,13 @@ def hash_words(words: np.ndarray) -> np.ndarray:
             part = h[lo: lo + _CHUNK]
             np.multiply(words[lo: lo + _CHUNK, 0], c, out=part)
             for j in range(1, words.shape[1]):
-                part ^= words[lo: lo + _CHUNK, j]
-                part *= c
+                w = words[lo: lo + _CHUNK, j]
+                nz = w != 0
+                if nz.all():
+                    part ^= w
+                    part *= c
+                elif nz.any():
+                    part[nz] = (part[nz] ^ w[nz]) * c
             part ^= part >> _U64(29)
     return h
 
