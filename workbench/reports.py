@@ -243,7 +243,9 @@ def _ids(ids: Sequence[str], limit: int = 10) -> str:
     return shown + (f", ... {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def _run_table(e: Evaluation) -> str:
+def _run_table(e: Evaluation, pool_depth: int = 0) -> str:
+    """The run's measures; for a pool contributor (``pool_depth`` > 0) a last column marks each
+    R@k with k >= the depth it was pooled at."""
     rows = []
     for m in e.measures:
         a = e.aggregates[m]
@@ -252,9 +254,20 @@ def _run_table(e: Evaluation) -> str:
             nov = e.novelty[m.cutoff]
             novel = f"{nov.total_unjudged:,} ({_percent(nov.unjudged_share)})"
             high = number(nov.macro_high)
-        rows.append([str(m), number(a.macro), number(a.micro), number(a.ceiling), novel, high])
+        row = [str(m), number(a.macro), number(a.micro), number(a.ceiling), novel, high]
+        if pool_depth:
+            row.append(f"pool depth {pool_depth}" if isinstance(m, R) and m.cutoff >= pool_depth else "")
+        rows.append(row)
     head = ["measure", "macro", "micro", "ceiling", "pool-novel", "if novel relevant"]
+    if pool_depth:
+        head.append("pooled")
     return table(head, rows)
+
+
+def _contributors(header: Mapping[str, Any]) -> dict[str, tuple[int, list[str]]]:
+    """run name -> (pool depth, pool versions) of the runs that built the qrels' pool (from the header)."""
+    return {r["name"]: (int(r["pool_depth"]), list(r.get("pools", ()))) for r in header.get("runs", [])
+            if r.get("pool_depth")}
 
 
 def _per_topic_table(e: Evaluation) -> str:
@@ -328,12 +341,16 @@ def render_scores(
 
 def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per_topic: bool) -> str:
     parts = ["\n".join(_header_lines(header, evaluations))]
+    contributors = _contributors(header)
     for e in evaluations:
         kmax = max(e.novelty) if e.novelty else 0
         title = f"run {e.run_name}: {len(e.topics):,} topics"
         if e.n_duplicates:
             title += f", {e.n_duplicates:,} duplicate lines dropped"
-        parts.append(title + "\n" + _run_table(e))
+        depth, pools = contributors.get(e.run_name, (0, []))
+        if depth:
+            title += f"; pool contributor (pooled at depth {depth} into {', '.join(pools)})"
+        parts.append(title + "\n" + _run_table(e, depth))
         if per_topic:
             parts.append(f"run {e.run_name}: per topic\n" + _per_topic_table(e))
             if kmax:
@@ -362,8 +379,10 @@ def _scores_json(header: Mapping[str, Any], evaluations: Sequence[Evaluation], p
                      "recall_low": _json_number(nov.macro_low), "recall_high": _json_number(nov.macro_high)}
             for k, nov in e.novelty.items()
         }
+        depth, pools = _contributors(header).get(e.run_name, (0, []))
         run: dict[str, Any] = {
             "run": e.run_name,
+            "pool_contributor": {"depth": depth, "pools": pools} if depth else None,
             "topics": list(e.topics),
             "excluded_topics": list(e.excluded_topics),
             "missing_topics": list(e.missing_topics),
@@ -513,12 +532,38 @@ def render_comparison(
 
         lines += comparison_slice_lines(slices, slice_p or [None] * len(slices), slice_keys or {}, c.run_a, c.run_b)
     lines.append("")
-    lines.append(f"per topic, largest losses first; lost/gained: relevant doc (grade: rank in A -> rank in B), "
-                 f"within k = {c.measure.cutoff}")
+    lines.append(f"per topic, largest losses first; lost/gained: relevant documents in the top {c.measure.cutoff} "
+                 "of only A / only B")
     lines.append(table(["topic", c.run_a, c.run_b, "delta", "lost", "gained"],
-                       [[r["topic_id"], number(r["a"]), number(r["b"]), number(r["delta"]), r["lost"], r["gained"]]
-                        for r in rows]))
+                       [[d.topic_id, number(d.a), number(d.b), number(d.delta), str(len(d.lost)), str(len(d.gained))]
+                        for d in c.deltas]))
+    moved = [d for d in c.deltas if d.lost or d.gained]
+    if moved:
+        lines.append("")
+        lines.append(f"lost and gained in the top {c.measure.cutoff}: doc(grade: rank in A -> rank in B; "
+                     "- = not returned)")
+        lines += _moved_lines(moved)
     return "\n".join(lines) + "\n"
+
+
+WIDTH = 100
+"""Columns of the text reports that wrap long lists (a 100-column terminal)."""
+
+
+def _moved_lines(deltas: Sequence[Any], width: int = WIDTH) -> list[str]:
+    """Each topic's lost and gained documents, wrapped to ``width`` columns under a hanging indent."""
+    import textwrap
+
+    out: list[str] = []
+    for d in deltas:
+        for what, docs, which in (("lost", d.lost, 0), ("gained", d.gained, 1)):
+            if not docs:
+                continue
+            head = f"{d.topic_id:<8} {what:<7}"
+            out += textwrap.wrap(_docs(docs, which), width=width, initial_indent=head + " ",
+                                 subsequent_indent=" " * (len(head) + 1), break_on_hyphens=False,
+                                 break_long_words=False)
+    return out
 
 
 # -- misses -----------------------------------------------------------------------------

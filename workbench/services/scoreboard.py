@@ -40,6 +40,8 @@ from workbench.scoring.evaluate import (
     check_policy,
 )
 from workbench.scoring.measures import DEFAULT_CUTOFFS, RR, Judged, Measure, P, R, nDCG
+from workbench.scoring.qrels_checks import positives_only, positives_only_warning, qrels_grades
+from workbench.services.pool_topics import PoolContributor, contributor_notes, pool_contributors
 
 if TYPE_CHECKING:
     from workbench.store import LabelStore
@@ -116,7 +118,10 @@ class Scoreboard:
             results for or the store marks failed; only runs that miss some.
         evaluator_version: ``services.scoring.EVALUATOR_VERSION``.
         rows: the tidy ``ScoreRow`` list (see ``ScoreRow``), run by run.
-        warnings: things a reader of the numbers should know.
+        warnings: things a reader of the numbers should know (positives-only
+            qrels; runs that built the pool the qrels came from).
+        contributors: run -> its ``PoolContributor`` record, for the board's runs
+            that were pooled into the pool lineage the qrels version judged.
     """
 
     qrels: QrelsVersionInfo
@@ -132,6 +137,7 @@ class Scoreboard:
     evaluator_version: str
     rows: tuple[ScoreRow, ...]
     warnings: tuple[str, ...] = field(default=())
+    contributors: dict[str, PoolContributor] = field(default_factory=dict)
 
     @property
     def missing_topics(self) -> tuple[str, ...]:
@@ -154,7 +160,9 @@ class Scoreboard:
 
         Returns:
             One dict per run: ``run``, then ``R@k`` and ``R@k ceiling`` per
-            cutoff, then nDCG@10, RR@10, P@10 (full precision floats).
+            cutoff, then nDCG@10, RR@10, P@10 (full precision floats), then
+            ``pool contributor``: ``"depth 20: R@k for k >= 20"`` for a run that
+            built the pool the qrels came from, else "".
         """
 
         def columns(m: Measure) -> list[tuple[str, Statistic]]:
@@ -162,7 +170,11 @@ class Scoreboard:
                 return [(str(m), "macro"), (f"{m} ceiling", "ceiling")]
             return [] if isinstance(m, Judged) else [(str(m), "macro")]
 
-        return self._table(columns)
+        rows = self._table(columns)
+        for row in rows:
+            c = self.contributors.get(str(row["run"]))
+            row["pool contributor"] = f"depth {c.depth}: R@k for k >= {c.depth}" if c else ""
+        return rows
 
     def micro_table(self) -> list[dict[str, object]]:
         """Runs x R@k micro (all relevant retrieved within k / all relevant)."""
@@ -348,10 +360,15 @@ def scoreboard(
         topics = ()
         excluded = tuple(sorted((t for t, docs in qrels.items() if not any(g >= rel for g in docs.values())),
                                 key=natural_key))
+    if positives_only(qrels_grades(qrels), rel):
+        warnings.append(f"qrels {qrels_version}: {positives_only_warning(rel)}")
+    contributors = {r: c for r, c in pool_contributors(store, qrels_version).items() if r in evaluations}
+    warnings.extend(contributor_notes(contributors, list(evaluations), qrels_version))
     return Scoreboard(
         qrels=info, runs=tuple(evaluations), evaluations=evaluations, measures=measures, cutoffs=ks, rel=rel,
         missing=policy, topics=topics, excluded_topics=excluded, missing_by_run=missing_by_run,
         evaluator_version=EVALUATOR_VERSION, rows=tuple(rows), warnings=tuple(warnings),
+        contributors=contributors,
     )
 
 

@@ -39,6 +39,7 @@ from workbench.scoring.evaluate import (
 )
 from workbench.scoring.idaudit import IdAudit
 from workbench.scoring.measures import DEFAULT_CUTOFFS, Measure, default_measures, parse_measures
+from workbench.scoring.qrels_checks import positives_only, positives_only_warning
 from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow, slice_table
 from workbench.scoring.validity import Completion, TopicCoverage
 
@@ -73,6 +74,10 @@ class RunRef:
         latencies: topic_id -> latency in milliseconds, where recorded.
         status_file: the status side file read for a run file ("" when none).
         content_hash: the stored run's content hash, or the file's sha256 ("" until computed).
+        pool_depth: for a stored run pooled into the pool lineage the (published) qrels
+            judged: the deepest cutoff it was pooled at (its R@k for k >= this depth meets a
+            denominator it helped build); 0 otherwise.
+        pools: those pool versions, root first (empty when not a pool contributor).
     """
 
     name: str
@@ -87,6 +92,8 @@ class RunRef:
     latencies: Mapping[str, float] = field(default_factory=dict)
     status_file: str = ""
     content_hash: str = ""
+    pool_depth: int = 0
+    pools: tuple[str, ...] = ()
 
     def lineage(self) -> dict[str, object]:
         """The JSON-ready description of the run in report headers (without per-topic statuses)."""
@@ -94,7 +101,7 @@ class RunRef:
             "name": self.name, "origin": self.origin, "location": self.location, "collection": self.collection,
             "collection_version": self.collection_version, "n_lines": self.n_lines,
             "failed_topics": list(self.failed_topics), "status_file": self.status_file,
-            "content_hash": self.content_hash,
+            "content_hash": self.content_hash, "pool_depth": self.pool_depth, "pools": list(self.pools),
         }
 
 
@@ -441,6 +448,8 @@ def score_runs(
     set_info, set_topics = resolve_topic_set(open_store, topic_set)
     evaluator = Evaluator(qcols, ms, rel=rel, missing=policy)
     warnings: list[str] = []
+    if positives_only(qcols.grades, rel):
+        warnings.append(f"qrels {qref.name}: {positives_only_warning(rel)}")
     eligible = evaluator.eligible_topics()
     restrict: set[str] | None = None
     if set_info is not None:
@@ -522,6 +531,8 @@ def score_runs(
                 warnings.append(f"ID audit: {rc.what}: {len(rc.missing):,} distinct returned ids are not in "
                                 f"collection version {a.collection_version[:12]}")
     refs = _unique_names(refs)
+    refs, notes = _mark_pool_contributors(refs, qref, open_store)
+    warnings.extend(notes)
     evaluations = [
         e if e.run_name == r.name else _renamed(e, r.name) for e, r in zip(evaluations, refs, strict=True)
     ]
@@ -568,6 +579,26 @@ def _with_file_hashes(report: ScoreReport) -> ScoreReport:
     runs = tuple(r if r.content_hash or r.origin != "file" else dataclasses.replace(r, content_hash=file_sha256(r.location))
                  for r in report.runs)
     return dataclasses.replace(report, runs=runs)
+
+
+def _mark_pool_contributors(
+    refs: list[RunRef], qref: QrelsRef, open_store: StoreOpener | None
+) -> tuple[list[RunRef], list[str]]:
+    """Stored runs that built the pool the (published) qrels came from get ``pool_depth``/``pools``; one note each."""
+    if qref.origin != "stored" or open_store is None or not any(r.origin == "stored" for r in refs):
+        return refs, []
+    from workbench.services.pool_topics import pool_contributors
+
+    contributors = pool_contributors(open_store(), qref.name)
+    out, notes = [], []
+    for r in refs:
+        c = contributors.get(r.location) if r.origin == "stored" else None
+        if c is None:
+            out.append(r)
+            continue
+        out.append(dataclasses.replace(r, pool_depth=c.depth, pools=c.pools))
+        notes.append(c.describe(qref.name))
+    return out, notes
 
 
 def _renamed(e: Evaluation, name: str) -> Evaluation:
