@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from workbench.ranking import natural_key
+
 
 class WorkbenchError(Exception):
     """Base class of every error the workbench raises on purpose."""
@@ -40,7 +42,7 @@ class UnknownNameError(WorkbenchError, KeyError):
     def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
         self.kind = kind
         self.name = name
-        self.known = sorted(known)
+        self.known = sorted(known, key=natural_key)  # topic ids 2 before 10
         shown = ", ".join(self.known[:30]) + (" ..." if len(self.known) > 30 else "")
         super().__init__(f"unknown {kind} {name!r}; known: {shown or '(none)'}")
 
@@ -62,7 +64,7 @@ class MissingTopicsError(WorkbenchError):
 
     def __init__(self, run: str, topics: Iterable[str], hint: str = "") -> None:
         self.run = run
-        self.topics = sorted(topics)
+        self.topics = sorted(topics, key=natural_key)
         shown = ", ".join(self.topics[:20]) + (" ..." if len(self.topics) > 20 else "")
         msg = f"run {run!r} has no results for {len(self.topics)} qrels topic(s): {shown}"
         if hint:

@@ -61,7 +61,8 @@ def test_users_assign_agreement_publish_diff(db, capsys):
     assert [ln[:2] for ln in lines[2:]] == [["alpha_ordinal", "topic 1"], ["alpha_ordinal", "topic 2"],
                                             ["alpha_ordinal", "all"]]
 
-    assert wb(db, "publish", "p1", "--name", "v1", "--lead", "boss", "--token", "boss-token", "--rule", "max") == 0
+    assert wb(db, "publish", "p1", "--name", "v1", "--lead", "boss", "--token", "boss-token", "--rule", "max",
+              "--format", "json") == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["entries"], out["added"], out["rule"]) == (5, 5, "adjudicated>unanimous>max")
     assert (db.parent / "v1.qrels").read_text().splitlines() == [
@@ -70,7 +71,8 @@ def test_users_assign_agreement_publish_diff(db, capsys):
     store.record_judgment(Judgment("1", "d2", "bob", 0), collection="toy", pool_version="p1")
     assert wb(db, "publish", "p1", "--name", "v2", "--parent", "v1", "--lead", "boss", "--token", "boss-token",
               "--rule", "max", "--no-export") == 0
-    assert json.loads(capsys.readouterr().out)["changed"] == 1
+    table = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())  # the default: a table
+    assert (table["name"], table["parent"], table["changed"], table["file"]) == ("v2", "v1", "1", "-")
     assert not (db.parent / "v2.qrels").exists()
     assert wb(db, "qrels", "diff", "v1", "v2") == 0
     captured = capsys.readouterr()
@@ -122,7 +124,7 @@ def test_publish_warns_when_pooled_documents_have_no_grade_or_nothing_changed(db
     store.record_judgment(Judgment("1", "d1", "boss", 2), collection="toy", pool_version="p1")
     store.record_judgment(Judgment("2", "d4", "boss", 0), collection="toy", pool_version="p1")
     capsys.readouterr()
-    assert wb(db, "publish", "p1", "--name", "v1", "--lead", "boss", "--token", "boss-token") == 0
+    assert wb(db, "publish", "p1", "--name", "v1", "--lead", "boss", "--token", "boss-token", "--format", "jsonl") == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     assert (out["pooled"], out["pooled_with_grade"]) == (5, 2)  # p1 pools d1-d5, two are graded

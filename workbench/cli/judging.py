@@ -24,6 +24,7 @@ users_app = typer.Typer(help="Users: assessors and leads, each with an access to
 app.add_typer(users_app, name="users")
 
 LeadOpt = Annotated[str, typer.Option("--lead", help="The lead doing this (user name).")]
+PUBLISH_FORMATS = ("table", "tsv", "jsonl", "json")
 TokenOpt = Annotated[
     str, typer.Option("--token", envvar="WORKBENCH_TOKEN", help="The lead's access token (or $WORKBENCH_TOKEN).")
 ]
@@ -145,22 +146,35 @@ def publish(
     ] = "median",
     note: Annotated[str, typer.Option(help="Free text recorded with the version.")] = "",
     export: Annotated[bool, typer.Option(help="Also write labels/<NAME>.qrels and update the manifest.")] = True,
+    fmt: Annotated[str, typer.Option("--format", help="table (field, value lines), tsv, jsonl or json.")] = "table",
 ) -> None:
     """Publish the final grades of a pool version as an immutable qrels version (lead only)."""
     from workbench.services import judging as svc
+
+    if fmt not in PUBLISH_FORMATS:
+        raise ValidationError(f"expected --format one of {', '.join(PUBLISH_FORMATS)}, found {fmt!r}")
 
     store, session = _lead_session("workbench publish", lead, token)
     res = svc.publish(store, session, pool, name, rule=rule, parent_version=parent,
                       labels_dir=common.STATE.config.labels_dir if export else None, note=note)
     i, d = res.info, res.diff
     n_pooled, n_graded = svc.publish_coverage(store, pool, i.name)
-    common.out(json.dumps({
+    row = {
         "name": i.name, "parent": i.parent_version, "pool": i.pool_version, "rule": i.rule,
         "topics": i.n_topics, "entries": i.n_entries, "relevant": i.n_relevant, "hash": i.content_hash,
         "added": len(d.added), "changed": len(d.changed), "removed": len(d.removed),
         "pooled": n_pooled, "pooled_with_grade": n_graded,
         "file": str(res.path) if res.path else None,
-    }))
+    }
+    if fmt in ("json", "jsonl"):
+        common.out(json.dumps(row))
+    elif fmt == "tsv":
+        common.out("\t".join(row))
+        common.out("\t".join("" if v is None else str(v) for v in row.values()))
+    else:
+        width = max(len(k) for k in row)
+        for key, value in row.items():
+            common.out(f"{key:<{width}}  {'-' if value is None else value}")
     common.info(f"[finished] published {i.name}: {i.n_entries} entries ({i.rule}); diff vs "
                 f"{i.parent_version or 'nothing'}: +{len(d.added)} ~{len(d.changed)} -{len(d.removed)}")
     if n_graded < n_pooled:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from workbench.errors import DuplicateNameError, UnknownNameError
+from workbench.ranking import natural_key
 from workbench.types import Qrel
 
 ItemKey = tuple[str, str]
@@ -222,7 +223,7 @@ def disagreements(
         adjudications: current adjudicated grades, shown alongside.
 
     Returns:
-        Sorted by spread descending, then topic_id, then doc_id (ascending).
+        Sorted by spread descending, then topic_id (natural order: 2 before 10), then doc_id.
     """
     adj = adjudications or {}
     out = []
@@ -233,7 +234,7 @@ def disagreements(
         ints = [g for g in by.values() if g is not None]
         spread = (max(ints) - min(ints)) if ints else 0
         out.append(Disagreement(topic_id, doc_id, spread, dict(sorted(by.items())), adj.get((topic_id, doc_id))))
-    out.sort(key=lambda d: (-d.spread, d.topic_id, d.doc_id))
+    out.sort(key=lambda d: (-d.spread, natural_key(d.topic_id), d.doc_id))
     return out
 
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from workbench.errors import ValidationError
+from workbench.ranking import natural_key
 
 Weights = Literal["linear", "quadratic"]
 """Disagreement weights of Cohen's kappa: |i - j| or (i - j)^2."""
@@ -267,7 +268,7 @@ def agreement_report(
     ]
 
     by_topic: dict[str, list[dict[str, int]]] = {}
-    for (topic_id, _doc), u in sorted(multi.items()):
+    for (topic_id, _doc), u in sorted(multi.items(), key=lambda kv: (natural_key(kv[0][0]), kv[0][1])):
         by_topic.setdefault(topic_id, []).append(u)
     alpha_by_topic = {t: krippendorff_alpha(us, scale=scale) for t, us in by_topic.items()}
     overall = krippendorff_alpha([multi[k] for k in sorted(multi)], scale=scale)

@@ -24,6 +24,7 @@ from typing import Any
 
 from pooling.pool import Contribution, Pool, PoolColumns, PoolEntry, PoolStats, pool_statistics
 from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, ValidationError
+from workbench.ranking import natural_key
 from workbench.store.collections import require_collection
 from workbench.store.core import StoreCore
 
@@ -237,6 +238,7 @@ class PoolsMixin(StoreCore):
             rows = cur.execute(
                 "SELECT topic_id, doc_id, best_rank, n_runs, priority, priority_rank FROM pool_entries "
                 "WHERE pool_version = ? ORDER BY topic_id, priority_rank", [pool_version]).fetchall()
+        rows.sort(key=lambda r: (natural_key(r[0]), r[5]))  # topics in natural order (2 before 10)
         return [PoolEntry(t, d, int(b), int(n), float(p), int(r)) for t, d, b, n, p, r in rows]
 
     def pool_provenance(self, pool_version: str) -> list[Contribution]:

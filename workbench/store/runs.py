@@ -36,7 +36,7 @@ from workbench.errors import (
     UnknownNameError,
     ValidationError,
 )
-from workbench.ranking import ranked
+from workbench.ranking import natural_key, ranked
 from workbench.store.collections import latest_version, missing_ids, require_collection, shown_id
 from workbench.store.core import StoreCore
 from workbench.types import Run, RunInfo
@@ -198,7 +198,7 @@ class RunsMixin(StoreCore):
                     f"run {info.name!r} already exists and runs are immutable; choose another --name")
             topics = {r[0] for r in cur.execute(
                 "SELECT topic_id FROM topics WHERE collection = ?", [info.collection]).fetchall()}
-            unknown = sorted((set(run) | set(statuses)) - topics)
+            unknown = sorted((set(run) | set(statuses)) - topics, key=natural_key)
             if unknown:
                 raise ValidationError(
                     f"run {info.name!r}: {len(unknown)} topic(s) are not topics of collection "
@@ -393,7 +393,7 @@ class RunsMixin(StoreCore):
         return {r.topic_id: r.status for r in self.get_run_topic_statuses(name)}
 
     def get_run_topic_statuses(self, name: str) -> list[RunTopicStatus]:
-        """Per-topic status rows (with result counts and messages), by topic_id.
+        """Per-topic status rows (with result counts and messages), topics in natural order (2 before 10).
 
         Raises:
             UnknownNameError: no such run.
@@ -403,6 +403,7 @@ class RunsMixin(StoreCore):
             rows = cur.execute(
                 "SELECT topic_id, status, n_results, message, latency_ms FROM run_topics WHERE run_name = ? "
                 "ORDER BY topic_id", [name]).fetchall()
+        rows.sort(key=lambda r: natural_key(r[0]))
         return [RunTopicStatus(t, s, int(n), m, None if lat is None else float(lat)) for t, s, n, m, lat in rows]
 
     def list_runs(self, collection: str | None = None) -> list[RunInfo]:
