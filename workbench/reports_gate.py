@@ -178,6 +178,17 @@ def _test_rows(report: GateReport, res: GateResult) -> tuple[list[str], list[lis
     return head, rows
 
 
+def _slice_p(res: GateResult, measure: object, row: Any) -> float | None:
+    """A slice row's bootstrap p; the overall row shows the gated test's (it is not tested twice)."""
+    if row.bootstrap is not None:
+        return float(row.bootstrap.p_value)
+    if row.value == "(all)":
+        for t in res.tests:
+            if t.measure == measure and t.bootstrap is not None:
+                return float(t.bootstrap.p_value)
+    return None
+
+
 def _pct(level: float) -> str:
     x = 100 * level
     return f"{x:.0f}%" if abs(x - round(x)) < 1e-9 else f"{x:.4g}%"
@@ -278,7 +289,7 @@ def _candidate_table(report: GateReport, res: GateResult, max_topics: int) -> li
         for sr in st.rows:
             srows.append([sr.value, f"{sr.n_topics:,}", number(sr.mean_a), number(sr.mean_b), f"{sr.delta:+.4f}"
                           if not math.isnan(sr.delta) else "-",
-                          _p(sr.bootstrap.p_value if sr.bootstrap else None), _p(st.p_corrected.get(sr.value)),
+                          _p(_slice_p(res, st.measure, sr)), _p(st.p_corrected.get(sr.value)),
                           "too small for statistics" if sr.too_small else ""])
         L.append(table(["slice", "topics", report.baseline, res.candidate, "change", "p", "p adj.", "note"], srows))
     L.append("")
@@ -376,7 +387,7 @@ def _candidate_markdown(report: GateReport, res: GateResult, max_topics: int, h:
             small = " (too small for statistics)" if sr.too_small else ""
             change = f"{sr.delta:+.4f}" if not math.isnan(sr.delta) else "-"
             L.append(f"| {_cell(_md(sr.value))}{small} | {sr.n_topics:,} | {number(sr.mean_a)} | "
-                     f"{number(sr.mean_b)} | {change} | {_p(sr.bootstrap.p_value if sr.bootstrap else None)} | "
+                     f"{number(sr.mean_b)} | {change} | {_p(_slice_p(res, st.measure, sr))} | "
                      f"{_p(st.p_corrected.get(sr.value))} |")
     if res.slices:
         L.append("")
