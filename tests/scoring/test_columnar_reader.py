@@ -1,4 +1,8 @@
-"""The fast run reader accepts exactly what the strict reader accepts, with the same results."""
+"""The fast run readers accept exactly what the strict reader accepts, with the same results.
+
+Every test runs twice: through the numpy reader for small files (``_read_small``)
+and through the pyarrow reader (``SMALL_BYTES = 0`` sends every file there).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,14 @@ from workbench.scoring.evaluate import Evaluator
 from workbench.scoring.reference import reference_values
 
 NAMES = ["R@5", "R@20", "P@10", "nDCG@10", "RR@10", "Success@5", "Judged@10"]
+
+
+@pytest.fixture(params=["numpy", "pyarrow"], autouse=True)
+def fast_path(request, monkeypatch):
+    """Which fast reader the test goes through."""
+    if request.param == "pyarrow":
+        monkeypatch.setattr(columnar, "SMALL_BYTES", 0)
+    return request.param
 
 
 def _run_text(run, tag="sys", seed=0, sep=" ", duplicates=0, eol="\n"):
@@ -70,6 +82,11 @@ def test_unusual_whitespace_falls_back_to_the_strict_reader_with_equal_results(w
         ("1 Q0 a 1 2.0 s\n\n1 Q0 b 2 nan s\n", 3, "not a finite number"),
         ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1.0 t\n", 2, "run tag"),
         ("1 Q0 a 1 2.0 s\n1 Q0 b 2 one s\n", 2, "numeric score"),
+        ("1 Q0 a 1 2.0 s\n1 Q0 b 1+2 1.0 s\n", 2, "integer rank"),      # no value runs into the next
+        ("1 Q0 a 12 2.0 s\n1 Q0 b 3 1e s\n", 2, "numeric score"),
+        ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1e999 s\n", 2, "not a finite number"),
+        ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1.0 s\n \n1 Q0 c 3\n", 4, "expected 6 columns"),
+        ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1.0 s extra\n", 2, "expected 6 columns"),
     ],
 )
 def test_format_errors_name_the_file_and_line(write, text, line, fragment):
@@ -162,3 +179,35 @@ def test_fast_reader_gives_arrow_threads_only_arrow_owned_memory(write, monkeypa
     ref = reference_values(qrels, run, NAMES)
     for m in e.measures:
         assert {t: e.value(m, t) for t in e.topics} == pytest.approx(ref[m])
+
+
+def test_scores_are_read_as_python_reads_them(write, monkeypatch):
+    _no_fallback(monkeypatch)
+    rng = random.Random(5)
+    values = ([repr(rng.uniform(-1e6, 1e6)) for _ in range(300)] + [f"{rng.random():.17g}" for _ in range(300)]
+              + ["1e-320", "2.2250738585072011e-308", "0.1", "1.", ".5", "+3", "-0", "1E5", "007", "-.25e-2"])
+    text = "".join(f"1 Q0 d{i} {i + 1} {v} s\n" for i, v in enumerate(values))
+    cols = columnar.read_run_columns(write("s.trec", text))
+    assert cols.scores.tolist() == [float(v) for v in values]
+
+
+def test_odd_bytes_in_ids_are_kept_as_the_strict_reader_keeps_them(write, monkeypatch):
+    text = "1 Q0 a\x1cb 1 2.0 s\n1 Q0 é 2 1.0 s\nt\x1f Q0 c 1 1.0 s"         # no final newline
+    cols = columnar.read_run_columns(write("o.trec", text))
+    strict = trec.read_run(write("o2.trec", text))
+    e = Evaluator({"1": {"a\x1cb": 1, "é": 1}, "t\x1f": {"c": 1}}, ["R@1"]).evaluate(cols)
+    assert cols.topic_ids == tuple(strict.run) == ("1", "t\x1f") and cols.n_lines == 3
+    assert e.value("R@1", "1") == 0.5 and e.value("R@1", "t\x1f") == 1.0
+
+
+def test_bytes_that_are_not_utf8_name_the_line(write):
+    with pytest.raises(InputFormatError, match="UTF-8") as e:
+        columnar.read_run_columns(write("u.trec", b"1 Q0 a 1 2.0 s\n1 Q0 \xff 2 1.0 s\n"))
+    assert e.value.line == 2
+
+
+def test_signed_ranks_order_a_trusted_file(write):
+    path = write("r.trec", "1 Q0 a +2 1.0 s\n1 Q0 b -1 1.0 s\n1 Q0 c 3 9.0 s\n")
+    qrels = {"1": {"a": 1}}
+    by_file = Evaluator(qrels, ["RR@10"]).evaluate(columnar.read_run_columns(path, trust_file_order=True))
+    assert by_file.value("RR@10", "1") == pytest.approx(1 / 2)        # b (-1), a (+2), c (3)

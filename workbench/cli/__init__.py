@@ -1,9 +1,28 @@
 """The ``workbench`` command line: a thin edge over the store and the pure rules.
 
-Structure: ``workbench <noun> [<verb>]``. Each noun lives in its own module and
-is registered here. ``main(argv) -> int`` is what the console script and the
-tests call: a ``WorkbenchError`` becomes one stderr line and exit code 1 (a
-traceback only with ``--debug``); usage errors exit 2.
+Structure: ``workbench <noun> [<verb>]``. Each noun lives in its own module
+and is registered here. ``main(argv) -> int`` is what the console script and
+the tests call: a ``WorkbenchError`` becomes one stderr line and exit code 1
+(a traceback only with ``--debug``); usage errors exit 2.
+
+Command modules are imported lazily (``workbench.cli.lazy``): ``workbench
+--help`` and ``--version`` import none of them, and ``workbench score ...``
+imports only ``workbench.cli.score``. To add a command:
+
+1. write it in a module under ``workbench/cli/`` as usual, on the root app:
+   ``from workbench.cli import app, common`` then ``@app.command("stages")``,
+   or a noun with verbs: ``stages_app = typer.Typer(help="...")`` and
+   ``app.add_typer(stages_app, name="stages")``; import heavy libraries
+   inside the command functions, not at module level;
+2. add ONE line to ``COMMANDS`` below: the name, the module(s) that define
+   it (relative to ``workbench.cli``; a noun whose verbs live in several
+   modules lists them all) and the first sentence of its help, which
+   ``workbench --help`` shows without importing the module.
+   ``tests/cli/test_lazy.py`` fails, naming the entry, if a module registers
+   a command that ``COMMANDS`` lacks or a summary differs from the help.
+
+A new verb of an existing noun in a new module: append the module to that
+noun's entry (e.g. ``"run": ("runs rerank", ...)``).
 """
 
 from __future__ import annotations
@@ -18,9 +37,68 @@ import typer
 
 from workbench import __version__
 from workbench.cli import common
+from workbench.cli.lazy import LazyGroup, registry
 from workbench.errors import WorkbenchError
 
+# name: (module(s) under workbench.cli defining it, the first sentence of its help).
+# `workbench --help` lists them in this order: the workflow order.
+COMMANDS = registry({
+    "ingest": ("ingest", "Ingest a collection: documents, topics and reference qrels, versioned by content."),
+    "collections": ("ingest", "List collections with their latest version, counts and (optionally) version history."),
+    "assign": ("judging", "Assign a pool version's documents to assessors (lead only)."),
+    "agreement": ("judging", "Cohen's weighted kappa per assessor pair and Krippendorff's alpha per topic and "
+                             "overall (TSV)."),
+    "publish": ("judging", "Publish the final grades of a pool version as an immutable qrels version (lead only)."),
+    "ui": ("judging", "Start the judging app (Streamlit) over this project's store."),
+    "score": ("score", "Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, "
+                       "Judged, pool-novel."),
+    "compare": ("score", "Per-topic differences (relevant documents lost and gained, with ranks) and paired tests."),
+    "misses": ("score", "Every (topic, relevant document) the run did not return within k, with its grade and "
+                        "deeper rank."),
+    "gate": ("gate", "Release gate: pass (0), fail (1) or invalid (2) for CANDIDATE(S) against BASELINE under a policy."),
+    "simulate": ("simulate", "Replay judging with an oracle's grades instead of assessors: per strategy, the judgments "
+                             "needed to find 50/80/90/95% of the pool's relevant documents, the qrels it would have "
+                             "published at each budget, every run rescored on them and Kendall's tau of the run "
+                             "ordering against the full oracle."),
+    "stages": ("stages", "Recall per pipeline stage: R@D [candidates], R@k [final], nDCG@k [final], with ceilings, "
+                         "macro and micro."),
+    "depth-sweep": ("stages", "Rerank the top D of a run for each D: R@D of the candidates, R@k after reranking, "
+                              "measured cost."),
+    "adjudicate": ("judgments", "The lead's adjudication, as on the Adjudicate page: --list shows the disagreement "
+                                "queue (grades differ, or an assessor was unsure; widest spread first); --topic T --doc "
+                                "D --grade G --rationale TEXT sets a final grade (lead only, rationale required, the "
+                                "document must be in the queue)."),
+    "demo": ("demo", "Run the whole workflow non-interactively: ingest, BM25/dense/RRF runs, pool v1, judge it with "
+                     "the reference judgments as one assessor, publish qrels v1, score; a new run arrives: pool v2 "
+                     "(delta only), judge, publish v2, rescore; pool bias against the full judgments; "
+                     "leave-one-run-out."),
+    "qrels": ("qrels judging", "Qrels versions: import a file, list, show, export."),
+    "convert": ("ingest convert", "Convert raw collections into the workbench's layout."),
+    "run": ("runs rerank", "Runs: produce them (bm25, dense, fuse, rerank), import TREC run files, list, show and "
+                           "export them."),
+    "pool": ("pool", "Pools: build a depth-k pool of runs (`workbench pool RUN..."),
+    "users": ("judging", "Users: assessors and leads, each with an access token."),
+    "topics": ("topics", "Topic sets: named, versioned lists of topics (a smoke set, a protected release set)."),
+    "evaluations": ("evaluations", "Recorded evaluations (scoring actions) with their lineage."),
+    "metadata": ("metadata", "Document and topic metadata: list keys and values, import side files (CSV, TSV, JSONL, "
+                             "Parquet)."),
+    "rubric": ("rubric", "Rubrics (grade scales): `workbench rubric COLLECTION [NAME]` shows or sets a collection's "
+                         "rubric; `define FILE.toml` stores a rubric file as a new version; `list` lists them."),
+    "judgments": ("judgments", "Judgments in and out: import a file as one assessor's judgments (lead only), export "
+                               "current judgments or their whole history."),
+}, package=__name__)
+
+
+class _Root(LazyGroup):
+    commands_registry = COMMANDS
+
+    @staticmethod
+    def source() -> typer.Typer:
+        return app
+
+
 app = typer.Typer(
+    cls=_Root,
     name="workbench",
     help=(
         "Relevance-judgment and pooling workbench: ingest a collection, produce runs, pool them, "
@@ -56,25 +134,6 @@ def _root(
     ] = False,
 ) -> None:
     common.configure(db, lock_timeout, debug, quiet)
-
-
-def _register() -> None:
-    # Each module adds its commands to ``app``; imports are cheap (heavy libraries
-    # are imported inside the commands).
-    # Registration order is the order `workbench --help` lists them: the workflow order.
-    from workbench.cli import ingest, convert, runs, pool, judging, score, gate, topics, evaluations  # noqa: F401, I001
-    from workbench.cli import simulate  # noqa: F401
-    from workbench.cli import metadata  # noqa: F401
-    from workbench.cli import rerank, stages  # noqa: F401, I001  (issue 10: run rerank, stages, depth-sweep)
-    from workbench.cli import rubric, judgments  # noqa: F401  (fmt15: rubric files; judgments in/out, adjudicate)
-
-    try:
-        from workbench.cli import demo  # noqa: F401
-    except ImportError:  # pragma: no cover - demo module is optional during development
-        pass
-
-
-_register()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,9 +12,6 @@ from typing import Annotated
 import typer
 
 from workbench.cli import app, common
-from workbench.cli.qrels import qrels_app
-
-app.add_typer(qrels_app, name="qrels")
 
 convert_app = typer.Typer(help="Convert raw collections into the workbench's layout.", no_args_is_help=True)
 app.add_typer(convert_app, name="convert")

@@ -1,7 +1,8 @@
 """CLI commands: ``workbench qrels import|list|show|export``.
 
-``qrels_app`` is registered on the root app by ``workbench.cli.ingest``; other
-modules may add commands to it (e.g. ``publish``) by importing ``qrels_app``.
+``qrels_app`` is registered on the root app here; other modules add verbs to it
+by importing ``qrels_app`` (``qrels diff`` lives in ``workbench.cli.judging``)
+and are listed with ``qrels`` in ``workbench.cli.COMMANDS``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from typing import Annotated, Literal
 
 import typer
 
-from workbench.cli import common
+from workbench.cli import app, common
 
 qrels_app = typer.Typer(
     help="Qrels versions: import a file, list, show, export. Versions are immutable and named.",
     no_args_is_help=True,
 )
+app.add_typer(qrels_app, name="qrels")
 
 Fmt = Literal["table", "tsv", "jsonl"]
 
