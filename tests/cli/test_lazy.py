@@ -108,6 +108,22 @@ def test_a_command_of_a_noun_loads_only_that_nouns_modules(tmp_path):
         "workbench.cli.common", "workbench.cli.lazy", "workbench.cli.runs"]
 
 
+def test_each_noun_loaded_alone_has_all_its_verbs(tmp_path):
+    """A noun's entry lists every module adding verbs to it (``workbench <noun> --help`` in a fresh process)."""
+    _load_all()
+    built = typer.main.get_group(app)
+    nouns = {n: sorted(c.commands) for n, c in built.commands.items() if getattr(c, "commands", None)}
+    assert nouns, "no noun with verbs found"
+    code = ("import json, sys\nfrom workbench.cli import app, main\nimport typer.main\n"
+            "main([sys.argv[1], '--help'])\n"
+            "g = typer.main.get_group(app)\nprint('VERBS ' + json.dumps(sorted(g.commands[sys.argv[1]].commands)))\n")
+    for noun, verbs in nouns.items():
+        p = subprocess.run([sys.executable, "-c", code, noun], cwd=tmp_path, capture_output=True, text=True,
+                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}, timeout=120)
+        alone = json.loads(p.stdout.rpartition("VERBS ")[2])
+        assert alone == verbs, f"workbench.cli.COMMANDS[{noun!r}] lacks the module(s) defining {set(verbs) - set(alone)}"
+
+
 def test_a_mistyped_command_is_a_usage_error_with_a_suggestion(capsys):
     assert main(["scor", "x"]) == 2
     err = capsys.readouterr().err
