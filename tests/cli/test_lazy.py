@@ -46,9 +46,13 @@ def _modules_after(argv: list[str], cwd: Path, env_extra: dict[str, str] | None 
 
 
 def _load_all() -> None:
-    for entry in COMMANDS.values():
-        for module in entry.modules:
-            importlib.import_module(module)
+    """Import every module of the CLI package (not only those the registry names)."""
+    import pkgutil
+
+    import workbench.cli
+
+    for info in pkgutil.iter_modules(workbench.cli.__path__):
+        importlib.import_module(f"workbench.cli.{info.name}")
 
 
 def test_every_registered_command_is_in_the_registry_with_its_own_summary():
