@@ -120,11 +120,13 @@ class IdAuditor:
         self._open = open_store
         self._relevant = relevant_ids
         self._fallback: CollectionRef | None = None
-        if open_store is not None:
+        # The store is opened only when there is something to audit against: scoring files
+        # with file qrels and no --collection opens (and imports) no database.
+        if open_store is not None and (collection or (qref.origin == "stored" and qref.collection)):
             store = open_store()
             if collection:
                 self._fallback = resolve_collection(store, collection)
-            elif qref.origin == "stored" and qref.collection:
+            else:
                 version = qref.collection_version or store.latest_collection_version(qref.collection)
                 self._fallback = CollectionRef(qref.collection, version, f"qrels {qref.name}")
         self._groups: dict[str, tuple[CollectionRef, IdCoverage, list[IdCoverage]]] = {}
