@@ -9,6 +9,9 @@ Formats (``--format``):
 * ``jsonl`` / ``csv`` / ``tsv``: long form, one row per (run, measure,
   aggregate) with numerator, denominator and lineage columns, full precision
   (``repr`` of floats), for scripts and spreadsheets.
+* ``parquet``: the same long form as a Parquet file (``write_scores_parquet``;
+  binary, so written to a file, never to stdout), values as float64 with null
+  where there is no value.
 
 Charts: ``recall_curve_chart`` draws R@k for k = 1..depth per run (macro) with
 the ceiling, so the elbow is visible; ``save_chart`` writes PNG (via
@@ -35,8 +38,10 @@ from workbench.scoring.evaluate import Evaluation, RelevantDoc, value_rows
 from workbench.scoring.measures import R
 from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow
 
-Format = Literal["table", "json", "jsonl", "csv", "tsv"]
-FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv")
+Format = Literal["table", "json", "jsonl", "csv", "tsv", "parquet"]
+FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv", "parquet")
+TEXT_FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv")
+"""The formats rendered as text (every format but ``parquet``, which is written to a file)."""
 CHART_SUFFIXES: tuple[str, ...] = (".png", ".html", ".svg", ".json")
 DIGITS = 4
 
@@ -47,14 +52,14 @@ _MISSING_TEXT = {
 }
 
 
-def check_format(fmt: str) -> Format:
-    """``fmt`` if it is one of ``FORMATS``.
+def check_format(fmt: str, formats: Sequence[str] = TEXT_FORMATS) -> Format:
+    """``fmt`` if it is one of ``formats`` (default: the text formats; ``FORMATS`` where a file may be written).
 
     Raises:
         ValidationError: it is not.
     """
-    if fmt not in FORMATS:
-        raise ValidationError(f"expected --format one of {', '.join(FORMATS)}, found {fmt!r}.")
+    if fmt not in formats:
+        raise ValidationError(f"expected --format one of {', '.join(formats)}, found {fmt!r}.")
     return fmt  # type: ignore[return-value]
 
 
@@ -423,6 +428,33 @@ def _long_rows(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per
         for row in value_rows(e, per_topic=per_topic):
             out.append({"run": e.run_name, **row._asdict(), "value": _json_number(row.value), **lineage})
     return out
+
+
+def write_scores_parquet(header: Mapping[str, Any], evaluations: Sequence[Evaluation], path: str | Path, *,
+                         per_topic: bool = False,
+                         slices: Mapping[str, Mapping[str, Sequence[SliceRow]]] | None = None) -> Path:
+    """Write a score report in long form (the rows of ``--format jsonl``) as a Parquet file, atomically.
+
+    Columns: run, measure, aggregate (``macro``, ``micro``, ``ceiling``,
+    ``optimistic``, ``unjudged``, ``KEY=VALUE`` for a slice, or a topic_id),
+    value, numerator, denominator (float64; null where there is no value),
+    n_topics (int64), then the lineage: qrels_version, qrels_hash,
+    collection_version, rel (int64), missing, evaluator_version.
+
+    Returns:
+        The path written.
+    """
+    import pyarrow as pa
+
+    from workbench.formats.parquet import write_table
+
+    rows = _long_rows(header, evaluations, per_topic) + (_slice_long_rows(header, slices) if slices else [])
+    types = {"value": pa.float64(), "numerator": pa.float64(), "denominator": pa.float64(), "n_topics": pa.int64(),
+             "rel": pa.int64()}
+    names = ["run", "measure", "aggregate", "value", "numerator", "denominator", "n_topics", "qrels_version",
+             "qrels_hash", "collection_version", "rel", "missing", "evaluator_version"]
+    table = pa.table({n: pa.array([r[n] for r in rows], type=types.get(n, pa.string())) for n in names})
+    return write_table(path, table)
 
 
 def _slice_long_rows(header: Mapping[str, Any], slices: Mapping[str, Mapping[str, Sequence[SliceRow]]]) -> list[dict[str, Any]]:

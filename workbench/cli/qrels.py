@@ -42,12 +42,14 @@ def _rows(rows: list[dict[str, object]], columns: list[str], fmt: str) -> None:
 
 @qrels_app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="TREC qrels (topic iter doc grade), BEIR qrels TSV with header, or cranqrel.")],
+    file: Annotated[Path, typer.Argument(help="TREC qrels (topic iter doc grade), BEIR qrels TSV with header, cranqrel, "
+                                              "or Parquet (topic_id, doc_id, grade).")],
     name: Annotated[str, typer.Option(help="Name of the new qrels version (immutable).")],
     collection: Annotated[str, typer.Option(help="The collection the qrels judge (must be ingested).")],
     rule: Annotated[str, typer.Option(help="How the grades were obtained, e.g. a grade mapping. Recorded on the version.")] = "",
     fmt: Annotated[
-        str | None, typer.Option("--format", help="trec, beir or cranqrel. Default: BEIR if the header is present, else TREC.")
+        str | None, typer.Option("--format", help="trec, beir, cranqrel or parquet. Default: Parquet for a Parquet file, "
+                                                  "BEIR if the header is present, else TREC.")
     ] = None,
     allow_unknown_docs: Annotated[
         bool, typer.Option(help="Import even if some doc ids are not in the collection (the coverage line shows how many).")
@@ -57,8 +59,8 @@ def import_(
     from workbench.errors import ValidationError
     from workbench.services.ingest import import_qrels_file
 
-    if fmt is not None and fmt not in ("trec", "beir", "cranqrel"):
-        raise ValidationError(f"expected --format trec, beir or cranqrel, found {fmt!r}")
+    if fmt is not None and fmt not in ("trec", "beir", "cranqrel", "parquet"):
+        raise ValidationError(f"expected --format trec, beir, cranqrel or parquet, found {fmt!r}")
     store = common.STATE.store(client="workbench qrels import")
     result = import_qrels_file(
         store, file, name=name, collection=collection, rule=rule, fmt=fmt,  # type: ignore[arg-type]

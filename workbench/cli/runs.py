@@ -158,7 +158,8 @@ def fuse(
 
 @run_app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="TREC run file: topic Q0 doc rank score tag.")],
+    file: Annotated[Path, typer.Argument(
+        help="TREC run file (topic Q0 doc rank score tag) or Parquet run (topic_id, doc_id, score[, rank]).")],
     name: Annotated[str, typer.Option(help="Name of the stored run.")],
     description: Annotated[str, typer.Option(help="Free text, e.g. the system and its settings.")] = "",
     trust_file_order: Annotated[bool, typer.Option(
@@ -177,7 +178,7 @@ def import_(
     collection: Annotated[str | None, typer.Option(
         help="The collection the run was produced over (with --reranks: the candidate run's).")] = None,
 ) -> None:
-    """Import a TREC run file as a stored run (kind imported) with a status per topic.
+    """Import a TREC or Parquet run file as a stored run (kind imported) with a status per topic.
 
     With --reranks RUN --candidate-depth D the file is an external reranker's output:
     it is checked topic by topic against RUN's top D, and the (topic, document) pairs

@@ -1,8 +1,10 @@
 """CLI commands: ``workbench score``, ``workbench compare`` and ``workbench misses``.
 
-A RUN is a TREC run file path or a stored run name; ``--qrels`` is a TREC qrels
-file path or a stored qrels version name (an existing path wins). Files are
-scored without touching the store. Data goes to stdout, progress to stderr.
+A RUN is a run file path (TREC text, or Parquet with topic_id, doc_id, score[,
+rank]) or a stored run name; ``--qrels`` is a qrels file path (TREC text, or
+Parquet with topic_id, doc_id, grade) or a stored qrels version name (an
+existing path wins). Files are scored without touching the store. Data goes to
+stdout (or ``--out``), progress to stderr.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ if TYPE_CHECKING:
     from workbench.services.scoring import StoreOpener
 
 FORMATS = "table, json, jsonl, csv, tsv"
+SCORE_FORMATS = FORMATS + ", parquet (with --out)"
 MISSING = "fail, zero, exclude"
 
-QrelsOpt = Annotated[str, typer.Option("--qrels", help="Qrels: a TREC qrels file or a stored qrels version name.")]
+QrelsOpt = Annotated[str, typer.Option(
+    "--qrels", help="Qrels: a TREC qrels file, a Parquet file (topic_id, doc_id, grade) or a stored qrels version name.")]
 RelOpt = Annotated[int, typer.Option(help="Minimum grade counted as relevant (inclusive; negative grades never are).")]
 MissingOpt = Annotated[str, typer.Option(
     help=f"Qrels topics a run has no results for (or marked empty/error in the store): {MISSING}. "
@@ -64,7 +68,8 @@ def _cutoffs(text: str | None) -> list[int] | None:
 
 @app.command("score")
 def score(
-    runs: Annotated[list[str], typer.Argument(help="Run files or stored run names.")],
+    runs: Annotated[list[str], typer.Argument(
+        help="Run files (TREC, or Parquet with topic_id, doc_id, score[, rank]) or stored run names.")],
     qrels: QrelsOpt,
     measure: Annotated[list[str] | None, typer.Option(
         "--measure", "-m",
@@ -75,7 +80,7 @@ def score(
         "--k", help="Cutoffs for the R@k rows (and names without @k), e.g. 5,10,20,50,100 (the default).")] = None,
     rel: RelOpt = 1,
     missing: MissingOpt = "fail",
-    fmt: FormatOpt = "table",
+    fmt: Annotated[str, typer.Option("--format", help=f"Output format: {SCORE_FORMATS}.")] = "table",
     per_topic: Annotated[bool, typer.Option(
         help="Add per-topic values (table and json also list the pool-novel documents).")] = False,
     trust_file_order: TrustOpt = False,
@@ -92,15 +97,20 @@ def score(
     min_id_coverage: Annotated[float, typer.Option(
         "--min-id-coverage", help="Warn when fewer than this share of the judged-relevant ids are documents of the "
                                   "collection version (ID audit).")] = 1.0,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Write the report to this file (atomically) instead of stdout; needed by --format parquet.")] = None,
 ) -> None:
     """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel.
 
     Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
     completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
+    from workbench.errors import ValidationError
+    from workbench.reports import FORMATS as ALL_FORMATS
     from workbench.reports import check_format, recall_curve_chart, render_scores, save_chart
     from workbench.services.scoring import score_runs
 
-    check_format(fmt)
+    if check_format(fmt, ALL_FORMATS) == "parquet" and out is None:
+        raise ValidationError("--format parquet writes a binary file: give it with --out FILE.parquet.")
     report = score_runs(
         runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
         missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
@@ -109,8 +119,22 @@ def score(
     )
     if report.coverage and report.coverage.notice():
         common.info(f"workbench: {report.coverage.notice()}")
-    common.out(render_scores(report.header(), report.evaluations, fmt, per_topic=per_topic, slices=report.slices,
-                             slice_keys=report.slice_keys))
+    if fmt == "parquet" and out is not None:
+        from workbench.reports import write_scores_parquet
+
+        write_scores_parquet(report.header(), report.evaluations, out, per_topic=per_topic, slices=report.slices)
+        common.info(f"wrote {out}")
+    else:
+        text = render_scores(report.header(), report.evaluations, fmt, per_topic=per_topic, slices=report.slices,
+                             slice_keys=report.slice_keys)
+        if out is None:
+            common.out(text)
+        else:
+            from workbench.formats.io import atomic_write
+
+            with atomic_write(out) as f:
+                f.write(text)
+            common.info(f"wrote {out}")
     if plot is not None:
         save_chart(recall_curve_chart(report.evaluations, title=f"Recall curve against {report.qrels.name}"), plot)
         common.info(f"wrote {plot}")

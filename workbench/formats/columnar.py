@@ -369,10 +369,11 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
 
 
 def read_run_columns(path: str | Path, *, trust_file_order: bool = False) -> RunColumns:
-    """Read a TREC run file into ``RunColumns`` (the scorer's input).
+    """Read a TREC run file or a Parquet run into ``RunColumns`` (the scorer's input).
 
     Args:
-        path: the run file (``topic Q0 doc rank score tag``).
+        path: the run file (``topic Q0 doc rank score tag``), or a Parquet file
+            (``topic_id, doc_id, score[, rank]``; see ``read_parquet_run_columns``).
         trust_file_order: order each topic by the file's rank column (ties by
             file position) instead of by score; default False, as trec_eval.
 
@@ -385,6 +386,10 @@ def read_run_columns(path: str | Path, *, trust_file_order: bool = False) -> Run
         InputFormatError: the file breaks the TREC run format (file:line in the message).
     """
     p = Path(path)
+    from workbench.formats import parquet
+
+    if parquet.is_parquet(p):
+        return read_parquet_run_columns(p, trust_file_order=trust_file_order)
     if p.is_file() and os.access(p, os.R_OK):
         try:
             if p.stat().st_size <= SMALL_BYTES:
@@ -405,11 +410,38 @@ def read_run_columns(path: str | Path, *, trust_file_order: bool = False) -> Run
     )
 
 
+def read_parquet_run_columns(path: str | Path, *, trust_file_order: bool = False) -> RunColumns:
+    """``RunColumns`` of a Parquet run (``topic_id, doc_id, score[, rank]``), named after the file's stem.
+
+    Columns and values are checked by ``formats.parquet.read_run_arrow`` (the
+    rules of ``formats.parquet.read_table``); rows may come in any order
+    (``scoring.columns.rank_run`` orders them), and the ``rank`` column is used
+    only with ``trust_file_order``.
+
+    Raises:
+        InputFormatError: a missing or mistyped column, a bad value (its row),
+            an empty file, ``trust_file_order`` without a ``rank`` column.
+    """
+    from workbench.errors import InputFormatError
+    from workbench.formats import parquet
+
+    table = parquet.read_run_arrow(path)
+    ranks = None
+    if trust_file_order:
+        if "rank" not in table.column_names:
+            raise InputFormatError(str(path), 0, "expected a 'rank' column to order by (--trust-file-order), found "
+                                                 f"{', '.join(table.column_names)}. Add the rank or drop the option.")
+        ranks = np.array(_values(table.column("rank").combine_chunks(), np.int64), copy=True)
+    cols = run_columns_from_arrow(table, Path(path).stem)
+    return RunColumns(cols.topic_ids, cols.topic_codes, cols.doc_words, cols.scores, file_ranks=ranks,
+                      name=cols.name, n_lines=cols.n_lines)
+
+
 def run_columns_from_arrow(table: Any, name: str) -> RunColumns:
     """``RunColumns`` of a ``pyarrow.Table`` with columns topic_id, doc_id (strings) and score (double).
 
-    Used for stored runs (``LabelStore.run_entries_arrow``), whose rows are
-    already in canonical order.
+    Used for stored runs (``LabelStore.run_entries_arrow``) and Parquet runs;
+    rows in any order (``scoring.columns.rank_run`` orders them).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -433,9 +465,14 @@ def run_columns_from_arrow(table: Any, name: str) -> RunColumns:
 
 
 def read_qrels_columns(path: str | Path) -> QrelsColumns:
-    """Read a TREC qrels file strictly (``formats.trec.read_qrels``) into ``QrelsColumns``.
+    """Read a TREC qrels file strictly (``formats.trec.read_qrels``), or Parquet qrels
+    (``formats.parquet.read_qrels``), into ``QrelsColumns``.
 
     Raises:
-        InputFormatError: the file breaks the qrels format (file:line in the message).
+        InputFormatError: the file breaks the qrels format (file:line or row in the message).
     """
+    from workbench.formats import parquet
+
+    if parquet.is_parquet(path):
+        return qrels_columns_from_mapping(parquet.read_qrels(path))
     return qrels_columns_from_mapping(trec.read_qrels(path))

@@ -1,10 +1,12 @@
-"""Strict readers of Parquet files (corpus, queries, qrels; any table of named columns), via DuckDB.
+"""Strict readers of Parquet files (corpus, queries, qrels, runs; any table of named columns), via DuckDB,
+and the atomic Parquet writer.
 
 One generic reader, ``read_table``, takes the columns a file must (or may)
 have, each with the names it is accepted under, and returns them as Python
 lists in file order; the readers for corpus, queries and qrels build on it.
-Runs and qrels in scoring use the same reader (``read_table``), so every
-Parquet input of the workbench follows one set of rules:
+Runs and qrels in scoring use the same reader (``read_table``; for large runs
+``read_run_arrow`` applies its rules inside DuckDB and returns Arrow columns),
+so every Parquet input of the workbench follows one set of rules:
 
 * Columns are found by name, case-sensitively, among a short list of accepted
   names (``_id`` or ``doc_id``; ``query-id``, ``query_id`` or ``topic_id``; ...).
@@ -40,7 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.errors import InputFormatError
-from workbench.formats.trec import GRADE_MAX, GRADE_MIN, add_grade, shown_id
+from workbench.formats.trec import GRADE_MAX, GRADE_MIN, RunFile, add_grade, shown_id
 from workbench.types import Document, Topic
 
 Kind = Literal["id", "text", "grade", "score", "int"]
@@ -339,3 +341,187 @@ def scan_qrels_ids(path: str | Path) -> Iterator[tuple[int, str, str]]:
     """(row, topic_id, doc_id) of each row of an already validated qrels Parquet file."""
     t = read_table(path, [QRELS_TOPIC, QRELS_DOC], what="qrels")
     yield from zip(range(1, t.n_rows + 1), t.values["topic_id"], t.values["doc_id"], strict=True)
+
+
+# -- runs (scoring and run import) and the writer ------------------------------------------
+
+RUN_TOPIC = Column("topic_id", ("topic_id", "query_id", "query-id", "qid"), "id")
+RUN_DOC = Column("doc_id", ("doc_id", "docno", "corpus-id"), "id")
+RUN_SCORE = Column("score", ("score",), "score")
+RUN_RANK = Column("rank", ("rank",), "int", required=False)
+MAGIC = b"PAR1"
+
+# Python's str.isspace() characters, as an RE2 class (DuckDB's regexp_matches), so the vectorised
+# id check refuses exactly the ids ``_check_values`` refuses.
+_SPACE_CLASS = (r"[\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}"
+                r"\x{202f}\x{205f}\x{3000}]")
+
+
+def is_parquet(path: str | Path) -> bool:
+    """True for a readable file that starts with the Parquet magic bytes ``PAR1`` (whatever its suffix)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == MAGIC
+    except OSError:
+        return False
+
+
+def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
+    """A Parquet run (``topic_id``, ``doc_id``, ``score``, optional ``rank``) as ``trec.read_run`` reads a TREC one.
+
+    Accepted names: topic ``topic_id``/``query_id``/``query-id``/``qid``, document
+    ``doc_id``/``docno``/``corpus-id``. A Parquet run has no tag column: its
+    tag is the file's stem. A doc_id repeated within a topic keeps its highest
+    score (counted in ``duplicates``), as in ``trec.read_run``.
+
+    Args:
+        path: the file.
+        trust_file_order: order each topic by the ``rank`` column (required
+            then; ties by row) instead of the scores.
+
+    Raises:
+        InputFormatError: see ``read_table``; ``trust_file_order`` without a rank column.
+    """
+    from workbench import ranking
+
+    t = read_table(path, [RUN_TOPIC, RUN_DOC, RUN_SCORE, RUN_RANK], what="run")
+    if trust_file_order and "rank" not in t.values:
+        raise InputFormatError(str(path), 0, "expected a 'rank' column to order by (--trust-file-order), found "
+                                             f"columns {[t.names[r] for r in t.values]} and others. Add the rank or "
+                                             "drop the option.")
+    topics, docs, scores = t.values["topic_id"], t.values["doc_id"], t.values["score"]
+    ranks = t.values.get("rank") or list(range(1, t.n_rows + 1))
+    run: dict[str, dict[str, float]] = {}
+    rows: dict[str, list[tuple[str, int, float]]] = {}
+    duplicates: dict[str, int] = {}
+    for topic, doc, score, rank in zip(topics, docs, scores, ranks, strict=True):
+        got = run.setdefault(topic, {})
+        if doc in got:
+            duplicates[topic] = duplicates.get(topic, 0) + 1
+            if score > got[doc]:
+                got[doc] = score
+        else:
+            got[doc] = score
+        rows.setdefault(topic, []).append((doc, int(rank), score))
+    file_order: dict[str, list[str]] = {}
+    for topic, topic_rows in rows.items():
+        seen: set[str] = set()
+        order: list[str] = []
+        for sd in ranking.ranked_by_file_order(topic_rows):
+            if sd.doc_id not in seen:
+                seen.add(sd.doc_id)
+                order.append(sd.doc_id)
+        file_order[topic] = order
+    if trust_file_order:
+        run = {topic: ranking.scores_from_order(file_order[topic]) for topic in run}
+    return RunFile(run=run, tag=Path(path).stem, n_lines=t.n_rows, duplicates=duplicates, file_order=file_order)
+
+
+def scan_run_ids(path: str | Path) -> Iterator[tuple[int, str, str]]:
+    """(row, topic_id, doc_id) of each row of an already validated run Parquet file (as ``trec.scan_ids``)."""
+    t = read_table(path, [RUN_TOPIC, RUN_DOC], what="run")
+    yield from zip(range(1, t.n_rows + 1), t.values["topic_id"], t.values["doc_id"], strict=True)
+
+
+def read_run_arrow(path: str | Path) -> Any:
+    """A Parquet run as a ``pyarrow.Table`` (``topic_id``, ``doc_id`` string, ``score`` double, ``rank``
+    int64 when the file has one), rows in file order: the columnar reader for scoring large runs.
+
+    The same columns and rules as ``read_run`` (``read_table``), checked inside
+    DuckDB over all rows at once (no Python object per row); the first bad
+    row is reported with ``read_table``'s message.
+
+    Raises:
+        InputFormatError: as ``read_table``.
+    """
+    import duckdb
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputFormatError(str(path), 0, "expected a Parquet file, found nothing at this path. Check the path.")
+    columns = [RUN_TOPIC, RUN_DOC, RUN_SCORE, RUN_RANK]
+    con = _connect()
+    try:
+        try:
+            types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(p)]).fetchall()}
+        except duckdb.Error as e:
+            first = str(e).splitlines()[0]
+            raise InputFormatError(str(path), 0, f"expected a Parquet file, found something else ({first}). "
+                                                 "Write the file with pandas.to_parquet, pyarrow or DuckDB COPY.") from None
+        found: dict[str, str] = {}
+        for col in columns:
+            name = next((n for n in col.names if n in types), None)
+            if name is None:
+                if col.required:
+                    raise InputFormatError(
+                        str(path), 0, f"expected a column {' or '.join(repr(n) for n in col.names)} in this run file, "
+                                      f"found columns {list(types)}. Rename the column.")
+                continue
+            _check_type(path, col, name, types[name])
+            found[col.role] = name
+        q = {role: _quote(name) for role, name in found.items()}
+        bad = {
+            "topic_id": f"{q['topic_id']} IS NULL OR {q['topic_id']} = '' OR regexp_matches({q['topic_id']}, ?)",
+            "doc_id": f"{q['doc_id']} IS NULL OR {q['doc_id']} = '' OR regexp_matches({q['doc_id']}, ?)",
+            "score": f"{q['score']} IS NULL OR NOT isfinite({q['score']}::DOUBLE)",
+        }
+        if "rank" in q:
+            bad["rank"] = f"{q['rank']} IS NULL"
+        checks = ", ".join(f"min(file_row_number) FILTER (WHERE {cond})" for cond in bad.values())
+        params = [_SPACE_CLASS, _SPACE_CLASS, str(p)]
+        try:
+            firsts = con.execute(f"SELECT count(*), {checks} FROM read_parquet(?, file_row_number = true)",
+                                 params).fetchall()[0]
+            n_rows, firsts = firsts[0], firsts[1:]
+            for (role, _), first in zip(bad.items(), firsts, strict=True):
+                if first is not None:
+                    value = con.execute(f"SELECT {q[role]} FROM read_parquet(?, file_row_number = true) "
+                                        "WHERE file_row_number = ?", [str(p), first]).fetchall()[0][0]
+                    col = next(c for c in columns if c.role == role)
+                    try:
+                        _check_values(path, col, found[role], [value])
+                    except InputFormatError as e:
+                        raise row_error(path, int(first) + 1, e.problem.removeprefix("row 1: ")) from None
+            if not n_rows:
+                raise InputFormatError(str(path), 0, "expected at least one run row, found an empty file. "
+                                                     "Check that the right file was given.")
+            select = (f"{q['topic_id']}::VARCHAR AS topic_id, {q['doc_id']}::VARCHAR AS doc_id, "
+                      f"{q['score']}::DOUBLE AS score" + (f", {q['rank']}::BIGINT AS rank" if "rank" in q else ""))
+            return con.sql(f"SELECT {select} FROM read_parquet(?)", params=[str(p)]).to_arrow_table()
+        except duckdb.Error as e:
+            raise InputFormatError(str(path), 0, f"expected a readable Parquet file, found an error "
+                                                 f"({str(e).splitlines()[0]}).") from None
+    finally:
+        con.close()
+
+
+def write_table(path: str | Path, table: Any, *, compression: str = "zstd") -> Path:
+    """Write a ``pyarrow.Table`` to ``path`` as Parquet, atomically (temporary file in the same folder, then rename).
+
+    The new file gets the permissions ``open()`` would give (0o666 minus umask);
+    on any error the temporary file is removed and ``path`` is left as it was.
+
+    Raises:
+        IsADirectoryError: ``path`` is a folder.
+    """
+    import os
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(21, "is a folder, not a file", str(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression=compression)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -181,6 +181,12 @@ class TopicMetrics(Mapping[str, TopicMetric]):
         out: np.ndarray = np.asarray(self._values, dtype=np.float64)[idx]
         return out
 
+    def arrays(self) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+        """(topics, values, numerators, denominators): float64 arrays in ``topics`` order, no object per topic."""
+        idx = np.fromiter((self._position[t] for t in self._topics), dtype=np.int64, count=len(self._topics))
+        return (self._topics, np.asarray(self._values, dtype=np.float64)[idx],
+                np.asarray(self._num, dtype=np.float64)[idx], np.asarray(self._den, dtype=np.float64)[idx])
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._topics)
 

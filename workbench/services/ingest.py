@@ -602,8 +602,9 @@ def _store_qrels(store: LabelStore, qf: QrelsFile, collection: str, *, created_b
 
 
 def sniff_qrels_format(path: str | Path) -> QrelsFormat:
-    """``parquet`` for a ``.parquet`` file; ``beir`` when the first non-blank line is the BEIR header, else ``trec``."""
-    if Path(path).suffix.lower() == ".parquet":
+    """``parquet`` for a ``.parquet`` file or one that starts with Parquet's magic bytes; ``beir`` when the first
+    non-blank line is the BEIR header, else ``trec``."""
+    if Path(path).suffix.lower() == ".parquet" or parquet.is_parquet(path):
         return "parquet"
     for _, cols in trec.iter_columns(path):
         return "beir" if tuple(cols) == beir.QRELS_HEADER else "trec"

@@ -1,8 +1,8 @@
 """Scoring services for the CLI and the app: resolve runs and qrels, score, record, compare.
 
-A run reference is a TREC run file path or a stored run name; a qrels
-reference is a TREC qrels file path or a stored qrels version name (a path that
-exists wins). Files are scored without a store. Every ``ScoreReport`` carries
+A run reference is a run file path (TREC text or Parquet) or a stored run
+name; a qrels reference is a qrels file path (TREC text or Parquet) or a stored
+qrels version name (a path that exists wins). Files are scored without a store. Every ``ScoreReport`` carries
 the lineage a number needs: qrels version (name and content hash), collection
 version, run names and where they came from, the evaluator version, the
 relevance threshold and the missing-topic policy.
@@ -54,6 +54,9 @@ EVALUATOR_VERSION = f"workbench {__version__} {SCORER_ID}"
 StoreOpener = Callable[[], "LabelStore"]
 """Returns the project's store; called only when a stored run or qrels version is needed."""
 
+RunSource = Callable[[], "tuple[RunRef, RankedRun]"]
+"""Loads one run when called (``score_runs(run_sources=...)``: runs from DataFrames or mappings)."""
+
 Progress = Callable[[str], None]
 
 
@@ -62,9 +65,10 @@ class RunRef:
     """Where a scored run came from.
 
     Attributes:
-        name: the run's name in reports (stored name, or the file's run tag).
-        origin: ``stored`` or ``file``.
-        location: the stored run name or the file path.
+        name: the run's name in reports (stored name, the file's run tag, a
+            Parquet file's stem, or the name given to ``workbench.evaluate``).
+        origin: ``stored``, ``file``, or (``workbench.evaluate``) ``frame`` / ``mapping``.
+        location: the stored run name, the file path, or a description of the frame or mapping.
         collection: the collection (stored runs), else "".
         collection_version: the collection version it was produced over (stored runs), else "".
         n_lines: result lines read.
@@ -81,7 +85,7 @@ class RunRef:
     """
 
     name: str
-    origin: Literal["stored", "file"]
+    origin: Literal["stored", "file", "frame", "mapping"]
     location: str
     collection: str = ""
     collection_version: str = ""
@@ -111,7 +115,7 @@ class QrelsRef:
 
     Attributes:
         name: the qrels version name, or the file path.
-        origin: ``stored`` or ``file``.
+        origin: ``stored``, ``file``, or (``workbench.evaluate``) ``frame`` / ``mapping``.
         content_hash: sha256 over the sorted (topic, doc, grade) entries.
         collection: the collection (stored versions), else "".
         collection_version: the collection version (stored versions), else "".
@@ -120,7 +124,7 @@ class QrelsRef:
     """
 
     name: str
-    origin: Literal["stored", "file"]
+    origin: Literal["stored", "file", "frame", "mapping"]
     content_hash: str
     collection: str = ""
     collection_version: str = ""
@@ -129,8 +133,8 @@ class QrelsRef:
 
     @property
     def recorded_name(self) -> str:
-        """Name used in the ``evaluations`` table: the version name, or ``file:<path>``."""
-        return self.name if self.origin == "stored" else f"file:{self.name}"
+        """Name used in the ``evaluations`` table: the version name, or ``<origin>:<name>`` (``file:<path>``)."""
+        return self.name if self.origin == "stored" else f"{self.origin}:{self.name}"
 
 
 @dataclass(frozen=True)
@@ -273,11 +277,11 @@ def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, Qrel
         InputFormatError: the file breaks the qrels format.
         UnknownNameError: neither a file nor a stored version (lists the stored ones).
     """
-    from workbench.formats import trec
+    from workbench.formats import parquet, trec
 
     path = Path(ref)
     if path.is_file():
-        qrels = trec.read_qrels(path)
+        qrels = parquet.read_qrels(path) if parquet.is_parquet(path) else trec.read_qrels(path)
         return (
             QrelsRef(ref, "file", qrels_content_hash(qrels), n_topics=len(qrels),
                      n_entries=sum(len(d) for d in qrels.values())),
@@ -385,6 +389,7 @@ def score_runs(
     command: str = "score",
     qrels: tuple[QrelsRef, QrelsColumns] | None = None,
     min_id_coverage: float = 1.0,
+    run_sources: Sequence[RunSource] | None = None,
 ) -> ScoreReport:
     """Score runs against qrels, optionally recording the results in the store.
 
@@ -417,6 +422,10 @@ def score_runs(
         qrels: the qrels already loaded for ``qrels_ref`` (``load_qrels``), to read them once.
         min_id_coverage: below this share of judged-relevant ids in the collection
             version, the report warns (default 1.0: every one must be there).
+        run_sources: one loader per entry of ``run_refs`` (which then only label the
+            progress lines), for runs that are not files or stored names (the
+            notebook API ``workbench.evaluate``). Each is called when its run's
+            turn comes, so runs are read, scored and let go one at a time.
 
     Returns:
         The ``ScoreReport``.
@@ -466,10 +475,17 @@ def score_runs(
         eligible = tuple(t for t in eligible if t not in dropped)
         restrict = set(eligible)
 
-    def load(ref: str) -> tuple[RunRef, RankedRun]:
+    if run_sources is not None and len(run_sources) != len(run_refs):
+        raise ValueError("run_sources must give one loader per run reference")
+
+    def load(i: int) -> tuple[RunRef, RankedRun]:
+        ref = run_refs[i]
         t0 = time.perf_counter()
         say(f"[starting] reading run {ref}")
-        run_ref, rr = load_run(ref, open_store, trust_file_order=trust_file_order)
+        if run_sources is not None:
+            run_ref, rr = run_sources[i]()
+        else:
+            run_ref, rr = load_run(ref, open_store, trust_file_order=trust_file_order)
         say(f"[finished] reading run {ref}: {run_ref.n_lines:,} lines [elapsed] {time.perf_counter() - t0:.2f} s")
         return run_ref, rr
 
@@ -477,8 +493,8 @@ def score_runs(
     auditor = IdAuditor(qref, evaluator.relevant_doc_ids(eligible), open_store, collection=collection)
     completion: list[Completion] = []
 
-    def load_checked(ref: str) -> tuple[RunRef, RankedRun]:
-        run_ref, rr = load(ref)
+    def load_checked(i: int) -> tuple[RunRef, RankedRun]:
+        run_ref, rr = load(i)
         auditor.add_run(run_ref, rr)
         completion.append(run_completion(run_ref, rr, eligible))
         return run_ref, rr
@@ -488,8 +504,8 @@ def score_runs(
     if policy == "exclude" and len(run_refs) > 1:
         # One topic set for every run: drop the topics any run misses.
         dropped_any: set[str] = set()
-        for i, ref in enumerate(run_refs):
-            loaded[i] = load_checked(ref)
+        for i in range(len(run_refs)):
+            loaded[i] = load_checked(i)
             run_ref, rr = loaded[i]  # type: ignore[misc]
             dropped_any.update(evaluator.missing_topics(rr, run_ref.failed_topics))
         base = topics if topics is not None else tuple(qcols.topic_ids)
@@ -497,9 +513,9 @@ def score_runs(
     refs: list[RunRef] = []
     evaluations: list[Evaluation] = []
     seconds: list[float] = []
-    for i, ref in enumerate(run_refs):
+    for i in range(len(run_refs)):
         t0 = time.perf_counter()
-        pair = loaded[i] or load_checked(ref)
+        pair = loaded[i] or load_checked(i)
         loaded[i] = None
         run_ref, rr = pair
         e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics, topics=topics)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -253,7 +253,7 @@ class RunsMixin(StoreCore):
         trust_file_order: bool = False,
         status_file: str | Path | None = None,
     ) -> RunInfo:
-        """Store a TREC run file as a run of kind ``imported``.
+        """Store a run file (TREC text, or Parquet: ``formats.parquet.read_run``) as a run of kind ``imported``.
 
         The depth recorded is the largest number of results of any topic.
         Collection topics without a line in the file get status ``empty``,
@@ -262,8 +262,10 @@ class RunsMixin(StoreCore):
         message and every row's latency is kept.
 
         Args:
-            path: the TREC run file (``topic Q0 doc rank score tag``).
-            name: the stored run's name (the file's tag is kept in params).
+            path: the TREC run file (``topic Q0 doc rank score tag``) or a
+                Parquet run (``topic_id, doc_id, score[, rank]``; errors name
+                its row).
+            name: the stored run's name (the file's tag, a Parquet file's stem, is kept in params).
             collection: the collection the run was produced over.
             description: free text (e.g. which system, which settings).
             trust_file_order: order by the file's rank column instead of scores.
@@ -283,10 +285,19 @@ class RunsMixin(StoreCore):
                 (or another collection version or kind).
             UnknownNameError: unknown collection.
         """
+        from workbench.formats import parquet, trec
         from workbench.formats.status import check_against_run, read_status_file
-        from workbench.formats.trec import read_run, scan_ids
 
-        rf = read_run(path, trust_file_order=trust_file_order)
+        is_parquet = parquet.is_parquet(path)
+        reader = parquet.read_run if is_parquet else trec.read_run
+        rf = reader(path, trust_file_order=trust_file_order)
+
+        def id_rows() -> Iterator[tuple[int, str, str]]:
+            return parquet.scan_run_ids(path) if is_parquet else trec.scan_ids(path, "run")
+
+        def at(lineno: int, problem: str) -> InputFormatError:
+            return parquet.row_error(path, lineno, problem) if is_parquet else InputFormatError(str(path), lineno, problem)
+
         status_rows = read_status_file(status_file) if status_file is not None else {}
         if status_file is not None:
             check_against_run(status_file, status_rows, {t: len(d) for t, d in rf.run.items()})
@@ -304,16 +315,16 @@ class RunsMixin(StoreCore):
             absent = missing_ids(cur, version, {d for docs in rf.run.values() for d in docs})
         bad_topics = set(rf.run) - topics
         if bad_topics or absent:
-            for lineno, topic_id, doc_id in scan_ids(path, "run"):
+            for lineno, topic_id, doc_id in id_rows():
                 if topic_id in bad_topics:
-                    raise InputFormatError(
-                        str(path), lineno,
+                    raise at(
+                        lineno,
                         f"expected a topic of collection {collection!r}, found {shown_id(topic_id)} "
                         f"({len(bad_topics)} unknown topic id(s) in the file). "
                         "Check that the run belongs to this collection and uses its topic ids.")
                 if doc_id in absent:
-                    raise InputFormatError(
-                        str(path), lineno,
+                    raise at(
+                        lineno,
                         f"expected a document of collection {collection!r}, found {shown_id(doc_id)} "
                         f"({len(absent)} unknown doc id(s) in the file). "
                         "Check that the run was produced over this collection.")
