@@ -189,13 +189,13 @@ def show(
 
 @pool_app.command("files")
 def files(
-    run_files: Annotated[list[Path], typer.Argument(help="TREC run files (named by file stem).")],
+    run_files: Annotated[list[Path], typer.Argument(help="TREC or Parquet run files (named by file stem).")],
     depth: Annotated[int, typer.Option(help="Pool depth k.")] = 20,
     budget: BudgetOpt = None,
     rrf_k: RrfOpt = 60.0,
     fmt: FmtOpt = "tsv",
 ) -> None:
-    """Pool TREC run files directly, without the store; prints entries with provenance.
+    """Pool TREC or Parquet run files directly, without the store; prints entries with provenance.
 
     The bulk path (one DuckDB query parses all files). Nothing is stored.
     """

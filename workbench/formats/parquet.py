@@ -106,8 +106,12 @@ def _connect() -> Any:
     return duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
 
 
-def _quote(name: str) -> str:
+def quote(name: str) -> str:
+    """A column name as a quoted SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
+
+
+_quote = quote
 
 
 def read_table(path: str | Path, columns: Sequence[Column], *, what: str, keep_extra: bool = False) -> ParquetTable:
@@ -353,7 +357,7 @@ MAGIC = b"PAR1"
 
 # Python's str.isspace() characters, as an RE2 class (DuckDB's regexp_matches), so the vectorised
 # id check refuses exactly the ids ``_check_values`` refuses.
-_SPACE_CLASS = (r"[\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}"
+SPACE_CLASS = (r"[\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}"
                 r"\x{202f}\x{205f}\x{3000}]")
 
 
@@ -423,6 +427,42 @@ def scan_run_ids(path: str | Path) -> Iterator[tuple[int, str, str]]:
     yield from zip(range(1, t.n_rows + 1), t.values["topic_id"], t.values["doc_id"], strict=True)
 
 
+def run_column_names(path: str | Path) -> dict[str, str]:
+    """role (``topic_id``, ``doc_id``, ``score``, ``rank`` when present) -> the column's name in a Parquet run.
+
+    Raises:
+        InputFormatError: not a Parquet file, a required column missing or a
+            column of the wrong type (row 0), as ``read_table``.
+    """
+    import duckdb
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputFormatError(str(path), 0, "expected a Parquet file, found nothing at this path. Check the path.")
+    con = _connect()
+    try:
+        try:
+            types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(p)]).fetchall()}
+        except duckdb.Error as e:
+            first = str(e).splitlines()[0]
+            raise InputFormatError(str(path), 0, f"expected a Parquet file, found something else ({first}). "
+                                                 "Write the file with pandas.to_parquet, pyarrow or DuckDB COPY.") from None
+    finally:
+        con.close()
+    found: dict[str, str] = {}
+    for col in (RUN_TOPIC, RUN_DOC, RUN_SCORE, RUN_RANK):
+        name = next((n for n in col.names if n in types), None)
+        if name is None:
+            if col.required:
+                raise InputFormatError(
+                    str(path), 0, f"expected a column {' or '.join(repr(n) for n in col.names)} in this run file, "
+                                  f"found columns {list(types)}. Rename the column.")
+            continue
+        _check_type(path, col, name, types[name])
+        found[col.role] = name
+    return found
+
+
 def read_run_arrow(path: str | Path) -> Any:
     """A Parquet run as a ``pyarrow.Table`` (``topic_id``, ``doc_id`` string, ``score`` double, ``rank``
     int64 when the file has one), rows in file order: the columnar reader for scoring large runs.
@@ -440,25 +480,9 @@ def read_run_arrow(path: str | Path) -> Any:
     if not p.is_file():
         raise InputFormatError(str(path), 0, "expected a Parquet file, found nothing at this path. Check the path.")
     columns = [RUN_TOPIC, RUN_DOC, RUN_SCORE, RUN_RANK]
+    found = run_column_names(p)
     con = _connect()
     try:
-        try:
-            types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(p)]).fetchall()}
-        except duckdb.Error as e:
-            first = str(e).splitlines()[0]
-            raise InputFormatError(str(path), 0, f"expected a Parquet file, found something else ({first}). "
-                                                 "Write the file with pandas.to_parquet, pyarrow or DuckDB COPY.") from None
-        found: dict[str, str] = {}
-        for col in columns:
-            name = next((n for n in col.names if n in types), None)
-            if name is None:
-                if col.required:
-                    raise InputFormatError(
-                        str(path), 0, f"expected a column {' or '.join(repr(n) for n in col.names)} in this run file, "
-                                      f"found columns {list(types)}. Rename the column.")
-                continue
-            _check_type(path, col, name, types[name])
-            found[col.role] = name
         q = {role: _quote(name) for role, name in found.items()}
         bad = {
             "topic_id": f"{q['topic_id']} IS NULL OR {q['topic_id']} = '' OR regexp_matches({q['topic_id']}, ?)",
@@ -468,7 +492,7 @@ def read_run_arrow(path: str | Path) -> Any:
         if "rank" in q:
             bad["rank"] = f"{q['rank']} IS NULL"
         checks = ", ".join(f"min(file_row_number) FILTER (WHERE {cond})" for cond in bad.values())
-        params = [_SPACE_CLASS, _SPACE_CLASS, str(p)]
+        params = [SPACE_CLASS, SPACE_CLASS, str(p)]
         try:
             firsts = con.execute(f"SELECT count(*), {checks} FROM read_parquet(?, file_row_number = true)",
                                  params).fetchall()[0]

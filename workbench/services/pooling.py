@@ -570,7 +570,7 @@ def pool_from_files(
     budget: int | None = None,
     rrf_k: float = 60.0,
 ) -> PoolColumns:
-    """Pool TREC run files directly (no store), with provenance: the bulk path.
+    """Pool TREC or Parquet run files directly (no store), with provenance: the bulk path.
 
     One in-memory DuckDB database parses every file and computes the pool
     (``workbench.store.pools.pool_run_files``); the result equals

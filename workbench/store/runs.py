@@ -466,17 +466,19 @@ def _strict_load(con: Any, files: Sequence[str]) -> None:
     """Read every file with the strict reader and put its lines in ``wb_raw``.
 
     Used whenever the bulk reader finds a problem or DuckDB raises: the strict
-    reader's ``InputFormatError`` names file and line; if every file is valid
+    reader's ``InputFormatError`` names file and line (a Parquet file: its row,
+    ``formats.parquet.read_run``); if every file is valid
     after all (e.g. a line longer than DuckDB's limit), its result is used, so
     both readers always agree.
     """
     import pyarrow as pa
 
+    from workbench.formats import parquet
     from workbench.formats.trec import read_run
 
     cols: dict[str, list[Any]] = {"filename": [], "topic_id": [], "doc_id": [], "score": []}
     for p in files:
-        rf = read_run(p)
+        rf = parquet.read_run(p) if parquet.is_parquet(p) else read_run(p)
         for topic_id, scores in rf.run.items():
             for doc_id, score in scores.items():
                 cols["filename"].append(p)
@@ -504,7 +506,10 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
     read a file (bytes that are not UTF-8, a line longer than its limit), every
     file goes through the strict reader (``formats.trec.read_run``): its
     ``InputFormatError`` names file and line, and when it accepts the files
-    its result is used, so the two readers never disagree.
+    its result is used, so the two readers never disagree. Parquet runs
+    (``formats.parquet``: ``topic_id, doc_id, score``, columns by name) are read
+    by DuckDB's Parquet reader with that module's rules checked in SQL; a mix of
+    Parquet and TREC files, or any problem, takes the strict readers.
 
     Args:
         con: a DuckDB connection (an in-memory one is enough).
@@ -529,6 +534,69 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
              "FROM wb_raw GROUP BY ALL")
     raw = (f"CREATE OR REPLACE TEMP VIEW wb_raw AS SELECT filename, topic_id, doc_id, "
            f"TRY_CAST(score_s AS DOUBLE) AS score, tag, {_OK} AS ok FROM wb_cols")
+    from workbench.formats import parquet
+
+    strict = False
+    kinds = [parquet.is_parquet(f) for f in files]
+    if any(kinds):
+        # Parquet runs: typed columns, checked in SQL with the Parquet reader's rules; a mix of
+        # Parquet and TREC files, or any problem, goes through the strict readers.
+        strict = not all(kinds) or not _parquet_raw(con, files)
+        if not strict:
+            try:
+                con.execute(group, {"depth": depth})
+            except duckdb.Error:
+                strict = True
+    else:
+        strict = _text_fast_path(con, files, raw, group, depth)
+    if not strict:
+        seen = {r[0] for r in con.execute("SELECT DISTINCT filename FROM wb_groups").fetchall()}
+        strict = any(f not in seen for f in files) or bool(con.execute(  # empty files, bad lines, two tags
+            "SELECT filename FROM wb_groups GROUP BY filename "
+            "HAVING sum(n_bad) > 0 OR min(tag_min) <> max(tag_max) LIMIT 1").fetchall())
+    if strict:
+        _strict_load(con, files)
+        con.execute(group, {"depth": depth})
+    _tops_from_groups(con, depth)
+    return stems
+
+
+def _parquet_raw(con: Any, files: Sequence[str]) -> bool:
+    """Create view ``wb_raw`` over Parquet run files (columns found by name, per file); False if DuckDB cannot.
+
+    ``ok`` applies ``formats.parquet``'s rules in SQL: ids non-empty without
+    whitespace, finite scores (NULLs make it false).
+    """
+    import duckdb
+
+    from workbench.formats import parquet
+
+    union = None
+    try:
+        for f in files:
+            try:
+                names = parquet.run_column_names(f)
+            except InputFormatError:
+                return False  # the strict reader says what is wrong
+            t, d, sc = (parquet.quote(names[r]) for r in ("topic_id", "doc_id", "score"))
+            space = parquet.SPACE_CLASS  # a constant of the module, not user data
+            ok = (f"coalesce({t} <> '' AND NOT regexp_matches({t}, '{space}') AND {d} <> '' AND "
+                  f"NOT regexp_matches({d}, '{space}') AND isfinite({sc}::DOUBLE), false)")
+            rel = con.read_parquet(f, filename=True).project(
+                f"filename, {t}::VARCHAR AS topic_id, {d}::VARCHAR AS doc_id, {sc}::DOUBLE AS score, '' AS tag, "
+                f"{ok} AS ok")
+            union = rel if union is None else union.union(rel)
+        assert union is not None  # _check_run_files refused an empty list
+        union.create_view("wb_raw")
+    except duckdb.Error:
+        return False
+    return True
+
+
+def _text_fast_path(con: Any, files: Sequence[str], raw: str, group: str, depth: int) -> bool:
+    """Fill ``wb_groups`` from TREC text files with DuckDB's CSV reader; True when the strict reader must take over."""
+    import duckdb
+
     strict = False
     try:  # fast path: single spaces between columns
         con.read_csv(files, delimiter=" ", quotechar="", escapechar="", header=False, filename=True,
@@ -552,14 +620,11 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
                 con.execute(group, {"depth": depth})
         except duckdb.Error:  # not UTF-8, a line too long, ...: the strict reader says where
             strict = True
-    if not strict:
-        seen = {r[0] for r in con.execute("SELECT DISTINCT filename FROM wb_groups").fetchall()}
-        strict = any(f not in seen for f in files) or bool(con.execute(  # empty files, bad lines, two tags
-            "SELECT filename FROM wb_groups GROUP BY filename "
-            "HAVING sum(n_bad) > 0 OR min(tag_min) <> max(tag_max) LIMIT 1").fetchall())
-    if strict:
-        _strict_load(con, files)
-        con.execute(group, {"depth": depth})
+    return strict
+
+
+def _tops_from_groups(con: Any, depth: int) -> None:
+    """Temp table ``wb_tops`` from ``wb_groups`` and ``wb_raw`` (the canonical top ``depth``)."""
     # ``max_by`` picks the top ``depth`` by score alone. Its choice is exact unless (a) scores tie
     # across the cutoff (the canonical rule wants the largest doc_ids among them) or (b) a doc_id
     # repeats in the list (a duplicate line; its best occurrence is then in the list too, and lower
@@ -585,7 +650,6 @@ def load_run_tops(con: Any, paths: Sequence[str | Path], depth: int) -> list[str
                      FROM wb_groups ANTI JOIN wb_fix USING (filename, topic_id))
                UNION ALL SELECT filename, topic_id, doc_id, score, rank FROM wb_exact) g
            JOIN wb_names n USING (filename)""")
-    return stems
 
 
 def read_run_tops(paths: Sequence[str | Path], depth: int) -> dict[str, dict[str, dict[str, float]]]:
