@@ -21,7 +21,6 @@ def qrels_content_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
         >>> qrels_content_hash({"1": {"d": 1}}) == qrels_content_hash({"1": {"d": 1}})
         True
     """
-    h = hashlib.sha256()
-    for topic, doc, grade in sorted((t, d, int(g)) for t, docs in qrels.items() for d, g in docs.items()):
-        h.update(f"{topic}\t{doc}\t{grade}\n".encode())
-    return h.hexdigest()
+    lines = sorted((t, d, int(g)) for t, docs in qrels.items() for d, g in docs.items())
+    text = "".join(f"{topic}\t{doc}\t{grade}\n" for topic, doc, grade in lines)
+    return hashlib.sha256(text.encode()).hexdigest()

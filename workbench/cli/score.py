@@ -116,6 +116,7 @@ def score(
         missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
         topic_set=topic_set, by=by or (), collection=collection, slice_min_topics=min_topics,
         min_id_coverage=min_id_coverage,
+        keep_documents=per_topic and fmt in ("table", "json"),  # only these print document lists
     )
     if report.coverage and report.coverage.notice():
         common.info(f"workbench: {report.coverage.notice()}")

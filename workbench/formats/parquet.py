@@ -36,6 +36,7 @@ Source:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,8 @@ from workbench.types import Document, Topic
 Kind = Literal["id", "text", "grade", "score", "int"]
 
 _STRING_TYPES = ("VARCHAR",)
+_WHITESPACE = re.compile(r"\s").search
+"""A character for which ``str.isspace()`` is true (``\\s`` of a str pattern is the same set)."""
 _INT_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
               "UBIGINT", "UHUGEINT")
 _FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
@@ -209,14 +212,41 @@ def _check_type(path: str | Path, col: Column, name: str, dtype: str) -> None:
     raise InputFormatError(str(path), 0, f"expected column {name!r} to hold {_KIND_TEXT[col.kind]}, found type {dtype}. {fix}")
 
 
+def _fast_values(col: Column, raw: list[Any]) -> list[Any] | None:
+    """``_check_values``'s result when every value passes, found with C-level scans (no Python loop per
+    row); None when some value may fail (the row-by-row check then names it)."""
+    if not raw:
+        return raw
+    types = set(map(type, raw))
+    if col.kind in ("id", "text"):
+        if types != {str}:
+            return None
+        if col.kind == "id" and (min(map(len, raw)) == 0 or _WHITESPACE("\0".join(raw))):
+            return None
+        return raw
+    if col.kind == "int":
+        return raw if types == {int} else None
+    if col.kind == "score":
+        return [float(x) for x in raw] if types <= {int, float} and all(map(math.isfinite, raw)) else None
+    if types == {int} and GRADE_MIN <= min(raw) and max(raw) <= GRADE_MAX:  # grade
+        return raw
+    if types == {float} and all(map(math.isfinite, raw)) and all(map(float.is_integer, raw)) \
+            and GRADE_MIN <= min(raw) and max(raw) <= GRADE_MAX:
+        return [int(x) for x in raw]
+    return None
+
+
 _KIND_TEXT = {"id": "string ids", "text": "strings", "grade": "whole-number grades", "score": "numbers",
               "int": "integers"}
 
 
 def _check_values(path: str | Path, col: Column, name: str, raw: list[Any]) -> list[Any]:
+    fast = _fast_values(col, raw)  # the common case; else row by row, for the message
+    if fast is not None:
+        return fast
     if col.kind == "id":
         for row, v in enumerate(raw, 1):
-            if v is None or not v or any(c.isspace() for c in v):
+            if v is None or not v or _WHITESPACE(v):  # the regex scan is str.isspace() per character, in C
                 found = "NULL" if v is None else shown_id(v)
                 raise row_error(path, row, f"expected a non-empty id without whitespace in column {name!r}, found "
                                            f"{found}. TREC formats cannot carry such ids; fix the value.")
@@ -330,6 +360,11 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """
     t = read_table(path, [QRELS_TOPIC, QRELS_DOC, QRELS_GRADE], what="qrels")
     qrels: dict[str, dict[str, int]] = {}
+    topics, docs = t.values["topic_id"], t.values["doc_id"]
+    if len(set(zip(topics, docs, strict=True))) == t.n_rows:  # no repeated pair: nothing to reconcile
+        for topic, doc, grade in zip(topics, docs, t.values["grade"], strict=True):
+            qrels.setdefault(topic, {})[doc] = grade
+        return qrels
     first: dict[tuple[str, str], int] = {}
     p = str(path)
     for row, (topic, doc, grade) in enumerate(zip(t.values["topic_id"], t.values["doc_id"], t.values["grade"],

@@ -46,6 +46,7 @@ Source:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -258,6 +259,9 @@ class Evaluation:
         curve: R@k for k = 1..depth (rel = ``rel``).
         relevant: every relevant (topic, doc) of ``topics`` with its rank in the run.
         scorer: implementation id (``SCORER_ID`` or the reference's).
+        documents_kept: False for a compact evaluation (``without_documents``):
+            ``relevant`` is empty and ``novel_documents`` holds no lists; every
+            number (values, aggregates, novelty counts, curve) is unchanged.
     """
 
     run_name: str
@@ -277,6 +281,18 @@ class Evaluation:
     curve: RecallCurve
     relevant: tuple[RelevantDoc, ...]
     scorer: str = SCORER_ID
+    documents_kept: bool = True
+
+    def without_documents(self) -> Evaluation:
+        """This evaluation without its document lists (``relevant``, the pool-novel lists).
+
+        What a report of many runs keeps per run when it prints no lists: the
+        per-topic values, aggregates, novelty counts and curve, a few
+        kilobytes per topic set instead of one row per relevant and per
+        unjudged document (which would make memory grow with the number of runs).
+        """
+        return dataclasses.replace(self, relevant=(), novel_documents=self.novel_documents.dropped(),
+                                   documents_kept=False)
 
     def value(self, measure: Measure | str, topic_id: str) -> float:
         """The per-topic value of ``measure`` (a Measure or its name) for ``topic_id``.
@@ -291,7 +307,12 @@ class Evaluation:
         """Relevant (topic, doc) pairs the run did not return within k, in topic then grade order.
 
         Each keeps the rank where the run found it (beyond k) or None.
+
+        Raises:
+            ValueError: a compact evaluation (``without_documents``).
         """
+        if not self.documents_kept:
+            raise ValueError("the relevant documents of this evaluation were not kept (without_documents)")
         return [d for d in self.relevant if d.rank is None or d.rank > k]
 
     @property

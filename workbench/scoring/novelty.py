@@ -93,6 +93,8 @@ class NovelDocuments:
         ranks: int (n,), 1-based rank in the run.
         doc_words: uint64 (n, W), packed doc ids (``columns.pack_ids``).
         max_cutoff: the largest k covered.
+        kept: False when the lists were let go (``dropped``); reading them
+            then raises ``ValueError`` (the counts live in ``NoveltyAtK``).
     """
 
     topic_ids: tuple[str, ...]
@@ -100,6 +102,17 @@ class NovelDocuments:
     ranks: np.ndarray
     doc_words: np.ndarray
     max_cutoff: int
+    kept: bool = True
+
+    def dropped(self) -> NovelDocuments:
+        """The same object without its lists (``kept`` False): memory for a report that never prints them."""
+        return NovelDocuments(self.topic_ids, np.zeros(0, np.int64), np.zeros(0, np.int32),
+                              np.zeros((0, 1), np.uint64), self.max_cutoff, kept=False)
+
+    def _require_kept(self) -> None:
+        if not self.kept:
+            raise ValueError("the pool-novel document lists of this evaluation were not kept (a compact "
+                             "evaluation: Evaluation.without_documents); their counts are in Evaluation.novelty")
 
     def at(self, k: int) -> dict[str, list[str]]:
         """topic_id -> doc ids of the unjudged documents in the top k, in rank order.
@@ -122,6 +135,7 @@ class NovelDocuments:
         return {t: list(zip(ranks[t], d, strict=True)) for t, d in docs.items()}
 
     def _grouped(self, k: int, *, ranks: bool) -> dict[str, list[str]] | dict[str, list[int]]:
+        self._require_kept()
         if k > self.max_cutoff:
             raise ValueError(f"pool-novel documents were kept down to rank {self.max_cutoff}, not {k}")
         sel = np.flatnonzero(self.ranks <= k)
@@ -137,4 +151,5 @@ class NovelDocuments:
 
     def count(self, k: int) -> int:
         """Number of unjudged (topic, document) pairs in the top k."""
+        self._require_kept()
         return int(np.count_nonzero(self.ranks <= k))

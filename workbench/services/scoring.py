@@ -390,6 +390,7 @@ def score_runs(
     qrels: tuple[QrelsRef, QrelsColumns] | None = None,
     min_id_coverage: float = 1.0,
     run_sources: Sequence[RunSource] | None = None,
+    keep_documents: bool = True,
 ) -> ScoreReport:
     """Score runs against qrels, optionally recording the results in the store.
 
@@ -426,6 +427,10 @@ def score_runs(
             progress lines), for runs that are not files or stored names (the
             notebook API ``workbench.evaluate``). Each is called when its run's
             turn comes, so runs are read, scored and let go one at a time.
+        keep_documents: keep each evaluation's document lists (relevant
+            documents with ranks, pool-novel documents). False keeps only the
+            numbers (``Evaluation.without_documents``), so memory does not grow
+            with the number of runs; for reports that print no lists.
 
     Returns:
         The ``ScoreReport``.
@@ -519,6 +524,8 @@ def score_runs(
         loaded[i] = None
         run_ref, rr = pair
         e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics, topics=topics)
+        if not keep_documents:
+            e = e.without_documents()
         del pair, rr
         refs.append(run_ref)
         evaluations.append(e)
