@@ -78,7 +78,11 @@ def render_workflow(report: WorkflowReport) -> str:
                      f"({shown}); pools cover judged topics only (pool build --topics judged)")
         L.append(f"Qrels v1 {q1.name}: {q1.n_entries:,} judgments ({q1.n_relevant:,} relevant), rule {q1.rule}, "
                  f"hash {q1.content_hash[:12]}")
-    if p2 and q2:
+    if p2 and q2 and report.no_delta:
+        L.append(f"Pool v2: none: the new run {report.new_run} brings no pool-novel document to {p2.pool_version} "
+                 "(nothing left to judge)")
+        L.append(f"Qrels v2 {q2.name} (parent {q2.parent_version}): repeats v1's {q2.n_entries:,} judgments")
+    elif p2 and q2:
         made = "created" if p2.pool_version in report.pools_created else "reused"
         L.append(f"Pool v2 {p2.pool_version} ({made}; child of {p2.parent_version}): only the delta, "
                  f"{p2.n_entries:,} documents over {p2.n_topics} topics; {report.delta_judged:,} judged now")

@@ -98,3 +98,23 @@ def test_binary_rubric_and_positives_only_warning_in_the_report(demo):
     assert store.collection_rubric("toy").name == "binary"  # qrels.meta.json of the conversion suggests it
     assert "the qrels hold no non-relevant judgments" not in render_workflow(report).split("Scores on toy-v1")[0]
     assert "toy-reference: the qrels hold no non-relevant judgments" in render_workflow(report)
+
+
+def test_a_collection_pooled_whole_by_v1_still_runs_the_demo(tmp_path):
+    """Five documents, pool depth 10: v1 holds everything, the new run brings nothing to judge."""
+    from workbench.reports_workflow import render_workflow
+    from workbench.services.convert import SmartSpec, convert_smart
+    from workbench.services.demo import WorkflowOptions, run_workflow
+    from workbench.store import LabelStore
+
+    docs = "".join(f".I {i}\n.T\n{TEXTS[i]}\n.W\n{TEXTS[i]} study .\n" for i in range(1, 6))
+    for name, text in (("s.all", docs), ("s.qry", QUERIES), ("s.rel", "1 1\n2 2\n")):
+        (tmp_path / name).write_text(text)
+    convert_smart(SmartSpec(tmp_path / "s.all", tmp_path / "s.qry", tmp_path / "s.rel"), tmp_path / "small")
+    store = LabelStore(tmp_path / "wb.duckdb", client="pytest")
+    report = run_workflow(store, WorkflowOptions(folder=tmp_path / "small", run_depth=10, pool_depth=10,
+                                                 cutoffs=(5, 10), headline_k=5, labels_dir=tmp_path / "labels",
+                                                 encoder=StubEncoder()))
+    assert report.no_delta and report.pool_v2.pool_version == report.pool_v1.pool_version
+    assert store.get_qrels("small-v2") == store.get_qrels("small-v1")
+    assert "Pool v2: none: the new run bm25-stem brings no pool-novel document" in render_workflow(report)

@@ -180,6 +180,8 @@ class WorkflowReport:
         topics_not_pooled: topics of the collection without any reference judgment (not pooled).
         left_unjudged: pooled documents of topics the reference never judged, left unjudged.
         positives_only: qrels version name -> True when it holds no non-relevant judgment.
+        no_delta: the new run brought no pool-novel document (pool v1 held all it ranks within
+            the depth): "pool v2" is pool v1 and qrels v2 repeats v1's entries.
         evaluations: qrels version name -> run -> Evaluation.
         bias: run -> (R@headline on qrels v2, on the full reference over the same topics).
         loo: leave-one-run-out rows, measure ``headline``.
@@ -211,6 +213,7 @@ class WorkflowReport:
     topics_not_pooled: tuple[str, ...] = ()
     left_unjudged: int = 0
     positives_only: dict[str, bool] = field(default_factory=dict)
+    no_delta: bool = False
     novel_on_v1: dict[str, dict[int, int]] = field(default_factory=dict)
     evaluations: dict[str, dict[str, Evaluation]] = field(default_factory=dict)
     bias: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -603,10 +606,15 @@ def _pool_v2(store: LabelStore, v2_name: str, new: str, pool_v1: str, depth: int
         name = ""
     if name:
         say(f"pool {name}: already built, reused")
+        report.no_delta = name == pool_v1
         return store.get_pool(name)
     ext = extend_pool(store, [new], parent=pool_v1, depth=depth, topics=selection, say=say)
     if ext.info is None:
-        raise ValidationError(f"the new run brings no pool-novel document to {pool_v1}; nothing to re-pool")
+        # A small collection can be pooled whole by v1: nothing is left to judge. The workflow goes on
+        # with pool v1 as "pool v2", so qrels v2 repeats v1's entries (and the report says so).
+        say(f"the new run {new} brings no pool-novel document to {pool_v1}: nothing to re-pool; qrels v2 repeats v1")
+        report.no_delta = True
+        return store.get_pool(pool_v1)
     if ext.created:
         report.pools_created.append(ext.info.pool_version)
     return ext.info
