@@ -655,7 +655,8 @@ def recall_curve_chart(evaluations: Sequence[Evaluation], *, title: str = "Recal
     x = alt.X("k:Q", scale=alt.Scale(type="log"), title="cutoff k")
     y = alt.Y("R@k:Q", scale=alt.Scale(domain=[0, 1]), title="R@k (macro)")
     dash = alt.condition(alt.datum.run == ceiling_name, alt.value([4, 4]), alt.value([1, 0]))
-    chart = alt.Chart(alt.Data(values=points)).mark_line().encode(
+    data = alt.Data(values=points)  # type: ignore[no-untyped-call]  # altair's Data has no annotations
+    chart = alt.Chart(data).mark_line().encode(
         x=x, y=y, color=alt.Color("run:N", title="run"), strokeDash=dash)
     return chart.properties(title=title, width=520, height=320)
 

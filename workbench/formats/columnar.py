@@ -140,7 +140,8 @@ def _topic_codes(arr, topic_map: dict[str, int], pc) -> np.ndarray:  # type: ign
     mapping = np.array([topic_map.setdefault(t, len(topic_map)) for t in names], dtype=np.int32)
     if lengths is not None:
         return np.repeat(mapping, lengths)
-    return mapping[_values(enc.indices, np.int32)]
+    codes: np.ndarray = mapping[_values(enc.indices, np.int32)]
+    return codes
 
 
 def _same_tag(arr, tag: bytes) -> bool:  # type: ignore[no-untyped-def]

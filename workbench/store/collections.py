@@ -510,7 +510,7 @@ class CollectionsMixin(StoreCore):
         matches = [v for v in known if v.startswith(version)] if version else []
         if len(matches) != 1:
             raise UnknownNameError(f"version of collection {name!r}", version, known)
-        return matches[0]
+        return str(matches[0])
 
     def latest_collection_version(self, name: str) -> str:
         """The current version (content hash) of a collection.

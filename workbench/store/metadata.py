@@ -150,7 +150,7 @@ def _key_stats(table: Mapping[str, Mapping[str, MetaValue]]) -> dict[str, Metada
             types[value_type(v)] = types.get(value_type(v), 0) + 1
         main = max(types, key=lambda t: (types[t], t))
         same = [v for v in values if value_type(v) == main]
-        lo, hi = min(same), max(same)  # type: ignore[type-var]  # one type: comparable
+        lo, hi = min(same), max(same)  # one type: comparable
         out[k] = MetadataKey(k, len(values), dict(sorted(types.items())),
                              len({(value_type(v), canonical(v)) for v in values}), canonical(lo), canonical(hi))
     return out
@@ -244,7 +244,7 @@ class MetadataMixin(StoreCore):
             from workbench.errors import UnknownNameError
 
             raise UnknownNameError(f"version of collection {collection!r}", version, known)
-        return matches[0]
+        return str(matches[0])
 
     def document_metadata(self, collection: str, version: str | None = None) -> MetadataTable:
         """The document metadata of a collection version.
