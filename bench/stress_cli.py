@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,14 +76,32 @@ def _setup(folder: Path, env: dict[str, str]) -> tuple[Path, Path, Path]:
     return db, run_file, qrels_file
 
 
+def _stress_program() -> str | None:
+    """The ``stress`` load generator (Debian's binary), not a same-named Python script.
+
+    A virtualenv's ``bin/`` can hold a console script called ``stress`` from an
+    unrelated PyPI package; it exits at once on ``--cpu``, leaving no load.
+    """
+    for folder in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin", "/bin"]:
+        candidate = Path(folder) / "stress"
+        try:
+            with open(candidate, "rb") as f:
+                if f.read(4) == b"\x7fELF" and os.access(candidate, os.X_OK):
+                    return str(candidate)
+        except OSError:
+            continue
+    return None
+
+
 def _start_load(kind: str, cpus: int, timeout_s: int) -> subprocess.Popen[bytes] | None:
     """Busy workers in their own session (ended by ``_stop_load``; they also stop after ``timeout_s``)."""
     if kind == "none":
         return None
-    if kind == "stress" or (kind == "auto" and shutil.which("stress")):
-        if not shutil.which("stress"):
-            sys.exit("--load stress: the stress program is not installed")
-        return subprocess.Popen(["stress", "--cpu", str(cpus), "--timeout", f"{timeout_s}s"],
+    stress = _stress_program()
+    if kind == "stress" or (kind == "auto" and stress):
+        if not stress:
+            sys.exit("--load stress: the stress program (Debian package stress) is not installed")
+        return subprocess.Popen([stress, "--cpu", str(cpus), "--timeout", f"{timeout_s}s"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     code = ("import multiprocessing as m, time\n"
             "def spin(end):\n    while time.time() < end: pass\n"
@@ -181,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# CLI stress: short invocations under load",
         "",
-        f"Run {datetime.now(UTC).isoformat(timespec='seconds')} on {os.cpu_count()} cores; load: {args.load} "
+        f"Run {datetime.now(UTC).isoformat(timespec='seconds')} on {os.cpu_count()} cores; load: "
+        f"{_stress_program() if args.load in ('auto', 'stress') and _stress_program() else args.load} "
         f"({args.cpus} busy workers); load average {load1:.1f} at the start, {load2:.1f} at the end; "
         f"{elapsed:.0f} s in all"
         + (f"; the load was killed from outside and restarted {restarts} time(s)." if restarts else "."),
