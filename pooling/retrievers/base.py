@@ -52,7 +52,14 @@ class EmptyQuery(Exception):
     """
 
 
-def top_k(scores: np.ndarray, doc_ids: Sequence[str], k: int, *, min_score: float | None = None) -> dict[str, float]:
+def top_k(
+    scores: np.ndarray,
+    doc_ids: Sequence[str],
+    k: int,
+    *,
+    min_score: float | None = None,
+    candidates: np.ndarray | None = None,
+) -> dict[str, float]:
     """The k best documents of a score vector, ties broken by the canonical rule.
 
     Uses ``argpartition`` to find the k-th best score, keeps every document
@@ -63,14 +70,20 @@ def top_k(scores: np.ndarray, doc_ids: Sequence[str], k: int, *, min_score: floa
         scores: one score per document, aligned with ``doc_ids``.
         doc_ids: the documents' ids.
         k: number of documents wanted, >= 1.
-        min_score: when given, documents scoring ``<= min_score`` are dropped
-            (BM25 uses 0: a document matching no query term is not retrieved).
+        min_score: when given, documents scoring ``<= min_score`` are dropped.
+        candidates: when given, only these document positions (int array) can be
+            retrieved, whatever their score (BM25: the documents sharing an
+            analysed term with the query, also when an idf rule scores them 0).
 
     Returns:
         doc_id -> score (Python float) for at most k documents.
     """
     values = np.asarray(scores)
-    if min_score is not None:
+    if candidates is not None:
+        candidates = np.asarray(candidates, dtype=np.int64)
+        if min_score is not None:
+            candidates = candidates[values[candidates] > min_score]
+    elif min_score is not None:
         candidates = np.flatnonzero(values > min_score)
     else:
         candidates = np.arange(values.shape[0])

@@ -10,26 +10,42 @@ document d, |d| its length in tokens, avgdl the mean length,
 K = k1 * (1 - b + b * |d| / avgdl). A query term repeated in the query counts
 once per occurrence (both backends add its contribution again).
 
-Variants (``BM25_VARIANTS``):
+Which documents are retrieved: every document that shares at least one
+analysed term (after tokenization, stop words and stemming) with the query is
+a candidate, whatever score an idf rule gives it; the top k of the candidates
+are returned by score desc, doc_id desc. A document whose terms all have idf 0
+(``okapi``: terms in at least half of the documents) scores 0 and ranks below
+the others, but it is retrieved. A topic is ``empty`` only when no document
+shares a term with its query (or the query has no terms).
+
+Variants (``BM25_VARIANTS``), each with its idf rule:
 
 ``okapi`` (default; both backends, identical formula)
     score = sum_t idf(t) * tf * (k1 + 1) / (tf + K),
-    idf(t) = max(0, log((N - n + 0.5) / (n + 0.5))).
-    rank_bm25: ``BM25Okapi(k1, b, epsilon=0.0)``: a term in more than half the
-    documents has a negative Robertson idf, which rank_bm25 replaces by
-    ``epsilon * mean_idf``, i.e. 0.
+    idf(t) = max(0, log((N - n + 0.5) / (n + 0.5))): the Robertson/Sparck Jones
+    idf, floored at 0 so that a term in more than half of the documents adds
+    nothing (it would otherwise lower the score of documents containing it).
+    rank_bm25: ``BM25Okapi(k1, b, epsilon=0.0)``: ``_calc_idf`` replaces a
+    negative idf by ``epsilon * mean_idf``, i.e. 0.
     bm25s: ``BM25(method="atire", idf_method="robertson")``: the ATIRE tf
-    component is exactly tf * (k1 + 1) / (tf + K), and bm25s' Robertson idf
-    clamps the ratio at 1, i.e. log(1) = 0.
+    component is exactly tf * (k1 + 1) / (tf + K), and ``_score_idf_robertson``
+    clamps the ratio (N - n + 0.5) / (n + 0.5) at 1, i.e. log(1) = 0.
+    Source: Robertson et al., "Okapi at TREC-3" (1994) for the idf;
+    Kamphuis et al., ECIR 2020 for the floored variant.
 
-``okapi-epsilon`` (rank_bm25 only): rank_bm25's *default*, ``epsilon=0.25``: a
-    negative idf is replaced by 0.25 * (mean idf over the vocabulary), a positive
-    value, so very common terms still add to the score. bm25s has no equivalent.
+``okapi-epsilon`` (rank_bm25 only): rank_bm25's *default*, ``epsilon=0.25``:
+    idf(t) = log((N - n + 0.5) / (n + 0.5)), and a *negative* idf is replaced by
+    0.25 * (mean idf over the vocabulary), usually a small positive value, so
+    very common terms still add to the score (a term with n = N/2 keeps idf 0).
+    Source: rank_bm25 ``BM25Okapi._calc_idf`` (dorianbrown/rank_bm25); not in
+    the literature. bm25s has no equivalent.
 
 ``lucene`` (bm25s only): bm25s' *default*, as in Lucene >= 8:
-    idf(t) = log(1 + (N - n + 0.5) / (n + 0.5)) (never negative, never 0),
+    idf(t) = log(1 + (N - n + 0.5) / (n + 0.5)) (always > 0),
     tf component tf / (tf + K) (without the (k1 + 1) factor; that factor scales
     every score by the same constant and changes no ranking).
+    Source: Lucene ``BM25Similarity.idf``; bm25s ``_score_idf_lucene``;
+    Kamphuis et al., ECIR 2020.
 
 Where the defaults differ, and why rankings then differ: rank_bm25 defaults to
 k1 = 1.5, b = 0.75, epsilon = 0.25; bm25s to k1 = 1.5, b = 0.75, method "lucene"
@@ -154,6 +170,10 @@ class Bm25Retriever(Retriever):
         self._doc_ids: list[str] = []
         self._engine: Any = None
         self._vocab: dict[str, int] = {}
+        # Which documents contain each term (positions, CSR by term id): a document
+        # sharing a term with the query is a candidate whatever its score.
+        self._post_ptr: np.ndarray = np.zeros(1, np.int64)
+        self._post_docs: np.ndarray = np.zeros(0, np.int64)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -173,33 +193,44 @@ class Bm25Retriever(Retriever):
         if not self._doc_ids:
             self._engine = None
             return self
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
+        if not vocab:
+            raise ValidationError("every document is empty after tokenization; nothing to index")
+        self._vocab = vocab
+        self._index_postings(ids, len(vocab))
         if self.backend == "rank_bm25":
             from rank_bm25 import BM25Okapi  # lazy: adapter-only dependency
 
-            if sum(len(t) for t in tokens) == 0:
-                raise ValidationError("every document is empty after tokenization; nothing to index")
             self._engine = BM25Okapi(tokens, k1=self.k1, b=self.b,
                                      epsilon=self.variant.rank_bm25_epsilon)
         else:
             import bm25s  # lazy: adapter-only dependency
 
-            vocab: dict[str, int] = {}
-            ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
-            if not vocab:
-                raise ValidationError("every document is empty after tokenization; nothing to index")
             method, idf_method = self.variant.bm25s_method  # type: ignore[misc]
             engine = bm25s.BM25(k1=self.k1, b=self.b, method=method, idf_method=idf_method,
                                 dtype="float64")
             engine.index((ids, vocab), create_empty_token=False, show_progress=False)
-            self._engine, self._vocab = engine, vocab
+            self._engine = engine
         return self
 
-    def _scores(self, query_tokens: list[str]) -> np.ndarray:
+    def _index_postings(self, ids: list[list[int]], n_terms: int) -> None:
+        """Term id -> sorted positions of the documents containing it (CSR arrays)."""
+        lengths = np.fromiter((len(d) for d in ids), dtype=np.int64, count=len(ids))
+        terms = np.fromiter((t for d in ids for t in d), dtype=np.int64, count=int(lengths.sum()))
+        docs = np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
+        pairs = np.unique(terms * len(ids) + docs)  # sorted by term, then document; each pair once
+        self._post_docs = pairs % len(ids)
+        self._post_ptr = np.searchsorted(pairs // len(ids), np.arange(n_terms + 1), side="left")
+
+    def _candidates(self, term_ids: list[int]) -> np.ndarray:
+        """Positions of the documents containing at least one of the terms."""
+        parts = [self._post_docs[self._post_ptr[t]:self._post_ptr[t + 1]] for t in set(term_ids)]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+    def _scores(self, query_tokens: list[str], ids: list[int]) -> np.ndarray:
         if self.backend == "rank_bm25":
             return np.asarray(self._engine.get_scores(query_tokens), dtype=np.float64)
-        ids = [self._vocab[t] for t in query_tokens if t in self._vocab]
-        if not ids:
-            return np.zeros(len(self._doc_ids))
         return np.asarray(self._engine.get_scores_from_ids(ids), dtype=np.float64)
 
     def _search(self, queries: Sequence[str], k: int) -> list[dict[str, float] | EmptyQuery]:
@@ -209,5 +240,12 @@ class Bm25Retriever(Retriever):
             if not tokens:
                 out.append(EmptyQuery("the query has no terms after tokenization (only stop words?)"))
                 continue
-            out.append(top_k(self._scores(tokens), self._doc_ids, k, min_score=0.0))
+            ids = [self._vocab[t] for t in tokens if t in self._vocab]
+            candidates = self._candidates(ids)
+            if candidates.size == 0:
+                out.append(EmptyQuery("no document matched the query: none contains one of its terms (after tokenization)"))
+                continue
+            # Every document sharing a term is retrievable, also one an idf rule scores 0 or less
+            # (okapi floors a negative idf at 0): it ranks below the others, ties by doc_id.
+            out.append(top_k(self._scores(tokens, ids), self._doc_ids, k, candidates=candidates))
         return out

@@ -36,8 +36,39 @@ def test_okapi_scores_are_the_formula(backend):
     assert lengths == {"a": 3, "b": 3, "c": 3, "d": 1}
     avgdl = (3 + 3 + 3 + 1) / 4
     run = Bm25Retriever(backend=backend).index(DOCS).retrieve({"q": "wedge flow"}, k=10).run["q"]
-    # "flow": n=3 of N=4 -> log(1.5/3.5) < 0 -> idf 0; only "wedge" (n=1) scores.
-    assert run == pytest.approx({"a": okapi(1, 3, avgdl, 1, 4)})
+    # "flow": n=3 of N=4 -> log(1.5/3.5) < 0 -> idf 0; only "wedge" (n=1) scores, but b and c
+    # share "flow" with the query: retrieved with score 0, below a, ties by doc_id desc.
+    assert run == pytest.approx({"a": okapi(1, 3, avgdl, 1, 4), "c": 0.0, "b": 0.0})
+    assert [r.doc_id for r in ranked(run)] == ["a", "c", "b"]
+
+
+@pytest.mark.parametrize("backend", ["bm25s", "rank_bm25"])
+def test_okapi_never_drops_a_document_that_shares_a_term_because_of_the_idf_floor(backend):
+    # Regression (issue 9): every query term is in half of the documents, so its floored idf is 0
+    # and every score is 0; the topic was marked empty ("no document matched the query") although
+    # "l1" holds all three terms.
+    docs = {"l1": "laminar boundary layer", "l2": "laminar boundary layer flow", "h1": "heat transfer",
+            "h2": "supersonic wedge"}
+    result = Bm25Retriever(backend=backend).index(docs).retrieve(
+        {"q": "laminar boundary layer", "none": "hypersonic"}, k=10)
+    assert result.statuses == {"q": "ok", "none": "empty"}
+    assert result.run["q"] == {"l2": 0.0, "l1": 0.0}  # score 0 each: doc_id desc
+    assert "none contains one of its terms" in result.messages["none"]
+
+
+@pytest.mark.parametrize("backend", ["bm25s", "rank_bm25"])
+def test_okapi_retrieves_exactly_the_cranfield_documents_sharing_a_query_term(backend):
+    # Depth 1,400 (the whole collection): every topic's run is exactly the documents that share an
+    # analysed term with its query. (Topic 192, "papers dealing with uniformly loaded sectors", has
+    # 71 such documents: its 71 results at depth 100 are all there is, not an idf-floor loss.)
+    docs, queries = _cranfield()
+    tok = Tokenizer()
+    terms = {d: set(tok(text)) for d, text in docs.items()}
+    result = Bm25Retriever(backend=backend).index(docs).retrieve(queries, k=len(docs))
+    for topic_id, query in queries.items():
+        sharing = {d for d, ts in terms.items() if ts & set(tok(query))}
+        assert set(result.run[topic_id]) == sharing, topic_id
+    assert len(result.run["192"]) == 71
 
 
 def test_okapi_epsilon_floors_negative_idf_at_a_quarter_of_the_mean_idf():
