@@ -43,7 +43,8 @@ bench: setup
 
 PURE := workbench/scoring workbench/judging pooling/fusion.py pooling/pool.py pooling/reusability.py \
 	pooling/tokenize.py workbench/ranking.py workbench/types.py workbench/errors.py workbench/rubric.py \
-	workbench/config.py workbench/hashing.py workbench/metadata.py workbench/lineage.py
+	workbench/config.py workbench/hashing.py workbench/metadata.py workbench/lineage.py \
+	workbench/text.py workbench/jsonout.py
 
 lint: setup  ## ruff; mypy on both packages, strict on the pure layer
 	$(VENV)/bin/ruff check .

@@ -86,3 +86,12 @@ class PermissionDeniedError(WorkbenchError):
 
 class ValidationError(WorkbenchError):
     """A value is outside what the operation accepts (e.g. a grade not in the rubric)."""
+
+
+class UsageError(ValidationError):
+    """The command line is wrong: an option's value is not one of its choices
+    (``--format xml``) or not of its type (``--k x``).
+
+    Like an unknown option, a usage error exits with code 2; every other
+    ``WorkbenchError`` exits with 1.
+    """

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.errors import ValidationError
+from workbench import jsonout
+from workbench.errors import UsageError, ValidationError
 from workbench.formats.io import atomic_write
 from workbench.scoring.compare import Comparison
 from workbench.scoring.evaluate import Evaluation, RelevantDoc, value_rows
@@ -59,18 +59,19 @@ def check_format(fmt: str, formats: Sequence[str] = TEXT_FORMATS) -> Format:
         ValidationError: it is not.
     """
     if fmt not in formats:
-        raise ValidationError(f"expected --format one of {', '.join(formats)}, found {fmt!r}.")
+        raise UsageError(f"expected --format one of {', '.join(formats)}, found {fmt!r}.")
     return fmt  # type: ignore[return-value]
 
 
 def number(x: float | None, digits: int = DIGITS) -> str:
-    """A value for people: ``digits`` decimals, ``-`` for None or nan.
+    """A value for people: ``digits`` decimals, ``-`` for None, nan or infinity (not a number; the
+    report's warnings say why).
 
     Example:
-        >>> number(1 / 3), number(None), number(float("nan"))
-        ('0.3333', '-', '-')
+        >>> number(1 / 3), number(None), number(float("nan")), number(float("inf"))
+        ('0.3333', '-', '-', '-')
     """
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "-"
     return f"{x:.{digits}f}"
 
@@ -126,8 +127,8 @@ def number_near(x: float, threshold: float, digits: int = DIGITS) -> tuple[str, 
 
 
 def _json_number(x: float | None) -> float | None:
-    """JSON has no nan: None instead."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    """JSON has no nan or infinity: None instead."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return None
     return x
 
@@ -335,12 +336,12 @@ def render_scores(
             from workbench.reports_slices import score_slices_json
 
             doc["slices"] = score_slices_json(sl, keys)
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return jsonout.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     rows = _long_rows(header, evaluations, per_topic)
     if sl:
         rows += _slice_long_rows(header, sl)
     if f == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        return "".join(jsonout.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     return _delimited(rows, "," if f == "csv" else "\t")
 
 
@@ -536,11 +537,11 @@ def render_comparison(
             "per_topic": [{"topic_id": d.topic_id, "a": d.a, "b": d.b, "delta": d.delta,
                            "lost": [list(x) for x in d.lost], "gained": [list(x) for x in d.gained]} for d in c.deltas],
         }
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return jsonout.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     rows: list[dict[str, Any]] = [{"topic_id": d.topic_id, "a": d.a, "b": d.b, "delta": d.delta,
                                    "lost": _docs(d.lost, 0), "gained": _docs(d.gained, 1)} for d in c.deltas]
     if f == "jsonl":
-        return "".join(json.dumps({"measure": str(c.measure), "run_a": c.run_a, "run_b": c.run_b, **r},
+        return "".join(jsonout.dumps({"measure": str(c.measure), "run_a": c.run_a, "run_b": c.run_b, **r},
                                   ensure_ascii=False) + "\n" for r in rows)
     if f in ("csv", "tsv"):
         return _delimited([{"measure": str(c.measure), "run_a": c.run_a, "run_b": c.run_b, **r} for r in rows],
@@ -612,10 +613,10 @@ def render_misses(header: Mapping[str, Any], run_name: str, misses: Sequence[Rel
     rows = [{"run": run_name, "topic_id": d.topic_id, "doc_id": d.doc_id, "grade": d.grade, "rank": d.rank, "k": k}
             for d in misses]
     if f == "json":
-        return json.dumps({"header": dict(header), "k": k, "run": run_name, "misses": rows}, indent=2,
+        return jsonout.dumps({"header": dict(header), "k": k, "run": run_name, "misses": rows}, indent=2,
                           ensure_ascii=False) + "\n"
     if f == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        return "".join(jsonout.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     if f in ("csv", "tsv"):
         return _delimited(rows, "," if f == "csv" else "\t", ["run", "topic_id", "doc_id", "grade", "rank", "k"])
     lines = _header_lines(header, [])

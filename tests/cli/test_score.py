@@ -141,14 +141,14 @@ def test_bad_input_is_one_error_line(capsys, files, write):
     code, _, err = cli(capsys, "score", a, "--qrels", q, "-m", "recall@10")
     assert code == 1 and "unknown measure 'recall'; known: Judged, P, R, RR, Success, nDCG" in err
     code, _, err = cli(capsys, "score", a, "--qrels", q, "--format", "xml")
-    assert code == 1 and "--format" in err
+    assert code == 2 and "--format" in err  # a usage error (issue 9: one exit-code convention)
     bad = write("bad.run", "1 Q0 a 1 1.0 s\n1 Q0 b 2\n")
     code, _, err = cli(capsys, "score", bad, "--qrels", q)
     assert code == 1 and f"{bad}:2: expected 6 columns" in err and "Traceback" not in err
     code, _, err = cli(capsys, "score", "no-such-run", "--qrels", q)
     assert code == 1 and "unknown run file or stored run 'no-such-run'" in err
     code, _, err = cli(capsys, "score", a, "--qrels", q, "--k", "x")
-    assert code == 1 and "--k: expected comma-separated integers" in err
+    assert code == 2 and "--k: expected comma-separated integers" in err
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".html", b"<!DOCTYPE html>"), (".svg", b"<svg")])

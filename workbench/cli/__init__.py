@@ -38,7 +38,18 @@ import typer
 from workbench import __version__
 from workbench.cli import common
 from workbench.cli.lazy import LazyGroup, registry
-from workbench.errors import WorkbenchError
+from workbench.errors import UsageError, WorkbenchError
+from workbench.text import printable
+
+EXIT_OK = 0
+"""The command did what was asked."""
+EXIT_ERROR = 1
+"""Bad input or data (a malformed file, an unknown name, a value the rules refuse), or a workbench
+error (the store is locked or damaged, a file cannot be written). Nothing was changed."""
+EXIT_USAGE = 2
+"""The command line is wrong: unknown command or option, missing argument, an option value of the
+wrong type or not among its choices. Nothing was done. (``workbench gate`` alone uses its own codes:
+0 pass, 1 fail, 2 invalid, 3 usage.)"""
 
 # name: (module(s) under workbench.cli defining it, the first sentence of its help).
 # `workbench --help` lists them in this order: the workflow order.
@@ -160,8 +171,8 @@ def _main(args: list[str]) -> int:
     except WorkbenchError as e:
         if common.STATE.debug:
             raise
-        typer.echo(f"workbench: error: {e}", err=True)
-        return 1
+        typer.echo(printable(f"workbench: error: {e}"), err=True)
+        return EXIT_USAGE if isinstance(e, UsageError) else EXIT_ERROR
     except BrokenPipeError:
         # stdout closed early (e.g. `| head`): not an error for a data-producing command.
         with contextlib.suppress(OSError):
@@ -174,8 +185,8 @@ def _main(args: list[str]) -> int:
         if common.STATE.debug:
             raise
         where = f" {e.filename}" if getattr(e, "filename", None) else ""
-        typer.echo(f"workbench: error: cannot read or write{where}: {e.strerror or e} (--debug shows where)",
-                   err=True)
+        typer.echo(printable(f"workbench: error: cannot read or write{where}: {e.strerror or e} "
+                             "(--debug shows where)"), err=True)
         return 1
     return 0
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from workbench.config import WorkbenchConfig, resolve
+from workbench.text import printable
 
 if TYPE_CHECKING:
     from workbench.store import LabelStore
@@ -58,12 +59,24 @@ def configure(db: Path | None, lock_timeout: float | None, debug: bool, quiet: b
 
 
 def info(message: str) -> None:
-    """A message for the user, on stderr (suppressed by --quiet)."""
+    """A message for the user, on stderr (suppressed by --quiet); control characters shown escaped."""
     if not STATE.quiet:
-        typer.echo(message, err=True)
+        typer.echo(printable(message), err=True)
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):
+        return False
 
 
 def out(text: str) -> None:
-    """Data on stdout."""
+    """Data on stdout. On a terminal, control characters in it (user strings: names,
+    descriptions, ids) are shown escaped (``\\x1b``) instead of being interpreted;
+    a pipe or file gets the data unchanged."""
+    if _is_terminal(sys.stdout):
+        text = printable(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()

@@ -28,12 +28,17 @@ def demo(
     reference judgments as one assessor, publish qrels v1, score; a new run arrives: pool v2 (delta only),
     judge, publish v2, rescore; pool bias against the full judgments; leave-one-run-out. Prints the report.
     Re-running it reuses everything already stored."""
+    from workbench.formats.io import check_writable_folder
     from workbench.reports_workflow import render_workflow
     from workbench.services.demo import WorkflowOptions, run_workflow
 
     folder = SAMPLES.get(corpus, Path(corpus))
     if not folder.is_dir():
-        raise ValidationError(f"{corpus}: expected 'cranfield' or a collection folder, found no such folder")
+        raise ValidationError(f"{corpus}: expected 'cranfield' or a collection folder, found "
+                              f"{'a file' if folder.exists() else 'no such folder'}")
+    # Output folders first: a bad one must fail the demo before its first write, not after step 4.
+    check_writable_folder(plots, what="--plots")
+    check_writable_folder(common.STATE.config.labels_dir, what="the qrels export folder")
     store = common.STATE.store(client="workbench demo")
     options = WorkflowOptions(folder=folder, run_depth=run_depth, pool_depth=pool_depth,
                               labels_dir=common.STATE.config.labels_dir, plot_dir=plots, threads=threads)

@@ -9,11 +9,11 @@ held-out set is visible.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
+from workbench import jsonout
 from workbench.cli import app, common
 
 evaluations_app = typer.Typer(help="Recorded evaluations (scoring actions) with their lineage.", no_args_is_help=True)
@@ -91,7 +91,7 @@ def show(
         common.out(f"recorded    {e.created_at.isoformat(timespec='seconds')}")
         for key in sorted(e.params):
             value = e.params[key]
-            shown = json.dumps(value) if not isinstance(value, str) else value
+            shown = jsonout.dumps(value) if not isinstance(value, str) else value
             common.out(f"{key:<11} {shown if len(shown) <= 200 else shown[:200] + ' ...'}")
         common.out("")
     rows = [{"measure": r.measure, "aggregate": r.aggregate, "value": repr(r.value), "numerator": repr(r.numerator),

@@ -15,6 +15,7 @@ import typer
 from typer.core import TyperCommand
 
 from workbench.cli import app, common
+from workbench.text import printable
 
 EXIT_USAGE = 3
 
@@ -108,5 +109,5 @@ def _fail(message: str, code: int) -> None:
 
     if code == EXIT_USAGE and common.STATE.debug:
         raise ValidationError(message)
-    typer.echo(f"workbench: error: {message}", err=True)
+    typer.echo(printable(f"workbench: error: {message}"), err=True)
     raise typer.Exit(code)

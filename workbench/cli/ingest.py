@@ -5,12 +5,12 @@ Also registers the ``workbench qrels`` group (``workbench.cli.qrels``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from workbench import jsonout
 from workbench.cli import app, common
 
 convert_app = typer.Typer(help="Convert raw collections into the workbench's layout.", no_args_is_help=True)
@@ -73,7 +73,7 @@ def collections(
                      "n_documents": v.n_documents, "source": v.source, "created_at": v.created_at.isoformat()}
                     for v in store.collection_versions(c.collection)
                 ]
-            common.out(json.dumps(row))
+            common.out(jsonout.dumps(row))
         return
     sep = "\t" if fmt == "tsv" else "  "
     header = ["collection", "latest_version", "versions", "documents", "topics"]

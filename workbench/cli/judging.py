@@ -9,7 +9,6 @@ between processes and says on stderr what it is waiting for.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,8 +16,9 @@ from typing import Annotated
 
 import typer
 
+from workbench import jsonout
 from workbench.cli import app, common
-from workbench.errors import ValidationError, WorkbenchError
+from workbench.errors import UsageError, ValidationError, WorkbenchError
 
 users_app = typer.Typer(help="Users: assessors and leads, each with an access token.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
@@ -51,7 +51,7 @@ def users_add(
 ) -> None:
     """Add a user; prints the access token on stdout (only its hash is stored)."""
     if role not in ("assessor", "lead"):
-        raise ValidationError(f"expected --role assessor or lead, found {role!r}")
+        raise UsageError(f"expected --role assessor or lead, found {role!r}")
     store = common.STATE.store(client="workbench users add")
     if lead is not None:
         store.authenticate(lead, lead_token or "")
@@ -118,7 +118,7 @@ def agreement(
     from workbench.services import judging as svc
 
     if weights not in ("linear", "quadratic"):
-        raise ValidationError(f"expected --weights linear or quadratic, found {weights!r}")
+        raise UsageError(f"expected --weights linear or quadratic, found {weights!r}")
     store = common.STATE.store(client="workbench agreement")
     rep = svc.agreement(store, pool, weights=weights)  # type: ignore[arg-type]
     common.out("figure\tscope\tvalue\tn_items\tnote")
@@ -167,7 +167,7 @@ def publish(
         "file": str(res.path) if res.path else None,
     }
     if fmt in ("json", "jsonl"):
-        common.out(json.dumps(row))
+        common.out(jsonout.dumps(row))
     elif fmt == "tsv":
         common.out("\t".join(row))
         common.out("\t".join("" if v is None else str(v) for v in row.values()))

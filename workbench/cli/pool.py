@@ -90,7 +90,8 @@ def build(
 def extend(
     runs: Annotated[list[str], typer.Argument(help="New stored runs to add to the pool.")],
     from_: Annotated[str | None, typer.Option(
-        "--from", help="Pool version to extend. Default: the collection's latest pool.")] = None,
+        "--from", help="Pool version to extend. Default: the newest version of the collection's pool lineage; "
+                       "required when the collection has several (they are listed).")] = None,
     depth: Annotated[int | None, typer.Option(help="Depth k for the new runs. Default: the parent's depth.")] = None,
     name: Annotated[str | None, typer.Option(help="Name of the child version. Default: <collection>-pool-v<N>.")] = None,
     budget: BudgetOpt = None,
@@ -137,7 +138,7 @@ def stats(
     fmt: FmtOpt = "table",
 ) -> None:
     """Pool statistics of one version: per-run contributions, sizes per topic, run overlap."""
-    from workbench.errors import ValidationError
+    from workbench.errors import UsageError
     from workbench.services.pooling import pool_stats
 
     store = common.STATE.store(client="workbench pool stats")
@@ -153,7 +154,7 @@ def stats(
     elif table == "overlap":
         render([{"run": a, **s.overlap[a]} for a in s.runs], ["run", *s.runs], fmt)
     else:
-        raise ValidationError(f"expected --table runs, topics or overlap, found {table!r}")
+        raise UsageError(f"expected --table runs, topics or overlap, found {table!r}")
 
 
 @pool_app.command("list")

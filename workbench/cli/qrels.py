@@ -7,12 +7,12 @@ and are listed with ``qrels`` in ``workbench.cli.COMMANDS``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 
+from workbench import jsonout
 from workbench.cli import app, common
 
 qrels_app = typer.Typer(
@@ -27,7 +27,7 @@ Fmt = Literal["table", "tsv", "jsonl"]
 def _rows(rows: list[dict[str, object]], columns: list[str], fmt: str) -> None:
     if fmt == "jsonl":
         for r in rows:
-            common.out(json.dumps(r, default=str))
+            common.out(jsonout.dumps(r, default=str))
         return
     if fmt == "tsv":
         common.out("\t".join(columns))
@@ -56,11 +56,11 @@ def import_(
     ] = False,
 ) -> None:
     """Import a qrels file as a named, immutable qrels version; prints its coverage of the collection."""
-    from workbench.errors import ValidationError
+    from workbench.errors import UsageError
     from workbench.services.ingest import import_qrels_file
 
     if fmt is not None and fmt not in ("trec", "beir", "cranqrel", "parquet"):
-        raise ValidationError(f"expected --format trec, beir, cranqrel or parquet, found {fmt!r}")
+        raise UsageError(f"expected --format trec, beir, cranqrel or parquet, found {fmt!r}")
     store = common.STATE.store(client="workbench qrels import")
     result = import_qrels_file(
         store, file, name=name, collection=collection, rule=rule, fmt=fmt,  # type: ignore[arg-type]
@@ -106,7 +106,7 @@ def show(
     grades = store.qrels_grade_counts(name)
     coverage = store.qrels_doc_coverage(info.collection, store.get_qrels(name))
     if fmt == "jsonl":
-        common.out(json.dumps(info.as_dict() | {"grades": grades, "coverage_share": coverage.share}))
+        common.out(jsonout.dumps(info.as_dict() | {"grades": grades, "coverage_share": coverage.share}))
         return
     for key, value in info.as_dict().items():
         common.out(f"{key:<18} {'' if value is None else value}")

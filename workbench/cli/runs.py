@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,6 +17,7 @@ import typer
 
 from pooling.fusion import FUSION_METHODS
 from pooling.tokenize import STEMMERS, STOPWORD_LISTS
+from workbench import jsonout
 from workbench.cli import app, common
 
 run_app = typer.Typer(
@@ -31,13 +31,13 @@ FORMATS = ("table", "tsv", "csv", "jsonl")
 
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> None:
     """Write rows to stdout as an aligned table, TSV, CSV or JSON lines (values as given)."""
-    from workbench.errors import ValidationError
+    from workbench.errors import UsageError
 
     if fmt not in FORMATS:
-        raise ValidationError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
+        raise UsageError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
     if fmt == "jsonl":
         for r in rows:
-            common.out(json.dumps({c: r[c] for c in columns}, default=str))
+            common.out(jsonout.dumps({c: r[c] for c in columns}, default=str))
     elif fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -214,8 +214,13 @@ def import_(
         raise ValidationError("--collection is required: the collection the run was produced over")
     from workbench.services.pooling import import_run
 
-    _report(import_run(store, file, name, collection=collection, description=description,
-                       trust_file_order=trust_file_order, status_file=status))
+    outcome = import_run(store, file, name, collection=collection, description=description,
+                         trust_file_order=trust_file_order, status_file=status)
+    dropped = outcome.info.params.get("duplicates_dropped", 0)
+    if isinstance(dropped, int) and dropped and not outcome.unchanged:
+        common.info(f"workbench: {dropped:,} duplicate line(s) in {file} dropped (a document repeated within a "
+                    "topic): the highest-scored line of each was kept")
+    _report(outcome)
 
 
 @run_app.command("list")
@@ -228,7 +233,7 @@ def list_(
     rows = [{"name": s.info.name, "kind": s.info.kind, "collection": s.info.collection,
              "version": s.info.collection_version[:12], "depth": s.info.depth, "ok": s.n_ok,
              "empty": s.n_empty, "error": s.n_error, "entries": s.n_entries,
-             "params": json.dumps(s.info.params, sort_keys=True), "description": s.info.description}
+             "params": jsonout.dumps(s.info.params, sort_keys=True), "description": s.info.description}
             for s in store.run_summaries(collection)]
     render(rows, ["name", "kind", "collection", "version", "depth", "ok", "empty", "error", "entries",
                   "params", "description"], fmt)
@@ -243,7 +248,7 @@ def show(
     store = common.STATE.store(client="workbench run show")
     i = store.get_run_info(name)
     common.info(f"run {i.name}: kind {i.kind}, depth {i.depth}, collection {i.collection} "
-                f"version {i.collection_version[:12]}, params {json.dumps(i.params, sort_keys=True)}")
+                f"version {i.collection_version[:12]}, params {jsonout.dumps(i.params, sort_keys=True)}")
     _show_lineage(store, name)
     rows = [{"topic": r.topic_id, "status": r.status, "results": r.n_results, "message": r.message}
             for r in store.get_run_topic_statuses(name)]

@@ -55,12 +55,12 @@ def _opener(client: str) -> StoreOpener | None:
 def _cutoffs(text: str | None) -> list[int] | None:
     if text is None:
         return None
-    from workbench.errors import ValidationError
+    from workbench.errors import UsageError, ValidationError
 
     try:
         ks = [int(x) for x in text.replace(" ", "").split(",") if x]
     except ValueError:
-        raise ValidationError(f"--k: expected comma-separated integers such as 5,10,100, found {text!r}.") from None
+        raise UsageError(f"--k: expected comma-separated integers such as 5,10,100, found {text!r}.") from None
     if not ks or min(ks) < 1:
         raise ValidationError(f"--k: expected cutoffs >= 1 such as 5,10,100, found {text!r}.")
     return ks
@@ -105,18 +105,38 @@ def score(
     Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
     completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
     from workbench.errors import ValidationError
+    from workbench.formats.io import check_writable
+    from workbench.reports import (
+        CHART_SUFFIXES,
+        check_format,
+        recall_curve_chart,
+        render_scores,
+        save_chart,
+    )
     from workbench.reports import FORMATS as ALL_FORMATS
-    from workbench.reports import check_format, recall_curve_chart, render_scores, save_chart
-    from workbench.services.scoring import score_runs
+    from workbench.services.scoring import ScoreReport, score_runs
 
     if check_format(fmt, ALL_FORMATS) == "parquet" and out is None:
         raise ValidationError("--format parquet writes a binary file: give it with --out FILE.parquet.")
+    # Output targets before any work: a bad one must not fail the command after it recorded evaluations.
+    if plot is not None:
+        check_writable(plot, what="--plot", suffixes=CHART_SUFFIXES)
+    if out is not None:
+        check_writable(out, what="--out")
+
+    def write_plot(scored: ScoreReport) -> None:  # after scoring, before anything is recorded
+        if plot is not None:
+            save_chart(recall_curve_chart(scored.evaluations, title=f"Recall curve against {scored.qrels.name}"),
+                       plot)
+            common.info(f"wrote {plot}")
+
     report = score_runs(
         runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
         missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
         topic_set=topic_set, by=by or (), collection=collection, slice_min_topics=min_topics,
         min_id_coverage=min_id_coverage,
         keep_documents=per_topic and fmt in ("table", "json"),  # only these print document lists
+        before_record=write_plot,
     )
     if report.coverage and report.coverage.notice():
         common.info(f"workbench: {report.coverage.notice()}")
@@ -136,9 +156,6 @@ def score(
             with atomic_write(out) as f:
                 f.write(text)
             common.info(f"wrote {out}")
-    if plot is not None:
-        save_chart(recall_curve_chart(report.evaluations, title=f"Recall curve against {report.qrels.name}"), plot)
-        common.info(f"wrote {plot}")
 
 
 @app.command("compare")
@@ -195,4 +212,10 @@ def misses_cmd(
     check_format(fmt)
     report, misses = find_misses(run, qrels, k, open_store=_opener("workbench misses"), rel=rel, missing=missing,
                                  trust_file_order=trust_file_order, progress=common.info)
-    common.out(render_misses(report.header(), report.evaluations[0].run_name, misses, k, fmt))
+    e = report.evaluations[0]
+    depth = max(e.n_results.values(), default=0)
+    if k > depth:
+        common.info(f"workbench: warning: --k {k} is deeper than run {e.run_name!r}, which returns at most {depth} "
+                    f"document(s) per topic: no miss is 'found deeper'; every relevant document it did not "
+                    f"return is listed (use --k {depth} or less to see misses the run ranked too low)")
+    common.out(render_misses(report.header(), e.run_name, misses, k, fmt))

@@ -64,8 +64,11 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
         with dev:
             yield dev
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as e:  # name the target the user gave, not a temporary file
+        raise type(e)(e.errno, e.strerror, str(target)) from None
     try:
         os.chmod(tmp, _mode_for(target))
         if mode == "w":
@@ -76,8 +79,96 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except OSError as e:
+            raise type(e)(e.errno, e.strerror, str(target)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def check_writable_folder(path: str | Path, *, what: str = "output folder") -> Path:
+    """Check, before any work is done, that files can be written into the folder ``path``.
+
+    The folder may not exist yet (it is created later); its nearest existing
+    ancestor must then be a folder that accepts a new file.
+
+    Raises:
+        ValidationError: ``path`` is a file (or another non-folder); a parent is a
+            file; or no file can be created in it (tried with a temporary file).
+    """
+    from workbench.errors import ValidationError
+
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise ValidationError(f"{what} {target}: expected a folder (new or existing), found a file. "
+                              "Choose another folder.")
+    folder = target
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValidationError(f"{what} {target}: {folder} is a file, not a folder; choose another path.")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".wb-probe.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise ValidationError(
+            f"{what} {target}: cannot create a file in {folder} ({e.strerror or e}); choose a writable folder."
+        ) from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return target
+
+
+def check_writable(path: str | Path, *, what: str = "output", suffixes: tuple[str, ...] | None = None) -> Path:
+    """Check, before any work is done, that ``atomic_write`` can create ``path``.
+
+    A command that writes a file after it has changed the store (``score
+    --plot`` records evaluations first) checks its targets with this first, so
+    a bad target fails the command before anything is written.
+
+    Args:
+        path: the target file.
+        what: how the user named it in messages (``--plot``, ``--out``).
+        suffixes: the accepted suffixes (lower case, with the dot), or None for any.
+
+    Returns:
+        ``path`` as a ``Path``.
+
+    Raises:
+        ValidationError: a suffix not in ``suffixes``; the target is a folder;
+            a parent is a file; or no file can be created in its folder (tried
+            with a temporary file, removed at once; missing folders are not
+            created). An existing device or FIFO must be writable.
+    """
+    from workbench.errors import ValidationError
+
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffixes is not None and suffix not in suffixes:
+        raise ValidationError(
+            f"{what} {target}: expected a file ending in {', '.join(suffixes)}, found {suffix or 'no suffix'!r}.")
+    if target.is_dir():
+        raise ValidationError(f"{what} {target}: is a folder; expected a file path such as {target / 'out'}"
+                              f"{suffixes[0] if suffixes else ''}.")
+    if target.exists() and not target.is_file():
+        if not os.access(target, os.W_OK):
+            raise ValidationError(f"{what} {target}: cannot be written (permission denied).")
+        return target
+    folder = target.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValidationError(f"{what} {target}: {folder} is a file, not a folder; choose another path.")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".wb-probe.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise ValidationError(
+            f"{what} {target}: cannot create a file in {folder} ({e.strerror or e}); choose a writable folder."
+        ) from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return target

@@ -38,7 +38,10 @@ Source:
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,26 +91,68 @@ class RunFile:
 # -- line reading ---------------------------------------------------------------
 
 
+_STDIN: bytes | None = None  # standard input, read once (a reader may scan a file twice)
+
+
+def check_regular_file(path: str | Path) -> None:
+    """Raise unless ``path`` is ``-`` (standard input) or a regular file.
+
+    A FIFO with no writer would block a reader forever, and a device or socket
+    is no input file; both are refused before anything is opened.
+
+    Raises:
+        InputFormatError: missing, a folder, or not a regular file (line 0).
+    """
+    if str(path) == "-":
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputFormatError(str(path), 0, "expected a file, found nothing at this path. Check the path.") from None
+    except OSError as e:
+        raise InputFormatError(str(path), 0, f"expected a readable file, found {e.strerror}. Check the path and permissions.") from None
+    if stat.S_ISREG(mode):
+        return
+    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "not a regular file")
+    raise InputFormatError(str(path), 0, f"expected a regular file, found {kind}. Pass a file, or - to read "
+                                         "standard input.")
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of a regular file, or of standard input for ``-`` (read once, then reused).
+
+    Raises:
+        InputFormatError: see ``check_regular_file``.
+    """
+    global _STDIN
+    check_regular_file(path)
+    if str(path) == "-":
+        if _STDIN is None:
+            _STDIN = sys.stdin.buffer.read()
+        return _STDIN
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise InputFormatError(str(path), 0, f"expected a readable file, found {e.strerror}. Check the path and permissions.") from None
+
+
 def read_text(path: str | Path) -> str:
     """Read a UTF-8 text file with the module's normalisations (BOM, CRLF).
 
     Args:
-        path: the file.
+        path: the file, or ``-`` for standard input. Anything else that is not a
+            regular file (a FIFO, a device, a folder) is refused.
 
     Returns:
         The text with a leading BOM removed and CRLF/CR turned into LF.
 
     Raises:
-        InputFormatError: the file is missing or unreadable (line 0) or holds
-            bytes that are not UTF-8 (the line of the first bad byte).
+        InputFormatError: the file is missing, unreadable or not a regular file
+            (line 0) or holds bytes that are not UTF-8 (the line of the first bad byte).
     """
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputFormatError(str(path), 0, "expected a file, found nothing at this path. Check the path.") from None
-    except OSError as e:
-        raise InputFormatError(str(path), 0, f"expected a readable file, found {e.strerror}. Check the path and permissions.") from None
+    data = read_bytes(path)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:

@@ -25,6 +25,10 @@ Semantics (each pinned by tests in ``tests/scoring``):
 * **Averages.** ``macro`` = mean over topics of the per-topic values (the
   default); ``micro`` = sum of numerators / sum of denominators (e.g. all hits /
   all relevant for R@k), for measures where that is meaningful.
+* **Judged@k of a topic with no returned documents** (a missing topic under
+  ``missing="zero"``) is 0/0: undefined, not 0. Its per-topic value is nan,
+  and it is left out of Judged@k's mean (``Aggregate.n_topics`` counts the
+  topics averaged; ``undefined_judged`` lists the others for reports).
 * **Ceiling.** For R@k: mean over the topics of min(k, |R|) / |R|, the best a
   perfect system can reach; for P@k: mean of min(k, |R|) / k.
 * **nDCG@k.** Strict ideal: IDCG from all judged grades of the topic, not only
@@ -54,7 +58,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
-from workbench.errors import MissingTopicsError, ValidationError
+from workbench.errors import MissingTopicsError, UsageError, ValidationError
 from workbench.ranking import natural_key
 from workbench.scoring.columns import (
     QrelsColumns,
@@ -303,6 +307,16 @@ class Evaluation:
         m = _as_measure(measure)
         return self.per_topic[m][topic_id].value
 
+    def undefined_judged(self) -> dict[Measure, tuple[str, ...]]:
+        """Judged@k measure -> topics where it is undefined (no returned document), left out of its mean."""
+        out: dict[Measure, tuple[str, ...]] = {}
+        for m in self.measures:
+            if isinstance(m, Judged):
+                none = tuple(t for t in self.topics if math.isnan(self.per_topic[m][t].value))
+                if none:
+                    out[m] = none
+        return out
+
     def misses(self, k: int) -> list[RelevantDoc]:
         """Relevant (topic, doc) pairs the run did not return within k, in topic then grade order.
 
@@ -345,10 +359,10 @@ def check_policy(missing: str) -> MissingPolicy:
     """``missing`` if it is a known policy.
 
     Raises:
-        ValidationError: it is not one of ``MISSING_POLICIES``.
+        UsageError: it is not one of ``MISSING_POLICIES``.
     """
     if missing not in MISSING_POLICIES:
-        raise ValidationError(
+        raise UsageError(
             f"expected a missing-topic policy in {', '.join(MISSING_POLICIES)}, found {missing!r}."
         )
     return missing  # type: ignore[return-value]
@@ -357,7 +371,8 @@ def check_policy(missing: str) -> MissingPolicy:
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den elementwise, 0 where den == 0."""
     out = np.zeros(len(num), dtype=np.float64)
-    np.divide(num, den, out=out, where=den != 0)
+    with np.errstate(invalid="ignore"):  # inf / inf (overflowed gains) is nan: not finite, reported
+        np.divide(num, den, out=out, where=den != 0)
     return out
 
 
@@ -429,7 +444,8 @@ class Evaluator:
         if key not in self._idcg:
             q = self.q
             g = q.grades.astype(np.float64)
-            gains = np.where(g > 0, g if dcg == "log2" else np.exp2(g) - 1.0, 0.0)
+            with np.errstate(over="ignore"):
+                gains = np.where(g > 0, g if dcg == "log2" else np.exp2(g) - 1.0, 0.0)
             order = np.lexsort((-gains, q.topic_codes))
             codes = q.topic_codes[order]
             gains = gains[order]
@@ -633,7 +649,8 @@ class Evaluator:
                 den = np.where(found, first, 1).astype(np.float64)
             elif isinstance(m, nDCG):
                 g = jg[in_k].astype(np.float64)
-                gains = np.where(g > 0, g if m.dcg == "log2" else np.exp2(g) - 1.0, 0.0)
+                with np.errstate(over="ignore"):  # a huge grade: 2^g is inf; reports say so (not finite)
+                    gains = np.where(g > 0, g if m.dcg == "log2" else np.exp2(g) - 1.0, 0.0)
                 disc = 1.0 / np.log2(jr[in_k] + 1.0)
                 num = np.bincount(jt[in_k], weights=gains * disc, minlength=n_s)
                 den = self._ideal(k, m.dcg)[s_arr]
@@ -643,16 +660,21 @@ class Evaluator:
             else:  # pragma: no cover - every registered measure is handled above
                 raise ValidationError(f"no scorer for measure {m}")
             vals = _div(num, den)
+            n_m = n_s
+            if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
+                undefined = den == 0
+                vals[undefined] = math.nan
+                n_m = n_s - int(undefined.sum())
             mname = str(m)
             per_topic[m] = TopicMetrics(mname, topics, position, vals, num, den)
             sum_num, sum_den = float(num.sum()), float(den.sum())
             aggregates[m] = Aggregate(
                 measure=m,
-                n_topics=n_s,
-                macro=float(vals.mean()) if n_s else math.nan,
+                n_topics=n_m,
+                macro=float(np.nanmean(vals)) if n_m else math.nan,
                 micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
                 ceiling=(float(ceiling_vals.mean()) if n_s else math.nan) if ceiling_vals is not None else None,
-                sum_value=float(vals.sum()),
+                sum_value=float(np.nansum(vals)),
                 sum_numerator=sum_num,
                 sum_denominator=sum_den,
             )

@@ -294,7 +294,9 @@ def slice_table(e: Evaluation, key: SliceKey, *, min_topics: int = MIN_TOPICS) -
 def _row(e: Evaluation, key: str, value: str, topics: tuple[str, ...], min_topics: int) -> SliceRow:
     means = {}
     for m in e.measures:
-        means[m] = float(np.mean(topic_values(e, m, topics))) if topics else float("nan")
+        vals = topic_values(e, m, topics)
+        vals = vals[~np.isnan(vals)]  # Judged@k of a topic with no results is undefined (nan)
+        means[m] = float(vals.mean()) if len(vals) else float("nan")
     return SliceRow(key, value, topics, len(topics) < min_topics, means)
 
 

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.errors import DuplicateNameError, InputFormatError, UnknownNameError, ValidationError
 from workbench.formats import beir, irds, parquet, smart, trec
-from workbench.formats.io import atomic_write
+from workbench.formats.io import atomic_write, check_writable_folder
 from workbench.formats.metadata import (
     DOC_METADATA_STEM,
     TOPIC_METADATA_STEM,
@@ -64,6 +64,7 @@ from workbench.formats.metadata import (
     read_metadata_file,
 )
 from workbench.metadata import MetaValue, merge_metadata
+from workbench.rubric import Rubric
 from workbench.services.convert import ConversionReport
 from workbench.store.collections import check_collection_name
 from workbench.types import Document, Topic
@@ -203,8 +204,7 @@ def detect_layout(folder: str | Path) -> Layout:
     if str(folder).startswith(irds.PREFIX):
         return "ir_datasets"
     p = Path(folder)
-    if not p.is_dir():
-        raise InputFormatError(str(folder), 0, "expected a collection folder, found no folder at this path. Check the path.")
+    check_input_folder(p, "a collection folder")
     corpus = [f for f in CORPUS_FILES if (p / f).is_file()]
     if len(corpus) > 1:
         raise InputFormatError(str(folder), 0, f"expected one corpus file, found both {' and '.join(corpus)}. "
@@ -473,6 +473,40 @@ def check_qrels_ids(
     raise AssertionError("unknown id not found on any line")  # pragma: no cover - scan mirrors the reader
 
 
+def check_qrels_grades(qf: QrelsFile, collection: str, rubric: Rubric) -> None:
+    """Raise at the first qrels line whose grade is not on the collection's rubric.
+
+    A grade off the scale breaks numbers later: ``nDCG(dcg='exp-log2')`` of grade
+    2147483647 overflows to infinity, and agreement and publishing meet grades
+    the rubric does not define.
+
+    Args:
+        qf: the qrels file, already read.
+        collection: the collection name, for the message.
+        rubric: the scale the grades must belong to.
+
+    Raises:
+        InputFormatError: naming the file, the line, the grade and the rubric's range.
+    """
+    allowed = set(rubric.values)
+    off = {(t, d) for t, grades in qf.qrels.items() for d, g in grades.items() if g not in allowed}
+    if not off:
+        return
+    n = sum(len(g) for g in qf.qrels.values())
+    scale = f"{min(allowed)} to {max(allowed)}" if allowed == set(range(min(allowed), max(allowed) + 1)) \
+        else ", ".join(map(str, sorted(allowed)))
+    for lineno, topic, doc in _scan_file(qf):
+        if (topic, doc) in off:
+            raise _where(
+                qf, lineno,
+                f"expected a grade of collection {collection!r}'s rubric {rubric.name!r} ({scale}), found grade "
+                f"{qf.qrels[topic][doc]} for topic {trec.shown_id(topic)} document {trec.shown_id(doc)} "
+                f"({len(off):,} of {n:,} entries are off the scale). Map the grades onto the rubric, or choose "
+                f"the rubric they use first: workbench rubric {collection} NAME --lead LEAD.",
+            )
+    raise AssertionError("off-scale grade not found on any line")  # pragma: no cover - scan mirrors the reader
+
+
 # -- ingest ----------------------------------------------------------------------------
 
 
@@ -639,7 +673,8 @@ def import_qrels_file(
         A ``QrelsImport`` (``unchanged`` when the same content is already stored under ``name``).
 
     Raises:
-        InputFormatError: malformed file, or unknown topic/doc id (file:line).
+        InputFormatError: malformed file, unknown topic/doc id, or a grade off the
+            collection's rubric (file:line).
         UnknownNameError: unknown collection.
         DuplicateNameError: ``name`` holds different content.
     """
@@ -656,6 +691,7 @@ def import_qrels_file(
     qdocs = {d for grades in qrels.values() for d in grades}
     missing = store.missing_doc_ids(collection, qdocs)
     check_qrels_ids(qf, collection, known_topics, missing, len(qdocs), allow_unknown_docs=allow_unknown_docs)
+    check_qrels_grades(qf, collection, store.collection_rubric(collection))
     return _store_qrels(store, qf, collection, created_by=created_by)
 
 
@@ -754,6 +790,20 @@ inside their text: the markers are dropped and the text continues.
 """
 
 
+def check_input_folder(path: Path, what: str) -> None:
+    """Raise unless ``path`` is a folder, saying what was found instead.
+
+    Raises:
+        InputFormatError: nothing at the path, or a file (or FIFO, device) where a folder is expected.
+    """
+    if path.is_dir():
+        return
+    if not path.exists():
+        raise InputFormatError(str(path), 0, f"expected {what}, found nothing at this path. Check the path.")
+    raise InputFormatError(str(path), 0, f"expected {what}, found a file. Pass the folder that holds the files "
+                                         f"(e.g. {path.parent if str(path.parent) != '.' else 'the current folder'}).")
+
+
 def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress | None = None) -> ConversionReport:
     """Convert the raw Cranfield SMART files into the workbench's BEIR + TREC layout.
 
@@ -783,10 +833,16 @@ def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress |
 
     say = progress or _noop
     s, d = Path(src), Path(dest)
+    wanted = f"{', '.join(SMART_FILES[:-1])} and {SMART_FILES[-1]}"
+    check_input_folder(s, f"a folder with {wanted}")
+    check_writable_folder(d, what="DEST")  # before the 1,400 documents are read
     with _Step(say, f"read {s}") as step:
         missing = [f for f in SMART_FILES if not (s / f).is_file()]
         if missing:
-            raise InputFormatError(str(s), 0, f"expected {', '.join(SMART_FILES)}, found {missing} missing. Check the folder.")
+            present = [f for f in SMART_FILES if f not in missing]
+            raise InputFormatError(
+                str(s), 0, f"expected {wanted} in this folder, found {', '.join(present) or 'none of them'}; "
+                           f"missing: {', '.join(missing)}. Put the raw Cranfield files together in one folder.")
         c = convert.read_collection(convert.cranfield_spec(s))
         step.detail = f"{len(c.documents):,} documents, {len(c.queries):,} queries, {c.n_judgments:,} judgments"
     queries = [smart.CranfieldQuery(q.topic.topic_id, q.smart_id, q.topic.title, q.line) for q in c.queries]

@@ -473,6 +473,46 @@ def build_pool(
     return PoolOutcome(info, True, pool)
 
 
+def default_parent(collection: str, pools: Sequence[PoolInfo]) -> str:
+    """The pool version ``pool extend`` extends when no ``--from`` is given.
+
+    Pools form lineages (a root built by ``pool build`` and the children
+    extended from it). With one lineage, its newest version is extended; with
+    several, the choice is the user's: guessing would extend an unrelated root.
+
+    Args:
+        collection: the collection, for the messages.
+        pools: the collection's pool versions, oldest first (``list_pools``).
+
+    Raises:
+        ValidationError: no pool, or more than one lineage (listing each one's
+            versions, newest last, and the --from to write).
+    """
+    if not pools:
+        raise ValidationError(f"collection {collection!r} has no pool to extend; "
+                              "build one first with `workbench pool build`")
+    parent_of = {p.pool_version: p.parent_version for p in pools}
+
+    def root(name: str) -> str:
+        seen = set()
+        while parent_of.get(name) and name not in seen:
+            seen.add(name)
+            name = parent_of[name]  # type: ignore[assignment]
+        return name
+
+    lineages: dict[str, list[str]] = {}
+    for p in pools:  # oldest first, so each lineage lists its newest version last
+        lineages.setdefault(root(p.pool_version), []).append(p.pool_version)
+    if len(lineages) == 1:
+        return next(iter(lineages.values()))[-1]
+    shown = "; ".join(f"{r}: {' -> '.join(v) if len(v) <= 4 else ' -> '.join([v[0], '...', *v[-2:]])}"
+                      for r, v in lineages.items())
+    newest = [v[-1] for v in lineages.values()]
+    raise ValidationError(
+        f"collection {collection!r} has {len(lineages)} pool lineages ({shown}); say which pool to extend "
+        f"with --from, one of the newest: {', '.join(newest)}")
+
+
 def extend_pool(
     store: LabelStore,
     run_names: Sequence[str],
@@ -495,7 +535,8 @@ def extend_pool(
     Args:
         store: the workbench store.
         run_names: the new runs (stored, same collection version as the parent).
-        parent: pool version to extend; None = the collection's latest pool.
+        parent: pool version to extend; None = the newest version of the collection's only
+            pool lineage (``default_parent``; an error when it has several).
         depth: cutoff k; None = the parent's depth.
         name: the child's name; None = the next ``<collection>-pool-v<N>``.
         budget: per-topic cap on the delta.
@@ -516,11 +557,7 @@ def extend_pool(
         check_depth(depth)
     collection, version, _ = _same_collection(store, run_names)
     if parent is None:
-        latest = store.latest_pool(collection)
-        if latest is None:
-            raise ValidationError(f"collection {collection!r} has no pool to extend; "
-                                  "build one first with `workbench pool build`")
-        parent = latest.pool_version
+        parent = default_parent(collection, store.list_pools(collection))
     parent_info = store.get_pool(parent)
     if parent_info.collection != collection:
         raise ValidationError(f"pool {parent!r} belongs to collection {parent_info.collection!r}, "

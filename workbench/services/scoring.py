@@ -15,6 +15,7 @@ same topics (``ScoreReport.topics``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,13 @@ from workbench.scoring.evaluate import (
     value_rows,
 )
 from workbench.scoring.idaudit import IdAudit
-from workbench.scoring.measures import DEFAULT_CUTOFFS, Measure, default_measures, parse_measures
+from workbench.scoring.measures import (
+    DEFAULT_CUTOFFS,
+    Judged,
+    Measure,
+    default_measures,
+    parse_measures,
+)
 from workbench.scoring.qrels_checks import positives_only, positives_only_warning
 from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow, slice_table
 from workbench.scoring.validity import Completion, TopicCoverage
@@ -280,8 +287,8 @@ def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, Qrel
     from workbench.formats import parquet, trec
 
     path = Path(ref)
-    if path.is_file():
-        qrels = parquet.read_qrels(path) if parquet.is_parquet(path) else trec.read_qrels(path)
+    if ref == "-" or (path.exists() and not path.is_dir()):  # '-' is stdin; a FIFO or device: the reader refuses it
+        qrels = parquet.read_qrels(path) if parquet.is_parquet(path) else trec.read_qrels(ref if ref == "-" else path)
         return (
             QrelsRef(ref, "file", qrels_content_hash(qrels), n_topics=len(qrels),
                      n_entries=sum(len(d) for d in qrels.values())),
@@ -312,8 +319,8 @@ def load_run(ref: str, open_store: StoreOpener | None, *, trust_file_order: bool
     from workbench.formats.columnar import read_run_columns, run_columns_from_arrow
 
     path = Path(ref)
-    if path.is_file():
-        cols = read_run_columns(path, trust_file_order=trust_file_order)
+    if ref == "-" or (path.exists() and not path.is_dir()):  # '-' is stdin; a FIFO or device: the reader refuses it
+        cols = read_run_columns(ref if ref == "-" else path, trust_file_order=trust_file_order)
         rr = rank_run(cols, reuse=True)
         return _with_status_file(RunRef(cols.name or path.stem, "file", ref, n_lines=cols.n_lines), rr), rr
     if open_store is None:
@@ -391,6 +398,7 @@ def score_runs(
     min_id_coverage: float = 1.0,
     run_sources: Sequence[RunSource] | None = None,
     keep_documents: bool = True,
+    before_record: Callable[[ScoreReport], None] | None = None,
 ) -> ScoreReport:
     """Score runs against qrels, optionally recording the results in the store.
 
@@ -431,6 +439,9 @@ def score_runs(
             documents with ranks, pool-novel documents). False keeps only the
             numbers (``Evaluation.without_documents``), so memory does not grow
             with the number of runs; for reports that print no lists.
+        before_record: called with the report once everything is scored and before
+            anything is written to the store (the CLI writes ``--plot`` there), so a
+            failure in it leaves the store unchanged.
 
     Returns:
         The ``ScoreReport``.
@@ -542,6 +553,18 @@ def score_runs(
             warnings.append(f"run {run_ref.name!r} has {len(e.ignored_topics)} topic(s) not in the qrels (ignored)")
         if e.n_duplicates:
             warnings.append(f"run {run_ref.name!r}: {e.n_duplicates} duplicate line(s) dropped (best rank kept)")
+        for m, tm in e.per_topic.items():
+            bad = [t for t in e.topics if not isinstance(m, Judged) and not math.isfinite(tm[t].value)]
+            if bad:
+                warnings.append(
+                    f"run {run_ref.name!r}: {m} is not a finite number for {len(bad)} topic(s) "
+                    f"({', '.join(bad[:10])}{' ...' if len(bad) > 10 else ''}): a grade too large for its gain "
+                    "(2^grade - 1 overflows); shown as - (null in JSON). Use grades on a small scale or dcg='log2'")
+        for jm, none in e.undefined_judged().items():
+            warnings.append(
+                f"run {run_ref.name!r}: {jm} is undefined for {len(none)} topic(s) with no returned documents "
+                f"({', '.join(none[:10])}{' ...' if len(none) > 10 else ''}): left out of its mean, which is over "
+                f"{e.aggregates[jm].n_topics} topic(s)")
     audits, audit_note = auditor.result()
     for a in audits:
         if a.relevant.share < min_id_coverage:
@@ -579,6 +602,8 @@ def score_runs(
         # The commit costs two git calls: asked for only when something is recorded (or by the gate).
         git_commit=git_commit() if command != "score" or record or set_info is not None else "",
     )
+    if before_record is not None:  # e.g. write the plot: a failure there leaves the store unchanged
+        before_record(report)
     all_stored = qref.origin == "stored" and all(r.origin == "stored" for r in refs)
     if record is None:
         record = open_store is not None and all_stored

@@ -380,6 +380,7 @@ class _SharedConnection:
                     with contextlib.closing(conn.cursor()) as cur:
                         cur.execute(f"USE {ALIAS}")
                         migrate(cur)
+                        check_schema(cur)
                 except StoreError as e:
                     self.leases = 0
                     self.local.depth -= 1
@@ -450,6 +451,10 @@ class _SharedConnection:
             # a SQLite file given as --db must fail, not trigger a download).
             self.instance = duckdb.connect(":memory:", config={
                 "autoload_known_extensions": False, "autoinstall_known_extensions": False})
+        try:  # the folder is made at the first lease, not when a command merely names the store
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot create its folder ({e.strerror or e}); use another --db path") from e
         path = str(self.path).replace("'", "''")
         self.instance.execute(f"ATTACH '{path}' AS {ALIAS}")
         return self.instance
@@ -520,6 +525,44 @@ def schema_version(conn: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
+_OBJECT_RE = re.compile(r"\b(CREATE|DROP)\s+(?:OR\s+REPLACE\s+)?(TABLE|VIEW)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
+                        r"([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
+def expected_objects() -> dict[str, str]:
+    """name -> ``table`` | ``view`` of every object the migrations leave in a store."""
+    objects: dict[str, str] = {}
+    for version in sorted(MIGRATIONS):
+        for stmt in MIGRATIONS[version]:
+            for verb, kind, name in _OBJECT_RE.findall(stmt):
+                if verb.upper() == "CREATE":
+                    objects[name.lower()] = kind.lower()
+                else:
+                    objects.pop(name.lower(), None)
+    return objects
+
+
+def check_schema(conn: duckdb.DuckDBPyConnection) -> None:
+    """Check that every table and view of the schema is there (done once per process, at open).
+
+    A store whose view was dropped or whose table is missing would otherwise
+    fail later, in the middle of a command, with a driver traceback.
+
+    Raises:
+        StoreError: objects are missing (named, with how to recover).
+    """
+    present = {r[0].lower() for r in conn.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = current_database() "
+        "AND NOT internal").fetchall()}
+    missing = sorted((kind, name) for name, kind in expected_objects().items() if name not in present)
+    if missing:
+        shown = ", ".join(f"{kind} {name}" for kind, name in missing[:8]) + (" ..." if len(missing) > 8 else "")
+        raise StoreError(
+            f"the store is damaged: expected the workbench's tables and views, found {len(missing)} missing "
+            f"({shown}); it was changed outside the workbench. Restore it from a backup.")
+
+
 def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     """Bring a database to ``SCHEMA_VERSION``, one transaction per step.
 
@@ -564,11 +607,20 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> int:
     return version
 
 
+def _driver_error(path: Path, purpose: str, e: BaseException) -> str:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    damaged = isinstance(e, duckdb.IOException | duckdb.CatalogException | duckdb.InternalException |
+                         duckdb.SerializationException)
+    hint = (" The store file is damaged (truncated?) or was changed outside the workbench; restore it from a "
+            "backup." if damaged else "")
+    return f"{path}: {purpose or 'store operation'} failed: {first}.{hint}"
+
+
 class StoreCore:
     """Leases on the workbench database: the base of ``LabelStore``.
 
     Args:
-        path: the DuckDB file (created with its folder on first use).
+        path: the DuckDB file (created with its folder at the first lease).
         client: who this process is, shown to other processes that wait
             (e.g. ``"workbench ui"``, ``"workbench score"``).
         lock_timeout_s: how long a lease waits for another process, seconds.
@@ -603,7 +655,6 @@ class StoreCore:
         self.lock_timeout_s = lock_timeout_s
         self.on_wait = on_wait
         self.wait_report_s = wait_report_s
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._shared = _shared_for(self.path)
         self._shared.linger_s = max(self._shared.linger_s, linger_s)
         if min_turn_s is not None:
@@ -657,6 +708,8 @@ class StoreCore:
             raise
         try:
             yield cur
+        except duckdb.Error as e:  # a driver error is one line naming the store, never a traceback
+            raise StoreError(_driver_error(self.path, purpose, e)) from e
         finally:
             try:
                 cur.close()

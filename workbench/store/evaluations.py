@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.store.core import StoreCore
+from workbench.text import check_name
 
 
 class EvaluationRow(NamedTuple):
@@ -106,6 +107,8 @@ class EvaluationsMixin(StoreCore):
             raise ValidationError("expected at least one evaluation row, found none.")
         if not run_name or not qrels_version:
             raise ValidationError(f"expected a run name and a qrels version, found {run_name!r} and {qrels_version!r}.")
+        check_name("run name", run_name)
+        check_name("qrels version", qrels_version)
         try:
             params_json = json.dumps(dict(params or {}), sort_keys=True)
         except (TypeError, ValueError) as e:

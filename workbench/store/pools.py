@@ -27,6 +27,7 @@ from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, V
 from workbench.ranking import natural_key
 from workbench.store.collections import require_collection
 from workbench.store.core import StoreCore
+from workbench.text import check_name
 
 __all__ = ["PoolEntry", "PoolInfo", "PoolsMixin", "Contribution", "PoolStats"]
 
@@ -130,6 +131,7 @@ class PoolsMixin(StoreCore):
         """
         import pyarrow as pa
 
+        check_name("pool version name", name)
         if not name or any(c.isspace() for c in name) or "/" in name:
             raise ValidationError(f"expected a pool version name without spaces or '/', found {name!r}")
         if isinstance(pool, PoolColumns):

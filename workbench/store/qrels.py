@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
+from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
 from workbench.store.collections import latest_version, missing_ids, require_collection
 from workbench.store.collections import shown_id as _shown
 from workbench.store.core import StoreCore
+from workbench.text import check_name
 
 QrelsOrigin = Literal["published", "imported"]
 
@@ -168,6 +169,7 @@ class QrelsMixin(StoreCore):
         """
         import pyarrow as pa
 
+        check_name("qrels version name", name)
         if not name or name != name.strip() or any(c in name for c in "/\\\n\t"):
             raise ValidationError(
                 f"expected a qrels version name without spaces around it or '/', found {name!r}"
@@ -267,16 +269,25 @@ class QrelsMixin(StoreCore):
             return self._qrels_info(cur, name)
 
     def get_qrels(self, name: str) -> dict[str, dict[str, int]]:
-        """The entries of a qrels version.
+        """The entries of a qrels version, checked against its content hash.
+
+        Every read (for scoring, export, diff, publishing on a parent) recomputes
+        the version's content hash in one DuckDB aggregate (sha256 over the
+        sorted ``topic\tdoc\tgrade\n`` lines, as ``hashing.qrels_content_hash``)
+        and compares it with the hash recorded when the version was written:
+        versions are immutable, so a difference means the store was changed
+        outside the workbench (e.g. an SQL ``UPDATE`` of a grade).
 
         Returns:
             topic_id -> doc_id -> grade; topics and docs in natural id order.
 
         Raises:
             UnknownNameError: no such version.
+            StoreError: the entries no longer match the recorded content hash.
         """
         with self.connection("read qrels") as cur:
-            self._qrels_info(cur, name)
+            info = self._qrels_info(cur, name)
+            self._check_content_hash(cur, info)
             rows = cur.execute(
                 "SELECT topic_id, doc_id, grade FROM qrels_entries WHERE qrels_version = ?", [name]
             ).fetchall()
@@ -285,6 +296,18 @@ class QrelsMixin(StoreCore):
         for topic, doc, grade in rows:
             out.setdefault(topic, {})[doc] = int(grade)
         return out
+
+    def _check_content_hash(self, cur: Any, info: QrelsVersionInfo) -> None:
+        found = cur.execute(
+            "SELECT sha256(coalesce(string_agg(topic_id || chr(9) || doc_id || chr(9) || CAST(grade AS VARCHAR) "
+            "|| chr(10), '' ORDER BY topic_id, doc_id), '')) FROM qrels_entries WHERE qrels_version = ?",
+            [info.name]).fetchall()[0][0]
+        if found != info.content_hash:
+            raise StoreError(
+                f"{self.path}: qrels version {info.name!r} no longer matches its content hash (recorded "  # type: ignore[attr-defined]
+                f"{info.content_hash[:12]}, its entries now hash to {found[:12]}): the store was changed outside "
+                "the workbench. Nothing was read; restore the store from a backup, or import or publish the "
+                "qrels again under a new name.")
 
     def qrels_grade_counts(self, name: str) -> dict[int, int]:
         """grade -> number of entries of a qrels version, grades ascending.

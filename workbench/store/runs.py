@@ -39,6 +39,7 @@ from workbench.errors import (
 from workbench.ranking import natural_key, ranked
 from workbench.store.collections import latest_version, missing_ids, require_collection, shown_id
 from workbench.store.core import StoreCore
+from workbench.text import check_name
 from workbench.types import Run, RunInfo
 
 STATUSES = ("ok", "empty", "error")
@@ -91,6 +92,7 @@ def run_content_hash(run: Run) -> str:
 
 def check_run_name(name: str) -> None:
     """Raise ``ValidationError`` unless ``name`` can be a run name (and TREC run tag)."""
+    check_name("run name", name)
     if not name or any(c.isspace() for c in name) or "/" in name:
         raise ValidationError(
             f"expected a run name without spaces or '/' (it is the TREC run tag), found {name!r}")
@@ -454,7 +456,14 @@ def _check_run_files(paths: Sequence[str | Path], depth: int) -> tuple[list[str]
         raise ValidationError(f"expected a depth between 1 and 1,000,000, found {depth}; TREC pools use 100 or less")
     if not paths:
         raise ValidationError("expected at least one run file, found none")
+    from workbench.formats.trec import check_regular_file
+
     files = [str(p) for p in paths]
+    for f in files:  # a FIFO would block DuckDB's reader; '-' (stdin) is no bulk input
+        if f == "-":
+            raise ValidationError("expected run files, found '-': the bulk reader reads files only; "
+                                  "save standard input to a file first")
+        check_regular_file(f)
     stems = [Path(p).stem for p in files]
     if len(set(stems)) != len(stems):
         dup = sorted({s for s in stems if stems.count(s) > 1})
