@@ -214,13 +214,13 @@ def import_(
         raise ValidationError("--collection is required: the collection the run was produced over")
     from workbench.services.pooling import import_run
 
-    outcome = import_run(store, file, name, collection=collection, description=description,
-                         trust_file_order=trust_file_order, status_file=status)
-    dropped = outcome.info.params.get("duplicates_dropped", 0)
-    if isinstance(dropped, int) and dropped and not outcome.unchanged:
+    imported = import_run(store, file, name, collection=collection, description=description,
+                          trust_file_order=trust_file_order, status_file=status)
+    dropped = imported.info.params.get("duplicates_dropped", 0)
+    if isinstance(dropped, int) and dropped and not imported.unchanged:
         common.info(f"workbench: {dropped:,} duplicate line(s) in {file} dropped (a document repeated within a "
                     "topic): the highest-scored line of each was kept")
-    _report(outcome)
+    _report(imported)
 
 
 @run_app.command("list")
