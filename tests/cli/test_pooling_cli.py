@@ -108,7 +108,10 @@ def test_extending_with_a_fourth_run_stores_exactly_its_novel_documents(project,
     pooled = store.pool_documents(parent)
     top = {t: set(ranked_ids(s, 20)) for t, s in store.get_run("bm25-k09").items()}
     novel = {t: docs - pooled.get(t, set()) for t, docs in top.items()}
+    # Two root pools (cranfield-pool-v1 and "again") are two lineages: --from says which (issue 9).
     code, out, err = run(capsys, "--db", project, "pool", "extend", "bm25-k09", "--format", "tsv")
+    assert code == 1 and "has 2 pool lineages" in err and "--from" in err
+    code, out, err = run(capsys, "--db", project, "pool", "extend", "bm25-k09", "--format", "tsv", "--from", parent)
     assert code == 0, err
     child = store.latest_pool("cranfield")
     assert child.parent_version == parent and child.depth == 20 and child.runs == ("bm25-k09",)
