@@ -104,7 +104,7 @@ def score(
 
     Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
     completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
-    from workbench.errors import ValidationError
+    from workbench.errors import UsageError
     from workbench.formats.io import check_writable
     from workbench.reports import (
         CHART_SUFFIXES,
@@ -117,7 +117,7 @@ def score(
     from workbench.services.scoring import ScoreReport, score_runs
 
     if check_format(fmt, ALL_FORMATS) == "parquet" and out is None:
-        raise ValidationError("--format parquet writes a binary file: give it with --out FILE.parquet.")
+        raise UsageError("--format parquet writes a binary file: give it with --out FILE.parquet.")
     # Output targets before any work: a bad one must not fail the command after it recorded evaluations.
     if plot is not None:
         check_writable(plot, what="--plot", suffixes=CHART_SUFFIXES)

@@ -36,7 +36,9 @@ Source:
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -397,8 +399,15 @@ SPACE_CLASS = (r"[\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\
 
 
 def is_parquet(path: str | Path) -> bool:
-    """True for a readable file that starts with the Parquet magic bytes ``PAR1`` (whatever its suffix)."""
+    """True for a readable regular file that starts with the Parquet magic bytes ``PAR1`` (whatever its suffix).
+
+    Anything that is not a regular file (``-`` for standard input, a FIFO, a
+    device, a folder) is False without being opened: opening a FIFO with no
+    writer blocks forever, so the text readers' refusal gets to name it.
+    """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as f:
             return f.read(4) == MAGIC
     except OSError:
