@@ -129,6 +129,10 @@ def render_workflow(report: WorkflowReport) -> str:
         from workbench.reports_gate import gate_summary_lines
 
         L += gate_summary_lines(*report.gate)  # type: ignore[arg-type]
+    if report.pipelines is not None:
+        from workbench.reports_demo_stages import render_pipeline_demo
+
+        L += render_pipeline_demo(report.pipelines) + [""]
     if report.exports:
         L.append("Qrels files: " + ", ".join(str(p) for p in report.exports))
     if report.plots:

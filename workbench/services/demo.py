@@ -27,6 +27,10 @@ folder (by default the Cranfield sample) against one store, non-interactively:
    run contributed, rescore that run, and report its drop and Kendall's tau between
    the run orderings (``pooling.reusability``; Zobel, SIGIR 1998).
 
+Then the two-stage pipeline step (``services.demo_stages``): BM25 and the hybrid
+as candidates, each reranked by the MiniLM bi-encoder, scored stage by stage,
+and the hybrid's depth-versus-cost table.
+
 Then the release gate: may the new run replace bm25? (``services.demo_gate``,
 policy ``examples/gate.toml``; the Markdown report is written next to the plots).
 
@@ -50,6 +54,7 @@ from workbench.scoring.measures import Measure, parse_measure
 
 if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
+    from workbench.services.demo_stages import PipelineDemo
     from workbench.services.pool_topics import TopicSelection
     from workbench.store import LabelStore
     from workbench.store.pools import PoolInfo
@@ -191,6 +196,8 @@ class WorkflowReport:
         tokens: user -> token of the demo users (sandbox store).
         lead_queue: documents of pool v2 still to judge in the demo lead's UI queue,
             as a second assessor beside the reference (agreement becomes measurable).
+        pipelines: the two-stage pipeline step (``services.demo_stages``): the
+            four-run table and the depth table.
         gate: the release gate of the new run against bm25 (``services.demo_gate``) and
             the Markdown report written, or None.
     """
@@ -223,6 +230,7 @@ class WorkflowReport:
     plots: list[Path] = field(default_factory=list)
     tokens: dict[str, str] = field(default_factory=dict)
     lead_queue: int = 0
+    pipelines: PipelineDemo | None = None
     gate: tuple[object, Path | None] | None = None  # (services.gate.GateReport, Markdown file) of the gate step
 
 
@@ -545,6 +553,14 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     report.loo = leave_one_run_out(
         store.get_qrels(v2_name), top_k_contributors(runs, options.pool_depth),
         runs, headline, full, topics=v2_topics)
+
+    # two-stage pipelines (issue 10): the four-run table and the depth table, on the full judgments
+    say("[pipelines] BM25 and hybrid candidates, reranked: stage-named recall and the depth table (in the report)")
+    from workbench.services.demo_stages import PipelineOptions, run_pipeline_demo
+
+    report.pipelines = run_pipeline_demo(store, PipelineOptions(
+        collection=collection, qrels=reference_name, encoder=options.encoder, model_path=options.model_path,
+        threads=options.threads, plot_dir=options.plot_dir), say)
 
     if options.plot_dir is not None:
         report.plots = _plots(report, options.plot_dir)
