@@ -58,9 +58,29 @@ def four_run_lines(demo: PipelineDemo) -> list[str]:
                 "the same size on both candidate lists: the two stages do independent jobs" if same else
                 f"not the same size on the two candidate lists ({_signed(a)} vs {_signed(b)}): the stages are not "
                 "independent here (the hybrid already holds the dense ranking a bi-encoder reranker re-applies)"))
-    labels = ", ".join(f"{rep.diagnoses[-1].name}: {rep.diagnoses[-1].label}" for rep in reports if rep.diagnoses)
-    lines.append(f"  diagnosis (R@{d} >= {result.thresholds.recall:g} and nDCG@{k} >= {result.thresholds.ndcg:g} "
-                 f"are high): {labels}")
+    diag = []
+    empty_docs: set[tuple[str, str]] = set()
+    for rep in reports:
+        if not rep.diagnoses:
+            continue
+        dg = rep.diagnoses[-1]
+        check = "-"
+        if rep.ingestion:
+            c = rep.ingestion[-1]
+            empty_docs.update(c.absent + c.empty)
+            check = (f"{c.n_missed:,} missed in the top {d}: {len(c.absent)} not in the collection, "
+                     f"{len(c.empty)} without text, {c.n_indexed:,} indexed")
+        diag.append([dg.name, dg.label, " / ".join(str(n) for n in dg.counts.values()), check])
+    if diag:
+        lines.append(f"  diagnosis (high: R@{d} >= {result.thresholds.recall:g}, nDCG@{k} >= "
+                     f"{result.thresholds.ndcg:g}; the run by its macro values, each topic by its own)")
+        lines += ["    " + s for s in table(
+            ["run", "diagnosis", "topics: ranking / candidate gen. / check ingestion / stop",
+             "ingestion check ('check ingestion' topics)"], diag, left=4).splitlines()]
+        if empty_docs:
+            shown = ", ".join(f"topic {t} document {doc}" for t, doc in sorted(empty_docs)[:3])
+            lines.append(f"    not retrievable at all: {shown}; the other missed relevant documents are in the index "
+                         "with text, so at this depth the candidates miss them (candidate generation)")
     return lines
 
 
