@@ -66,10 +66,10 @@ def four_run_lines(demo: PipelineDemo) -> list[str]:
         dg = rep.diagnoses[-1]
         check = "-"
         if rep.ingestion:
-            c = rep.ingestion[-1]
-            empty_docs.update(c.absent + c.empty)
-            check = (f"{c.n_missed:,} missed in the top {d}: {len(c.absent)} not in the collection, "
-                     f"{len(c.empty)} without text, {c.n_indexed:,} indexed")
+            ing = rep.ingestion[-1]
+            empty_docs.update(ing.absent + ing.empty)
+            check = (f"{ing.n_missed:,} missed in the top {d}: {len(ing.absent)} not in the collection, "
+                     f"{len(ing.empty)} without text, {ing.n_indexed:,} indexed")
         diag.append([dg.name, dg.label, " / ".join(str(n) for n in dg.counts.values()), check])
     if diag:
         lines.append(f"  diagnosis (high: R@{d} >= {result.thresholds.recall:g}, nDCG@{k} >= "
