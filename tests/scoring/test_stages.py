@@ -249,3 +249,15 @@ def test_docstring_examples_of_the_pipeline_modules():
     for module in (workbench.scoring.stages, workbench.scoring.depth, workbench.lineage, pooling.retrievers.rerank):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_top_set_difference_gives_the_same_answer_when_every_hash_collides(monkeypatch):
+    import numpy as np
+
+    import workbench.scoring.stages as stages
+
+    cand = rank_run(run_columns_from_mapping(CANDIDATES))
+    leaky = rank_run(run_columns_from_mapping(_rerank({"t1": ["a", "c", "b", "x"], "t2": ["e", "g", "h", "i"]})))
+    fast = top_set_difference(cand, leaky, D)
+    monkeypatch.setattr(stages, "hash_words", lambda words: np.zeros(len(words), dtype=np.uint64))
+    assert top_set_difference(cand, leaky, D) == fast == ({"t1": ("c",)}, 1)

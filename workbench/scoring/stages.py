@@ -60,7 +60,7 @@ import numpy as np
 
 from workbench.errors import ValidationError
 from workbench.ranking import natural_key, ranked
-from workbench.scoring.columns import RankedRun, unpack_ids, widen
+from workbench.scoring.columns import RankedRun, hash_words, unpack_ids, widen
 from workbench.scoring.evaluate import Aggregate, Evaluation
 from workbench.scoring.measures import Measure, R, nDCG
 from workbench.types import Run
@@ -554,22 +554,40 @@ def top_set_difference(candidate: RankedRun, final: RankedRun, depth: int,
         codes.setdefault(t, len(codes))
     width = max(candidate.doc_words.shape[1], final.doc_words.shape[1])
 
-    def keys(rr: RankedRun) -> tuple[np.ndarray, np.ndarray]:
+    def top_rows(rr: RankedRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, topic codes, widened words) of the top D of ``rr`` (topics in ``wanted``)."""
         rows = np.flatnonzero(rr.rank_at(np.arange(len(rr.topic_codes))) <= depth) if len(rr.topic_codes) else \
             np.zeros(0, np.int64)
-        if wanted is not None:
+        if wanted is not None and len(rows):
             ok = np.array([t in wanted for t in rr.topic_ids], dtype=bool)
-            rows = rows[ok[rr.topic_codes[rows]]] if len(rows) else rows
-        remap = np.array([codes[t] for t in rr.topic_ids], dtype=np.uint64)
-        packed = np.empty((len(rows), width + 1), dtype=np.uint64)
-        packed[:, 0] = remap[rr.topic_codes[rows]] if len(rows) else 0
-        packed[:, 1:] = widen(rr.doc_words[rows], width)
-        return rows, np.ascontiguousarray(packed).view(np.dtype((np.void, 8 * (width + 1)))).ravel()
+            rows = rows[ok[rr.topic_codes[rows]]]
+        remap = np.array([codes[t] for t in rr.topic_ids] or [0], dtype=np.uint64)
+        return rows, remap[rr.topic_codes[rows]], widen(rr.doc_words[rows], width)
 
-    c_rows, c_keys = keys(candidate)
-    f_rows, f_keys = keys(final)
-    new_mask = ~np.isin(f_keys, c_keys)
-    n_dropped = int((~np.isin(c_keys, f_keys)).sum())
+    c_rows, c_codes, c_words = top_rows(candidate)
+    f_rows, f_codes, f_words = top_rows(final)
+    # Keys: topic code (high 24 bits) and 40 bits of the doc id's hash; equality is confirmed on the words.
+    c_key = (c_codes << np.uint64(40)) | (hash_words(c_words) >> np.uint64(24))
+    f_key = (f_codes << np.uint64(40)) | (hash_words(f_words) >> np.uint64(24))
+    order = np.argsort(c_key, kind="stable")
+    c_sorted = c_key[order]
+    if len(codes) < (1 << 24) and not (len(c_sorted) > 1 and bool(np.any(c_sorted[1:] == c_sorted[:-1]))):
+        pos = np.searchsorted(c_sorted, f_key)
+        pos[pos >= len(c_sorted)] = 0
+        hit = (c_sorted[pos] == f_key) if len(c_sorted) else np.zeros(len(f_key), dtype=bool)
+        if hit.any():
+            hit[hit] = np.all(c_words[order[pos[hit]]] == f_words[hit], axis=1)
+        matched = np.zeros(len(c_key), dtype=bool)
+        matched[order[pos[hit]]] = True
+        new_mask, n_dropped = ~hit, int((~matched).sum())
+    else:  # a hash collision among one topic's candidates (or 16M topics): compare the full keys
+        def packed(cd: np.ndarray, words: np.ndarray) -> np.ndarray:
+            out = np.empty((len(cd), width + 1), dtype=np.uint64)
+            out[:, 0], out[:, 1:] = cd, words
+            return np.ascontiguousarray(out).view(np.dtype((np.void, 8 * (width + 1)))).ravel()
+
+        ck, fk = packed(c_codes, c_words), packed(f_codes, f_words)
+        new_mask, n_dropped = ~np.isin(fk, ck), int((~np.isin(ck, fk)).sum())
     new: dict[str, list[str]] = {}
     sel = f_rows[new_mask]
     for t_code, doc in zip(final.topic_codes[sel].tolist(), unpack_ids(final.doc_words[sel]), strict=True):

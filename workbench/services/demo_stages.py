@@ -53,7 +53,10 @@ class PipelineOptions:
         repeat: measurement rounds of the sweep (interleaved; median per topic).
         encoder: a bi-encoder to use instead of the packaged MiniLM (tests).
         model_path: a local sentence-transformers folder instead of the packaged MiniLM.
-        threads: torch CPU threads (None = torch's default).
+        threads: torch CPU threads of the dense run and the reranker; None = torch's
+            default for the dense run and 1 for the reranker (its per-topic latency
+            is what the depth table measures, and with 2 threads on shared cores
+            OpenMP contention, not the model, dominates it: bench/results/rerank.md).
         plot_dir: where the depth chart is written (None = no chart).
     """
 
@@ -119,7 +122,7 @@ def run_pipeline_demo(store: LabelStore, options: PipelineOptions, say: Say = _q
                                          description="all-MiniLM-L6-v2 cosine, candidates of the pipeline demo"))
     ensure(hybrid, lambda: make_fused_run(store, hybrid, [bm25, dense], depth=d, say=say,
                                           description=f"RRF(k=60) of {bm25} and {dense}"))
-    spec = RerankerSpec(model_path=options.model_path, encoder=options.encoder, threads=options.threads)
+    spec = RerankerSpec(model_path=options.model_path, encoder=options.encoder, threads=options.threads or 1)
     reranker = make_reranker(spec, cache=store)  # one model for every rerank of the step
     names = []
     for cand in (bm25, hybrid):

@@ -519,22 +519,23 @@ def stage_reports(
     policy = check_policy(missing)
     say = progress or _quiet
     store = open_store()
-    pipelines = []
-    for name in run_names:
-        lineage = store.get_run_lineage(name)
-        d = lineage.candidate_depth if lineage is not None else (depth or DEFAULT_PLAIN_DEPTH)
-        pipelines.append(Pipeline(name, lineage, d, store.get_rerank_cost(name) if lineage else None))
-    involved = list(dict.fromkeys([n for p in pipelines for n in (p.candidate_run, p.run)]))
-    measures: list[Measure] = []
-    for p in pipelines:
-        measures += [m for m in stage_measures(p.depth, final_k) if m not in measures]
-    qref, qcols = load_qrels(qrels_ref, open_store)
-    evaluator = Evaluator(qcols, measures, rel=rel, missing=policy)
-    loaded: dict[str, tuple[Any, RankedRun]] = {}
-    for name in involved:
-        t0 = time.perf_counter()
-        loaded[name] = load_run(name, open_store)
-        say(f"[finished] reading run {name} [elapsed] {time.perf_counter() - t0:.2f} s")
+    with store.connection("stage report"):  # one lease for the reads (lineage, cost, qrels, runs)
+        pipelines = []
+        for name in run_names:
+            lineage = store.get_run_lineage(name)
+            d = lineage.candidate_depth if lineage is not None else (depth or DEFAULT_PLAIN_DEPTH)
+            pipelines.append(Pipeline(name, lineage, d, store.get_rerank_cost(name) if lineage else None))
+        involved = list(dict.fromkeys([n for p in pipelines for n in (p.candidate_run, p.run)]))
+        measures: list[Measure] = []
+        for p in pipelines:
+            measures += [m for m in stage_measures(p.depth, final_k) if m not in measures]
+        qref, qcols = load_qrels(qrels_ref, open_store)
+        evaluator = Evaluator(qcols, measures, rel=rel, missing=policy)
+        loaded: dict[str, tuple[Any, RankedRun]] = {}
+        for name in involved:
+            t0 = time.perf_counter()
+            loaded[name] = load_run(name, open_store)
+            say(f"[finished] reading run {name} [elapsed] {time.perf_counter() - t0:.2f} s")
     topics: tuple[str, ...] | None = None
     if policy == "exclude":
         dropped = {t for ref, rr in loaded.values() for t in evaluator.missing_topics(rr, ref.failed_topics)}
@@ -546,7 +547,8 @@ def stage_reports(
         if ref.collection_version and qref.collection_version and ref.collection_version != qref.collection_version:
             warnings.append(f"run {name!r} was produced over collection version {ref.collection_version[:12]}, "
                             f"the qrels over {qref.collection_version[:12]}: document ids may differ")
-    relevant = {d.doc_id for e in evaluations.values() for d in e.relevant}
+    shallowest = min(p.depth for p in pipelines)  # the ingestion check only asks about missed documents
+    relevant = {d.doc_id for e in evaluations.values() for d in e.relevant if d.rank is None or d.rank > shallowest}
     version = next((ref.collection_version for ref, _ in loaded.values() if ref.collection_version), "")
     absent, empty = store.document_presence(version, relevant) if version else (None, set())
     reports = []
