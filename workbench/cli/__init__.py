@@ -75,6 +75,10 @@ COMMANDS = registry({
                          "macro and micro."),
     "depth-sweep": ("stages", "Rerank the top D of a run for each D: R@D of the candidates, R@k after reranking, "
                               "measured cost."),
+    "ann-recall": ("ann", "ANN-recall@k of a dense run: |approximate top-k ∩ exact top-k| / k per topic, "
+                          "macro-averaged."),
+    "ann-sweep": ("ann", "Sweep an approximate index: per setting ANN-recall@k, R@k of it and of exact search, "
+                         "latency, diagnosis."),
     "adjudicate": ("judgments", "The lead's adjudication, as on the Adjudicate page: --list shows the disagreement "
                                 "queue (grades differ, or an assessor was unsure; widest spread first); --topic T --doc "
                                 "D --grade G --rationale TEXT sets a final grade (lead only, rationale required, the "

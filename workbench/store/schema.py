@@ -18,6 +18,8 @@ Lineage, from raw data to numbers::
     embeddings (model_key, text_hash) -> vector   # dense-retrieval cache
     run_lineage (rerank run -> candidate run, candidate depth, reranker, model) ── rerank_costs,
         rerank_topic_costs (measured wall ms per topic)
+    ann_index_stats (dense run -> index kind, params, build ms, bytes, latency p50/p95, QPS)
+    ann_recalls (approximate run x exact reference run x k) ── ann_recall_topics (numerator, denominator, ties)
 
 Rules:
 * Facts are append-only: judgments and adjudications are never updated or
@@ -29,7 +31,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -364,6 +366,48 @@ DDL_V5_RUBRICS: tuple[str, ...] = (
             FROM adjudications) WHERE rn = 1""",
 )
 
+DDL_V6_ANN: tuple[str, ...] = (
+    # Approximate vector indexes (issue 11): how a dense run's index was built and how fast it answered.
+    """CREATE TABLE IF NOT EXISTS ann_index_stats (
+        run_name VARCHAR PRIMARY KEY,             -- a dense run (exact, hnsw or ivf)
+        index_kind VARCHAR NOT NULL CHECK (index_kind IN ('exact', 'hnsw', 'ivf')),
+        index_params VARCHAR NOT NULL,            -- JSON: every parameter used, defaults resolved
+        metric VARCHAR NOT NULL,                  -- 'inner product of unit vectors (cosine)'
+        n_vectors INTEGER NOT NULL,
+        dim INTEGER NOT NULL,
+        build_ms DOUBLE NOT NULL,                 -- wall ms to train + add (0 for exact)
+        index_bytes BIGINT NOT NULL,              -- serialised faiss index (exact: the float32 matrix)
+        threads INTEGER,                          -- faiss OpenMP threads while building (NULL for exact)
+        faiss_version VARCHAR NOT NULL DEFAULT '',
+        n_queries INTEGER NOT NULL,               -- queries timed (per-query wall ms in run_topics.latency_ms)
+        latency_p50_ms DOUBLE,
+        latency_p95_ms DOUBLE,
+        qps DOUBLE                                -- n_queries / summed latency
+    )""",
+    # ANN-recall@k of an approximate run against the exact run of the same embeddings and metric.
+    """CREATE TABLE IF NOT EXISTS ann_recalls (
+        run_name VARCHAR NOT NULL,                -- the approximate run
+        reference_run VARCHAR NOT NULL,           -- the exact run (same model key, metric, collection version)
+        k INTEGER NOT NULL,
+        excluded VARCHAR NOT NULL,                -- JSON list: exact-run topics with no neighbours
+        n_extra INTEGER NOT NULL,                 -- approximate-run topics the exact run lacks (ignored)
+        computed_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        PRIMARY KEY (run_name, reference_run, k)
+    )""",
+    """CREATE TABLE IF NOT EXISTS ann_recall_topics (
+        run_name VARCHAR NOT NULL,                -- the approximate run
+        reference_run VARCHAR NOT NULL,           -- the exact run (same model key, metric, collection version)
+        k INTEGER NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        numerator INTEGER NOT NULL,               -- |approx top-k ∩ exact top-k|
+        denominator INTEGER NOT NULL,             -- |exact top-k|
+        boundary_tie BOOLEAN NOT NULL,            -- exact ranks k and k+1 score the same
+        tied_outside INTEGER NOT NULL,            -- approx top-k docs outside exact top-k tied with its k-th
+        missing BOOLEAN NOT NULL,                 -- the approximate run returned nothing for the topic
+        PRIMARY KEY (run_name, reference_run, k, topic_id)
+    )""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -371,6 +415,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: DDL_V3_METADATA,  # document and topic metadata (workbench.store.metadata)
     3: DDL_V4_RERANK,  # rerank lineage and measured cost (issue 10)
     4: DDL_V5_RUBRICS,  # rubric_versions; judgments/adjudications.rubric_version
+    5: DDL_V6_ANN,  # ann_index_stats, ann_recall_topics (issue 11)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

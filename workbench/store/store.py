@@ -3,13 +3,14 @@
 Composed of one mixin per domain (collections, metadata, runs, pools, judging, qrels,
 embeddings, evaluations) over ``StoreCore``'s leases. Methods speak domain verbs
 Composed of one mixin per domain (collections, runs, pools, judging, qrels,
-embeddings, evaluations, rerank lineage) over ``StoreCore``'s leases. Methods speak domain verbs
+embeddings, evaluations, rerank lineage, vector-index stats and ANN-recall) over ``StoreCore``'s leases. Methods speak domain verbs
 (``ingest_collection``, ``record_judgment``, ``publish_qrels``); values are bound
 with ``?`` parameters, never formatted into SQL.
 """
 
 from __future__ import annotations
 
+from workbench.store.ann import AnnMixin
 from workbench.store.audit import AuditMixin
 from workbench.store.collections import CollectionsMixin
 from workbench.store.embeddings import EmbeddingsMixin
@@ -35,6 +36,7 @@ class LabelStore(
     TopicSetsMixin,
     AuditMixin,
     LineageMixin,
+    AnnMixin,
 ):
     """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
 
