@@ -66,6 +66,8 @@ COMMANDS = registry({
     "compare": ("score", "Per-topic differences (relevant documents lost and gained, with ranks) and paired tests."),
     "misses": ("score", "Every (topic, relevant document) the run did not return within k, with its grade and "
                         "deeper rank."),
+    "miss-cause": ("misses", "A lead sets or overrides the cause of a run's misses, each with a note (append-only), "
+                             "or accepts the causes inherited from other runs' identical misses."),
     "gate": ("gate", "Release gate: pass (0), fail (1) or invalid (2) for CANDIDATE(S) against BASELINE under a policy."),
     "simulate": ("simulate", "Replay judging with an oracle's grades instead of assessors: per strategy, the judgments "
                              "needed to find 50/80/90/95% of the pool's relevant documents, the qrels it would have "

@@ -204,12 +204,31 @@ def misses_cmd(
     missing: MissingOpt = "fail",
     fmt: FormatOpt = "table",
     trust_file_order: TrustOpt = False,
+    categorise: Annotated[bool, typer.Option(
+        "--categorise", help="Give each miss a cause (not indexed, filtered out, chunk boundary, found deeper, "
+                             "vocabulary mismatch, uncategorised) with its evidence, counts per cause and the "
+                             "residue; the list is kept per run and qrels version, a lead's causes win.")] = False,
+    cause: Annotated[str | None, typer.Option(
+        "--cause", help="With --categorise: list only the misses of this cause (the counts stay whole).")] = None,
+    collection: CollectionOpt = None,
 ) -> None:
     """Every (topic, relevant document) the run did not return within k, with its grade and deeper rank."""
-    from workbench.reports import check_format, render_misses
-    from workbench.services.scoring import find_misses
+    from workbench.reports import check_format
 
     check_format(fmt)
+    if categorise or cause is not None:
+        from workbench.reports_misses import render_miss_list
+        from workbench.scoring.misses import check_cause
+        from workbench.services.misses import categorised_misses
+
+        wanted = check_cause(cause) if cause is not None else None
+        mr = categorised_misses(run, qrels, k, open_store=_opener("workbench misses"), rel=rel, missing=missing,
+                                trust_file_order=trust_file_order, progress=common.info, collection=collection)
+        common.out(render_miss_list(mr.header(), mr.misses, fmt, cause=wanted))
+        return
+    from workbench.reports import render_misses
+    from workbench.services.scoring import find_misses
+
     report, misses = find_misses(run, qrels, k, open_store=_opener("workbench misses"), rel=rel, missing=missing,
                                  trust_file_order=trust_file_order, progress=common.info)
     e = report.evaluations[0]

@@ -10,6 +10,8 @@ Lineage, from raw data to numbers::
     users ── assignments (pool_version, topic, doc, assessor)
           ── judgments (append-only; current = latest per topic/doc/assessor; rubric_version)
     rubric_versions (rubric, version, content_hash, definition)   # rubrics defined from files
+    miss_lists (run x qrels version x k x rel x evidence fingerprint) ── miss_entries (rule cause, evidence)
+    miss_causes (append-only lead causes with a note; current = latest per run/qrels/topic/doc)
           ── adjudications (append-only; current = latest per topic/doc)
     qrels_versions (immutable: parent, pool_version, rule, counts, content_hash) ── qrels_entries
     evaluations (run x qrels version x measure, numerator/denominator, evaluator version;
@@ -31,7 +33,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -408,6 +410,56 @@ DDL_V6_ANN: tuple[str, ...] = (
     )""",
 )
 
+DDL_V7_MISSES: tuple[str, ...] = (
+    # Miss lists (issue 13): a run's categorised misses at cutoff k against a qrels version,
+    # kept once per evidence fingerprint (``workbench.services.misses``), and the lead's causes.
+    "CREATE SEQUENCE IF NOT EXISTS miss_list_seq",
+    """CREATE TABLE IF NOT EXISTS miss_lists (
+        list_id BIGINT PRIMARY KEY DEFAULT nextval('miss_list_seq'),
+        run_name VARCHAR NOT NULL,
+        qrels_version VARCHAR NOT NULL,
+        k INTEGER NOT NULL,
+        rel INTEGER NOT NULL,
+        fingerprint VARCHAR NOT NULL,             -- sha256 over the evidence sources and the rules version
+        rules_version VARCHAR NOT NULL,
+        params VARCHAR NOT NULL,                  -- JSON: collection version, analyser, depth, ...
+        n_misses INTEGER NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        UNIQUE (run_name, qrels_version, k, rel, fingerprint)
+    )""",
+    """CREATE TABLE IF NOT EXISTS miss_entries (
+        list_id BIGINT NOT NULL,
+        position INTEGER NOT NULL,                -- order of the list (topic, then grade)
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        grade INTEGER NOT NULL,
+        rank INTEGER,                             -- NULL: not returned within the run's depth
+        cause VARCHAR NOT NULL,                   -- the rule's cause (workbench.scoring.misses.CAUSES)
+        detail VARCHAR NOT NULL,
+        evidence VARCHAR NOT NULL,                -- JSON: workbench.scoring.misses.MissEvidence
+        PRIMARY KEY (list_id, topic_id, doc_id)
+    )""",
+    "CREATE SEQUENCE IF NOT EXISTS miss_cause_seq",
+    """CREATE TABLE IF NOT EXISTS miss_causes (
+        decision_id BIGINT PRIMARY KEY DEFAULT nextval('miss_cause_seq'),
+        collection VARCHAR NOT NULL,
+        run_name VARCHAR NOT NULL,
+        qrels_version VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        cause VARCHAR NOT NULL,
+        note VARCHAR NOT NULL,
+        lead VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE OR REPLACE VIEW current_miss_causes AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY run_name, qrels_version, topic_id, doc_id
+                ORDER BY decision_id DESC) AS rn
+            FROM miss_causes) WHERE rn = 1""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -416,6 +468,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: DDL_V4_RERANK,  # rerank lineage and measured cost (issue 10)
     4: DDL_V5_RUBRICS,  # rubric_versions; judgments/adjudications.rubric_version
     5: DDL_V6_ANN,  # ann_index_stats, ann_recall_topics (issue 11)
+    6: DDL_V7_MISSES,  # miss lists, their entries and the lead's miss causes (issue 13)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

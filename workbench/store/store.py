@@ -3,7 +3,7 @@
 Composed of one mixin per domain (collections, metadata, runs, pools, judging, qrels,
 embeddings, evaluations) over ``StoreCore``'s leases. Methods speak domain verbs
 Composed of one mixin per domain (collections, runs, pools, judging, qrels,
-embeddings, evaluations, rerank lineage, vector-index stats and ANN-recall) over ``StoreCore``'s leases. Methods speak domain verbs
+embeddings, evaluations, rerank lineage, vector-index stats and ANN-recall, miss lists) over ``StoreCore``'s leases. Methods speak domain verbs
 (``ingest_collection``, ``record_judgment``, ``publish_qrels``); values are bound
 with ``?`` parameters, never formatted into SQL.
 """
@@ -18,6 +18,7 @@ from workbench.store.evaluations import EvaluationsMixin
 from workbench.store.judging import JudgingMixin
 from workbench.store.lineage import LineageMixin
 from workbench.store.metadata import MetadataMixin
+from workbench.store.misses import MissesMixin
 from workbench.store.pools import PoolsMixin
 from workbench.store.qrels import QrelsMixin
 from workbench.store.runs import RunsMixin
@@ -37,6 +38,7 @@ class LabelStore(
     AuditMixin,
     LineageMixin,
     AnnMixin,
+    MissesMixin,
 ):
     """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
 

@@ -1,0 +1,332 @@
+"""The categorised miss list: evidence from the store, causes from ``workbench.scoring.misses``.
+
+``categorised_misses`` scores the run at R@k (``services.scoring.find_misses``),
+gathers for every miss the evidence the store holds (is the document in the
+run's collection version, is its text empty, its rank within the run's depth,
+the analysed query and document terms) and lets the pure rules assign the
+causes. The query and the documents are analysed with the run's own analyser
+when it is a BM25 run (its stop words and stemmer, recorded in its params),
+else with ``pooling.tokenize.Tokenizer()`` (Lucene's stop words, no stemming);
+the analyser used is recorded with the list.
+
+The list is kept per run, qrels version, k and threshold (``miss_lists``), under
+a fingerprint of its evidence sources (run and qrels content hashes, collection
+version, analyser, rules version): asking again reads the stored causes back
+instead of redoing them. Lists are kept for stored runs against stored qrels
+versions only (a file can change under the same name).
+
+The lead's causes (``set_miss_causes``, append-only, each with a note) win over
+the rules'; the latest cause a lead set on the same (topic, document) miss of
+another run of the collection is offered as a suggestion, which a lead can
+accept (``accept_suggestions``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import ValidationError
+from workbench.scoring.misses import (
+    RULES_VERSION,
+    Categorised,
+    LeadCause,
+    MissEvidence,
+    MissList,
+    categorise,
+    check_cause,
+    count,
+    evidence_from_json,
+    evidence_json,
+    resolve,
+)
+from workbench.services.scoring import Progress, ScoreReport, StoreOpener, find_misses
+
+if TYPE_CHECKING:
+    from pooling.tokenize import Tokenizer
+    from workbench.scoring.evaluate import RelevantDoc
+    from workbench.services.judging import Session
+    from workbench.store import LabelStore
+    from workbench.store.misses import StoredMissEntry
+
+
+@dataclass(frozen=True)
+class MissReport:
+    """A categorised miss list with the score report it came from.
+
+    Attributes:
+        score: the R@k score report (lineage header, warnings).
+        misses: the categorised list.
+        kept: the stored list id (None: not kept, e.g. a run file).
+        reused: True when the causes were read back from a list stored earlier.
+        collection: the collection whose documents and topics gave the evidence.
+    """
+
+    score: ScoreReport
+    misses: MissList
+    kept: int | None
+    reused: bool
+    collection: str
+
+    def header(self) -> dict[str, object]:
+        """The score report's lineage header plus the list's own lineage."""
+        return {**self.score.header(), "miss_list": dict(self.misses.extra), "analyser": dict(self.misses.analyser)}
+
+
+def run_analyser(kind: str, params: Mapping[str, Any]) -> Tokenizer:
+    """The analyser a run's misses are examined with: a BM25 run's own, else ``Tokenizer()``.
+
+    Raises:
+        UnknownNameError: a BM25 run recorded a stop-word list or stemmer this version does not know.
+    """
+    from pooling.tokenize import Tokenizer
+
+    if kind == "bm25" and "stopwords" in params:
+        return Tokenizer(stopwords=str(params["stopwords"]), stemmer=params.get("stemmer")).validate()
+    return Tokenizer()
+
+
+def _distinct(tokens: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(tokens))
+
+
+def _by_frequency(tokens: Sequence[str]) -> tuple[str, ...]:
+    c = Counter(tokens)
+    return tuple(sorted(c, key=lambda t: (-c[t], t)))
+
+
+def gather_evidence(store: LabelStore, collection: str, collection_version: str, misses: Sequence[RelevantDoc],
+                    depth: int, analyser: Tokenizer) -> list[MissEvidence]:
+    """The evidence the store holds for each miss, in input order.
+
+    Args:
+        store: the store.
+        collection: the collection (its topics give the query text, ``Topic.query``).
+        collection_version: the run's collection version (documents are looked up in it).
+        misses: the run's misses (``Evaluation.misses``).
+        depth: the run's depth.
+        analyser: the analyser of query and document text.
+
+    Raises:
+        UnknownNameError: unknown collection or version.
+    """
+    topics = store.get_topics(collection)
+    docs = store.documents_by_id(collection, collection_version, {m.doc_id for m in misses})
+    query_terms: dict[str, tuple[str, ...]] = {}
+    doc_terms: dict[str, tuple[str, ...]] = {}
+    out: list[MissEvidence] = []
+    for m in misses:
+        if m.topic_id not in query_terms:
+            t = topics.get(m.topic_id)
+            query_terms[m.topic_id] = _distinct(analyser(t.query)) if t is not None else ()
+        doc = docs.get(m.doc_id)
+        if doc is not None and m.doc_id not in doc_terms:
+            doc_terms[m.doc_id] = _by_frequency(analyser(doc.content))
+        out.append(MissEvidence(
+            m.topic_id, m.doc_id, m.grade, m.rank, depth, indexed=doc is not None,
+            empty_text=doc is not None and not doc.content.strip(), query_terms=query_terms[m.topic_id],
+            doc_terms=doc_terms.get(m.doc_id, ()), collection_version=collection_version))
+    return out
+
+
+def _fingerprint(parts: Mapping[str, object]) -> str:
+    return hashlib.sha256(json.dumps(dict(parts), sort_keys=True).encode()).hexdigest()
+
+
+def _categorised_from(entries: Sequence[StoredMissEntry]) -> list[Categorised]:
+    return [Categorised(evidence_from_json(e.evidence), e.cause, e.detail) for e in entries]
+
+
+def categorised_misses(
+    run_ref: str,
+    qrels_ref: str,
+    k: int,
+    *,
+    open_store: StoreOpener | None,
+    rel: int = 1,
+    missing: str = "fail",
+    trust_file_order: bool = False,
+    progress: Progress | None = None,
+    keep: bool = True,
+    collection: str | None = None,
+) -> MissReport:
+    """Every miss of a run at cutoff k with its cause, the lead's decisions and inherited suggestions.
+
+    Args:
+        run_ref: a stored run name or a run file.
+        qrels_ref: a stored qrels version or a qrels file.
+        k: the cutoff, >= 1.
+        open_store: the store (required: the evidence is in it).
+        rel: minimum grade counted as relevant (inclusive).
+        missing: missing-topic policy (as ``score``).
+        trust_file_order: order a run file by its rank column.
+        progress: receives progress messages.
+        keep: store the list (stored run and qrels version only) or read it back when stored.
+        collection: the collection a run file was produced over (default: the qrels').
+
+    Returns:
+        The ``MissReport``; its counts add up to the number of misses.
+
+    Raises:
+        ValidationError: no store, or no collection to examine a file run against.
+        As ``services.scoring.score_runs``.
+    """
+    if open_store is None:
+        raise ValidationError("misses --categorise reads the documents and topics of the workbench store, and "
+                              "there is none here: give --db, or ingest the collection first")
+    report, misses = find_misses(run_ref, qrels_ref, k, open_store=open_store, rel=rel, missing=missing,
+                                 trust_file_order=trust_file_order, progress=progress)
+    store = open_store()
+    run, qrels = report.runs[0], report.qrels
+    if run.origin == "stored":
+        info = store.get_run_info(run.name)
+        name, version, depth = info.collection, info.collection_version, info.depth
+        analyser = run_analyser(info.kind, info.params)
+    else:
+        name = collection or qrels.collection
+        if not name:
+            raise ValidationError(f"misses --categorise: run file {run.location} names no collection; give "
+                                  "--collection NAME (the collection it was produced over)")
+        version = qrels.collection_version if collection is None and qrels.collection_version else \
+            store.latest_collection_version(name)
+        depth = max(report.evaluations[0].n_results.values(), default=0)
+        analyser = run_analyser("", {})
+    sources = {"rules": RULES_VERSION, "run": run.content_hash or run.location, "qrels": qrels.content_hash,
+               "collection_version": version, "analyser": analyser.params, "depth": depth, "missing": missing}
+    fingerprint = _fingerprint(sources)
+    keepable = keep and run.origin == "stored" and qrels.origin == "stored"
+    stored = store.find_miss_list(run.name, qrels.name, k, rel, fingerprint) if keepable else None
+    if stored is not None:
+        categorised, list_id, reused = _categorised_from(stored.entries), stored.list_id, True
+    else:
+        evidence = gather_evidence(store, name, version, misses, depth, analyser)
+        categorised = [categorise(e, k) for e in evidence]
+        list_id, reused = None, False
+        if keepable:
+            from workbench.store.misses import StoredMissEntry
+
+            entries = [StoredMissEntry(c.evidence.topic_id, c.evidence.doc_id, c.evidence.grade, c.evidence.rank,
+                                       c.cause, c.detail, evidence_json(c.evidence)) for c in categorised]
+            list_id = store.save_miss_list(run.name, qrels.name, k, rel, fingerprint, RULES_VERSION,
+                                           {**sources, "collection": name}, entries)
+    extra: dict[str, object] = {"list_id": list_id, "reused": reused, "rules_version": RULES_VERSION,
+                                "collection": name, "collection_version": version, "depth": depth,
+                                "fingerprint": fingerprint}
+    ml = MissList(run.name, qrels.name, k, (), count(()), analyser.params, extra)
+    return with_decisions(store, MissReport(report, ml, list_id, reused, name), categorised)
+
+
+def with_decisions(store: LabelStore, report: MissReport,
+                   categorised: Sequence[Categorised] | None = None) -> MissReport:
+    """``report`` with the lead's current decisions and the inherited suggestions read again from the store.
+
+    Args:
+        store: the store.
+        report: a miss report.
+        categorised: the rules' causes (default: those of ``report``'s rows).
+    """
+    ml = report.misses
+    cats = list(categorised) if categorised is not None else [r.categorised for r in ml.rows]
+    stored_qrels = report.score.qrels.origin == "stored"
+    decisions = store.current_miss_causes(ml.run_name, ml.qrels_version) if stored_qrels else {}
+    rows = resolve(cats, decisions, store.inherited_miss_causes(report.collection, ml.run_name))
+    return dataclasses.replace(report, misses=dataclasses.replace(ml, rows=tuple(rows), counts=count(rows)))
+
+
+def _require_stored(report: MissReport) -> None:
+    run, qrels = report.score.runs[0], report.score.qrels
+    if run.origin != "stored" or qrels.origin != "stored":
+        raise ValidationError("a miss cause is set on a stored run's misses against a stored qrels version; "
+                              f"found run {run.origin} {run.name!r} and qrels {qrels.origin} {qrels.name!r} "
+                              "(import the run with `workbench run import` first)")
+
+
+def set_miss_causes(
+    store: LabelStore,
+    session: Session,
+    run_name: str,
+    qrels_version: str,
+    k: int,
+    items: Sequence[tuple[str, str, str, str]],
+    *,
+    rel: int = 1,
+    missing: str = "fail",
+) -> tuple[list[int], MissReport]:
+    """A lead sets (or overrides) the cause of misses, each with a note (append-only, one transaction).
+
+    Args:
+        store: the store.
+        session: the signed-in lead.
+        run_name: a stored run.
+        qrels_version: a stored qrels version.
+        k: the cutoff of the miss list the items belong to.
+        items: (topic_id, doc_id, cause, note) each; the pair must be a miss of the list.
+        rel, missing: as ``categorised_misses``.
+
+    Returns:
+        (the decision ids, the list after the change).
+
+    Raises:
+        PermissionDeniedError: not a lead.
+        ValidationError: an item that is not a miss of the list, an empty note, a file run.
+        UnknownNameError: an unknown cause (the message lists them).
+    """
+    from workbench.errors import PermissionDeniedError
+
+    if not session.is_lead:  # checked again in the store's transaction
+        raise PermissionDeniedError(f"set a miss cause: user {session.user!r} has role {session.role!r}, "
+                                    "expected 'lead'")
+    for topic_id, doc_id, cause, note in items:  # the cheap checks before the list is computed
+        check_cause(cause)
+        if not note.strip():
+            raise ValidationError(f"topic {topic_id} document {doc_id}: a miss cause needs a note saying why "
+                                  "(--note)")
+    before = categorised_misses(run_name, qrels_version, k, open_store=lambda: store, rel=rel, missing=missing)
+    _require_stored(before)
+    known = {(r.evidence.topic_id, r.evidence.doc_id) for r in before.misses.rows}
+    decisions = []
+    for topic_id, doc_id, cause, note in items:
+        if (topic_id, doc_id) not in known:
+            raise ValidationError(f"topic {topic_id} document {doc_id} is not a miss of run {run_name} at "
+                                  f"k = {k} against {qrels_version} (`workbench misses {run_name} --qrels "
+                                  f"{qrels_version} --k {k} --categorise` lists them)")
+        decisions.append(LeadCause(topic_id, doc_id, check_cause(cause), note, session.user, run_name,
+                                   qrels_version))
+    ids = store.record_miss_causes(before.collection, decisions)
+    return ids, with_decisions(store, before)
+
+
+def accept_suggestions(
+    store: LabelStore,
+    session: Session,
+    run_name: str,
+    qrels_version: str,
+    k: int,
+    *,
+    rel: int = 1,
+    missing: str = "fail",
+) -> tuple[list[int], MissReport]:
+    """Accept every cause inherited from another run's identical miss as this run's (the note names the source).
+
+    Returns:
+        (the decision ids, the list after the change); no ids when there was no suggestion.
+
+    Raises:
+        As ``set_miss_causes``.
+    """
+    before = categorised_misses(run_name, qrels_version, k, open_store=lambda: store, rel=rel, missing=missing)
+    _require_stored(before)
+    items = [(r.evidence.topic_id, r.evidence.doc_id, s.cause,
+              f"accepted from run {s.run_name} ({s.qrels_version}, {s.lead}): {s.note}")
+             for r in before.misses.rows if (s := r.suggestion) is not None]
+    if not items:
+        return [], before
+    decisions = [LeadCause(t, d, check_cause(c), note, session.user, run_name, qrels_version)
+                 for t, d, c, note in items]
+    ids = store.record_miss_causes(before.collection, decisions)
+    return ids, with_decisions(store, before)
