@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.reports import _delimited, _header_lines, check_format, table
 from workbench.scoring.misses import CAUSES, Cause, MissCounts, MissList, MissRow, evidence_json
+
+if TYPE_CHECKING:
+    from workbench.services.misses import MissReport
 
 COLUMNS = ("run", "topic_id", "doc_id", "grade", "rank", "k", "cause", "source", "rule_cause", "detail", "note",
            "suggested_cause", "suggested_from")
@@ -108,3 +111,21 @@ def render_miss_list(header: Mapping[str, Any], ml: MissList, fmt: str = "table"
     if body:
         lines.append(table(["topic", "doc_id", "grade", "rank", "cause", "by", "evidence", "suggested"], body))
     return "\n".join(lines) + "\n"
+
+
+def demo_miss_lines(report: MissReport, examples: int = 2) -> list[str]:
+    """The demo report's miss section: the counts per cause, the residue, a few misses of each cause."""
+    ml = report.misses
+    L = [f"Why {ml.run_name} misses what it misses: `workbench misses {ml.run_name} --qrels {ml.qrels_version} "
+         f"--k {ml.k} --categorise`"]
+    L += ["  " + line for s in summary_lines(ml) for line in s.splitlines()]
+    shown = [r for c in CAUSES for r in ml.with_cause(c)[:examples]]
+    if shown:
+        L.append(f"  examples (at most {examples} per cause):")
+        body = [[r.evidence.topic_id, r.evidence.doc_id, str(r.evidence.grade),
+                 "-" if r.evidence.rank is None else str(r.evidence.rank), r.cause, _cut(r.categorised.detail, 80)]
+                for r in shown]
+        L += ["    " + line for line in table(["topic", "doc_id", "grade", "rank", "cause", "evidence"],
+                                                body).splitlines()]
+    L.append("")
+    return L

@@ -133,6 +133,10 @@ def render_workflow(report: WorkflowReport) -> str:
         from workbench.reports_demo_stages import render_pipeline_demo
 
         L += render_pipeline_demo(report.pipelines) + [""]
+    if report.misses is not None:
+        from workbench.reports_misses import demo_miss_lines
+
+        L += demo_miss_lines(report.misses)  # type: ignore[arg-type]
     if report.exports:
         L.append("Qrels files: " + ", ".join(str(p) for p in report.exports))
     if report.plots:

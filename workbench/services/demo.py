@@ -32,7 +32,9 @@ as candidates, each reranked by the MiniLM bi-encoder, scored stage by stage,
 and the hybrid's depth-versus-cost table.
 
 Then the release gate: may the new run replace bm25? (``services.demo_gate``,
-policy ``examples/gate.toml``; the Markdown report is written next to the plots).
+policy ``examples/gate.toml``; the Markdown report is written next to the plots),
+and bm25's categorised miss list at K = 20 against the full reference judgments
+(``services.demo_misses``).
 
 Every step is idempotent: a second call on the same store reuses the stored
 runs, pools, judgments and qrels versions (re-judging nothing), so the job can
@@ -200,6 +202,8 @@ class WorkflowReport:
             four-run table and the depth table.
         gate: the release gate of the new run against bm25 (``services.demo_gate``) and
             the Markdown report written, or None.
+        misses: bm25's categorised miss list at K = 20 against the full reference judgments
+            (``services.demo_misses``), or None.
     """
 
     collection: str = ""
@@ -232,6 +236,7 @@ class WorkflowReport:
     lead_queue: int = 0
     pipelines: PipelineDemo | None = None
     gate: tuple[object, Path | None] | None = None  # (services.gate.GateReport, Markdown file) of the gate step
+    misses: object | None = None  # services.misses.MissReport of the miss-list step
 
 
 # -- steps ---------------------------------------------------------------------------
@@ -570,6 +575,10 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
 
     report.gate = gate_step(store, bm25, new, v2_name, say=say,
                             out_dir=options.plot_dir.parent if options.plot_dir is not None else None)
+    # Why bm25 misses what it misses at K = 20 (services.demo_misses; issue 13)
+    from workbench.services.demo_misses import misses_step
+
+    report.misses = misses_step(store, bm25, reference_name, say=say)
     return report
 
 

@@ -330,3 +330,45 @@ def accept_suggestions(
                  for t, d, c, note in items]
     ids = store.record_miss_causes(before.collection, decisions)
     return ids, with_decisions(store, before)
+
+
+def scoreboard_misses(
+    run_names: Sequence[str],
+    qrels_version: str,
+    k: int,
+    *,
+    open_store: StoreOpener,
+    missing: str = "exclude",
+) -> list[MissReport]:
+    """The categorised miss list of each run at k against a stored qrels version (the Scoreboard's section).
+
+    Raises:
+        As ``categorised_misses``.
+    """
+    return [categorised_misses(r, qrels_version, k, open_store=open_store, missing=missing) for r in run_names]
+
+
+def cause_count_rows(reports: Sequence[MissReport]) -> list[dict[str, object]]:
+    """One row per run: the misses per cause (precedence order), total, set by a lead, residue, closed."""
+    from workbench.scoring.misses import CAUSES
+
+    rows: list[dict[str, object]] = []
+    for r in reports:
+        c = r.misses.counts
+        rows.append({"run": r.misses.run_name, **{cause: c.per_cause[cause] for cause in CAUSES},
+                     "total": c.total, "set by lead": c.by_lead, "residue": c.residue,
+                     "closed": "yes" if c.closed else "no"})
+    return rows
+
+
+def miss_rows(report: MissReport, cause: str | None = None) -> list[dict[str, object]]:
+    """The misses of one run (only those of effective ``cause`` when given) as flat records.
+
+    Raises:
+        UnknownNameError: an unknown cause.
+    """
+    from workbench.reports_misses import row_dict
+
+    wanted = check_cause(cause) if cause is not None else None
+    ml = report.misses
+    return [row_dict(ml.run_name, ml.k, r) for r in ml.rows if wanted is None or r.cause == wanted]

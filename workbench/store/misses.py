@@ -230,6 +230,12 @@ class MissesMixin(UsersMixin):
                 ids.append(int(row[0]))
         return ids
 
+    def miss_causes_revision(self) -> int:
+        """The latest decision id (0 when none): changes whenever a lead sets a miss cause (cache keys)."""
+        with self.connection("read miss causes revision") as cur:
+            row = _one(cur.execute("SELECT coalesce(max(decision_id), 0) FROM miss_causes"))
+        return int(row[0])
+
     def current_miss_causes(self, run_name: str, qrels_version: str) -> dict[ItemKey, LeadCause]:
         """(topic_id, doc_id) -> the latest lead cause on this run's misses against this qrels version."""
         with self.connection("read miss causes") as cur:

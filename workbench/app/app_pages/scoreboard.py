@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.app import widgets
+from workbench.app.misses_section import render_misses_section
 from workbench.app.stages_section import render_stages_section
 from workbench.errors import WorkbenchError
 from workbench.reports import recall_curve_chart
@@ -96,6 +97,7 @@ with st.expander("R@k optimistic: macro R@k if every pool-novel document were re
     st.dataframe(bounds, hide_index=True, column_config=widgets.float_columns(bounds))
 
 render_stages_section(store, name, run_names, missing)  # issue 10: the `workbench stages` table
+render_misses_section(store, name, run_names, missing)  # issue 13: misses by cause
 
 st.subheader("Per-topic drill-down")
 if not board.topics:
