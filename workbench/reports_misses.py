@@ -62,7 +62,7 @@ def summary_lines(ml: MissList) -> list[str]:
     return lines
 
 
-def _cut(text: str, width: int = 90) -> str:
+def _cut(text: str, width: int = 160) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
@@ -123,7 +123,7 @@ def demo_miss_lines(report: MissReport, examples: int = 2) -> list[str]:
     if shown:
         L.append(f"  examples (at most {examples} per cause):")
         body = [[r.evidence.topic_id, r.evidence.doc_id, str(r.evidence.grade),
-                 "-" if r.evidence.rank is None else str(r.evidence.rank), r.cause, _cut(r.categorised.detail, 80)]
+                 "-" if r.evidence.rank is None else str(r.evidence.rank), r.cause, _cut(r.categorised.detail, 160)]
                 for r in shown]
         L += ["    " + line for line in table(["topic", "doc_id", "grade", "rank", "cause", "evidence"],
                                                 body).splitlines()]
