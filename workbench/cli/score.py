@@ -17,6 +17,7 @@ import typer
 from workbench.cli import app, common
 
 if TYPE_CHECKING:
+    from workbench.scoring.evaluate import Evaluation
     from workbench.services.scoring import StoreOpener
 
 FORMATS = "table, json, jsonl, csv, tsv"
@@ -224,6 +225,7 @@ def misses_cmd(
         wanted = check_cause(cause) if cause is not None else None
         mr = categorised_misses(run, qrels, k, open_store=_opener("workbench misses"), rel=rel, missing=missing,
                                 trust_file_order=trust_file_order, progress=common.info, collection=collection)
+        _warn_depth(mr.score.evaluations[0], k)
         common.out(render_miss_list(mr.header(), mr.misses, fmt, cause=wanted))
         return
     from workbench.reports import render_misses
@@ -232,9 +234,13 @@ def misses_cmd(
     report, misses = find_misses(run, qrels, k, open_store=_opener("workbench misses"), rel=rel, missing=missing,
                                  trust_file_order=trust_file_order, progress=common.info)
     e = report.evaluations[0]
+    _warn_depth(e, k)
+    common.out(render_misses(report.header(), e.run_name, misses, k, fmt))
+
+
+def _warn_depth(e: Evaluation, k: int) -> None:
     depth = max(e.n_results.values(), default=0)
     if k > depth:
         common.info(f"workbench: warning: --k {k} is deeper than run {e.run_name!r}, which returns at most {depth} "
                     f"document(s) per topic: no miss is 'found deeper'; every relevant document it did not "
                     f"return is listed (use --k {depth} or less to see misses the run ranked too low)")
-    common.out(render_misses(report.header(), e.run_name, misses, k, fmt))
