@@ -83,3 +83,26 @@ def test_the_scoreboard_counts_misses_by_cause_and_filters_the_list(misses_db):
     at.selectbox(key="scoreboard_misses_k").set_value(20).run()
     counts = {r["run"]: r for r in _frame(at, "residue").to_dict("records")}
     assert counts["bm25"]["total"] == 3 and counts["bm25"]["found deeper"] == 0
+
+
+def test_a_lead_sets_a_cause_from_the_section_and_the_counts_follow(misses_db):
+    from workbench.store import LabelStore
+
+    at = sign_in(new_app(), "lead", TOKENS["lead"])
+    at.switch_page("app_pages/scoreboard.py").run()
+    at.selectbox(key="scoreboard_misses_k").set_value(5).run()
+    at.selectbox(key="scoreboard_misses_run").set_value("bm25").run()
+    at.selectbox(key="scoreboard_misses_cause").set_value("vocabulary mismatch").run()
+    at.selectbox(key="scoreboard_misses_pick").set_value("2 · d6")  # in a form: sent on submit
+    at.selectbox(key="scoreboard_misses_new_cause").set_value("not indexed")
+    at.text_input(key="scoreboard_misses_note").input("d6 is a stub record, never indexed in production")
+    next(b for b in at.button if b.label == "Save cause").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    counts = {r["run"]: r for r in _frame(at, "residue").to_dict("records")}
+    assert (counts["bm25"]["not indexed"], counts["bm25"]["vocabulary mismatch"], counts["bm25"]["set by lead"]) == (
+        2, 1, 1)
+    store = LabelStore(misses_db, client="check")
+    [(decision, _)] = store.miss_cause_history("bm25", "toy-v1", "2", "d6")
+    assert (decision.cause, decision.lead, decision.note) == (
+        "not indexed", "lead", "d6 is a stub record, never indexed in production")

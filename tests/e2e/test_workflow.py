@@ -181,3 +181,25 @@ def test_the_demo_lead_gets_the_delta_to_judge_as_a_second_assessor(workflow):
         (t, d) for t, docs in store.pool_documents(report.pool_v2.pool_version, with_ancestors=False).items()
         for d in docs}
     assert report.lead_queue == len(queue) == report.pool_v2.n_entries
+
+
+def test_the_demo_categorises_bm25s_misses_at_20_against_the_full_judgments(workflow):
+    from pooling.tokenize import Tokenizer
+
+    store, report, reference, _ = workflow
+    ml = report.misses.misses
+    assert (ml.run_name, ml.qrels_version, ml.k) == ("bm25", "cransub-reference", 20)
+    run = store.get_run("bm25")
+    expected = {(t, d) for t, docs in reference.items() for d, g in docs.items()
+                if g >= 1 and d not in _top(run.get(t, {}), 20)}
+    listed = {(r.evidence.topic_id, r.evidence.doc_id) for r in ml.rows}
+    assert listed == expected and ml.counts.total == len(expected) == sum(ml.counts.per_cause.values())
+    deeper = {(t, d) for t, d in expected if d in run.get(t, {})}
+    assert {(r.evidence.topic_id, r.evidence.doc_id) for r in ml.with_cause("found deeper")} == deeper
+    # vocabulary mismatch, recomputed with the run's analyser (no stemming, Lucene stop words)
+    tok, topics, docs = Tokenizer(), store.get_topics("cransub"), store.get_documents("cransub")
+    mismatch = {(t, d) for t, d in expected - deeper if d in docs and docs[d].content.strip()
+                and not set(tok(topics[t].query)) & set(tok(docs[d].content))}
+    assert {(r.evidence.topic_id, r.evidence.doc_id) for r in ml.with_cause("vocabulary mismatch")} == mismatch
+    assert ml.counts.residue == len(expected) - len(deeper) - len(mismatch) - ml.counts.per_cause["not indexed"]
+    assert ml.counts.closed == (ml.counts.residue == 0)

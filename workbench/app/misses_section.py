@@ -64,3 +64,32 @@ def render_misses_section(store: Any, qrels_version: str, run_names: Sequence[st
                      hide_index=True, key="scoreboard_misses_rows")
     else:
         st.caption("None.")
+    if shown:
+        _cause_form(store, qrels_version, run, k, missing, shown)
+
+
+def _cause_form(store: Any, qrels_version: str, run: str, k: int, missing: str,
+                shown: Sequence[dict[str, object]]) -> None:
+    """A lead sets the cause of one listed miss, with a note (append-only; the latest decision wins)."""
+    from workbench.services.misses import set_miss_causes
+
+    with st.expander("Set the cause of a miss (lead)"), st.form("scoreboard_misses_form", clear_on_submit=True):
+        choices = [f"{r['topic_id']} · {r['doc_id']}" for r in shown]
+        picked = st.selectbox("Miss (topic · document)", choices, key="scoreboard_misses_pick")
+        cause = st.selectbox("Cause", list(CAUSES), key="scoreboard_misses_new_cause")
+        note = st.text_input("Note (why; required)", key="scoreboard_misses_note")
+        if not st.form_submit_button("Save cause"):
+            return
+    session = widgets.session()
+    row = shown[choices.index(picked)]
+    try:
+        if session is None:
+            raise WorkbenchError("sign in as a lead to set a miss cause")
+        set_miss_causes(store, session, run, qrels_version, k,
+                        [(str(row["topic_id"]), str(row["doc_id"]), str(cause), note)], missing=missing)
+    except WorkbenchError as e:
+        st.error(widgets.md_escape(e))
+        return
+    st.success(f"Cause of topic {widgets.md_escape(row['topic_id'])} document {widgets.md_escape(row['doc_id'])} "
+               f"set to *{cause}*.")
+    st.rerun()
