@@ -54,7 +54,7 @@ def render_misses_section(store: Any, qrels_version: str, run_names: Sequence[st
     run = c2.selectbox("Run", list(rows), key="scoreboard_misses_run")
     cause = c3.selectbox("Cause", [ALL, *CAUSES], key="scoreboard_misses_cause")
     shown = [r for r in rows.get(run, []) if cause == ALL or r["cause"] == cause]
-    st.markdown(f"**{widgets.md_escape(run)}: {len(shown)} miss(es)**"
+    st.markdown(f"**{len(shown)} miss(es)** of run {widgets.md_escape(run)}"
                 + ("" if cause == ALL else f" with cause *{cause}*"))
     if shown:
         st.dataframe([{"topic": r["topic_id"], "document": r["doc_id"], "grade": r["grade"],
