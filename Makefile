@@ -40,6 +40,7 @@ bench: setup
 	$(PY) bench/pooling/bench_pooling.py
 	$(PY) bench/scoring/bench_scoring.py
 	$(PY) bench/gate/bench_gate.py
+	$(PY) bench/ann/bench_ann.py
 
 PURE := workbench/scoring workbench/judging pooling/fusion.py pooling/pool.py pooling/reusability.py \
 	pooling/tokenize.py workbench/ranking.py workbench/types.py workbench/errors.py workbench/rubric.py \

@@ -330,7 +330,7 @@ class VectorIndex:
 
     def _search_one(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> dict[str, float]:
         if self.kind == "exact":
-            scores = (q @ self._matrix.T)[0]
+            scores = self._matrix @ q[0]  # one matrix-vector product (gemv)
             if mask is None:
                 return top_k(scores, self.doc_ids, min(k, self.n_vectors))
             rows = np.flatnonzero(mask)

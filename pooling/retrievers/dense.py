@@ -42,7 +42,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -387,6 +387,16 @@ class DenseRetriever(Retriever):
     def doc_ids(self) -> list[str]:
         """The indexed documents' ids, in row order."""
         return list(self._doc_ids)
+
+    def eligibility_mask(self, eligible: Collection[str]) -> np.ndarray:
+        """A bool mask over the indexed rows: True for the documents in ``eligible``.
+
+        For ``vector_index.search(self.encode_queries(texts), k, eligible=[mask, ...])``:
+        pre-filtered search (only eligible documents are ranked) in every index kind.
+        Ids not indexed are ignored.
+        """
+        wanted = set(eligible)
+        return np.fromiter((d in wanted for d in self._doc_ids), dtype=bool, count=len(self._doc_ids))
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
         """Unit query vectors, float32 (len(queries), dim); the last batch is remembered, so searching

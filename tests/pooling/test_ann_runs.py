@@ -104,3 +104,15 @@ def test_the_sweep_tabulates_both_denominators_and_diagnoses(store, write):
     assert doc["denominators"]["ANN-recall@3"].startswith("the exact top-k")
     with pytest.raises(ValidationError, match="--index hnsw or --index ivf"):
         ann_sweep(store, "toy", "exact", {}, str(qrels), encoder=enc)
+
+
+def test_a_dense_retriever_searches_only_eligible_documents_through_its_index():
+    from pooling.retrievers.dense import DenseRetriever
+
+    docs = {f"d{i}": f"shock wave {'layer ' * i}" for i in range(6)}
+    for kind in ("exact", "hnsw"):
+        r = DenseRetriever(encoder=StubEncoder(), index=kind, index_threads=1).index(docs)
+        mask = r.eligibility_mask({"d4", "d5", "unknown"})
+        assert mask.tolist() == [False, False, False, False, True, True]
+        hits = r.vector_index.search(r.encode_queries(["shock wave"]), 3, eligible=[mask]).hits[0]
+        assert set(hits) == {"d4", "d5"}

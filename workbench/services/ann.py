@@ -59,8 +59,16 @@ def index_stats_writer(run_name: str, retriever: DenseRetriever,
     return write
 
 
-def _same_embeddings(params: Mapping[str, Any], model: str, similarity: str) -> bool:
-    return params.get("model") == model and params.get("similarity") == similarity
+_SEARCH_ONLY = frozenset({"top_k", "index", "index_params", "batch_size", "device"})
+"""Run parameters that say how the top k was searched (or change no score), not what was searched."""
+
+
+def _what_was_searched(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters an exact reference must share with a run: model key, similarity and any others
+    (e.g. a filter), everything but how the top k was found."""
+    out = {k: v for k, v in params.items() if k not in _SEARCH_ONLY}
+    out.setdefault("similarity", "cosine")
+    return out
 
 
 def exact_reference(
@@ -75,8 +83,10 @@ def exact_reference(
     """The stored exact dense run to measure ``run_name`` against, built now when there is none.
 
     A reference has the same model key (same model files, so the same cached
-    vectors), the same similarity and the same collection version as the run,
-    ``top_k: exact``, and depth >= ``min_depth``. The oldest such run is used;
+    vectors), the same similarity, the same other settings (e.g. a filter;
+    everything but how the top k was searched) and the same collection version
+    as the run, ``top_k: exact``, and depth >= ``min_depth``. The oldest such run
+    with measured latency is used (else the oldest);
     otherwise one is produced at depth ``min_depth`` and stored as
     ``<run>.exact`` (``<run>.exact<depth>`` if that name is taken).
 
@@ -102,10 +112,16 @@ def exact_reference(
     params = dict(info.params)
     if info.kind != "dense" or "model" not in params:
         raise ValidationError(f"run {run_name!r} is a {info.kind} run; ANN-recall compares dense runs of one model")
-    model, similarity = str(params["model"]), str(params.get("similarity", "cosine"))
-    for name, p, depth in store.dense_runs(info.collection_version):
-        if p.get("top_k") == "exact" and _same_embeddings(p, model, similarity) and depth >= min_depth:
-            return name
+    model, searched = str(params["model"]), _what_was_searched(params)
+    candidates = [name for name, p, depth in store.dense_runs(info.collection_version)
+                  if p.get("top_k") == "exact" and _what_was_searched(p) == searched and depth >= min_depth]
+    if candidates:  # prefer one whose latency was measured (reports put it beside the index's)
+        return next((c for c in candidates if store.get_index_stats(c) is not None), candidates[0])
+    if set(searched) - {"model", "similarity"}:
+        extra = ", ".join(sorted(set(searched) - {"model", "similarity"}))
+        raise ValidationError(
+            f"run {run_name!r} was searched with {extra}; no stored exact run shares them, and an exact reference "
+            "is built only for plain dense runs: produce one with the same settings and pass --reference")
     if encoder is None:
         from pooling.retrievers.dense import SentenceTransformerEncoder
 
@@ -160,12 +176,11 @@ def ann_recall_of_run(
         reference = exact_reference(store, run_name, k + 1, model_path=model_path, encoder=encoder, say=say)
     ref = store.get_run_info(reference)
     p, rp = dict(info.params), dict(ref.params)
-    if (ref.kind != "dense" or rp.get("top_k") != "exact"
-            or not _same_embeddings(rp, str(p.get("model")), str(p.get("similarity", "cosine")))
+    if (ref.kind != "dense" or rp.get("top_k") != "exact" or _what_was_searched(rp) != _what_was_searched(p)
             or ref.collection_version != info.collection_version):
         raise ValidationError(
-            f"run {reference!r} is not an exact dense run of the same model, similarity and collection version as "
-            f"{run_name!r}; ANN-recall needs the exact neighbours of the same embeddings and metric")
+            f"run {reference!r} is not an exact dense run of the same model, similarity, settings and collection "
+            f"version as {run_name!r}; ANN-recall needs the exact neighbours of the same embeddings and metric")
     stored = store.get_ann_recall(run_name, reference, k)
     if stored is not None:
         return reference, stored
