@@ -9,7 +9,7 @@ from encoder_stub import StubEncoder
 
 from workbench.cli import main
 from workbench.errors import ValidationError
-from workbench.reports_ann import render_ann_recall, render_sweep
+from workbench.reports_ann import render_ann_recall, render_sweep, sweep_chart
 from workbench.services.ann import ann_recall_of_run, ann_sweep, exact_reference
 from workbench.services.pooling import make_dense_run
 from workbench.types import Document, Topic
@@ -100,6 +100,8 @@ def test_the_sweep_tabulates_both_denominators_and_diagnoses(store, write):
     assert "diagnosis (shared/seeds/004)" in text
     again = ann_sweep(store, "toy", "ivf", {"nprobe": [1, 2]}, str(qrels), k=3, encoder=enc, missing="zero")
     assert all(r.reused for r in again.rows) and [r.ann for r in again.rows] == [r.ann for r in sweep.rows]
+    spec = sweep_chart(sweep).to_dict()
+    assert spec["layer"][0]["encoding"]["x"]["title"] == "nprobe (ivf)"
     doc = json.loads(render_sweep(sweep, "json"))
     assert doc["denominators"]["ANN-recall@3"].startswith("the exact top-k")
     with pytest.raises(ValidationError, match="--index hnsw or --index ivf"):
