@@ -97,6 +97,8 @@ COMMANDS = registry({
     "users": ("judging", "Users: assessors and leads, each with an access token."),
     "topics": ("topics", "Topic sets: named, versioned lists of topics (a smoke set, a protected release set)."),
     "evaluations": ("evaluations", "Recorded evaluations (scoring actions) with their lineage."),
+    "filters": ("filters", "Topic eligibility filters: show each filtered topic's eligible documents and ineligible "
+                           "judged-relevant documents; import a topic_id + filter side file."),
     "metadata": ("metadata", "Document and topic metadata: list keys and values, import side files (CSV, TSV, JSONL, "
                              "Parquet)."),
     "rubric": ("rubric", "Rubrics (grade scales): `workbench rubric COLLECTION [NAME]` shows or sets a collection's "

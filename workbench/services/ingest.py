@@ -510,6 +510,24 @@ def check_qrels_grades(qf: QrelsFile, collection: str, rubric: Rubric) -> None:
 # -- ingest ----------------------------------------------------------------------------
 
 
+def _check_topic_filters(contents: FolderContents, folder: Path) -> None:
+    """Refuse topics whose ``filter`` metadata does not parse or names a key no document has, before writing.
+
+    Raises:
+        ValidationError: naming the folder, the topic and the problem (column and caret).
+    """
+    from workbench.scoring.eligibility import DEFAULT_FILTER_KEY, check_filters, topic_filters
+    from workbench.scoring.filters import MetadataColumns
+
+    if not any(DEFAULT_FILTER_KEY in m for m in contents.topic_metadata.values()):
+        return
+    try:
+        filters = topic_filters(contents.topic_metadata)
+        check_filters(filters, MetadataColumns([d.doc_id for d in contents.documents], contents.doc_metadata))
+    except ValidationError as e:
+        raise ValidationError(f"{folder}: topic metadata {DEFAULT_FILTER_KEY!r}: {e}") from None
+
+
 def ingest_folder(
     store: LabelStore,
     folder: str | Path,
@@ -570,6 +588,8 @@ def ingest_folder(
         qdocs = {d for grades in qf.qrels.values() for d in grades}
         check_qrels_ids(qf, name, known_topics, qdocs - doc_ids, len(qdocs), allow_unknown_docs=allow_unknown_docs)
         _check_name_free(store, qf.name, qf.qrels)
+
+    _check_topic_filters(contents, folder)
 
     with _Step(say, f"store collection {name}") as step:
         report = store.ingest_collection(

@@ -40,7 +40,8 @@ def import_topic_metadata(
         The ``TopicMetadataReport``.
 
     Raises:
-        InputFormatError: a malformed file, or a topic id that is not a topic of the collection.
+        InputFormatError: a malformed file, a topic id that is not a topic of the collection,
+            or a ``filter`` value that does not parse or names a key no document has (file:line).
         UnknownNameError: unknown collection.
         ValidationError: a changed value without ``replace``.
     """
@@ -52,6 +53,9 @@ def import_topic_metadata(
         raise InputFormatError(
             str(p), 0, f"expected topic ids of collection {collection!r}, found {shown_id(unknown[0])} "
             f"({len(unknown):,} of {len(table):,} unknown). Check the topic numbering.")
+    from workbench.services.eligibility import check_filter_file
+
+    check_filter_file(store, collection, table, p)
     return store.set_topic_metadata(collection, table, source=p.as_posix(), replace=replace)
 
 
