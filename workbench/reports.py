@@ -249,10 +249,11 @@ def _ids(ids: Sequence[str], limit: int = 10) -> str:
     return shown + (f", ... {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def _run_table(e: Evaluation, pool_depth: int = 0) -> str:
+def _run_table(e: Evaluation, pool_depth: int = 0, eligibility: Mapping[str, Any] | None = None) -> str:
     """The run's measures; for a pool contributor (``pool_depth`` > 0) a last column marks each
-    R@k with k >= the depth it was pooled at."""
+    R@k with k >= the depth it was pooled at; with ``eligibility`` a column of leaks within each R@k's k."""
     rows = []
+    leaks_at = (eligibility or {}).get("leaks", {}).get("at_k", {}) if eligibility else {}
     for m in e.measures:
         a = e.aggregates[m]
         novel = high = "-"
@@ -263,10 +264,14 @@ def _run_table(e: Evaluation, pool_depth: int = 0) -> str:
         row = [str(m), number(a.macro), number(a.micro), number(a.ceiling), novel, high]
         if pool_depth:
             row.append(f"pool depth {pool_depth}" if isinstance(m, R) and m.cutoff >= pool_depth else "")
+        if eligibility is not None:
+            row.append(str(leaks_at.get(str(m.cutoff), "-")) if isinstance(m, R) else "-")
         rows.append(row)
     head = ["measure", "macro", "micro", "ceiling", "pool-novel", "if novel relevant"]
     if pool_depth:
         head.append("pooled")
+    if eligibility is not None:
+        head.append("leaks@k")
     return table(head, rows)
 
 
@@ -274,6 +279,47 @@ def _contributors(header: Mapping[str, Any]) -> dict[str, tuple[int, list[str]]]
     """run name -> (pool depth, pool versions) of the runs that built the qrels' pool (from the header)."""
     return {r["name"]: (int(r["pool_depth"]), list(r.get("pools", ()))) for r in header.get("runs", [])
             if r.get("pool_depth")}
+
+
+def _run_eligibility(header: Mapping[str, Any], run: str) -> Mapping[str, Any] | None:
+    block = header.get("eligibility")
+    if not isinstance(block, Mapping):
+        return None
+    runs = block.get("runs", {})
+    return runs.get(run) if isinstance(runs, Mapping) else None
+
+
+def _eligibility_lines(header: Mapping[str, Any], limit: int | None = 5) -> list[str]:
+    block = header.get("eligibility")
+    if not isinstance(block, Mapping):
+        return []
+    lines = [f"eligible   relevant sets restricted to the documents each topic's filter admits (topic metadata "
+             f"{block.get('filter_key')!r}, {block.get('n_filtered_topics', 0):,} topics filtered, filters sha256 "
+             f"{str(block.get('filters_sha256', ''))[:12]}); leaks = ineligible documents a run returned"]
+    runs = block.get("runs", {})
+    first = next(iter(runs.values()), {}) if isinstance(runs, Mapping) else {}
+    topics = first.get("ineligible_gold", {}).get("topics", {}) if isinstance(first, Mapping) else {}
+    if topics:
+        shown = [f"topic {t}: {', '.join(d for d, _g in docs)}" for t, docs in list(topics.items())[:limit]]
+        more = (f"; ... {len(topics) - limit:,} more topics (--per-topic or --format json lists all)"
+                if limit is not None and len(topics) > limit else "")
+        lines.append(f"ineligible gold (judged relevant, ineligible under the topic's filter; not in |R|, not a "
+                     f"miss): {'; '.join(shown)}{more}")
+    return lines
+
+
+def _leak_lines(run: str, el: Mapping[str, Any], limit: int | None) -> list[str]:
+    """The leaked documents of one run per topic (rank:doc_id), at most ``limit`` topics (None: all)."""
+    topics = el.get("leaks", {}).get("topics", {})
+    if not topics:
+        return []
+    items = list(topics.items())
+    lines = [f"run {run}: leaks, ineligible documents returned for filtered topics (rank:doc_id)"]
+    for t, docs in items[:limit] if limit is not None else items:
+        lines.append(f"{t}\t" + " ".join(f"{r}:{d}" for r, d in docs))
+    if limit is not None and len(items) > limit:
+        lines.append(f"... {len(items) - limit:,} more topics with leaks (--per-topic or --format json lists all)")
+    return lines
 
 
 def _per_topic_table(e: Evaluation) -> str:
@@ -346,7 +392,7 @@ def render_scores(
 
 
 def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per_topic: bool) -> str:
-    parts = ["\n".join(_header_lines(header, evaluations))]
+    parts = ["\n".join(_header_lines(header, evaluations) + _eligibility_lines(header, None if per_topic else 5))]
     contributors = _contributors(header)
     for e in evaluations:
         kmax = max(e.novelty) if e.novelty else 0
@@ -356,7 +402,18 @@ def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], 
         depth, pools = contributors.get(e.run_name, (0, []))
         if depth:
             title += f"; pool contributor (pooled at depth {depth} into {', '.join(pools)})"
-        parts.append(title + "\n" + _run_table(e, depth))
+        el = _run_eligibility(header, e.run_name)
+        if el is not None:
+            lk = el.get("leaks", {})
+            title += (f"; leaks: {lk.get('total', 0):,} ineligible document(s) returned for {lk.get('n_topics', 0):,} "
+                      f"of {el.get('n_filtered_topics', 0):,} filtered topics")
+            if el.get("filter_mode"):
+                title += (f"; {el['filter_mode']}-filtered run, {el.get('topics_short', 0):,} topic(s) with fewer "
+                          f"than {el.get('depth', 0):,} results")
+        parts.append(title + "\n" + _run_table(e, depth, el))
+        leak_lines = _leak_lines(e.run_name, el, None if per_topic else 5) if el is not None else []
+        if leak_lines:
+            parts.append("\n".join(leak_lines))
         if per_topic:
             parts.append(f"run {e.run_name}: per topic\n" + _per_topic_table(e))
             if kmax:
@@ -387,6 +444,7 @@ def _scores_json(header: Mapping[str, Any], evaluations: Sequence[Evaluation], p
         }
         depth, pools = _contributors(header).get(e.run_name, (0, []))
         run: dict[str, Any] = {
+            "eligibility": _run_eligibility(header, e.run_name),
             "run": e.run_name,
             "pool_contributor": {"depth": depth, "pools": pools} if depth else None,
             "topics": list(e.topics),

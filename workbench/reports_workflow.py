@@ -137,6 +137,10 @@ def render_workflow(report: WorkflowReport) -> str:
         from workbench.reports_misses import demo_miss_lines
 
         L += demo_miss_lines(report.misses)  # type: ignore[arg-type]
+    if report.filters is not None:
+        from workbench.reports_filters import render_filter_demo
+
+        L += [""] + render_filter_demo(report.filters)  # type: ignore[arg-type]
     if report.exports:
         L.append("Qrels files: " + ", ".join(str(p) for p in report.exports))
     if report.plots:

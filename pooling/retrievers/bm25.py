@@ -137,6 +137,7 @@ class Bm25Retriever(Retriever):
     """
 
     kind: ClassVar[str] = "bm25"
+    supports_pre_filter: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -233,7 +234,17 @@ class Bm25Retriever(Retriever):
             return np.asarray(self._engine.get_scores(query_tokens), dtype=np.float64)
         return np.asarray(self._engine.get_scores_from_ids(ids), dtype=np.float64)
 
+    def indexed_doc_ids(self) -> Sequence[str]:
+        """The indexed doc ids, in index order."""
+        return self._doc_ids
+
     def _search(self, queries: Sequence[str], k: int) -> list[dict[str, float] | EmptyQuery]:
+        return self._search_eligible(queries, k, None)
+
+    def _search_eligible(
+        self, queries: Sequence[str], k: int, allowed: np.ndarray | None
+    ) -> list[dict[str, float] | EmptyQuery]:
+        """Top-k among the allowed documents (bool per indexed document; None = all)."""
         out: list[dict[str, float] | EmptyQuery] = []
         for query in queries:
             tokens = self.tokenizer(query)
@@ -247,5 +258,5 @@ class Bm25Retriever(Retriever):
                 continue
             # Every document sharing a term is retrievable, also one an idf rule scores 0 or less
             # (okapi floors a negative idf at 0): it ranks below the others, ties by doc_id.
-            out.append(top_k(self._scores(tokens, ids), self._doc_ids, k, candidates=candidates))
+            out.append(top_k(self._scores(tokens, ids), self._doc_ids, k, candidates=candidates, allowed=allowed))
         return out

@@ -43,9 +43,10 @@ def test_restricted_qrels_ineligible_gold_and_removed_counts():
     assert elig.eligible["1"] == frozenset({"a", "c", "e"}) and elig.eligible["1"] is elig.eligible["3"]
     assert elig.is_eligible("2", "b") and not elig.is_eligible("1", "b") and elig.n_eligible("2") == 5
     r = restrict_qrels(QRELS, elig, rel=1)
-    assert r.qrels == {"1": {"a": 2, "c": 1}, "2": {"b": 1}, "3": {}}
-    assert r.ineligible_gold == {"1": (("b", 1),), "3": (("b", 1),)}  # d (grade 0) is removed, but not gold
-    assert r.n_removed == {"1": 2, "3": 1} and r.n_ineligible_gold == 2
+    # ineligible judgments stay judged, at grade 0: b (1960) and d (no year) for topics 1 and 3
+    assert r.qrels == {"1": {"a": 2, "b": 0, "d": 0, "c": 1}, "2": {"b": 1}, "3": {"b": 0}}
+    assert r.ineligible_gold == {"1": (("b", 1),), "3": (("b", 1),)}  # d (grade 0) is ineligible, but not gold
+    assert r.n_ineligible_judged == {"1": 2, "3": 1} and r.n_ineligible_gold == 2
     assert restrict_qrels(QRELS, elig, rel=2).ineligible_gold == {}
     with pytest.raises(ValidationError, match=r"2 judged-relevant document\(s\) in 2 topic\(s\) are ineligible .*topic 1: b; topic 3: b"):
         check_no_ineligible_gold(r)
@@ -60,6 +61,8 @@ def test_filtered_recall_counts_eligible_relevant_documents_only():
     # topic 1: R = {a, c} (b is ineligible): a within 2 -> 1/2; topic 2 unfiltered: 1/1; topic 3: |R| = 0, excluded
     assert e.per_topic[m]["1"].value == 0.5 and e.per_topic[m]["2"].value == 1.0
     assert e.excluded_topics == ("3",)
+    judged = evaluate(r.qrels, {"1": {"b": 1.0}}, ["Judged@1"], missing="zero").per_topic
+    assert judged[next(iter(judged))]["1"].value == 1.0  # a leaked document that was judged stays judged
     unfiltered = evaluate(QRELS, run, ["R@2"], missing="zero")
     assert unfiltered.per_topic[m]["1"].value == pytest.approx(1 / 3)  # b counted as a miss without the filter
 

@@ -67,10 +67,22 @@ def _report(outcome: Any) -> None:
     common.out(f"stored run {i.name} ({i.kind}, depth {i.depth}, collection {i.collection} "
                f"version {i.collection_version[:12]}): {outcome.count('ok')} topics ok, "
                f"{outcome.count('empty')} empty, {outcome.count('error')} error")
+    if getattr(outcome, "filter_mode", ""):
+        f = i.params.get("filter", {})
+        short = list(outcome.short_topics)
+        shown = ", ".join(short[:10]) + (f", ... {len(short) - 10} more" if len(short) > 10 else "")
+        common.out(f"{outcome.filter_mode}-filtered by topic metadata {f.get('key')!r} "
+                   f"({f.get('n_filtered_topics', 0)} topics filtered): {len(short)} topic(s) came back with fewer "
+                   f"than {i.depth} results" + (f" ({shown}; see `workbench run show {i.name}`)" if short else ""))
 
 
 DepthOpt = Annotated[int, typer.Option(help="Documents retrieved per topic (the run's depth).")]
 FmtOpt = Annotated[str, typer.Option("--format", help=f"Output format: {', '.join(FORMATS)}.")]
+FilterModeOpt = Annotated[str, typer.Option(
+    help="Apply the topics' eligibility filters: none (ignore them), pre (rank only eligible documents) or post "
+         "(retrieve --depth documents, then drop the ineligible: a topic can come back with fewer). Recorded "
+         "with the run; topics that came back short are counted.")]
+FilterKeyOpt = Annotated[str, typer.Option(help="Topic metadata key holding each topic's filter.")]
 
 
 @run_app.command("bm25")
@@ -89,6 +101,8 @@ def bm25(
         help=f"Stop-word list: {', '.join(sorted(STOPWORD_LISTS))} (english = Lucene's 33 words).")] = "english",
     depth: DepthOpt = 100,
     description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
+    filter_mode: FilterModeOpt = "none",
+    filter_key: FilterKeyOpt = "filter",
 ) -> None:
     """Rank the collection with BM25 for every topic and store the run.
 
@@ -101,7 +115,7 @@ def bm25(
     store = common.STATE.store(client="workbench run bm25")
     _report(make_bm25_run(store, collection, name, k1=k1, b=b, variant=variant, backend=backend,
                           stemmer=stemmer, stopwords=stopwords, depth=depth, description=description,
-                          say=common.info))
+                          filter_mode=filter_mode, filter_key=filter_key, say=common.info))
 
 
 @run_app.command("dense")
@@ -127,6 +141,8 @@ def dense(
                         "ivf nlist (about sqrt(n)), nprobe (1).")] = None,
     index_threads: Annotated[int | None, typer.Option(
         help="faiss threads while building the index (1 = a reproducible HNSW graph). Default: faiss's.")] = None,
+    filter_mode: FilterModeOpt = "none",
+    filter_key: FilterKeyOpt = "filter",
 ) -> None:
     """Rank the collection by cosine similarity of sentence embeddings and store the run.
 
@@ -149,7 +165,7 @@ def dense(
                              device=device, threads=threads, model_dir=model_dir, depth=depth,
                              description=description, progress=not common.STATE.quiet, say=common.info,
                              index=index, index_params={n: v[0] for n, v in values.items()},
-                             index_threads=index_threads)
+                             index_threads=index_threads, filter_mode=filter_mode, filter_key=filter_key)
     _report(outcome)
     stats = store.get_index_stats(outcome.info.name)
     if stats is not None and not outcome.unchanged:

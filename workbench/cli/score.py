@@ -100,6 +100,14 @@ def score(
                                   "collection version (ID audit).")] = 1.0,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Write the report to this file (atomically) instead of stdout; needed by --format parquet.")] = None,
+    filters: Annotated[str, typer.Option(
+        help="Eligibility filters of the topics (topic metadata --filter-key): auto (apply them when some topic "
+             "has one), on (require them), off. Filtered: relevant sets hold eligible documents only, "
+             "ineligible judged-relevant documents are reported, and leaks (ineligible documents returned) "
+             "are counted beside recall.")] = "auto",
+    filter_key: Annotated[str, typer.Option(help="Topic metadata key holding each topic's filter.")] = "filter",
+    strict_eligibility: Annotated[bool, typer.Option(
+        help="Fail when a judged-relevant document is ineligible under its topic's filter.")] = False,
 ) -> None:
     """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel.
 
@@ -138,6 +146,7 @@ def score(
         min_id_coverage=min_id_coverage,
         keep_documents=per_topic and fmt in ("table", "json"),  # only these print document lists
         before_record=write_plot,
+        filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility,
     )
     if report.coverage and report.coverage.notice():
         common.info(f"workbench: {report.coverage.notice()}")

@@ -10,12 +10,14 @@ Conventions (pinned by ``tests/scoring/test_eligibility.py``):
   ``TopicFilters``). A topic without that key is *unfiltered*: every document
   is eligible, nothing is restricted, no leak is possible.
 * **Filtered relevant set.** For a filtered topic, every judgment of an
-  ineligible document is removed from the qrels before scoring
-  (``restrict_qrels``), so R@k, nDCG@k (ideal included), P@k and Judged@k use
-  eligible documents only. A topic whose relevant documents are all
-  ineligible has |R| = 0 and is excluded (and listed), as any topic with no
-  relevant document.
-* **Ineligible gold.** Each removed judgment with grade >= ``rel`` is reported
+  ineligible document is demoted to non-relevant before scoring
+  (``restrict_qrels``: grade ``min(grade, 0)``, ``min(grade, rel - 1)`` when
+  ``rel`` <= 0), so R@k, nDCG@k (ideal included), P@k and RR@k count eligible
+  relevant documents only, while the document stays *judged* (Judged@k and
+  the pool-novel flags do not turn a leaked, judged document into an
+  unjudged one). A topic whose relevant documents are all ineligible has
+  |R| = 0 and is excluded (and listed), as any topic with no relevant document.
+* **Ineligible gold.** Each demoted judgment with grade >= ``rel`` is reported
   per topic (``ineligible_gold``): never silently counted as a miss. With
   ``strict`` scoring it fails validation (``check_no_ineligible_gold``).
 * **Leaks.** Every ineligible document a run returns for a filtered topic is a
@@ -172,19 +174,21 @@ def eligibility(filters: TopicFilters, columns: MetadataColumns, *, check: bool 
 
 @dataclass(frozen=True)
 class RestrictedQrels:
-    """Qrels with every ineligible judgment of a filtered topic removed.
+    """Qrels with every ineligible judgment of a filtered topic made non-relevant.
 
     Attributes:
-        qrels: topic_id -> doc_id -> grade (eligible judgments; unfiltered topics as given).
-        ineligible_gold: topic_id -> ((doc_id, grade), ...) of removed judgments
-            with grade >= rel, doc ids in string order; topics with none absent.
-        n_removed: topic_id -> judgments removed (any grade); topics with none absent.
+        qrels: topic_id -> doc_id -> grade: eligible judgments as given, ineligible
+            ones of filtered topics at ``min(grade, 0)`` (judged, never relevant);
+            unfiltered topics as given.
+        ineligible_gold: topic_id -> ((doc_id, original grade), ...) of the ineligible
+            judgments with grade >= rel, doc ids in string order; topics with none absent.
+        n_ineligible_judged: topic_id -> ineligible judgments (any grade); topics with none absent.
         rel: the relevance threshold used for ``ineligible_gold``.
     """
 
     qrels: Mapping[str, Mapping[str, int]]
     ineligible_gold: Mapping[str, tuple[tuple[str, int], ...]]
-    n_removed: Mapping[str, int]
+    n_ineligible_judged: Mapping[str, int]
     rel: int
 
     @property
@@ -194,7 +198,7 @@ class RestrictedQrels:
 
 
 def restrict_qrels(qrels: Mapping[str, Mapping[str, int]], elig: Eligibility, *, rel: int = 1) -> RestrictedQrels:
-    """Remove the ineligible judgments of filtered topics.
+    """Make the ineligible judgments of filtered topics non-relevant (they stay judged).
 
     Args:
         qrels: topic_id -> doc_id -> grade.
@@ -202,33 +206,35 @@ def restrict_qrels(qrels: Mapping[str, Mapping[str, int]], elig: Eligibility, *,
         rel: inclusive minimum grade of a relevant document (for ``ineligible_gold``).
 
     Returns:
-        ``RestrictedQrels``. A topic keeps its entry even when every judgment is
-        removed (an empty mapping), so the scorer lists it as excluded (|R| = 0).
+        ``RestrictedQrels``; every topic and judgment of ``qrels`` is kept, an
+        ineligible one at grade ``min(grade, 0)`` (``min(grade, rel - 1)`` when
+        ``rel`` <= 0), so a topic whose relevant documents are all ineligible
+        has |R| = 0 and the scorer lists it as excluded.
 
     Example:
         >>> from workbench.scoring.filters import parse_filter
         >>> e = Eligibility(TopicFilters("filter", {"1": parse_filter("year <= 1956")}), {"1": frozenset({"a"})}, 3)
         >>> r = restrict_qrels({"1": {"a": 1, "b": 2, "c": 0}, "2": {"b": 1}}, e)
-        >>> dict(r.qrels["1"]), dict(r.qrels["2"]), dict(r.ineligible_gold), dict(r.n_removed)
-        ({'a': 1}, {'b': 1}, {'1': (('b', 2),)}, {'1': 2})
+        >>> dict(r.qrels["1"]), dict(r.qrels["2"]), dict(r.ineligible_gold), dict(r.n_ineligible_judged)
+        ({'a': 1, 'b': 0, 'c': 0}, {'b': 1}, {'1': (('b', 2),)}, {'1': 2})
     """
+    floor = min(0, rel - 1)
     out: dict[str, Mapping[str, int]] = {}
     gold: dict[str, tuple[tuple[str, int], ...]] = {}
-    removed: dict[str, int] = {}
+    ineligible: dict[str, int] = {}
     for topic_id, grades in qrels.items():
         allowed = elig.eligible.get(topic_id)
         if allowed is None:
             out[topic_id] = grades
             continue
-        kept = {d: g for d, g in grades.items() if d in allowed}
-        out[topic_id] = kept
+        out[topic_id] = {d: (g if d in allowed else min(int(g), floor)) for d, g in grades.items()}
         dropped = [(d, int(g)) for d, g in grades.items() if d not in allowed]
         if dropped:
-            removed[topic_id] = len(dropped)
-            relevant = tuple(sorted((d, g) for d, g in dropped if g >= max(rel, 0)))
+            ineligible[topic_id] = len(dropped)
+            relevant = tuple(sorted((d, g) for d, g in dropped if g >= rel))
             if relevant:
                 gold[topic_id] = relevant
-    return RestrictedQrels(out, gold, removed, rel)
+    return RestrictedQrels(out, gold, ineligible, rel)
 
 
 def check_no_ineligible_gold(restricted: RestrictedQrels, *, what: str = "the qrels") -> None:
@@ -349,7 +355,7 @@ class RunEligibility:
                 "n_topics": len(self.restricted.ineligible_gold),
                 "topics": {t: [list(x) for x in v] for t, v in self.restricted.ineligible_gold.items()},
             },
-            "judgments_removed": sum(self.restricted.n_removed.values()),
+            "ineligible_judged": sum(self.restricted.n_ineligible_judged.values()),
             "leaks": {
                 "total": self.leaks.total,
                 "n_topics": self.leaks.n_topics,

@@ -36,6 +36,11 @@ policy ``examples/gate.toml``; the Markdown report is written next to the plots)
 and bm25's categorised miss list at K = 20 against the full reference judgments
 (``services.demo_misses``).
 
+Then a filtered scenario (``services.demo_filters``): an as-of-year eligibility
+filter per topic over the documents' ``year`` metadata, BM25 and dense runs
+pre- and post-filtered at K = 10 and 50, scored on eligible documents, with the
+topics that came back short and the leaks of the unfiltered runs.
+
 Every step is idempotent: a second call on the same store reuses the stored
 runs, pools, judgments and qrels versions (re-judging nothing), so the job can
 be resumed after an interruption and the UI can be started on its result.
@@ -237,6 +242,7 @@ class WorkflowReport:
     pipelines: PipelineDemo | None = None
     gate: tuple[object, Path | None] | None = None  # (services.gate.GateReport, Markdown file) of the gate step
     misses: object | None = None  # services.misses.MissReport of the miss-list step
+    filters: object | None = None  # services.demo_filters.FilterDemoReport of the filtered scenario
 
 
 # -- steps ---------------------------------------------------------------------------
@@ -579,6 +585,13 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     from workbench.services.demo_misses import misses_step
 
     report.misses = misses_step(store, bm25, reference_name, say=say)
+
+    # Filtered scenario: as-of-year filters, pre- vs post-filtering at K = 10 and 50 (services.demo_filters)
+    from workbench.services.demo_filters import filter_step
+
+    report.filters = filter_step(store, collection, reference_name, {"bm25": bm25, "dense": dense},
+                                 encoder=options.encoder, model_path=options.model_path, threads=options.threads,
+                                 say=say)
     return report
 
 

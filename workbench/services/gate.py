@@ -302,18 +302,17 @@ def _coverage(score: ScoreReport) -> TopicCoverage:
 
 
 def _leak_counts(score: ScoreReport) -> dict[str, int] | None:
-    """run -> ineligible documents returned for filtered topics, when the evaluations carry the count.
+    """run -> ineligible documents returned for filtered topics (``ScoreReport.eligibility``).
 
-    The count comes from the eligibility layer (metadata filters); evaluations
-    without it give None and the gate's ``leaks`` rule is skipped.
+    The count is every ineligible document a run returned for a topic with an
+    eligibility filter (``scoring.eligibility.find_leaks``, all ranks). Without
+    topic filters (no eligibility in the scores) it is None and the gate's
+    ``leaks`` rule is skipped.
     """
-    counts: dict[str, int] = {}
-    for e in score.evaluations:
-        n = getattr(e, "n_ineligible_returned", None)
-        if n is None:
-            return None
-        counts[e.run_name] = int(n)
-    return counts
+    if not score.eligibility or any(e is None for e in score.eligibility):
+        return None
+    return {e.run_name: el.leaks.total for e, el in zip(score.evaluations, score.eligibility, strict=True)
+            if el is not None}
 
 
 def _titles(open_store: StoreOpener | None, target: CollectionRef | None,

@@ -53,6 +53,8 @@ class RunOutcome:
         n_cached: documents whose vectors came from the cache (dense runs).
         unchanged: True when an identical run was already stored under this
             name (an identical re-import writes nothing).
+        filter_mode: ``pre`` or ``post`` when the topics' filters were applied, else "".
+        short_topics: filtered topics that came back with fewer than depth results.
     """
 
     info: RunInfo
@@ -61,6 +63,8 @@ class RunOutcome:
     n_encoded: int = 0
     n_cached: int = 0
     unchanged: bool = False
+    filter_mode: str = ""
+    short_topics: tuple[str, ...] = ()
 
     def count(self, status: str) -> int:
         """Number of topics with ``status``."""
@@ -96,6 +100,21 @@ def check_depth(depth: int) -> None:
 _check_depth = check_depth
 
 
+FILTER_MODES: tuple[str, ...] = ("none", "pre", "post")
+"""``--filter-mode``: ignore the topics' filters, rank eligible documents only, or retrieve then drop."""
+
+
+def check_filter_mode(mode: str) -> str:
+    """``mode`` if it is one of ``FILTER_MODES``.
+
+    Raises:
+        ValidationError: naming the accepted modes.
+    """
+    if mode not in FILTER_MODES:
+        raise ValidationError(f"expected --filter-mode {', '.join(FILTER_MODES)}, found {mode!r}")
+    return mode
+
+
 def _run_retriever(
     store: LabelStore,
     retriever: Retriever,
@@ -107,29 +126,63 @@ def _run_retriever(
     say: Say,
     index: Callable[[dict[str, str], str], None],
     record: Callable[[str, Mapping[str, str]], tuple[dict[str, float], Callable[[Any], None] | None]] | None = None,
+    *,
+    filter_mode: str = "none",
+    filter_key: str = "filter",
 ) -> RunOutcome:
-    """Index, retrieve and store; ``record(name, queries)`` (after retrieval) returns the per-topic
-    latencies and a writer of what another store mixin keeps about the run (same transaction)."""
+    """Index the collection's latest version, retrieve every topic, store the run.
+
+    ``record(name, queries)`` (after retrieval) returns the per-topic latencies and
+    a writer of what another store mixin keeps about the run (same transaction).
+
+    With ``filter_mode`` ``pre`` or ``post`` the topics' filters (topic metadata
+    ``filter_key``) are evaluated over the version's document metadata and
+    passed to the retriever (``Retriever.retrieve``); the run's params record
+    ``filter``: mode, key, the filters' sha256, the number of filtered topics and
+    of topics that came back with fewer than ``depth`` results. Each short
+    topic's status message says how many documents the filter kept.
+    """
     from workbench.store.runs import check_run_name
 
     _check_depth(depth)
     check_run_name(name)
+    check_filter_mode(filter_mode)
     if store.has_run(name):  # fail before the slow part
         raise DuplicateNameError(f"run {name!r} already exists and runs are immutable; choose another --name")
     version = store.latest_collection_version(collection)
+    eligible: dict[str, frozenset[str]] | None = None
+    filter_params: dict[str, Any] = {}
+    if filter_mode != "none":
+        from workbench.services.eligibility import collection_eligibility
+
+        elig = collection_eligibility(store, collection, version, key=filter_key, require=True)
+        assert elig is not None  # require=True raises instead
+        eligible = dict(elig.eligible)
+        filter_params = {"mode": filter_mode, "key": filter_key, "filters_sha256": elig.filters.digest,
+                         "n_filtered_topics": len(eligible)}
     documents = store.get_documents(collection, version)
     queries = collection_queries(store, collection)
-    say(f"[starting] {kind} run {name}: {len(documents):,} documents, {len(queries):,} topics, depth {depth}")
+    say(f"[starting] {kind} run {name}: {len(documents):,} documents, {len(queries):,} topics, depth {depth}"
+        + (f", {filter_mode}-filtered by topic metadata {filter_key!r} ({len(eligible or {})} topics)"
+           if eligible is not None else ""))
     started = time.monotonic()
     index({d: doc.content for d, doc in documents.items()}, version)
-    result = retriever.retrieve(queries, depth)
-    info = RunInfo(name=name, kind=kind, params=retriever.params, depth=depth, collection=collection,
+    mode: Any = filter_mode
+    result = retriever.retrieve(queries, depth, eligible=eligible, filter_mode=mode)
+    short = tuple(result.short_topics(depth)) if eligible is not None else ()
+    params = dict(retriever.params)
+    if filter_params:
+        params["filter"] = {**filter_params, "topics_short": len(short)}
+    info = RunInfo(name=name, kind=kind, params=params, depth=depth, collection=collection,
                    collection_version=version, description=description)
     latencies, extra = record(name, queries) if record is not None else ({}, None)
     stored = store.save_run(info, result.run, result.statuses, result.messages, latencies=latencies, extra=extra)
     outcome = RunOutcome(stored, result.statuses,
-                         {t: m for t, m in result.messages.items() if result.statuses.get(t) != "ok"})
-    say(f"[finished] {outcome.describe()} [elapsed] {time.monotonic() - started:.1f} s")
+                         {t: m for t, m in result.messages.items() if result.statuses.get(t) != "ok"},
+                         filter_mode=filter_mode if eligible is not None else "", short_topics=short)
+    tail = (f"; {len(short)} of {len(eligible)} filtered topic(s) came back with fewer than {depth} results"
+            if eligible is not None else "")
+    say(f"[finished] {outcome.describe()}{tail} [elapsed] {time.monotonic() - started:.1f} s")
     return outcome
 
 
@@ -146,6 +199,8 @@ def make_bm25_run(
     stopwords: str = "english",
     depth: int = 100,
     description: str = "",
+    filter_mode: str = "none",
+    filter_key: str = "filter",
     say: Say = _quiet,
 ) -> RunOutcome:
     """Run BM25 over the collection's latest version and store the run.
@@ -161,15 +216,20 @@ def make_bm25_run(
         stopwords: ``english`` (Lucene's list), ``sklearn`` or ``none``.
         depth: documents per topic, 1 to ``MAX_DEPTH`` (1,000,000).
         description: free text stored with the run.
+        filter_mode: ``none`` (ignore the topics' filters), ``pre`` (rank only
+            eligible documents) or ``post`` (retrieve ``depth``, then drop the
+            ineligible; a topic can come back short). Recorded with the run.
+        filter_key: the topic metadata key holding each topic's filter.
         say: receives ``[starting]``/``[finished]`` lines.
 
     Returns:
-        ``RunOutcome``.
+        ``RunOutcome`` (``short_topics``: filtered topics with fewer than depth results).
 
     Raises:
         DuplicateNameError: the run name is taken.
         UnknownNameError: unknown collection, backend, variant, stemmer or stop list.
-        ValidationError: bad parameters.
+        ValidationError: bad parameters, a filter mode with no topic filters, a
+            filter that does not parse or names a key no document has.
     """
     from pooling.retrievers.bm25 import Bm25Retriever
 
@@ -179,7 +239,8 @@ def make_bm25_run(
     def index(docs: dict[str, str], _version: str) -> None:
         retriever.index(docs)
 
-    return _run_retriever(store, retriever, collection, name, "bm25", depth, description, say, index)
+    return _run_retriever(store, retriever, collection, name, "bm25", depth, description, say, index,
+                          filter_mode=filter_mode, filter_key=filter_key)
 
 
 def make_dense_run(
@@ -199,6 +260,8 @@ def make_dense_run(
     index: str = "exact",
     index_params: Mapping[str, int] | None = None,
     index_threads: int | None = None,
+    filter_mode: str = "none",
+    filter_key: str = "filter",
     say: Say = _quiet,
 ) -> RunOutcome:
     """Dense retrieval over the collection's latest version, with the store as embedding cache.
@@ -226,6 +289,8 @@ def make_dense_run(
         index_params: the index's parameters (``M``, ``efConstruction``,
             ``efSearch``; ``nlist``, ``nprobe``); missing ones take their defaults.
         index_threads: faiss OpenMP threads while building (None: faiss's default).
+        filter_mode: ``none``, ``pre`` or ``post`` (see ``make_bm25_run``).
+        filter_key: the topic metadata key holding each topic's filter.
         say: receives ``[starting]``/``[finished]`` lines.
 
     Returns:
@@ -257,9 +322,11 @@ def make_dense_run(
         latencies = {t: retriever.latency_by_query[q] for t, q in queries.items() if q in retriever.latency_by_query}
         return latencies, index_stats_writer(run_name, retriever, latencies)
 
-    outcome = _run_retriever(store, retriever, collection, name, "dense", depth, description, say, build, record)
+    outcome = _run_retriever(store, retriever, collection, name, "dense", depth, description, say, build, record,
+                             filter_mode=filter_mode, filter_key=filter_key)
     return RunOutcome(outcome.info, outcome.statuses, outcome.messages,
-                      retriever.last_encoded, retriever.last_cached)
+                      retriever.last_encoded, retriever.last_cached, filter_mode=outcome.filter_mode,
+                      short_topics=outcome.short_topics)
 
 
 def _same_collection(store: LabelStore, run_names: Sequence[str]) -> tuple[str, str, list[RunInfo]]:

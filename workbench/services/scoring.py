@@ -29,6 +29,14 @@ from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
 from workbench.scoring.columns import QrelsColumns, RankedRun, qrels_columns_from_mapping, rank_run
 from workbench.scoring.compare import MIN_TOPICS, Comparison, compare
+from workbench.scoring.eligibility import (
+    Eligibility,
+    RestrictedQrels,
+    RunEligibility,
+    check_no_ineligible_gold,
+    find_leaks,
+    restrict_qrels,
+)
 from workbench.scoring.evaluate import (
     SCORER_ID,
     Evaluation,
@@ -193,6 +201,7 @@ class ScoreReport:
     slices: Mapping[str, Mapping[str, tuple[SliceRow, ...]]] = field(default_factory=dict)
     slice_keys: Mapping[str, SliceKey] = field(default_factory=dict)
     git_commit: str = ""
+    eligibility: tuple[RunEligibility | None, ...] = ()
 
     def header(self) -> dict[str, object]:
         """The lineage block of every rendering (JSON-ready)."""
@@ -220,7 +229,20 @@ class ScoreReport:
             "created_at": self.created_at,
             "evaluation_ids": list(self.evaluation_ids),
             "warnings": list(self.warnings),
+            "eligibility": self.eligibility_header(),
         }
+
+    def eligibility_header(self) -> dict[str, object] | None:
+        """The eligibility block: filter key and digest, and per run its leaks and ineligible gold (None: unfiltered)."""
+        found = [(r, e) for r, e in zip(self.runs, self.eligibility, strict=False) if e is not None]
+        if not found:
+            return None
+        first = found[0][1]
+        return {"filter_key": first.filter_key, "filters_sha256": first.filters_digest,
+                "n_filtered_topics": first.n_filtered_topics,
+                "ineligible_gold": first.restricted.n_ineligible_gold,
+                "leaks_total": sum(e.leaks.total for _, e in found),
+                "runs": {r.name: e.as_dict() for r, e in found}}
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -399,8 +421,21 @@ def score_runs(
     run_sources: Sequence[RunSource] | None = None,
     keep_documents: bool = True,
     before_record: Callable[[ScoreReport], None] | None = None,
+    filters: str = "auto",
+    filter_key: str = "filter",
+    strict_eligibility: bool = False,
 ) -> ScoreReport:
     """Score runs against qrels, optionally recording the results in the store.
+
+    Eligibility (``scoring.eligibility``): when the collection's topics carry
+    filters (topic metadata ``filter_key``), each filtered topic's relevant set
+    is restricted to its eligible documents under the document metadata of the
+    collection version the runs were produced over; judged-relevant documents
+    that are ineligible are reported per topic (ineligible gold, an error with
+    ``strict_eligibility``); every ineligible document a run returns for a
+    filtered topic is a leak, counted per topic and run and within each cutoff
+    (``ScoreReport.eligibility``; in the JSON output under ``header.eligibility``
+    and each run's ``eligibility``).
 
     Before scoring, the identifier audit (``services.validity.audit_ids``) and
     each run's completion are measured; a relevant-id coverage below 100% is a
@@ -442,6 +477,10 @@ def score_runs(
         before_record: called with the report once everything is scored and before
             anything is written to the store (the CLI writes ``--plot`` there), so a
             failure in it leaves the store unchanged.
+        filters: ``auto`` (apply the topics' filters when some topic has one),
+            ``on`` (require them) or ``off`` (score unfiltered).
+        filter_key: the topic metadata key holding the filters.
+        strict_eligibility: fail when a judged-relevant document is ineligible.
 
     Returns:
         The ``ScoreReport``.
@@ -471,10 +510,16 @@ def score_runs(
     ms = resolve_measures(measures, cutoffs)
     qref, qcols = qrels if qrels is not None else load_qrels(qrels_ref, open_store)
     set_info, set_topics = resolve_topic_set(open_store, topic_set)
-    evaluator = Evaluator(qcols, ms, rel=rel, missing=policy)
     warnings: list[str] = []
     if positives_only(qcols.grades, rel):
         warnings.append(f"qrels {qref.name}: {positives_only_warning(rel)}")
+    elig, restricted = _eligibility_for(open_store, run_refs, qref, qcols, collection, filters=filters,
+                                        filter_key=filter_key, rel=rel, warnings=warnings)
+    if restricted is not None:
+        if strict_eligibility:
+            check_no_ineligible_gold(restricted, what=f"qrels {qref.name}")
+        qcols = qrels_columns_from_mapping(restricted.qrels)
+    evaluator = Evaluator(qcols, ms, rel=rel, missing=policy)
     eligible = evaluator.eligible_topics()
     restrict: set[str] | None = None
     if set_info is not None:
@@ -529,6 +574,8 @@ def score_runs(
     refs: list[RunRef] = []
     evaluations: list[Evaluation] = []
     seconds: list[float] = []
+    run_elig: list[RunEligibility | None] = []
+    cutoffs_all = sorted({m.cutoff for m in ms})
     for i in range(len(run_refs)):
         t0 = time.perf_counter()
         pair = loaded[i] or load_checked(i)
@@ -537,6 +584,10 @@ def score_runs(
         e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics, topics=topics)
         if not keep_documents:
             e = e.without_documents()
+        if elig is not None and restricted is not None:
+            run_elig.append(_run_eligibility(open_store, run_ref, rr, elig, restricted, cutoffs_all))
+        else:
+            run_elig.append(None)
         del pair, rr
         refs.append(run_ref)
         evaluations.append(e)
@@ -601,6 +652,7 @@ def score_runs(
         audits=audits, audit_note=audit_note, topic_set=set_info, slices=slices, slice_keys=keys,
         # The commit costs two git calls: asked for only when something is recorded (or by the gate).
         git_commit=git_commit() if command != "score" or record or set_info is not None else "",
+        eligibility=tuple(run_elig),
     )
     if before_record is not None:  # e.g. write the plot: a failure there leaves the store unchanged
         before_record(report)
@@ -618,6 +670,104 @@ def score_runs(
                                           outcome=",".join(report.evaluation_ids),
                                           evaluator_version=EVALUATOR_VERSION, git_commit=report.git_commit)
     return report
+
+
+def _qrels_mapping(q: QrelsColumns) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {t: {} for t in q.topic_ids}
+    for code, doc, grade in zip(q.topic_codes.tolist(), q.doc_ids, q.grades.tolist(), strict=True):
+        out[q.topic_ids[code]][doc] = int(grade)
+    return out
+
+
+def _eligibility_for(
+    open_store: StoreOpener | None,
+    run_refs: Sequence[str],
+    qref: QrelsRef,
+    qcols: QrelsColumns,
+    collection: str | None,
+    *,
+    filters: str,
+    filter_key: str,
+    rel: int,
+    warnings: list[str],
+) -> tuple[Eligibility | None, RestrictedQrels | None]:
+    """The eligibility the report is scored under, and the restricted qrels (None, None when unfiltered).
+
+    The collection version whose document metadata decides is the stored runs'
+    (when they agree), else the qrels', else the collection's latest.
+    """
+    from workbench.services.eligibility import collection_eligibility
+
+    if filters not in ("auto", "on", "off"):
+        raise ValidationError(f"expected --filters auto, on or off, found {filters!r}")
+    if filters == "off":
+        return None, None
+    if open_store is None:
+        if filters == "on":
+            raise ValidationError("filtered scoring needs the workbench store (topic filters and document metadata); "
+                                  "pass --db, or score with --filters off")
+        return None, None
+    named = [ref for ref in run_refs if not Path(ref).is_file()]
+    if not named and qref.origin != "stored" and not collection:
+        # Files only: no collection to take filters from, and the store is not opened at all.
+        if filters == "on":
+            raise ValidationError("filtered scoring needs a collection: score stored runs or qrels, or pass --collection")
+        return None, None
+    store = open_store()
+    versions: list[tuple[str, str]] = []
+    for ref in named:
+        if store.has_run(ref):
+            info = store.get_run_info(ref)
+            versions.append((info.collection, info.collection_version))
+    name = (collection or "").split("@")[0] or qref.collection or (versions[0][0] if versions else "")
+    if not name:
+        if filters == "on":
+            raise ValidationError("filtered scoring needs a collection: score stored runs or qrels, or pass --collection")
+        return None, None
+    distinct = sorted({v for c, v in versions if c == name})
+    version = distinct[0] if len(distinct) == 1 else (qref.collection_version or None)
+    if len(distinct) > 1:
+        warnings.append(f"runs were produced over {len(distinct)} versions of {name!r}; eligibility uses the document "
+                        f"metadata of {'version ' + version[:12] if version else 'the latest version'}")
+    elig = collection_eligibility(store, name, version, key=filter_key, require=filters == "on")
+    if elig is None:
+        return None, None
+    restricted = restrict_qrels(_qrels_mapping(qcols), elig, rel=rel)
+    if restricted.ineligible_gold:
+        warnings.append(
+            f"ineligible gold: {restricted.n_ineligible_gold} judged-relevant document(s) in "
+            f"{len(restricted.ineligible_gold)} topic(s) are ineligible under their topic's filter (topic metadata {filter_key!r}); they "
+            "are left out of the relevant sets (a data problem: fix the filter, the metadata or the judgment; "
+            "--strict-eligibility fails on them)")
+    return elig, restricted
+
+
+def _run_eligibility(
+    open_store: StoreOpener | None,
+    run_ref: RunRef,
+    rr: RankedRun,
+    elig: Eligibility,
+    restricted: RestrictedQrels,
+    cutoffs: Sequence[int],
+) -> RunEligibility:
+    """Leaks of one run and its filter mode / short topics (from the stored run's params)."""
+    from workbench.scoring.columns import unpack_ids
+
+    ranked: dict[str, list[str]] = {}
+    for code, topic_id in enumerate(rr.topic_ids):
+        if elig.is_filtered(topic_id):
+            lo, hi = int(rr.starts[code]), int(rr.starts[code + 1])
+            ranked[topic_id] = unpack_ids(rr.doc_words[lo:hi]) if hi > lo else []
+    leaks = find_leaks(ranked, elig, cutoffs)
+    mode, short, depth = "", 0, 0
+    if run_ref.origin == "stored" and open_store is not None:
+        info = open_store().get_run_info(run_ref.location)
+        f = info.params.get("filter")
+        depth = info.depth
+        if isinstance(f, dict) and f.get("key") == elig.filters.key:
+            mode, short = str(f.get("mode", "")), int(f.get("topics_short", 0))
+    return RunEligibility(elig.filters.key, elig.filters.digest, run_ref.collection_version,
+                          len(elig.eligible), restricted, leaks, mode, short, depth)
 
 
 def _with_file_hashes(report: ScoreReport) -> ScoreReport:
@@ -660,9 +810,9 @@ def record_report(report: ScoreReport, store: LabelStore) -> list[str]:
     collection versions, the run's origin, location and content hash, the
     evaluator's git commit, the topic set and the topic counts.
     """
-    ids = []
+    ids: list[str] = []
     for run_ref, e in zip(report.runs, report.evaluations, strict=True):
-        params = {
+        params: dict[str, object] = {
             "rel": report.rel,
             "missing": report.missing,
             "trust_file_order": report.trust_file_order,
@@ -684,6 +834,13 @@ def record_report(report: ScoreReport, store: LabelStore) -> list[str]:
             "duplicates": e.n_duplicates,
             "measures": [str(m) for m in e.measures],
         }
+        el = report.eligibility[len(ids)] if len(report.eligibility) > len(ids) else None
+        if el is not None:
+            params["eligibility"] = {"filter_key": el.filter_key, "filters_sha256": el.filters_digest,
+                                     "n_filtered_topics": el.n_filtered_topics,
+                                     "ineligible_gold": el.restricted.n_ineligible_gold,
+                                     "leaks": el.leaks.total, "leaks_at_k": {str(k): n for k, n in el.leaks.at_k.items()},
+                                     "filter_mode": el.filter_mode, "topics_short": el.n_short}
         ids.append(store.record_evaluation(run_ref.name, report.qrels.recorded_name, evaluation_rows(e),
                                            evaluator_version=report.evaluator_version, params=params))
     return ids
