@@ -297,7 +297,7 @@ def _eligibility_lines(header: Mapping[str, Any], limit: int | None = 5) -> list
              f"{block.get('filter_key')!r}, {block.get('n_filtered_topics', 0):,} topics filtered, filters sha256 "
              f"{str(block.get('filters_sha256', ''))[:12]}); leaks = ineligible documents a run returned"]
     runs = block.get("runs", {})
-    first = next(iter(runs.values()), {}) if isinstance(runs, Mapping) else {}
+    first: Any = next(iter(runs.values()), {}) if isinstance(runs, Mapping) else {}
     topics = first.get("ineligible_gold", {}).get("topics", {}) if isinstance(first, Mapping) else {}
     if topics:
         shown = [f"topic {t}: {', '.join(d for d, _g in docs)}" for t, docs in list(topics.items())[:limit]]
