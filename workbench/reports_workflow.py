@@ -140,7 +140,7 @@ def render_workflow(report: WorkflowReport) -> str:
     if report.filters is not None:
         from workbench.reports_filters import render_filter_demo
 
-        L += [""] + render_filter_demo(report.filters)  # type: ignore[arg-type]
+        L += render_filter_demo(report.filters) + [""]  # type: ignore[arg-type]
     if report.exports:
         L.append("Qrels files: " + ", ".join(str(p) for p in report.exports))
     if report.plots:
