@@ -83,3 +83,47 @@ def test_bad_mode_and_a_retriever_that_cannot_pre_filter(bm25):
 
     with pytest.raises(ValidationError, match="cannot pre-filter; use filter mode 'post'"):
         NoPre().index(DOCS).retrieve(QUERIES, 2, eligible=ELIGIBLE, filter_mode="pre")
+
+
+def test_dense_pre_filter_is_the_vector_index_own_filtered_search(stub_encoder):
+    """The retriever's ``vector_index`` (exact, hnsw or ivf: ``pooling.retrievers.ann``) filters inside the index."""
+    import numpy as np
+
+    class FakeIndex:
+        kind = "hnsw"
+
+        def __init__(self):
+            self.calls = []
+
+        def search(self, q, k, *, eligible=None):
+            self.calls.append((q.shape, k, [np.flatnonzero(m).tolist() for m in eligible]))
+
+            class Result:
+                hits = [{"d4": 0.5}] * q.shape[0]
+                latencies_ms = [0.1] * q.shape[0]
+
+            return Result()
+
+    dense = DenseRetriever(encoder=stub_encoder).index(DOCS)
+    dense.vector_index = FakeIndex()  # type: ignore[assignment]
+    res = dense.retrieve({"q": "flow"}, 2, eligible=ELIGIBLE, filter_mode="pre")
+    assert res.run["q"] == {"d4": 0.5}
+    rows = sorted(i for i, d in enumerate(dense.indexed_doc_ids()) if d in ELIGIBLE["q"])
+    assert dense.vector_index.calls == [((1, 64), 2, [rows])]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivf"])
+def test_approximate_dense_pre_and_post_filtering(stub_encoder, kind):
+    """faiss indexes over 10 documents: HNSW and IVF with nprobe = nlist search every vector, so the
+    filtered lists equal the exact ones (pre: the best eligible; post: a subset of the top k)."""
+    pytest.importorskip("faiss")
+    params = {"efSearch": 64} if kind == "hnsw" else {"nlist": 2, "nprobe": 2}
+    exact = DenseRetriever(encoder=stub_encoder).index(DOCS)
+    approx = DenseRetriever(encoder=stub_encoder, index=kind, index_params=params, index_threads=1).index(DOCS)
+    for mode in ("pre", "post"):
+        a = approx.retrieve(QUERIES, 3, eligible=ELIGIBLE, filter_mode=mode)
+        e = exact.retrieve(QUERIES, 3, eligible=ELIGIBLE, filter_mode=mode)
+        assert list(a.run["q"]) == list(e.run["q"]) and set(a.run["q"]) <= ELIGIBLE["q"], mode
+        assert a.run["q"] == pytest.approx(e.run["q"], abs=1e-5)
+    assert list(approx.retrieve(QUERIES, 3, eligible=ELIGIBLE, filter_mode="pre").run["q"]) == ["d3", "d4", "d5"]
+    assert list(approx.retrieve(QUERIES, 3, eligible=ELIGIBLE, filter_mode="post").run["q"]) == ["d3"]
