@@ -15,13 +15,13 @@ takes to show which side it is on (``reports.number_near``).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench import jsonout
 from workbench.errors import ValidationError
 from workbench.reports import audit_lines, completion_lines, number, number_near, table
 from workbench.scoring.gate import GateResult, RuleResult, TopicDiff
@@ -66,7 +66,7 @@ def render_gate(report: GateReport, fmt: str = "table", *, max_topics: int = MAX
     """
     f = check_gate_format(fmt)
     if f == "json":
-        return json.dumps(gate_json(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return jsonout.dumps(gate_json(report), indent=2, ensure_ascii=False) + "\n"
     if f == "markdown":
         return _markdown(report, max_topics)
     return _table(report, max_topics)

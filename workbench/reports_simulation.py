@@ -6,9 +6,9 @@ Rendering only: numbers arrive at full precision from
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from workbench import jsonout
 from workbench.judging.simulate import share_label
 from workbench.reports import table
 
@@ -65,7 +65,7 @@ def render_simulation(run: SimulationRun, fmt: str = "table") -> str:
     rep = run.report
     rows = simulation_rows(run)
     if fmt == "json":
-        return json.dumps({
+        return jsonout.dumps({
             "pool": run.pool, "oracle": run.oracle, "runs": list(run.runs), "measure": rep.measure,
             "seed": run.seed, "budget_per_topic": rep.budget, "topics": rep.n_topics,
             "documents": rep.n_documents, "relevant": rep.n_relevant, "rel": rep.rel,

@@ -9,10 +9,10 @@ per depth.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from workbench import jsonout
 from workbench.reports import _delimited, _json_number, check_format, number, table
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def render_stages(result: StagesResult, fmt: str = "table") -> str:
     """
     f = check_format(fmt)
     if f == "json":
-        return json.dumps(_stages_json(result), indent=2, ensure_ascii=False) + "\n"
+        return jsonout.dumps(_stages_json(result), indent=2, ensure_ascii=False) + "\n"
     if f in ("jsonl", "csv", "tsv"):
         rows = [{"pipeline": rep.name, "run": r.run, "stage": r.stage, "label": r.label, "measure": str(r.measure),
                  "macro": _json_number(r.macro), "micro": _json_number(r.micro), "ceiling": _json_number(r.ceiling),
@@ -152,7 +152,7 @@ def render_stages(result: StagesResult, fmt: str = "table") -> str:
                  "evaluator_version": result.evaluator_version}
                 for rep in result.reports for r in rep.rows]
         if f == "jsonl":
-            return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+            return "".join(jsonout.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         return _delimited(rows, "," if f == "csv" else "\t")
     parts = ["\n".join(_header_lines(result))]
     for p, rep in zip(result.pipelines, result.reports, strict=True):
@@ -249,9 +249,9 @@ def render_sweep(sweep: DepthSweep, fmt: str = "table") -> str:
                    "r2": _json_number(sweep.fit.r2), "exponent": _json_number(sweep.fit.exponent),
                    "n_points": sweep.fit.n_points, "scaling": sweep.fit.scaling},
                "per_topic_ms": {str(d): {t.topic_id: t.wall_ms for t in c.topics} for d, c in sweep.costs.items()}}
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return jsonout.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if f == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in long)
+        return "".join(jsonout.dumps(r, ensure_ascii=False) + "\n" for r in long)
     if f in ("csv", "tsv"):
         return _delimited(long, "," if f == "csv" else "\t")
     return "\n".join(sweep_lines(sweep)) + "\n"

@@ -18,10 +18,6 @@ import pytest
 from tests.cli.tiny import LEAD_TOKEN
 from workbench.cli import common, main
 
-ROOT = Path(__file__).resolve().parents[2]
-RAW_CRANFIELD = next((p / "shared" / "data" / "cranfield" for p in ROOT.parents  # /work/main or a worktree
-                      if (p / "shared" / "data" / "cranfield").is_dir()), ROOT / "missing")
-
 
 @pytest.fixture
 def template(tiny_template):
@@ -259,11 +255,23 @@ def test_plot_into_an_unwritable_folder_names_the_target(project, capsys):
     assert ".tmp" not in err
 
 
-@pytest.mark.skipif(not RAW_CRANFIELD.is_dir(), reason="raw Cranfield files not present")
+def _small_cranfield(root: Path) -> Path:
+    """Two documents, one query, one judgment in the SMART layout (runs without the raw Cranfield files)."""
+    src = root / "raw"
+    src.mkdir()
+    (src / "cran.all.1400").write_text(
+        ".I 1\n.T\nwings\n.A\nsmith\n.B\nj. aero 1\n.W\nlift of wings\n"
+        ".I 2\n.T\ndrag\n.A\njones\n.B\nj. aero 2\n.W\ndrag at speed\n")
+    (src / "cran.qry").write_text(".I 001\n.W\nlift of wings .\n")
+    (src / "cranqrel").write_text("1 1 2\n")
+    return src
+
+
 def test_convert_cranfield_messages_say_what_was_found(tmp_path, capsys):
+    raw = _small_cranfield(tmp_path)
     part = tmp_path / "part"
     part.mkdir()
-    shutil.copy(RAW_CRANFIELD / "cran.qry", part)
+    shutil.copy(raw / "cran.qry", part)
     a_file = tmp_path / "bm25.trec"
     a_file.write_text("x\n")
     db = tmp_path / "unused.duckdb"
@@ -271,13 +279,16 @@ def test_convert_cranfield_messages_say_what_was_found(tmp_path, capsys):
     assert code == 1
     assert (f"{part}: expected cran.all.1400, cran.qry and cranqrel in this folder, found cran.qry; "
             "missing: cran.all.1400, cranqrel.") in err
-    code, _out, err = run(capsys, db, "convert", "cranfield", RAW_CRANFIELD, a_file)
+    code, _out, err = run(capsys, db, "convert", "cranfield", raw, a_file)
     assert code == 1 and f"DEST {a_file}: expected a folder (new or existing), found a file" in err
+    assert a_file.read_text() == "x\n"
     code, _out, err = run(capsys, db, "convert", "cranfield", a_file, tmp_path / "out")
     assert code == 1 and f"{a_file}: expected a folder with cran.all.1400, cran.qry and cranqrel, found a file" in err
     code, _out, err = run(capsys, db, "ingest", a_file)
     assert code == 1 and f"{a_file}: expected a collection folder, found a file" in err
     assert not db.exists() and not (tmp_path / "out").exists()
+    code, _out, err = run(capsys, db, "convert", "cranfield", raw, tmp_path / "out")  # the same files convert
+    assert code == 0, err
 
 
 # -- exit codes ------------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ Data goes to stdout; progress and messages go to stderr.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
+from workbench import jsonout
 from workbench.cli import app, common
 from workbench.cli.runs import FORMATS, render
 from workbench.ranking import natural_key
@@ -207,7 +207,7 @@ def files(
     for c in p.provenance:
         prov.setdefault((c.topic_id, c.doc_id), []).append(f"{c.run_name}:{c.rank}")
     common.info(f"pool of {len(p.runs)} run files at depth {depth}: {p.n_entries:,} documents, "
-                f"{p.n_topics} topics; hash {p.content_hash[:12]}; params {json.dumps(dict(p.params))}")
+                f"{p.n_topics} topics; hash {p.content_hash[:12]}; params {jsonout.dumps(dict(p.params))}")
     render([{"topic": e.topic_id, "priority_rank": e.priority_rank, "doc": e.doc_id, "priority": e.priority,
              "best_rank": e.best_rank, "n_runs": e.n_runs, "runs": " ".join(prov[(e.topic_id, e.doc_id)])}
             for e in p.entries], ["topic", "priority_rank", "doc", "priority", "best_rank", "n_runs", "runs"], fmt)

@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench import jsonout
 from workbench.errors import InputFormatError, ValidationError
 from workbench.formats.io import atomic_write
 from workbench.formats.trec import (
@@ -348,7 +349,7 @@ def write_judgments(path: str | Path, rows: Sequence[Mapping[str, Any]], fmt: Ou
 def render_judgments(rows: Sequence[Mapping[str, Any]], fmt: Literal["csv", "jsonl"]) -> str:
     """The text of a CSV or JSON-lines judgment file (for stdout or ``write_judgments``)."""
     if fmt == "jsonl":
-        return "".join(json.dumps({c: _cell(r[c]) for c in EXPORT_COLUMNS}, ensure_ascii=False) + "\n" for r in rows)
+        return "".join(jsonout.dumps({c: _cell(r[c]) for c in EXPORT_COLUMNS}, ensure_ascii=False) + "\n" for r in rows)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(EXPORT_COLUMNS)
