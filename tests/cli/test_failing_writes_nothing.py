@@ -52,6 +52,15 @@ def _cases(folder: Path) -> dict[str, list[str]]:
     bad_folder.mkdir(exist_ok=True)
     (bad_folder / "corpus.jsonl").write_text('{"_id": "x1", "title": "a", "text": "b"}\n{"_id": 1\n')
     (bad_folder / "queries.jsonl").write_text('{"_id": "1", "text": "a"}\n')
+    judged = folder / "judged.txt"
+    judged.write_text("1 0 d1 1\n1 0 d3 9\n")  # the first line is fine, the second is off the 0-3 rubric
+    rubric = folder / "rubric.toml"
+    rubric.write_text('name = "mine"\nsource = "a lab"\n[[grades]]\ngrade = 0\nlabel = "no"\n')
+    topic_meta = folder / "topic_meta.csv"
+    topic_meta.write_text("topic_id,priority\n1,high\nnope,low\n")
+    policy = folder / "gate.toml"
+    policy.write_text('[gate]\nk = 3\nmeasures = ["R@3"]\nmin_topics = 2\nmin_topic_share = 0.1\n')
+    (folder / "held.txt").write_text("1\n2\n3\n")
     a_folder = folder / "a-folder.png"
     a_folder.mkdir(exist_ok=True)
     (folder / "labels" / "v1.qrels").mkdir(parents=True, exist_ok=True)
@@ -83,7 +92,26 @@ def _cases(folder: Path) -> dict[str, list[str]]:
                                     "--token", LEAD_TOKEN],
         "publish onto a folder": ["publish", "tiny-pool-v1", "--name", "v1", "--lead", "lead", "--token", LEAD_TOKEN],
         "topics set unknown topic": ["topics", "set", "smoke", "--from", str(bad_topics), "--collection", "tiny"],
+        "judgments import off-rubric second line": ["judgments", "import", str(judged), "--pool", "tiny-pool-v1",
+                                                    "--assessor", "ann", "--lead", "lead", "--token", LEAD_TOKEN],
+        "adjudicate outside the queue": ["adjudicate", "tiny-pool-v1", "--topic", "1", "--doc", "d1", "--grade", "2",
+                                         "--rationale", "r", "--lead", "lead", "--token", LEAD_TOKEN],
+        "rubric define invalid file": ["rubric", "define", str(rubric), "--lead", "lead", "--token", LEAD_TOKEN],
+        "metadata import-topics unknown topic": ["metadata", "import-topics", str(topic_meta), "--collection", "tiny"],
+        "run rerank unknown candidates": ["run", "rerank", "--candidates", "nope", "--depth", "3", "--name", "rr"],
+        "gate --out /proc, protected topic set": ["gate", "bm25", "bm25b", "--qrels", "tiny-reference", "--policy",
+                                                  str(policy), "--topic-set", "held", "--out", "/proc/x.md"],
+        "score --topic-set --plot out.exe": ["score", "bm25", "--qrels", "tiny-reference", "--topic-set", "held",
+                                             "--plot", str(folder / "out.exe")],
     }
+
+SETUP = {  # steps a case needs first (not part of the snapshot comparison)
+    "pool extend without --from, two lineages": [["pool", "build", "--depth", "3", "bm25b"]],  # a second root
+    "gate --out /proc, protected topic set": [["topics", "set", "held", "--from", "held.txt", "--collection", "tiny",
+                                               "--protected"]],
+    "score --topic-set --plot out.exe": [["topics", "set", "held", "--from", "held.txt", "--collection", "tiny",
+                                          "--protected"]],
+}
 
 
 
@@ -103,16 +131,18 @@ def test_a_failing_command_leaves_the_store_and_its_folder_unchanged(template, t
     shutil.copytree(folder, work, ignore=shutil.ignore_patterns("*.waiting", "*.holder.json"))
     wdb = work / db.relative_to(folder)
     argv = _cases(work)[case]
-    if case == "pool extend without --from, two lineages":
-        assert main(["--db", str(wdb), "-q", "pool", "build", "--depth", "3", "bm25b"]) == 0  # a second root
-    before = snapshot(wdb)
     cwd = os.getcwd()
     os.chdir(work)  # nothing may land in the working folder either
     try:
+        for step in SETUP.get(case, []):
+            assert main(["--db", str(wdb), "-q", *step]) == 0, step
+        before = snapshot(wdb)
         code = main(["--db", str(wdb), *argv])
     finally:
         os.chdir(cwd)
     err = capsys.readouterr().err
     assert code != 0, (case, err)
+    if case.startswith("gate"):
+        assert code == 3, err  # the gate's usage code: 1 would read as a failed gate
     assert "Traceback" not in err
     assert snapshot(wdb) == before, (case, err)

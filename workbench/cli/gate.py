@@ -70,12 +70,14 @@ def gate(
     permutation test, critical topics (any lost relevant document fails), slice floors, eligibility leaks.
     With several gated measures, p-values and intervals are corrected (Holm-Bonferroni by default)."""
     from workbench.errors import UnknownNameError, WorkbenchError
-    from workbench.formats.io import atomic_write
+    from workbench.formats.io import atomic_write, check_writable
     from workbench.reports_gate import check_gate_format, render_gate
     from workbench.services.gate import GateUsageError, run_gate
 
     try:
         check_gate_format(fmt)
+        if out is not None:  # before the gate records a protected topic set's use
+            check_writable(out, what="--out")
     except WorkbenchError as e:
         _fail(f"usage: {e}", EXIT_USAGE)
     try:

@@ -93,12 +93,15 @@ def depth_sweep_cmd(
     Nothing is stored. Example:
     workbench depth-sweep --candidates rrf --depths 10,50,100 --qrels cranfield-v2 --plot out/depth.png
     """
-    from workbench.reports import check_format, save_chart
+    from workbench.formats.io import check_writable
+    from workbench.reports import CHART_SUFFIXES, check_format, save_chart
     from workbench.reports_stages import depth_chart, render_sweep
     from workbench.scoring.depth import parse_depths
     from workbench.services.depth_sweep import depth_sweep
 
     check_format(fmt)
+    if plot is not None:  # before minutes of reranking, not after
+        check_writable(plot, what="--plot", suffixes=CHART_SUFFIXES)
     sweep = depth_sweep(candidates, parse_depths(depths), qrels,
                         open_store=lambda: common.STATE.store(client="workbench depth-sweep"), final_k=final_k,
                         spec=reranker_spec(model, cross_encoder, batch_size, device, threads, model_dir),
