@@ -78,8 +78,12 @@ def seed(db: Path) -> None:
     store.release_file()
 
 
-def _timed_leases(waits: list[float]) -> None:
-    """Record the wait of every lease this process takes (time until the cursor is handed out)."""
+def _timed_leases(waits: list[float], leases: list[tuple[float, float, float]] | None = None) -> None:
+    """Record the wait of every lease this process takes (time until the cursor is handed out).
+
+    ``leases`` also gets (asked, got, released) of each lease on ``time.monotonic()``
+    (CLOCK_MONOTONIC: one clock for every process on Linux), for the hand-over gaps.
+    """
     from workbench.store import core
 
     original = core.StoreCore.connection
@@ -87,11 +91,47 @@ def _timed_leases(waits: list[float]) -> None:
     @contextlib.contextmanager
     def connection(self, purpose: str = ""):  # type: ignore[no-untyped-def]
         t0 = time.perf_counter()
-        with original(self, purpose) as cur:
-            waits.append(time.perf_counter() - t0)
-            yield cur
+        asked = time.monotonic()
+        got = None
+        try:
+            with original(self, purpose) as cur:
+                waits.append(time.perf_counter() - t0)
+                got = time.monotonic()
+                yield cur
+        finally:
+            if leases is not None and got is not None:
+                leases.append((asked, got, time.monotonic()))
 
     core.StoreCore.connection = connection  # type: ignore[method-assign]
+
+
+def cli_main(out: str, argv: list[str]) -> int:
+    """A CLI command of the loop, with its leases recorded into ``out`` (JSON) as the writers' are."""
+    from workbench.cli import main as workbench_main
+
+    waits: list[float] = []
+    leases: list[tuple[float, float, float]] = []
+    _timed_leases(waits, leases)
+    try:
+        return workbench_main(argv)
+    finally:
+        Path(out).write_text(json.dumps(leases))
+
+
+def handover_gaps(leases: list[tuple[float, float, float]]) -> list[float]:
+    """Idle time of the file while someone waited: for each lease asked for before the
+    previous holder let go, its start minus that release (seconds; 0 = gap-free).
+
+    Leases of one process never overlap (writers are single-threaded, each lease
+    ends with the file detached), so the file's holders are the leases in order of ``got``.
+    """
+    gaps = []
+    last_release = None
+    for asked, got, released in sorted(leases, key=lambda x: x[1]):
+        if last_release is not None and asked < last_release <= got:
+            gaps.append(got - last_release)
+        last_release = released if last_release is None else max(last_release, released)
+    return gaps
 
 
 def _sign_in(store, name: str):  # type: ignore[no-untyped-def]
@@ -133,15 +173,17 @@ def writer_main(db: str, name: str, folder: str) -> None:
     from workbench.store import LabelStore
 
     waits: list[float] = []
+    leases: list[tuple[float, float, float]] = []
     store = LabelStore(db, client=f"writer {name}", lock_timeout_s=120)
     session, n_total = _sign_in(store, name)
-    _timed_leases(waits)
+    _timed_leases(waits, leases)
     saves: list[float] = []
     landed: list[tuple[str, str, int]] = []
     until = _barrier(Path(folder) / f"ready-{name}", Path(folder) / "go")
     _judge(store, session, n_total, until, saves, landed)
     store.release_file()
-    (Path(folder) / f"out-{name}.json").write_text(json.dumps({"waits": waits, "saves": saves, "landed": landed}))
+    (Path(folder) / f"out-{name}.json").write_text(json.dumps({"waits": waits, "saves": saves, "landed": landed,
+                                                               "leases": leases}))
 
 
 def ui_main(db: str, folder: str) -> None:
@@ -176,16 +218,22 @@ def ui_main(db: str, folder: str) -> None:
         {"waits": waits, "saves": [x for s in saves for x in s], "landed": [x for s in landed for x in s]}))
 
 
-def _cli_loop(db: Path, until: float, env: dict[str, str]) -> list[tuple[str, int, float, str]]:
+def _cli_loop(db: Path, until: float, env: dict[str, str],
+              leases: list[tuple[float, float, float]]) -> list[tuple[str, int, float, str]]:
     commands = [["pool", "stats", "p1"], ["qrels", "list"], ["collections"]]
     done = []
     i = 0
+    out = db.parent / "cli-leases.json"
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import store_handover as h; "
+            f"sys.exit(h.cli_main({str(out)!r}, sys.argv[1:]))")
     while time.time() < until:
         cmd = commands[i % len(commands)]
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())",
-                            "--db", str(db), *cmd], env=env, capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-c", code, "--db", str(db), *cmd], env=env, capture_output=True, text=True)
         done.append((" ".join(cmd), p.returncode, time.perf_counter() - t0, p.stderr.strip()[-300:]))
+        if out.exists():
+            leases += [tuple(x) for x in json.loads(out.read_text())]  # type: ignore[misc]
+            out.unlink()
         i += 1
     return done
 
@@ -215,7 +263,8 @@ def run_scenario(kind: str, seconds: float) -> dict[str, object]:
         (Path(tmp) / "go.tmp").write_text(repr(until))
         os.replace(Path(tmp) / "go.tmp", Path(tmp) / "go")
         load1 = os.getloadavg()[0]
-        cli = _cli_loop(db, until, env)
+        cli_leases: list[tuple[float, float, float]] = []
+        cli = _cli_loop(db, until, env, cli_leases)
         codes = [p.wait(timeout=600) for p in procs]
         if any(codes):
             raise SystemExit(f"{kind}: a worker failed with exit codes {codes}")
@@ -224,6 +273,9 @@ def run_scenario(kind: str, seconds: float) -> dict[str, object]:
         waits = [w for d in data for w in d["waits"]]
         saves = [s for d in data for s in d["saves"]]
         landed = [tuple(x) for d in data for x in d["landed"]]
+        leases = [tuple(x) for d in data for x in d.get("leases", [])]
+        holds = [r - g for _a, g, r in leases]
+        gaps = handover_gaps([*leases, *cli_leases]) if kind == "writers" else []
         from workbench.store import LabelStore
 
         store = LabelStore(db, client="check")
@@ -233,11 +285,12 @@ def run_scenario(kind: str, seconds: float) -> dict[str, object]:
     return {
         "kind": kind, "seconds": seconds, "load": load1, "waits": waits, "saves": saves,
         "n_saves": len(saves), "rows": n_rows, "landed": len(landed), "cli": cli, "bad_cli": bad_cli,
+        "holds": holds, "gaps": gaps, "cli_holds": [r - g for _a, g, r in cli_leases],
     }
 
 
 def _fmt_ms(x: float) -> str:
-    return f"{x * 1000:.0f} ms"
+    return f"{x * 1000:.1f} ms" if x < 0.01 else f"{x * 1000:.0f} ms"
 
 
 def report(results: list[dict[str, object]]) -> tuple[str, bool]:
@@ -267,6 +320,21 @@ def report(results: list[dict[str, object]]) -> tuple[str, bool]:
             lines.append(f"\n{kind}: {r['n_saves']} saves acknowledged but {r['rows']} judgment rows stored")
         for c in r["bad_cli"][:5]:  # type: ignore[index]
             lines.append(f"\n{kind}: `workbench {c[0]}` exited {c[1]}: {c[3]}")
+    writers = [r for r in results if r["kind"] == "writers"]
+    if writers:
+        r = writers[0]
+        holds: list[float] = r["holds"]  # type: ignore[assignment]
+        gaps: list[float] = r["gaps"]  # type: ignore[assignment]
+        cli_holds: list[float] = r["cli_holds"]  # type: ignore[assignment]
+        lines += ["", "What a lease wait is made of (writers scenario): the time the file is held by those queued "
+                  "ahead, plus the hand-over gaps (the file free while someone waits). A wait far above the "
+                  "holds ahead of it would be a stall; on a loaded machine the holds themselves grow.", "",
+                  "| measured | n | p50 | p95 | max |", "| --- | ---: | ---: | ---: | ---: |"]
+        for what, xs in (("writer lease hold", holds), ("CLI lease hold", cli_holds),
+                         ("hand-over gap (file idle while a process waits)", gaps)):
+            if xs:
+                lines.append(f"| {what} | {len(xs)} | {_fmt_ms(_pct(xs, 0.5))} | {_fmt_ms(_pct(xs, 0.95))} | "
+                             f"{_fmt_ms(max(xs))} |")
     lines.append("")
     return "\n".join(lines), ok
 

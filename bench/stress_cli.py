@@ -23,6 +23,7 @@ Usage::
 
     python bench/stress_cli.py                       # 1,000 invocations, stress --cpu 2
     python bench/stress_cli.py --invocations 200 --load none
+    python bench/stress_cli.py --jobs 4              # 4 invocations at a time (a busy shared machine)
 
 Writes ``bench/results/stress_cli.md``; exits 1 when any invocation failed.
 """
@@ -31,10 +32,12 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -145,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load", choices=["auto", "stress", "python", "none"], default="auto",
                     help="what keeps the cores busy (auto: stress if installed, else Python loops)")
     ap.add_argument("--cpus", type=int, default=os.cpu_count() or 2, help="busy workers (default: cores)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="invocations running at once (default 1; more finishes sooner on a machine others load too; "
+                         "the stored-store commands then also queue for the store file)")
     ap.add_argument("--no-write", action="store_true", help="do not write bench/results/stress_cli.md")
     args = ap.parse_args(argv)
 
@@ -168,29 +174,52 @@ def main(argv: list[str] | None = None) -> int:
         restarts = 0
         failures: list[tuple[int, str, int, str]] = []
         counts: collections.Counter[str] = collections.Counter()
+        lock = threading.Lock()
+        done = 0
         t0 = time.monotonic()
+
+        def invoke(i: int) -> None:
+            nonlocal done
+            name = names[i % len(names)]
+            p = subprocess.run([*_workbench(), "--db", str(db), *commands[name]], env=env, cwd=folder,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            with lock:
+                counts[name] += 1
+                done += 1
+                if p.returncode != 0:
+                    last = (p.stderr.strip().splitlines() or [""])[-1]
+                    failures.append((i, name, p.returncode, last))
+                    print(f"  #{i} {name}: exit {p.returncode}: {last}", file=sys.stderr)
+                if done % 100 == 0:
+                    print(f"  {done}/{args.invocations} invocations, {len(failures)} non-zero "
+                          f"[elapsed] {time.monotonic() - t0:.0f} s", file=sys.stderr)
+
+        import signal
+
+        signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill PID: stop the load, report what ran
+        interrupted = False
+        load1 = os.getloadavg()[0]
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
         try:
             time.sleep(1.0 if load else 0.0)  # let the load spin up
             load1 = os.getloadavg()[0]
-            for i in range(args.invocations):
-                name = names[i % len(names)]
-                counts[name] += 1
+            pending = {pool.submit(invoke, i) for i in range(args.invocations)}
+            while pending:
+                finished, pending = concurrent.futures.wait(pending, timeout=1.0)
+                for f in finished:
+                    f.result()
                 if load is not None and not _load_alive(load, load_started):  # killed from outside: restart
                     _stop_load(load)
                     load = _start_load(args.load, args.cpus, timeout_s)
                     load_started = time.monotonic()
                     restarts += 1
-                p = subprocess.run([*_workbench(), "--db", str(db), *commands[name]], env=env, cwd=folder,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-                if p.returncode != 0:
-                    last = (p.stderr.strip().splitlines() or [""])[-1]
-                    failures.append((i, name, p.returncode, last))
-                    print(f"  #{i} {name}: exit {p.returncode}: {last}", file=sys.stderr)
-                if (i + 1) % 100 == 0:
-                    print(f"  {i + 1}/{args.invocations} invocations, {len(failures)} non-zero", file=sys.stderr)
-            load2 = os.getloadavg()[0]
+        except KeyboardInterrupt:
+            interrupted = True
+            print("  interrupted: waiting for the invocations under way, then reporting", file=sys.stderr)
         finally:
+            pool.shutdown(wait=True, cancel_futures=True)
             _stop_load(load)
+        load2 = os.getloadavg()[0]
         elapsed = time.monotonic() - t0
 
     by_cmd = collections.Counter(f[1] for f in failures)
@@ -200,14 +229,15 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Run {datetime.now(UTC).isoformat(timespec='seconds')} on {os.cpu_count()} cores; load: "
         f"{_stress_program() if args.load in ('auto', 'stress') and _stress_program() else args.load} "
-        f"({args.cpus} busy workers); load average {load1:.1f} at the start, {load2:.1f} at the end; "
+        f"({args.cpus} busy workers); {args.jobs} invocation(s) at a time; load average {load1:.1f} at the start, {load2:.1f} at the end; "
         f"{elapsed:.0f} s in all"
         + (f"; the load was killed from outside and restarted {restarts} time(s)." if restarts else "."),
         "",
         "| command | invocations | non-zero exits |",
         "| --- | ---: | ---: |",
         *[f"| `{n}` | {counts[n]} | {by_cmd.get(n, 0)} |" for n in names],
-        f"| **total** | **{args.invocations}** | **{len(failures)}** |",
+        f"| **total** | **{done}**" + (f" (interrupted, of {args.invocations})" if interrupted else "")
+        + f" | **{len(failures)}** |",
         "",
     ]
     if failures:

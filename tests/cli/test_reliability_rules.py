@@ -69,6 +69,19 @@ def test_qrels_import_refuses_a_grade_off_the_rubric_with_file_line_and_range(pr
     assert "huge" not in out
 
 
+def test_ingest_warns_about_reference_grades_off_the_rubric(tmp_path, capsys):
+    src = tmp_path / "wide"
+    src.mkdir()
+    (src / "corpus.jsonl").write_text('{"_id": "d1", "title": "a", "text": "laminar flow"}\n'
+                                      '{"_id": "d2", "title": "b", "text": "heat"}\n')
+    (src / "queries.jsonl").write_text('{"_id": "1", "text": "laminar"}\n')
+    (src / "qrels.reference.txt").write_text("1 0 d1 2147483647\n1 0 d2 0\n")
+    code, out, err = run(capsys, tmp_path / "wb.duckdb", "ingest", src)
+    assert code == 0, err
+    assert ("warning: 1 qrels entries hold grades off the rubric 'default' of collection 'wide' (0 to 3): "
+            "2147483647.") in out + err
+
+
 def test_json_output_never_holds_nan_or_infinity(project, capsys):
     folder, db = project
     huge = folder / "huge.qrels"  # a qrels *file* is not bound to a rubric: 2^grade overflows

@@ -621,13 +621,25 @@ def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Map
 
 
 def qrels_notes(store: LabelStore, collection: str, qrels: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
-    """Warnings and suggestions for imported qrels: positives only; only grades 0/1 -> rubric ``binary``."""
+    """Warnings and suggestions for imported qrels: positives only; only grades 0/1 -> rubric ``binary``;
+    grades off the collection's rubric (an ingested collection's reference qrels may bring a scale of its
+    own, which ``qrels import`` refuses: choose the rubric that holds them before judging or importing more).
+    """
     from workbench.scoring.qrels_checks import positives_only, positives_only_warning, qrels_grades
     from workbench.services.rubrics import suggested_rubric
 
     notes = []
     if positives_only(qrels_grades(qrels)):
         notes.append("warning: " + positives_only_warning(1))
+    rubric = store.collection_rubric(collection)
+    off = sorted({g for grades in qrels.values() for g in grades.values()} - set(rubric.values))
+    if off:
+        n_off = sum(1 for grades in qrels.values() for g in grades.values() if g not in rubric.values)
+        shown = ", ".join(map(str, off[:5])) + (", ..." if len(off) > 5 else "")
+        notes.append(f"warning: {n_off:,} qrels entries hold grades off the rubric {rubric.name!r} of collection "
+                     f"{collection!r} ({min(rubric.values)} to {max(rubric.values)}): {shown}. Choose a rubric "
+                     f"that holds them (`workbench rubric define FILE.toml`, then `workbench rubric {collection} "
+                     "NAME`); nDCG with dcg='exp-log2' is undefined for a grade whose gain overflows")
     suggestion = suggested_rubric(qrels)
     if suggestion and store.collection_rubric(collection).name != suggestion:
         notes.append(f"rubric: the qrels hold only grades 0 and 1; judge {collection} on {suggestion!r} with "
