@@ -327,11 +327,11 @@ def report(results: list[dict[str, object]]) -> tuple[str, bool]:
         gaps: list[float] = r["gaps"]  # type: ignore[assignment]
         cli_holds: list[float] = r["cli_holds"]  # type: ignore[assignment]
         lines += ["", "What a lease wait is made of (writers scenario): the time the file is held by those queued "
-                  "ahead, plus the hand-over gaps (the file free while someone waits). A wait far above the "
+                  "ahead, plus the hand-overs (release to the next holder's cursor). A wait far above the "
                   "holds ahead of it would be a stall; on a loaded machine the holds themselves grow.", "",
                   "| measured | n | p50 | p95 | max |", "| --- | ---: | ---: | ---: | ---: |"]
         for what, xs in (("writer lease hold", holds), ("CLI lease hold", cli_holds),
-                         ("hand-over gap (file idle while a process waits)", gaps)):
+                         ("hand-over (release to the next waiting holder's cursor: wake-up + attach)", gaps)):
             if xs:
                 lines.append(f"| {what} | {len(xs)} | {_fmt_ms(_pct(xs, 0.5))} | {_fmt_ms(_pct(xs, 0.95))} | "
                              f"{_fmt_ms(max(xs))} |")
