@@ -9,9 +9,9 @@ denominators.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
+from workbench import jsonout
 from workbench.reports import _delimited, _json_number, check_format, number, table
 from workbench.scoring.ann_recall import DENOMINATOR, AnnRecall
 
@@ -78,7 +78,7 @@ def render_ann_recall(run: str, reference: str, results: list[AnnRecall], stats:
     if fmt in ("json", "jsonl"):
         doc = {"run": run, "reference_run": reference, "index": stats_json(stats),
                "results": [_ann_json(a, per_topic=per_topic or fmt == "json") for a in results]}
-        return json.dumps(doc, indent=2 if fmt == "json" else None)
+        return jsonout.dumps(doc, indent=2 if fmt == "json" else None)
     if fmt in ("csv", "tsv"):
         flat = [{"run": run, "reference_run": reference, "measure": a.name, "macro": a.macro, "micro": a.micro,
                  "sum_numerator": a.sum_numerator, "sum_denominator": a.sum_denominator, "n_topics": a.n_topics,
@@ -161,7 +161,7 @@ def render_sweep(sweep: AnnSweep, fmt: str = "table") -> str:
                                                strict=True)],
             "diagnosis": list(sweep.diagnosis.lines),
         }
-        return json.dumps(doc, indent=2 if fmt == "json" else None)
+        return jsonout.dumps(doc, indent=2 if fmt == "json" else None)
     heads = sweep_headers(sweep)
     cells = sweep_rows(sweep)
     if fmt in ("csv", "tsv"):

@@ -8,10 +8,10 @@ lead), the evidence in words and any cause inherited from another run.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from workbench import jsonout
 from workbench.reports import _delimited, _header_lines, check_format, table
 from workbench.scoring.misses import CAUSES, Cause, MissCounts, MissList, MissRow, evidence_json
 
@@ -84,13 +84,13 @@ def render_miss_list(header: Mapping[str, Any], ml: MissList, fmt: str = "table"
     records = [row_dict(ml.run_name, ml.k, r) for r in rows]
     if f == "json":
         full = [{**row_dict(ml.run_name, ml.k, r), "evidence": evidence_json(r.evidence)} for r in rows]
-        return json.dumps({"header": dict(header), "run": ml.run_name, "qrels": ml.qrels_version, "k": ml.k,
+        return jsonout.dumps({"header": dict(header), "run": ml.run_name, "qrels": ml.qrels_version, "k": ml.k,
                            "counts": dict(ml.counts.per_cause), "total": ml.counts.total,
                            "residue": ml.counts.residue, "closed": ml.counts.closed, "by_lead": ml.counts.by_lead,
                            "suggested": ml.counts.suggested, "cause_filter": cause, "misses": full},
                           indent=2, ensure_ascii=False) + "\n"
     if f == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        return "".join(jsonout.dumps(r, ensure_ascii=False) + "\n" for r in records)
     if f in ("csv", "tsv"):
         return _delimited(records, "," if f == "csv" else "\t", list(COLUMNS))
     lines = _header_lines(header, [])
