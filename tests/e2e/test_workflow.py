@@ -144,18 +144,20 @@ def test_leave_one_run_out_drops_and_kendall_tau(workflow):
     tops = {n: {t: set(_top(runs[n].get(t, {}), POOL_DEPTH)) for t in TOPICS} for n in names}
     q2 = store.get_qrels("cransub-v2")
     topics = [t for t, d in q2.items() if any(g >= 1 for g in d.values())]
-    full = {n: _r_at_20(q2, runs[n]) for n in names}
     for row in report.loo:
         others = [n for n in names if n != row.run]
         unique = {t: tops[row.run][t] - set().union(*(tops[o][t] for o in others)) for t in TOPICS}
         assert row.n_unique == sum(len(u) for u in unique.values())
         reduced_q = {t: {d: g for d, g in q2[t].items() if d not in unique.get(t, set())} for t in topics}
+        # A topic whose relevant documents all came from the left-out run is excluded, not scored 0.
+        kept = [t for t in topics if any(g >= 1 for g in reduced_q[t].values())]
+        assert sorted(row.excluded) == sorted(set(topics) - set(kept)) and len(row.topics) == len(kept)
         per = []
-        for t in topics:
+        for t in kept:
             rel = {d for d, g in reduced_q[t].items() if g >= 1}
-            hits = len(rel & set(_top(runs[row.run].get(t, {}), 20)))
-            per.append(hits / len(rel) if rel else 0.0)
-        assert row.reduced == pytest.approx(sum(per) / len(topics), abs=1e-12)
+            per.append(len(rel & set(_top(runs[row.run].get(t, {}), 20))) / len(rel))
+        assert row.reduced == pytest.approx(sum(per) / len(kept), abs=1e-12)
+        full = {n: _r_at_20({t: q2[t] for t in kept}, runs[n]) for n in names}
         assert row.full == pytest.approx(full[row.run], abs=1e-12)
         scores = dict(full, **{row.run: row.reduced})
         assert row.tau == pytest.approx(kendalltau([full[n] for n in sorted(names)],

@@ -36,3 +36,42 @@ def test_ordering_breaks_ties_by_name_and_rank_changes_lists_movers():
     assert list(rank_changes({"a": 0.3, "b": 0.2}, {"a": 0.1, "b": 0.2})) == ["a", "b"]
     with pytest.raises(ValueError):
         kendall_tau({"a": 1.0}, {"a": 1.0})
+
+
+# -- leave-one-run-out and pool bias (pure), by hand ---------------------------------
+
+from pooling.reusability import contributors_at_depth, leave_one_run_out, pool_bias  # noqa: E402
+
+# Two topics, two runs at depth 2.  t1: a brings d1 (relevant) alone, d2 (relevant) is shared;
+# t2: the only relevant document d5 comes from b alone.
+RUNS = {
+    "a": {"t1": {"d1": 2.0, "d2": 1.0}, "t2": {"d4": 1.0}},
+    "b": {"t1": {"d2": 2.0, "d3": 1.0}, "t2": {"d5": 2.0, "d4": 1.0}},
+}
+QRELS = {"t1": {"d1": 1, "d2": 1, "d3": 0}, "t2": {"d4": 0, "d5": 2}}
+
+
+def test_leave_one_run_out_excludes_a_topic_whose_relevant_documents_all_came_from_that_run():
+    contributors = contributors_at_depth(RUNS, 2)
+    assert contributors["t2"] == {"d4": {"a", "b"}, "d5": {"b"}}
+    a, b = leave_one_run_out(QRELS, contributors, RUNS, "R@2")
+    # Leave a out: remove d1 (t1).  t1's R = {d2}: a finds it -> 1.  t2 unchanged: a finds nothing -> 0.
+    # Full R@2 of a: t1 2/2 = 1, t2 0/1 = 0 -> 0.5; reduced (1 + 0) / 2 = 0.5.
+    assert (a.run, a.n_unique, a.n_unique_relevant, a.excluded) == ("a", 1, 1, ())
+    assert (a.full, a.reduced) == (pytest.approx(0.5), pytest.approx(0.5))
+    # Leave b out: remove d3 (t1) and d5 (t2): t2 has no relevant document left -> excluded, not 0.
+    # Over t1 only: b full = 1/2 (d2 of d1, d2), reduced = 1/2; a full = 1.
+    assert (b.run, b.n_unique, b.n_unique_relevant, b.excluded, b.topics) == ("b", 2, 1, ("t2",), ("t1",))
+    assert (b.full, b.reduced, b.drop) == (pytest.approx(0.5), pytest.approx(0.5), pytest.approx(0.0))
+    assert b.tau == pytest.approx(1.0) and not b.order_changed
+
+
+def test_pool_bias_scores_both_qrels_on_the_same_topics():
+    pooled = {"t1": {"d1": 1, "d2": 0}, "t2": {"d4": 0}}          # t2: no relevant document in the pool
+    full = {"t1": {"d1": 1, "d2": 0, "d9": 1}, "t2": {"d5": 1}}
+    rep = pool_bias(pooled, full, RUNS, "R@2")
+    assert rep.topics == ("t1",) and rep.excluded == ("t2",)
+    a, b = rep.rows
+    # a on t1: pooled R = {d1} -> 1; full R = {d1, d9} -> 1/2.  b: 0 and 0.
+    assert (a.pooled, a.full, a.gap) == (pytest.approx(1.0), pytest.approx(0.5), pytest.approx(0.5))
+    assert (b.pooled, b.full) == (0.0, 0.0)

@@ -73,6 +73,11 @@ COMMANDS = registry({
                              "needed to find 50/80/90/95% of the pool's relevant documents, the qrels it would have "
                              "published at each budget, every run rescored on them and Kendall's tau of the run "
                              "ordering against the full oracle."),
+    "strategy": ("strategy", "Show or set a pool version's judging strategy and per-topic stopping (setting is "
+                             "lead only)."),
+    "judge-with-model": ("model_assessor", "Grade a pool's documents with a model, through the same append-only "
+                                           "save path as a person, as an assessor of kind 'model' (identity: "
+                                           "model, weights hash, grade mapping)."),
     "stages": ("stages", "Recall per pipeline stage: R@D [candidates], R@k [final], nDCG@k [final], with ceilings, "
                          "macro and micro."),
     "depth-sweep": ("stages", "Rerank the top D of a run for each D: R@D of the candidates, R@k after reranking, "
@@ -93,7 +98,7 @@ COMMANDS = registry({
     "convert": ("ingest convert", "Convert raw collections into the workbench's layout."),
     "run": ("runs rerank", "Runs: produce them (bm25, dense, fuse, rerank), import TREC run files, list, show and "
                            "export them."),
-    "pool": ("pool", "Pools: build a depth-k pool of runs (`workbench pool RUN..."),
+    "pool": ("pool pool_quality", "Pools: build a depth-k pool of runs (`workbench pool RUN..."),
     "users": ("judging", "Users: assessors and leads, each with an access token."),
     "topics": ("topics", "Topic sets: named, versioned lists of topics (a smoke set, a protected release set)."),
     "evaluations": ("evaluations", "Recorded evaluations (scoring actions) with their lineage."),

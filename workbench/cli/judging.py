@@ -96,14 +96,27 @@ def assign(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the split and of each assessor's order.")] = 0,
     band_size: Annotated[int, typer.Option(help="Documents per priority band; order is shuffled within a band.")] = 20,
+    strategy: Annotated[str | None, typer.Option(
+        help="Judging strategy the queues follow live: rank (default: priority bands), mtf, bandit, bandit-mm, "
+             "bandit-ts, cal, cal-model, optionally with parameters, e.g. cal(batch=5). See `workbench strategy`.",
+    )] = None,
+    refresh_every: Annotated[int, typer.Option(help="With --strategy: re-order a topic after this many saves.")] = 1,
+    stop: Annotated[str, typer.Option(
+        help="With --strategy: per-topic stopping rule, e.g. knee(min_judged=30) or stop_after_nonrelevant(n=20).",
+    )] = "",
+    topic_budget: Annotated[int | None, typer.Option(
+        help="With --strategy: stop judging a topic after this many judgments.")] = None,
 ) -> None:
     """Assign a pool version's documents to assessors (lead only)."""
     from workbench.services import judging as svc
 
     names = [a.strip() for a in assessors.split(",") if a.strip()]
     store, session = _lead_session("workbench assign", lead, token)
+    if strategy is None and (stop or topic_budget is not None or refresh_every != 1):
+        raise ValidationError("--stop, --topic-budget and --refresh-every need --strategy (or use `workbench strategy`)")
     rep = svc.assign_pool(store, session, pool, names, overlap=overlap, double_share=double_share,
-                          seed=seed, band_size=band_size)
+                          seed=seed, band_size=band_size, strategy=strategy, refresh_every=refresh_every,
+                          stopping=stop, budget=topic_budget)
     for a in names:
         common.out(f"{a}\t{rep.added.get(a, 0)} assigned\t{rep.skipped.get(a, 0)} already in queue")
     common.info(f"[finished] assign {pool}: {sum(rep.added.values())} queue entries added (batch {rep.batch})")
@@ -147,6 +160,9 @@ def publish(
     note: Annotated[str, typer.Option(help="Free text recorded with the version.")] = "",
     export: Annotated[bool, typer.Option(help="Also write labels/<NAME>.qrels and update the manifest.")] = True,
     fmt: Annotated[str, typer.Option("--format", help="table (field, value lines), tsv, jsonl or json.")] = "table",
+    include_model: Annotated[bool, typer.Option(
+        help="Where no person judged a document, take model assessors' grades (recorded in the version). "
+             "Default: model judgments are left out.")] = False,
 ) -> None:
     """Publish the final grades of a pool version as an immutable qrels version (lead only)."""
     from workbench.services import judging as svc
@@ -156,7 +172,8 @@ def publish(
 
     store, session = _lead_session("workbench publish", lead, token)
     res = svc.publish(store, session, pool, name, rule=rule, parent_version=parent,
-                      labels_dir=common.STATE.config.labels_dir if export else None, note=note)
+                      labels_dir=common.STATE.config.labels_dir if export else None, note=note,
+                      include_model=include_model)
     i, d = res.info, res.diff
     n_pooled, n_graded = svc.publish_coverage(store, pool, i.name)
     row = {
@@ -166,6 +183,8 @@ def publish(
         "pooled": n_pooled, "pooled_with_grade": n_graded,
         "file": str(res.path) if res.path else None,
     }
+    if include_model:  # which model assessors supplied how many entries (recorded with the version)
+        row["model_entries"] = store.qrels_model_inputs(i.name)
     if fmt in ("json", "jsonl"):
         common.out(jsonout.dumps(row))
     elif fmt == "tsv":

@@ -36,7 +36,7 @@ Source:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -47,7 +47,7 @@ from workbench.types import Qrel
 ItemKey = tuple[str, str]
 """(topic_id, doc_id)."""
 
-Decision = Literal["adjudicated", "unanimous", "fallback"]
+Decision = Literal["adjudicated", "unanimous", "fallback", "model"]
 
 
 def lower_median(grades: Sequence[int]) -> int:
@@ -185,6 +185,50 @@ def final_grades(
         qrels.setdefault(topic_id, {})[doc_id] = grade
         decisions[key] = how  # type: ignore[assignment]
     return FinalGrades(r.name, qrels, decisions, unresolved)
+
+
+def add_model_grades(
+    fg: FinalGrades,
+    judged: Collection[ItemKey],
+    model_grades: Mapping[ItemKey, Mapping[str, int]],
+    rule: str | FinalGradeRule = DEFAULT_RULE,
+) -> tuple[FinalGrades, dict[str, int]]:
+    """Final grades with model assessors' grades where no person judged.
+
+    An item gets a model grade only when no person judged it at all (not even
+    "unsure") and no lead adjudicated it; several models' grades are resolved
+    by the rule's fallback (unanimous first). Decided items are marked ``model``.
+
+    Args:
+        fg: the final grades from people's judgments and adjudications.
+        judged: the items any person judged (graded or unsure).
+        model_grades: (topic_id, doc_id) -> model assessor -> grade.
+        rule: the final-grade rule (its fallback resolves disagreeing models).
+
+    Returns:
+        (the new ``FinalGrades``, model assessor -> items whose grade it supplied).
+
+    Example:
+        >>> fg = final_grades({("t", "a"): {"ann": 2}}, {})
+        >>> new, used = add_model_grades(fg, {("t", "a")}, {("t", "a"): {"m": 0}, ("t", "b"): {"m": 1}})
+        >>> new.qrels, used
+        ({'t': {'a': 2, 'b': 1}}, {'m': 1})
+    """
+    r = rule if isinstance(rule, FinalGradeRule) else get_rule(rule)
+    qrels = {t: dict(d) for t, d in fg.qrels.items()}
+    decisions: dict[ItemKey, Decision] = dict(fg.decisions)
+    used: dict[str, int] = {}
+    people = set(judged) | set(fg.decisions)
+    for key in sorted(model_grades):
+        if key in people or not model_grades[key]:
+            continue
+        given = [int(g) for g in model_grades[key].values()]
+        grade = given[0] if len(set(given)) == 1 else int(r.resolve(given))
+        qrels.setdefault(key[0], {})[key[1]] = grade
+        decisions[key] = "model"
+        for name in model_grades[key]:
+            used[name] = used.get(name, 0) + 1
+    return FinalGrades(fg.rule, qrels, decisions, list(fg.unresolved)), used
 
 
 @dataclass(frozen=True, slots=True)

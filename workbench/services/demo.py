@@ -25,7 +25,11 @@ folder (by default the Cranfield sample) against one store, non-interactively:
    its recall on the pooled qrels and on the full judgments (pool bias);
 8. leave-one-run-out: for each run, remove from qrels v2 the documents only that
    run contributed, rescore that run, and report its drop and Kendall's tau between
-   the run orderings (``pooling.reusability``; Zobel, SIGIR 1998).
+   the run orderings (``pooling.reusability``; Zobel, SIGIR 1998); a topic whose
+   relevant documents all came from that run is excluded and counted.
+
+Steps 7 and 8 are the commands ``workbench pool bias`` and ``workbench pool
+reusability`` (``services.pool_quality``).
 
 Then the two-stage pipeline step (``services.demo_stages``): BM25 and the hybrid
 as candidates, each reranked by the MiniLM bi-encoder, scored stage by stage,
@@ -53,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pooling.reusability import kendall_tau, ordering, qrels_without, unique_contributions
+from pooling.reusability import LeaveOneOut
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.judging.queue import JudgingView
 from workbench.scoring.evaluate import Evaluation, Evaluator
@@ -145,35 +149,6 @@ class WorkflowOptions:
         ms += [parse_measure(m) for m in ("nDCG@10", "RR@10", "P@10")]
         ms += [parse_measure(f"Judged@{k}") for k in self.cutoffs]
         return ms
-
-
-@dataclass(frozen=True)
-class LeaveOneOut:
-    """Step 8 for one run.
-
-    Attributes:
-        run: the run left out.
-        n_unique: (topic, doc) pairs only this run contributed to the pools.
-        n_unique_relevant: of those, judged relevant in qrels v2.
-        full: the run's macro value on qrels v2.
-        reduced: its macro value on qrels v2 without its unique documents.
-        tau: Kendall's tau between the run ordering on v2 and the ordering with
-            this run's reduced score (the other runs keep their v2 scores).
-        order_changed: True if the run's position in the ordering changed.
-    """
-
-    run: str
-    n_unique: int
-    n_unique_relevant: int
-    full: float
-    reduced: float
-    tau: float
-    order_changed: bool
-
-    @property
-    def drop(self) -> float:
-        """full - reduced (>= 0: removing relevant documents can only lower recall)."""
-        return self.full - self.reduced
 
 
 @dataclass
@@ -374,73 +349,6 @@ def _score(store: LabelStore, qrels_name: str, runs: Sequence[str], measures: Se
     return out
 
 
-def top_k_contributors(
-    runs: Mapping[str, Mapping[str, Mapping[str, float]]], depth: int
-) -> dict[str, dict[str, set[str]]]:
-    """topic -> doc -> the runs that rank the document within ``depth``.
-
-    This, not the pools' recorded provenance, defines "documents only this run
-    contributed": a document pooled by an early run is not recorded again for a
-    later run that also retrieved it, but leaving the early run out would not
-    remove it from the pool.
-    """
-    from workbench.ranking import ranked_ids
-
-    out: dict[str, dict[str, set[str]]] = {}
-    for name, run in runs.items():
-        for topic_id, scores in run.items():
-            for doc_id in ranked_ids(scores, depth):
-                out.setdefault(topic_id, {}).setdefault(doc_id, set()).add(name)
-    return out
-
-
-def leave_one_run_out(
-    qrels: Mapping[str, Mapping[str, int]],
-    contributors: Mapping[str, Mapping[str, set[str]]],
-    runs: Mapping[str, Mapping[str, Mapping[str, float]]],
-    measure: Measure,
-    full: Mapping[str, float],
-    *,
-    topics: Sequence[str],
-) -> list[LeaveOneOut]:
-    """Step 8: each run rescored on the qrels without the documents only it contributed.
-
-    Args:
-        qrels: the qrels of the full pool (topic -> doc -> grade).
-        contributors: topic -> doc -> the pooled runs that rank it within the pool
-            depth (``top_k_contributors``).
-        runs: run name -> run.
-        measure: the measure compared (macro).
-        full: run name -> macro value on ``qrels`` over ``topics``.
-        topics: the topics averaged over (the same for full and reduced scores).
-
-    Returns:
-        One ``LeaveOneOut`` per run, in the order of ``runs``.
-
-    Source:
-        Zobel, SIGIR 1998, doi:10.1145/290941.291014 (leave-one-run-out pool
-        reusability); Kendall's tau of system orderings as in Voorhees, SIGIR 1998.
-    """
-    rows = []
-    for name, run in runs.items():
-        unique = unique_contributions(contributors, name)
-        reduced_qrels = qrels_without(qrels, unique)
-        n_unique = sum(len(d) for d in unique.values())
-        n_unique_rel = sum(1 for t, ds in unique.items() for d in ds if qrels.get(t, {}).get(d, 0) >= 1)
-        kept = [t for t in topics if t in reduced_qrels]
-        ev = Evaluator(reduced_qrels, [measure], rel=1, missing="zero").evaluate(
-            run, run_name=name, topics=kept)
-        # A topic whose every relevant document was unique to the run scores 0 (|R| = 0 there).
-        per_topic = ev.per_topic[measure]
-        reduced = sum(per_topic[t].value for t in topics if t in per_topic) / len(topics) if topics else 0.0
-        scores = dict(full)
-        scores[name] = reduced
-        tau = kendall_tau(full, scores) if len(full) >= 2 else 1.0
-        rows.append(LeaveOneOut(name, n_unique, n_unique_rel, full[name], reduced, tau,
-                                ordering(full).index(name) != ordering(scores).index(name)))
-    return rows
-
-
 def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet) -> WorkflowReport:
     """Run steps 1-8 (see the module docstring) and return the report's numbers.
 
@@ -546,24 +454,23 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     report.lead_queue = _second_opinion_queue(store, lead, pool_v2)
 
     # 7. pool bias against the full judgments, over the topics scored on v2
+    # (``workbench pool bias --pooled v2 --full reference``)
+    from workbench.services import pool_quality
+
     say("[step 7/8] pool bias: score against the full reference judgments (table in the report)")
     v2_topics = next(iter(report.evaluations[v2_name].values())).topics
     report.evaluations[reference_name] = _score(store, reference_name, all_runs, measures, topics=v2_topics)
-    for name in all_runs:
-        report.bias[name] = (report.evaluations[v2_name][name].aggregates[headline].macro,
-                             report.evaluations[reference_name][name].aggregates[headline].macro)
 
     from workbench.scoring.qrels_checks import positives_only, qrels_grades
 
     report.positives_only = {q: positives_only(qrels_grades(store.get_qrels(q))) for q in report.evaluations}
-
-    # 8. leave-one-run-out on v2
-    say("[step 8/8] leave-one-run-out on qrels v2 (table in the report)")
-    full = {n: report.evaluations[v2_name][n].aggregates[headline].macro for n in all_runs}
     runs = {n: store.get_run(n) for n in all_runs}
-    report.loo = leave_one_run_out(
-        store.get_qrels(v2_name), top_k_contributors(runs, options.pool_depth),
-        runs, headline, full, topics=v2_topics)
+    bias = pool_quality.bias(store, v2_name, reference_name, k=options.headline_k, runs=runs)
+    report.bias = {r.run: (r.pooled, r.full) for r in bias.report.rows}
+
+    # 8. leave-one-run-out on v2 (``workbench pool reusability <pool v2> --qrels v2``)
+    say("[step 8/8] leave-one-run-out on qrels v2 (table in the report)")
+    report.loo = list(pool_quality.reusability(store, pool_v2, v2_name, k=options.headline_k).rows)
 
     # two-stage pipelines (issue 10): the four-run table and the depth table, on the full judgments
     say("[pipelines] BM25 and hybrid candidates, reranked: stage-named recall and the depth table (in the report)")

@@ -16,7 +16,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -231,6 +231,9 @@ def save_judgment_outcome(
     """Save the user's judgment of the document in ``view`` and say what the store holds.
 
     Returns only after the commit, so the caller may show the next document.
+    When the pool has a judging strategy, the topic's queues are re-ordered
+    after the commit (``services.judging_order.after_save``), so the next
+    position holds the strategy's choice.
 
     Args:
         store: the store.
@@ -251,7 +254,7 @@ def save_judgment_outcome(
     Raises:
         ValidationError: grade not on the rubric, or neither grade nor unsure.
     """
-    return store.record_judgment_outcome(
+    saved = store.record_judgment_outcome(
         Judgment(
             topic_id=view.topic.topic_id,
             doc_id=view.document.doc_id,
@@ -265,6 +268,11 @@ def save_judgment_outcome(
         pool_version=view.pool_version,
         save_token=save_token,
     )
+    if saved.new:  # the pool's judging strategy (if any) re-orders the topic's queues now
+        from workbench.services.judging_order import after_save_quietly
+
+        after_save_quietly(store, view.pool_version, view.topic.topic_id)
+    return saved
 
 
 # -- leads -----------------------------------------------------------------------
@@ -280,6 +288,11 @@ def assign_pool(
     double_share: float | None = None,
     seed: int | str = 0,
     band_size: int = DEFAULT_BAND_SIZE,
+    strategy: str | None = None,
+    refresh_every: int = 1,
+    stopping: str = "",
+    budget: int | None = None,
+    topic_budgets: Mapping[str, int] | None = None,
 ) -> AssignReport:
     """Assign a pool version's documents to assessors (lead only).
 
@@ -292,6 +305,13 @@ def assign_pool(
         double_share: share of documents judged twice instead of ``overlap``.
         seed: seed of the split and of each assessor's order.
         band_size: documents per priority band.
+        strategy: a judging strategy spec (``mtf``, ``bandit``, ``cal``, ...):
+            the queues then follow it live (``services.judging_order``); None
+            keeps the pool's current setting (by default ``rank``: the order above).
+        refresh_every: with ``strategy``: re-order after this many saves on a topic.
+        stopping: with ``strategy``: a stopping rule spec ("" = none).
+        budget: with ``strategy``: judgments per topic (None = none).
+        topic_budgets: with ``strategy``: topic_id -> budget.
 
     Returns:
         The store's ``AssignReport``.
@@ -305,7 +325,15 @@ def assign_pool(
     plan = plan_assignments(
         items, list(assessors), overlap=overlap, double_share=double_share, seed=seed, band_size=band_size
     )
-    return store.assign(pool_version, plan, lead=session.user)
+    report = store.assign(pool_version, plan, lead=session.user)
+    from workbench.services.judging_order import refresh_topics, set_strategy
+
+    if strategy is not None:
+        set_strategy(store, session, pool_version, strategy, refresh_every=refresh_every, stopping=stopping,
+                     budget=budget, topic_budgets=topic_budgets)
+    else:
+        refresh_topics(store, pool_version)  # new entries follow the pool's strategy, if it has one
+    return report
 
 
 def pool_collection(store: LabelStore, pool_version: str) -> str:
@@ -331,6 +359,8 @@ class DisagreementRow:
         spread: max - min grade.
         judgments: each assessor's current judgment (grade, note, time), by name.
         adjudication: the current adjudication, if any.
+        suggestions: (model assessor, grade) of model assessors that graded the
+            document: a labelled suggestion for the lead, never an assessor's grade.
     """
 
     topic_id: str
@@ -338,10 +368,14 @@ class DisagreementRow:
     spread: int
     judgments: list[StoredJudgment]
     adjudication: StoredAdjudication | None = None
+    suggestions: tuple[tuple[str, int], ...] = ()
 
 
 def disagreement_queue(store: LabelStore, pool_version: str, *, include_adjudicated: bool = True) -> list[DisagreementRow]:
     """Documents needing a lead (grades differ, or a judgment is unsure), widest spread first.
+
+    Only people's judgments decide what is listed; model assessors' grades ride
+    along as ``suggestions``.
 
     Args:
         store: the store.
@@ -358,12 +392,14 @@ def disagreement_queue(store: LabelStore, pool_version: str, *, include_adjudica
     for j in current:
         by_item.setdefault((j.topic_id, j.doc_id), []).append(j)
     grades = {k: {j.assessor: j.grade for j in v} for k, v in by_item.items()}
+    models = store.model_grades(collection, pool_version)
     rows = []
     for d in disagreements(grades, {k: a.grade for k, a in adj.items()}):
         a = adj.get((d.topic_id, d.doc_id))
         if a is not None and not include_adjudicated:
             continue
-        rows.append(DisagreementRow(d.topic_id, d.doc_id, d.spread, by_item[(d.topic_id, d.doc_id)], a))
+        hints = tuple(sorted(models.get((d.topic_id, d.doc_id), {}).items()))
+        rows.append(DisagreementRow(d.topic_id, d.doc_id, d.spread, by_item[(d.topic_id, d.doc_id)], a, hints))
     return rows
 
 
@@ -430,11 +466,13 @@ class PublishPreview:
 
 
 def preview_publish(
-    store: LabelStore, pool_version: str, *, rule: str, parent_version: str | None = None
+    store: LabelStore, pool_version: str, *, rule: str, parent_version: str | None = None,
+    include_model: bool = False,
 ) -> PublishPreview:
-    """The qrels a publish would freeze now, with the diff against the parent."""
+    """The qrels a publish would freeze now, with the diff against the parent
+    (``include_model``: with model grades where no person judged)."""
     canonical = get_rule(rule).name
-    qrels, fg = store.proposed_qrels(pool_version, canonical, parent_version)
+    qrels, fg = store.proposed_qrels(pool_version, canonical, parent_version, include_model=include_model)
     parent = store.get_qrels(parent_version) if parent_version else {}
     return PublishPreview(pool_version, canonical, parent_version, qrels, fg, diff_qrels(parent, qrels))
 
@@ -544,9 +582,14 @@ def publish(
     parent_version: str | None = None,
     labels_dir: Path | None = None,
     note: str = "",
+    include_model: bool = False,
 ) -> PublishResult:
     """Freeze the final grades of a pool version as a qrels version (lead only),
     and export it to ``labels_dir/<name>.qrels`` when a folder is given.
+
+    Model assessors' judgments are left out, unless ``include_model``: then a
+    document no person judged takes the model grade, and the version records
+    which model assessors supplied how many entries.
 
     The export target is checked before the commit (``check_export_target``),
     so a bad target refuses the publish and leaves the store untouched.
@@ -564,7 +607,8 @@ def publish(
     if labels_dir is not None:
         check_export_target(labels_dir, name)
     info = store.publish_qrels(
-        name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note
+        name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note,
+        include_model=include_model,
     )
     diff = store.qrels_diff(parent_version, name)
     path: Path | None = None

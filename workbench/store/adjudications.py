@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from workbench.errors import ValidationError
-from workbench.judging.adjudication import FinalGrades, final_grades, get_rule
+from workbench.judging.adjudication import FinalGrades, add_model_grades, final_grades, get_rule
 from workbench.store._rows import ItemKey, _one
 from workbench.store.judgments import JudgmentsMixin
 
@@ -97,24 +97,47 @@ class AdjudicationsMixin(JudgmentsMixin):
     def item_grades(
         self, collection: str, pool_version: str | None = None
     ) -> dict[ItemKey, dict[str, int | None]]:
-        """(topic_id, doc_id) -> assessor -> current grade (None = unsure)."""
+        """(topic_id, doc_id) -> person assessor -> current grade (None = unsure); model
+        assessors are left out (``model_grades``)."""
         out: dict[ItemKey, dict[str, int | None]] = {}
         for j in self.current_judgments(collection, pool_version):
             out.setdefault((j.topic_id, j.doc_id), {})[j.assessor] = j.grade
         return out
 
-    def final_grades_detail(self, pool_version: str, rule: str) -> FinalGrades:
+    def model_grades(self, collection: str, pool_version: str | None = None) -> dict[ItemKey, dict[str, int]]:
+        """(topic_id, doc_id) -> model assessor -> current grade."""
+        out: dict[ItemKey, dict[str, int]] = {}
+        for j in self.model_judgments(collection, pool_version):
+            if j.grade is not None:
+                out.setdefault((j.topic_id, j.doc_id), {})[j.assessor] = j.grade
+        return out
+
+    def final_grades_detail(self, pool_version: str, rule: str, *, include_model: bool = False) -> FinalGrades:
         """Final grades of a pool version's lineage, with how each was decided.
+
+        Args:
+            pool_version: the pool version (its ancestors included).
+            rule: final-grade rule name.
+            include_model: documents no person judged take model assessors'
+                grades (decision ``model``; ``add_model_grades``).
 
         Raises:
             UnknownNameError: unknown pool version or rule.
         """
+        return self._final_grades_and_models(pool_version, rule, include_model=include_model)[0]
+
+    def _final_grades_and_models(
+        self, pool_version: str, rule: str, *, include_model: bool
+    ) -> tuple[FinalGrades, dict[str, int]]:
         get_rule(rule)
         with self.connection("read pool") as cur:
             collection, _v, _p = self._pool_row(cur, pool_version)
         grades = self.item_grades(collection, pool_version)
         adj = {k: a.grade for k, a in self.current_adjudications(collection, pool_version).items()}
-        return final_grades(grades, adj, rule)
+        fg = final_grades(grades, adj, rule)
+        if not include_model:
+            return fg, {}
+        return add_model_grades(fg, set(grades), self.model_grades(collection, pool_version), rule)
 
     def final_grades(self, collection: str, pool_version: str, rule: str) -> dict[str, dict[str, int]]:
         """topic_id -> doc_id -> final grade over a pool version and its ancestors.

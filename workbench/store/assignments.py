@@ -57,6 +57,16 @@ class AssignReport:
 
 
 
+VISIBLE = (
+    "(NOT EXISTS (SELECT 1 FROM current_topic_orders s WHERE s.pool_version = a.pool_version "
+    "AND s.topic_id = a.topic_id AND s.stopped <> '') "
+    "OR EXISTS (SELECT 1 FROM judgments j WHERE j.collection = a.collection AND j.topic_id = a.topic_id "
+    "AND j.doc_id = a.doc_id AND j.assessor NOT IN (SELECT user_name FROM model_assessors)))"
+)
+"""SQL on ``assignments a``: the entry is in the queue (its topic's judging has not
+stopped, or a person judged the document)."""
+
+
 class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
     """Assignment plans, assessor queues and the judging view."""
 
@@ -154,7 +164,9 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
         """An assessor's queue in judging order, with a judged flag per entry.
 
         Positions are renumbered 1..n in stored order (gaps cannot occur, but
-        the UI relies on a dense numbering).
+        the UI relies on a dense numbering). Documents of a topic whose judging
+        stopped (a budget or stopping rule, ``topic_orders``) leave the queue
+        unless a person has judged them (double judging still applies).
         """
         with self.connection("read queue") as cur:
             rows = cur.execute(
@@ -162,7 +174,7 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
                 "       EXISTS (SELECT 1 FROM judgments j WHERE j.collection = a.collection "
                 "               AND j.topic_id = a.topic_id AND j.doc_id = a.doc_id "
                 "               AND j.assessor = a.assessor) AS judged "
-                "FROM assignments a WHERE a.assessor = ? ORDER BY a.position, a.assignment_id",
+                f"FROM assignments a WHERE a.assessor = ? AND {VISIBLE} ORDER BY a.position, a.assignment_id",
                 [assessor],
             ).fetchall()
         return [QueueEntry(i, p, c, t, d, bool(j)) for i, (p, c, t, d, j) in enumerate(rows, 1)]
@@ -177,11 +189,12 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
         if position < 1:
             raise ValidationError(f"queue position must be >= 1, found {position}")
         with self.connection("read document to judge") as cur:
-            n = _one(cur.execute("SELECT count(*) FROM assignments WHERE assessor = ?", [assessor]))[0]
+            n = _one(cur.execute(f"SELECT count(*) FROM assignments a WHERE a.assessor = ? AND {VISIBLE}",
+                                 [assessor]))[0]
             row = _one(cur.execute(
                 "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, p.collection_version "
                 "FROM assignments a JOIN pools p ON p.pool_version = a.pool_version "
-                "WHERE a.assessor = ? ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
+                f"WHERE a.assessor = ? AND {VISIBLE} ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
                 [assessor, position - 1],
             ))
             if row is None:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from workbench.errors import StoreError, StoreLockedError, UnknownNameError, ValidationError
 from workbench.store._rows import _one
 from workbench.store.judging_pools import JudgingPoolsMixin
+from workbench.store.model_assessors import MODEL_ASSESSOR, PERSON_ASSESSOR
 from workbench.store.rubrics import RubricsMixin
 from workbench.types import Judgment
 
@@ -320,13 +321,17 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             ).fetchall()
         return [StoredJudgment(*r) for r in rows]
 
-    def current_judgments(self, collection: str, pool_version: str | None = None) -> list[StoredJudgment]:
+    def current_judgments(
+        self, collection: str, pool_version: str | None = None, *, include_model: bool = False
+    ) -> list[StoredJudgment]:
         """Each assessor's latest judgment per document.
 
         Args:
             collection: collection name.
             pool_version: restrict to documents of this pool version and its
                 ancestors; None for every judged document of the collection.
+            include_model: also model assessors' judgments (default: people only;
+                see ``model_judgments``).
 
         Returns:
             ``StoredJudgment`` rows sorted by (topic_id, doc_id, assessor).
@@ -334,14 +339,52 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         Raises:
             UnknownNameError: unknown pool version.
         """
+        who = "" if include_model else f" AND {PERSON_ASSESSOR}"
         with self.connection("read current judgments") as cur:
             where, params = self._lineage_filter(cur, pool_version)
             rows = cur.execute(
-                f"SELECT {_JUDGMENT_COLUMNS} FROM current_judgments WHERE collection = ?{where} "
+                f"SELECT {_JUDGMENT_COLUMNS} FROM current_judgments WHERE collection = ?{where}{who} "
                 "ORDER BY topic_id, doc_id, assessor",
                 [collection, *params],
             ).fetchall()
         return [StoredJudgment(*r) for r in rows]
+
+    def model_judgments(self, collection: str, pool_version: str | None = None) -> list[StoredJudgment]:
+        """Model assessors' current judgments (lead-only information: Agreement,
+        Adjudicate, ``publish --include-model``, strategies seeded by a model).
+
+        Returns:
+            ``StoredJudgment`` rows sorted by (topic_id, doc_id, assessor).
+        """
+        with self.connection("read model judgments") as cur:
+            where, params = self._lineage_filter(cur, pool_version)
+            rows = cur.execute(
+                f"SELECT {_JUDGMENT_COLUMNS} FROM current_judgments WHERE collection = ?{where} "
+                f"AND {MODEL_ASSESSOR} ORDER BY topic_id, doc_id, assessor",
+                [collection, *params],
+            ).fetchall()
+        return [StoredJudgment(*r) for r in rows]
+
+    def first_judged(self, collection: str, pool_version: str) -> dict[str, list[str]]:
+        """topic_id -> the documents of one pool version people have graded, in the
+        order of their first graded save (what stopping rules read).
+
+        Raises:
+            UnknownNameError: unknown pool version.
+        """
+        with self.connection("read judging order") as cur:
+            self._pool_row(cur, pool_version)
+            rows = cur.execute(
+                f"""SELECT j.topic_id, j.doc_id, min(j.judgment_id) AS first FROM judgments j
+                    JOIN pool_entries p ON p.pool_version = ? AND p.topic_id = j.topic_id AND p.doc_id = j.doc_id
+                    WHERE j.collection = ? AND j.grade IS NOT NULL AND j.{PERSON_ASSESSOR}
+                    GROUP BY j.topic_id, j.doc_id ORDER BY j.topic_id, first""",
+                [pool_version, collection],
+            ).fetchall()
+        out: dict[str, list[str]] = {}
+        for t, d, _first in rows:
+            out.setdefault(t, []).append(d)
+        return out
 
     def judgment_history(
         self, collection: str, topic_id: str, doc_id: str, assessor: str | None = None

@@ -323,7 +323,8 @@ class PoolsMixin(StoreCore):
     def judged_documents(self, collection: str) -> dict[str, set[str]]:
         """topic_id -> doc_ids with at least one judgment (grade given) or adjudication.
 
-        Unsure-only judgments (no grade) do not count: the document still needs one.
+        Unsure-only judgments (no grade) do not count: the document still needs one;
+        nor do model assessors' judgments (a person still has to judge it).
 
         Raises:
             UnknownNameError: no such collection.
@@ -333,6 +334,7 @@ class PoolsMixin(StoreCore):
             rows = cur.execute(
                 """SELECT DISTINCT topic_id, doc_id FROM judgments
                    WHERE collection = ? AND grade IS NOT NULL
+                   AND assessor NOT IN (SELECT user_name FROM model_assessors)
                    UNION SELECT DISTINCT topic_id, doc_id FROM adjudications WHERE collection = ?""",
                 [collection, collection]).fetchall()
         out: dict[str, set[str]] = {}

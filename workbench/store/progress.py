@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.store.judging_pools import JudgingPoolsMixin
+from workbench.store.model_assessors import PERSON_ASSESSOR
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,8 +17,9 @@ class PoolTopicProgress:
         topic_id: topic.
         n_documents: documents pooled for the topic (this version and ancestors).
         n_assigned: documents assigned to at least one assessor.
-        n_judged: documents with at least one current graded or unsure judgment.
-        n_multi_judged: documents with current judgments from two or more assessors.
+        n_judged: documents with at least one current graded or unsure judgment
+            by a person (model assessors' judgments are not counted).
+        n_multi_judged: documents with current judgments from two or more people.
     """
 
     topic_id: str
@@ -50,7 +52,7 @@ class ProgressMixin(JudgingPoolsMixin):
                     SELECT DISTINCT topic_id, doc_id FROM assignments WHERE collection = ?),
                 judged AS (
                     SELECT topic_id, doc_id, count(*) AS n FROM current_judgments
-                    WHERE collection = ? GROUP BY topic_id, doc_id)
+                    WHERE collection = ? AND {PERSON_ASSESSOR} GROUP BY topic_id, doc_id)
                 SELECT p.topic_id, count(*),
                        count(a.doc_id),
                        count(j.doc_id),

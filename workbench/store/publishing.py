@@ -25,11 +25,12 @@ class PublishingMixin(AdjudicationsMixin):
     """Freezing final grades into qrels versions, and diffs between versions."""
 
     def proposed_qrels(
-        self, pool_version: str, rule: str, parent_version: str | None = None
+        self, pool_version: str, rule: str, parent_version: str | None = None, *, include_model: bool = False
     ) -> tuple[dict[str, dict[str, int]], FinalGrades]:
         """What ``publish_qrels`` would freeze: the parent's entries (if any)
-        overlaid with the final grades of the pool lineage."""
-        fg = self.final_grades_detail(pool_version, rule)
+        overlaid with the final grades of the pool lineage (with model grades
+        where no person judged, when ``include_model``)."""
+        fg = self.final_grades_detail(pool_version, rule, include_model=include_model)
         merged: dict[str, dict[str, int]] = {}
         if parent_version is not None:
             for t, docs in self.get_qrels(parent_version).items():  # type: ignore[attr-defined]
@@ -47,6 +48,7 @@ class PublishingMixin(AdjudicationsMixin):
         parent_version: str | None = None,
         created_by: str,
         note: str = "",
+        include_model: bool = False,
     ) -> QrelsVersionInfo:
         """Freeze the final grades of a pool version into an immutable qrels version.
 
@@ -62,6 +64,10 @@ class PublishingMixin(AdjudicationsMixin):
             parent_version: the qrels version this one revises (same collection).
             created_by: the publishing lead (role checked).
             note: free text recorded with the version.
+            include_model: documents no person judged take model assessors'
+                grades; the version records which models supplied how many
+                entries (``qrels_model_inputs``) and says so in its note.
+                Default: model judgments are left out.
 
         Returns:
             The new version's ``QrelsVersionInfo`` (counts, content hash, time).
@@ -76,7 +82,13 @@ class PublishingMixin(AdjudicationsMixin):
         with self.connection("publish: check lead") as cur:
             self._require_lead(cur, created_by, "publish")
             collection, _v, _p = self._pool_row(cur, pool_version)
-        qrels, fg = self.proposed_qrels(pool_version, canonical, parent_version)
+        fg, used = self._final_grades_and_models(pool_version, canonical, include_model=include_model)
+        qrels: dict[str, dict[str, int]] = {}
+        if parent_version is not None:
+            for t, docs in self.get_qrels(parent_version).items():  # type: ignore[attr-defined]
+                qrels[t] = dict(docs)
+        for t, docs in fg.qrels.items():
+            qrels.setdefault(t, {}).update(docs)
         if not any(qrels.values()):
             raise ValidationError(
                 f"publish {name!r}: pool version {pool_version!r} has no judged documents yet; judge some first"
@@ -85,6 +97,9 @@ class PublishingMixin(AdjudicationsMixin):
             f"{fg.count('unanimous')} unanimous, {fg.count('adjudicated')} adjudicated, "
             f"{fg.count('fallback')} by fallback, {len(fg.unresolved)} unresolved (unsure only)"
         )
+        if include_model:
+            summary += (f"; {fg.count('model')} from model assessors where no person judged"
+                        + (f" ({', '.join(f'{m}: {n}' for m, n in sorted(used.items()))})" if used else ""))
         return self.create_qrels_version(  # type: ignore[attr-defined,no-any-return]
             name,
             collection,
@@ -95,6 +110,7 @@ class PublishingMixin(AdjudicationsMixin):
             pool_version=pool_version,
             created_by=created_by,
             note=(note + "; " if note else "") + summary,
+            model_inputs=used if include_model else None,
         )
 
     def qrels_diff(self, old_version: str | None, new_version: str) -> QrelsDiff:

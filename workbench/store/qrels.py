@@ -142,6 +142,7 @@ class QrelsMixin(StoreCore):
         pool_version: str | None = None,
         created_by: str = "",
         note: str = "",
+        model_inputs: Mapping[str, int] | None = None,
     ) -> QrelsVersionInfo:
         """Create an immutable qrels version in one transaction.
 
@@ -157,6 +158,9 @@ class QrelsMixin(StoreCore):
             pool_version: the pool version whose judgments are published.
             created_by: user or command.
             note: free text.
+            model_inputs: model assessor -> entries whose grade came from it
+                (``publish --include-model``; an empty mapping records that model
+                grades were asked for and none was used; None = not asked).
 
         Returns:
             The new version's ``QrelsVersionInfo``.
@@ -243,6 +247,8 @@ class QrelsMixin(StoreCore):
                 )
             finally:
                 cur.unregister("wb_new_qrels")
+            for assessor, n in sorted((model_inputs or {}).items()):
+                cur.execute("INSERT INTO qrels_model_inputs VALUES (?, ?, ?)", [name, assessor, int(n)])
             info = self._qrels_info(cur, name)
         return info
 
@@ -267,6 +273,19 @@ class QrelsMixin(StoreCore):
         """
         with self.connection("read qrels info") as cur:
             return self._qrels_info(cur, name)
+
+    def qrels_model_inputs(self, name: str) -> dict[str, int]:
+        """Model assessor -> entries of a qrels version whose grade came from it
+        (``publish --include-model``); empty for versions without model grades.
+
+        Raises:
+            UnknownNameError: unknown qrels version.
+        """
+        with self.connection("read qrels model inputs") as cur:
+            self._qrels_info(cur, name)
+            rows = cur.execute("SELECT assessor, n_entries FROM qrels_model_inputs WHERE qrels_version = ? "
+                               "ORDER BY assessor", [name]).fetchall()
+        return {a: int(n) for a, n in rows}
 
     def get_qrels(self, name: str) -> dict[str, dict[str, int]]:
         """The entries of a qrels version, checked against its content hash.

@@ -13,7 +13,10 @@ Lineage, from raw data to numbers::
     miss_lists (run x qrels version x k x rel x evidence fingerprint) ── miss_entries (rule cause, evidence)
     miss_causes (append-only lead causes with a note; current = latest per run/qrels/topic/doc)
           ── adjudications (append-only; current = latest per topic/doc)
+          ── judging_settings (strategy, stopping; per pool version) ── topic_orders (re-orderings, stops)
+          ── model_assessors (users of kind model: model, weights hash, grade mapping)
     qrels_versions (immutable: parent, pool_version, rule, counts, content_hash) ── qrels_entries
+                                                                                ── qrels_model_inputs
     evaluations (run x qrels version x measure, numerator/denominator, evaluator version;
                  params: git commit, run content hash, topic set)
     topic_sets (name, version, protected) ── topic_set_members; topic_set_uses (command, runs, outcome)
@@ -33,7 +36,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -460,6 +463,64 @@ DDL_V7_MISSES: tuple[str, ...] = (
             FROM miss_causes) WHERE rn = 1""",
 )
 
+DDL_V8_JUDGING_ORDER: tuple[str, ...] = (
+    # A pool version's judging strategy and stopping settings, set by a lead (append-only;
+    # the current setting is the latest row of the pool version).
+    "CREATE SEQUENCE IF NOT EXISTS judging_setting_seq",
+    """CREATE TABLE IF NOT EXISTS judging_settings (
+        setting_id BIGINT PRIMARY KEY DEFAULT nextval('judging_setting_seq'),
+        pool_version VARCHAR NOT NULL,
+        strategy VARCHAR NOT NULL,                -- canonical spec (workbench.judging.strategies)
+        refresh_every INTEGER NOT NULL,           -- queues re-ordered after this many saves on a topic
+        stopping VARCHAR NOT NULL DEFAULT '',     -- stopping rule spec ('' = none)
+        budget INTEGER,                           -- judgments per topic (NULL = no budget)
+        topic_budgets VARCHAR NOT NULL DEFAULT '{}',  -- JSON topic_id -> budget
+        set_by VARCHAR NOT NULL,
+        set_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE OR REPLACE VIEW current_judging_settings AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (PARTITION BY pool_version ORDER BY setting_id DESC) AS rn
+            FROM judging_settings) WHERE rn = 1""",
+    # Each time a strategy re-ordered a topic's queues: how much was judged, whether judging
+    # of the topic stopped (and why), the strategy's estimate of relevant documents left.
+    "CREATE SEQUENCE IF NOT EXISTS topic_order_seq",
+    """CREATE TABLE IF NOT EXISTS topic_orders (
+        order_id BIGINT PRIMARY KEY DEFAULT nextval('topic_order_seq'),
+        pool_version VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        strategy VARCHAR NOT NULL,
+        n_judged INTEGER NOT NULL,                -- documents of the topic judged by people then
+        n_relevant INTEGER NOT NULL,              -- of those, relevant
+        stopped VARCHAR NOT NULL DEFAULT '',      -- why judging of the topic stopped ('' = it goes on)
+        estimate DOUBLE,                          -- estimated relevant documents still unjudged (NULL = none)
+        ordered_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE OR REPLACE VIEW current_topic_orders AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (PARTITION BY pool_version, topic_id ORDER BY order_id DESC) AS rn
+            FROM topic_orders) WHERE rn = 1""",
+    # Model assessors: a user of kind 'model' and what its grades come from (immutable).
+    """CREATE TABLE IF NOT EXISTS model_assessors (
+        user_name VARCHAR PRIMARY KEY,
+        model VARCHAR NOT NULL,                   -- 'minilm' or the model folder
+        model_kind VARCHAR NOT NULL,              -- bi-encoder | cross-encoder
+        weights_hash VARCHAR NOT NULL,            -- sha256 over the model's files
+        grade_mapping VARCHAR NOT NULL,           -- e.g. 0:<0.3,1:<0.5,2:<0.7,3
+        fitted_on VARCHAR NOT NULL DEFAULT '',    -- qrels version the thresholds were fitted on
+        fit VARCHAR NOT NULL DEFAULT '{}',        -- JSON: the fit's agreement figures
+        created_by VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    # Which model assessors' grades a published qrels version took (publish --include-model).
+    """CREATE TABLE IF NOT EXISTS qrels_model_inputs (
+        qrels_version VARCHAR NOT NULL,
+        assessor VARCHAR NOT NULL,
+        n_entries INTEGER NOT NULL,               -- entries whose grade came from this model alone
+        PRIMARY KEY (qrels_version, assessor)
+    )""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -469,6 +530,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     4: DDL_V5_RUBRICS,  # rubric_versions; judgments/adjudications.rubric_version
     5: DDL_V6_ANN,  # ann_index_stats, ann_recall_topics (issue 11)
     6: DDL_V7_MISSES,  # miss lists, their entries and the lead's miss causes (issue 13)
+    7: DDL_V8_JUDGING_ORDER,  # judging strategies, topic orders and stops, model assessors
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

@@ -72,12 +72,20 @@ class UserInfo:
         role: ``assessor`` or ``lead``.
         created_by: the lead who added the user ("" for the first lead).
         created_at: when the user was added.
+        kind: ``person``, or ``model`` for a model assessor (``workbench
+            judge-with-model``): it saves judgments like a person but never signs in.
     """
 
     name: str
     role: str
     created_by: str
     created_at: datetime
+    kind: str = "person"
+
+    @property
+    def is_model(self) -> bool:
+        """True for a model assessor."""
+        return self.kind == "model"
 
     @property
     def is_lead(self) -> bool:
@@ -86,7 +94,14 @@ class UserInfo:
 
 
 def _user_from_row(row: Sequence[Any]) -> UserInfo:
-    return UserInfo(row[0], row[1], row[2], row[3])
+    return UserInfo(row[0], row[1], row[2], row[3], "model" if len(row) > 6 and row[6] else "person")
+
+
+_KIND = "EXISTS (SELECT 1 FROM model_assessors m WHERE m.user_name = users.user_name)"
+"""SQL: the user is a model assessor."""
+
+MODEL_TOKEN_HASH = "model-assessor"
+"""The stored token hash of a model assessor: matches no token, so it can never sign in."""
 
 
 
@@ -97,7 +112,8 @@ class UsersMixin(StoreCore):
 
     def _user(self, cur: Any, name: str) -> UserInfo:
         row = _one(cur.execute(
-            "SELECT user_name, role, created_by, created_at FROM users WHERE user_name = ?", [name]
+            f"SELECT user_name, role, created_by, created_at, '', '', {_KIND} FROM users WHERE user_name = ?",
+            [name],
         ))
         if row is None:
             known = [r[0] for r in cur.execute("SELECT user_name FROM users").fetchall()]
@@ -190,7 +206,8 @@ class UsersMixin(StoreCore):
         salt = secrets.token_hex(16)
         with self.transaction(f"reset token of {name}") as cur:
             self._require_lead(cur, lead, f"reset the token of {name!r}")
-            self._user(cur, name)
+            if self._user(cur, name).is_model:
+                raise ValidationError(f"{name!r} is a model assessor: it never signs in, so it has no token")
             cur.execute(
                 "UPDATE users SET token_hash = ?, salt = ? WHERE user_name = ?",
                 [hash_token(plain, salt), salt, name],
@@ -209,7 +226,7 @@ class UsersMixin(StoreCore):
         """
         with self.connection("sign in") as cur:
             row = _one(cur.execute(
-                "SELECT user_name, role, created_by, created_at, token_hash, salt FROM users "
+                f"SELECT user_name, role, created_by, created_at, token_hash, salt, {_KIND} FROM users "
                 "WHERE user_name = ?",
                 [name],
             ))
@@ -229,7 +246,7 @@ class UsersMixin(StoreCore):
         """All users, sorted by name."""
         with self.connection("list users") as cur:
             rows = cur.execute(
-                "SELECT user_name, role, created_by, created_at FROM users ORDER BY user_name"
+                f"SELECT user_name, role, created_by, created_at, '', '', {_KIND} FROM users ORDER BY user_name"
             ).fetchall()
         return [_user_from_row(r) for r in rows]
 

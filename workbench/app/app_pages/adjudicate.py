@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.app import widgets
+from workbench.app import sections, widgets
 from workbench.errors import WorkbenchError
 from workbench.services import judging as svc
 
@@ -72,6 +72,7 @@ for row in rows[:PAGE]:
             ],
             hide_index=True,
         )
+        sections.model_suggestion(row, rubric)
         if row.adjudication is not None:
             a = row.adjudication
             st.caption(f"Adjudicated: {widgets.md_escape(widgets.grade_text(a.grade, rubric))} by "

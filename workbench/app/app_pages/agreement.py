@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.app import widgets
+from workbench.app import sections, widgets
 from workbench.errors import WorkbenchError
 from workbench.judging.agreement import Weights
 from workbench.services import judging as svc
@@ -48,6 +48,7 @@ if report.alpha_by_topic:
             for t, f in report.alpha_by_topic.items()
         ]
     ))
+sections.model_agreement(store, pool_version, weights)
 st.caption(
     "Kappa: Cohen (1968), doi:10.1037/h0026256. Alpha: Krippendorff (2004), ordinal metric. "
     "Unsure judgments are not items. A figure is undefined with fewer than 2 items or no variation."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.app import widgets
+from workbench.app import sections, widgets
 from workbench.services import judging as svc
 
 session = widgets.require_session()
@@ -33,3 +33,4 @@ if session.is_lead:
         st.table(widgets.md_cells(rows))
     else:
         st.caption("Nobody has assignments yet.")
+    sections.strategy_progress(store, session)

@@ -1,0 +1,202 @@
+"""The model assessor: the save path and identity, the fitted thresholds,
+blindness (nothing of it on an assessor's screen, queue or progress), its place
+on the lead's pages, and the publish rules; one test loads a real (tiny,
+random) CrossEncoder from disk."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from pooling.retrievers import judge_models
+from workbench.errors import DuplicateNameError, PermissionDeniedError, ValidationError
+from workbench.judging.model_grades import fit_agreement, fit_grade_mapping, parse_grade_mapping
+from workbench.services import judging as svc
+from workbench.services import model_assessor as ma
+from workbench.types import Document, Judgment, RunInfo, Topic
+
+REAL_LOADER = judge_models.load_judge_model
+RUN = {"1": {"d1": 4.0, "d2": 3.0, "d3": 2.0}, "2": {"d4": 2.0, "d5": 1.0}}
+SCORES = {"d1": 0.9, "d2": 0.55, "d3": 0.1, "d4": 0.35, "d5": 0.75}
+LEAD = svc.Session("boss", "lead")
+ANN = svc.Session("ann", "assessor")
+
+
+@dataclass
+class StubModel:
+    """Scores each document by a fixed table (the real loading path has its own test)."""
+
+    name: str = "stub-model"
+    kind: str = "bi-encoder"
+    weights_hash: str = "ab" * 32
+
+    def score(self, queries, documents, pairs, *, cache=None, text_hashes=None):
+        return np.array([SCORES[d] for _t, d in pairs])
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    from pooling.pool import build_pool
+    from workbench.store import LabelStore
+
+    monkeypatch.setattr("pooling.retrievers.judge_models.load_judge_model", lambda spec, **kw: StubModel(spec))
+    s = LabelStore(tmp_path / "labels" / "wb.duckdb", client="test")
+    s.ingest_collection("toy", [Document(d, "", f"text of {d}") for d in SCORES],
+                        [Topic("1", "topic one"), Topic("2", "topic two")])
+    v = s.latest_collection_version("toy")
+    s.save_run(RunInfo("r", "imported", {}, 10, "toy", v), RUN)
+    s.save_pool("p1", build_pool({"r": RUN}, 10), collection="toy", collection_version=v)
+    s.add_user("boss", "lead", token="boss-token")
+    s.add_user("ann", "assessor", token="ann-token-1", lead="boss")
+    return s
+
+
+def test_model_judgments_go_through_the_save_path_with_their_identity(store):
+    res = ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
+    # 0:<0.3, 1:<0.5, 2:<0.7, 3: d1 0.9 -> 3, d2 0.55 -> 2, d3 0.1 -> 0, d4 0.35 -> 1, d5 0.75 -> 3.
+    assert (res.n_documents, res.n_saved, res.n_kept) == (5, 5, 0)
+    assert res.grades == {0: 1, 1: 1, 2: 1, 3: 2}
+    rows = {j.doc_id: j for j in store.model_judgments("toy", "p1")}
+    assert {d: j.grade for d, j in rows.items()} == {"d1": 3, "d2": 2, "d3": 0, "d4": 1, "d5": 3}
+    assert rows["d2"].note == "bi-encoder score 0.5500" and rows["d2"].pool_version == "p1"
+    info = store.model_assessor("judge-bot")
+    assert (info.model, info.model_kind, info.weights_hash, info.grade_mapping) == (
+        "stub-model", "bi-encoder", "ab" * 32, "0:<0.3,1:<0.5,2:<0.7,3")
+    assert store.get_user("judge-bot").kind == "model"
+    assert store.count_judgments() == 5                         # one append-only row per document
+    again = ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
+    assert (again.n_saved, again.n_kept) == (0, 5) and store.count_judgments() == 5
+    with pytest.raises(DuplicateNameError, match="never changes"):
+        ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot", grades="0:<0.5,3")
+    with pytest.raises(DuplicateNameError, match="a person"):
+        ma.judge_with_model(store, LEAD, "p1", "stub-model", "ann")
+    with pytest.raises(PermissionDeniedError):
+        ma.judge_with_model(store, ANN, "p1", "stub-model", "other-bot")
+    with pytest.raises(PermissionDeniedError):  # a model assessor never signs in
+        store.authenticate("judge-bot", "")
+    with pytest.raises(ValidationError, match="never signs in"):
+        store.reset_token("judge-bot", lead="boss")
+    with pytest.raises(ValidationError, match="not on the 'default' rubric"):
+        ma.judge_with_model(store, LEAD, "p1", "stub-model", "bot-9", grades="0:<0.5,9")
+
+
+def test_blindness_the_assessor_sees_nothing_of_the_model(store):
+    svc.assign_pool(store, LEAD, "p1", ["ann"])
+    ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
+    state = svc.queue_state(store, ANN)
+    assert state.n_done == 0 and state.resume == 1 and all(not e.judged for e in state.entries)
+    for pos in range(1, state.n_total + 1):
+        view = svc.load_view(store, ANN, pos)
+        assert view.own_grade is None and not view.judged and view.own_note == ""
+    assert all(t.n_judged == 0 for t in store.pool_judging_progress("p1"))
+    assert store.item_grades("toy", "p1") == {} and store.current_judgments("toy", "p1") == []
+    assert store.judged_documents("toy") == {}       # a pool extension would still bring them to people
+    assert svc.disagreement_queue(store, "p1") == []
+    assert svc.agreement(store, "p1").pairs == []
+
+
+def test_a_model_prior_orders_the_queue_only_under_cal_model(store):
+    from workbench.services import judging_order as order
+
+    svc.assign_pool(store, LEAD, "p1", ["ann"], strategy="mtf")
+    before = [e.doc_id for e in store.assessor_queue("ann")]
+    ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot", grades="0:<0.5,3")
+    assert [e.doc_id for e in store.assessor_queue("ann")] == before     # mtf does not read model grades
+    order.set_strategy(store, LEAD, "p1", "cal(prior_weight=5.0, negatives=0, rank_weight=0.0)")
+    queue = [e.doc_id for e in store.assessor_queue("ann")]
+    # Topic 2: the model says d5 (3) is relevant and d4 (0) not, the pool says d4 first: under cal-model
+    # the prior wins.
+    assert queue.index("d5") < queue.index("d4")
+
+
+def test_lead_pages_show_model_agreement_and_suggestions(store):
+    ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
+    store.add_user("bob", "assessor", token="bob-token-1", lead="boss")
+    for who, grades in (("ann", {"d1": 3, "d2": 0, "d3": 0}), ("bob", {"d1": 3, "d2": 2, "d3": 1})):
+        for d, g in grades.items():
+            store.record_judgment(Judgment("1", d, who, g), collection="toy", pool_version="p1")
+    rows = {(r.model, r.person): r for r in ma.model_agreement(store, "p1")}
+    assert set(rows) == {("judge-bot", "ann"), ("judge-bot", "bob")}
+    assert rows[("judge-bot", "bob")].n_items == 3
+    # model d1 3, d2 2, d3 0 against bob 3, 2, 1 (independent oracle: scikit-learn)
+    from sklearn.metrics import cohen_kappa_score
+
+    assert rows[("judge-bot", "bob")].kappa == pytest.approx(cohen_kappa_score([3, 2, 0], [3, 2, 1], weights="linear"))
+    queue = svc.disagreement_queue(store, "p1")
+    assert [(r.doc_id, r.suggestions) for r in queue] == [("d2", (("judge-bot", 2),)), ("d3", (("judge-bot", 0),))]
+    assert {j.assessor for r in queue for j in r.judgments} == {"ann", "bob"}   # the model is no judgment here
+
+
+def test_publish_leaves_model_judgments_out_unless_asked(store, tmp_path):
+    ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
+    store.record_judgment(Judgment("1", "d1", "ann", 1), collection="toy", pool_version="p1")
+    store.record_judgment(Judgment("2", "d4", "ann", None, unsure=True), collection="toy", pool_version="p1")
+    plain = svc.publish(store, LEAD, "p1", "q-people", rule="median")
+    assert store.get_qrels("q-people") == {"1": {"d1": 1}} and plain.info.n_entries == 1
+    assert store.qrels_model_inputs("q-people") == {}
+    svc.publish(store, LEAD, "p1", "q-model", rule="median", include_model=True)
+    # d1: ann's 1 (not the model's 3); d4: ann was unsure (a person judged it): no model grade;
+    # d2, d3, d5: nobody judged them: the model's grades.
+    assert store.get_qrels("q-model") == {"1": {"d1": 1, "d2": 2, "d3": 0}, "2": {"d5": 3}}
+    assert store.qrels_model_inputs("q-model") == {"judge-bot": 3}
+    assert "3 from model assessors where no person judged (judge-bot: 3)" in store.get_qrels_info("q-model").note
+
+
+def test_fitted_thresholds_match_the_people_and_report_agreement(store):
+    store.create_qrels_version("people", "toy", {"1": {"d1": 3, "d2": 1, "d3": 0}, "2": {"d4": 0, "d5": 2}},
+                               origin="imported", rule="", pool_version="p1")
+    res = ma.judge_with_model(store, LEAD, "p1", "stub-model", "fit-bot", fit_on="people")
+    # Scores sorted 0.1 0.35 0.55 0.75 0.9; people's grades: 0, 0, 1, 2, 3 -> shares <= 0: 2/5, <= 1: 3/5,
+    # <= 2: 4/5 -> thresholds between the 2nd/3rd, 3rd/4th, 4th/5th scores: 0.45, 0.65, 0.825.
+    assert store.model_assessor("fit-bot").grade_mapping == "0:<0.45,1:<0.65,2:<0.825,3"
+    assert store.model_assessor("fit-bot").fitted_on == "people"
+    f = res.fit
+    # Mapped: d1 3, d2 1, d3 0, d4 0, d5 2: the same as the people on every document.
+    assert (f.n_documents, f.exact, f.binary, f.kappa) == (5, 1.0, 1.0, pytest.approx(1.0))
+    with pytest.raises(ValidationError, match="--grades or --fit-on"):
+        ma.judge_with_model(store, LEAD, "p1", "stub-model", "x-bot", grades="0:<0.5,1", fit_on="people")
+
+
+def test_grade_mapping_parse_fit_and_agreement_by_hand():
+    m = parse_grade_mapping(" 0:<0.3 , 1:<0.5,2:<0.7, 3")
+    assert str(m) == "0:<0.3,1:<0.5,2:<0.7,3" and m.grade(0.3) == 1 and m.grade(-5) == 0
+    for bad in ("3", "0:0.3,1", "0:<0.5,1:<0.4,2", "1:<0.3,0"):
+        with pytest.raises(ValidationError):
+            parse_grade_mapping(bad)
+    # Nobody gave grade 1: its band is empty (both thresholds at the same point).
+    fitted = fit_grade_mapping([0.2, 0.4, 0.6, 0.8], [0, 0, 2, 2], [0, 1, 2])
+    assert str(fitted) == "0:<0.5,1:<0.5,2"
+    a = fit_agreement([0, 1, 2], [0, 2, 2], [0, 1, 2])
+    assert (a.exact, a.binary) == (pytest.approx(2 / 3), 1.0)
+
+
+def test_a_real_cross_encoder_from_a_local_folder(store, tmp_path, monkeypatch, capsys):
+    """The ENVIRONMENT.md recipe: the bundled MiniLM's tokenizer and a random 2-layer BERT
+    classifier saved to a folder; CrossEncoder loads it from disk (its scores mean nothing)."""
+    pytest.importorskip("sentence_transformers")
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from pooling.retrievers.dense import default_model_path
+
+    monkeypatch.setattr("pooling.retrievers.judge_models.load_judge_model", REAL_LOADER)
+    tok = AutoTokenizer.from_pretrained(str(default_model_path()))
+    folder = tmp_path / "tiny-ce"
+    import torch
+
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
+                                                     num_attention_heads=2, intermediate_size=64, num_labels=1))
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    from workbench.cli import main
+
+    store.release_file()
+    assert main(["--db", str(store.path), "judge-with-model", "p1", "--model", str(folder), "--as", "tiny-ce",
+                 "--grades", "0:<0.5,1", "--lead", "boss", "--token", "boss-token"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model_kind"] == "cross-encoder" and out["kind"] == "model" and out["saved"] == 5
+    assert len(out["weights_sha256"]) == 64 and out["grades"] == "0:<0.5,1"
+    assert sum(out["grade_counts"].values()) == 5

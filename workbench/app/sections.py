@@ -1,0 +1,86 @@
+"""Small, self-contained page sections of issue 14 (judging strategies and model
+assessors), each a thin view over one service; the pages own the layout and
+call these in one line.
+
+Blindness: every section here is for leads only (it shows relevance counts or
+model judgments); each one checks the role itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from workbench.app import widgets
+
+if TYPE_CHECKING:
+    from workbench.rubric import Rubric
+    from workbench.services.judging import DisagreementRow, Session
+    from workbench.store import LabelStore
+
+
+def strategy_progress(store: LabelStore, session: Session) -> None:
+    """Progress (leads): a pool's judging strategy and, per topic, documents judged,
+    relevant found, the strategy's estimate of relevant documents left, stopped."""
+    from workbench.services.judging_order import strategy_progress as progress
+
+    if not session.is_lead:
+        return
+    st.subheader("Judging strategy")
+    pool_version = widgets.pool_picker("progress_strategy")
+    if pool_version is None:
+        return
+    p = progress(store, session, pool_version)
+    if p.setting is None:
+        st.caption("rank order (priority bands, shuffled per assessor), no stopping rule. "
+                   "Set one with `workbench strategy POOL SPEC` or `workbench assign --strategy`.")
+        return
+    s = p.setting
+    stops = [s.stopping] if s.stopping else []
+    if s.budget is not None:
+        stops.append(f"budget {s.budget} per topic")
+    if s.topic_budgets:
+        stops.append(f"{len(s.topic_budgets)} topic budget(s)")
+    st.caption(widgets.md_escape(
+        f"strategy {s.strategy}, queues re-ordered every {s.refresh_every} save(s) per topic; stopping: "
+        f"{', '.join(stops) or 'none'} (set by {s.set_by})"))
+    left = p.estimated_remaining
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Topics stopped", sum(1 for r in p.rows if r.stopped))
+    c2.metric("Relevant found", sum(r.n_relevant for r in p.rows))
+    c3.metric("Estimated relevant left", "n/a" if left is None else f"{left:.1f}")
+    if p.rows:
+        st.table(widgets.md_cells([
+            {"topic": r.topic_id, "judged": r.n_judged, "relevant": r.n_relevant,
+             "estimated left": "" if r.estimate is None else f"{r.estimate:.1f}",
+             "budget": "" if r.budget is None else r.budget, "stopped": r.stopped}
+            for r in p.rows
+        ]))
+    st.caption("Estimated left: the strategy's expected number of relevant documents among the unjudged ones "
+               "(cal: the sum of its model's probabilities; rough). Assessors see none of this.")
+
+
+def model_agreement(store: LabelStore, pool_version: str, weights: str) -> None:
+    """Agreement (leads): each model assessor against each person (kappa and alpha)."""
+    from workbench.services.model_assessor import model_agreement as agreement
+
+    rows = agreement(store, pool_version, weights=weights)
+    if not rows:
+        return
+    st.subheader("Model assessors against people")
+    st.table(widgets.md_cells([
+        {"model assessor": r.model, "person": r.person, "items": r.n_items,
+         f"kappa ({weights})": widgets.figure_text(r.kappa, r.reason),
+         "alpha (ordinal)": widgets.figure_text(r.alpha, "fewer than 2 items or no variation")}
+        for r in rows
+    ]))
+    st.caption("Model assessors are not part of the figures above; their judgments never reach an assessor.")
+
+
+def model_suggestion(row: DisagreementRow, rubric: Rubric) -> None:
+    """Adjudicate (leads): model assessors' grades of the document, labelled as suggestions."""
+    if not row.suggestions:
+        return
+    shown = "; ".join(f"{widgets.grade_text(g, rubric)} from model assessor {m}" for m, g in row.suggestions)
+    st.caption(widgets.md_escape(f"Model suggestion (not an assessor's judgment): {shown}"))

@@ -1,0 +1,53 @@
+"""CLI command: ``workbench judge-with-model`` (a model as an extra, labelled assessor)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from workbench.cli import app, common
+
+
+@app.command("judge-with-model")
+def judge_with_model(
+    pool: Annotated[str, typer.Argument(help="The pool version whose documents the model grades.")],
+    model: Annotated[str, typer.Option(
+        help="'minilm' (the bundled bi-encoder's cosine) or a local model folder (bi-encoder or CrossEncoder).")],
+    name: Annotated[str, typer.Option("--as", help="The model assessor's user name (created on first use).")],
+    lead: Annotated[str, typer.Option("--lead", help="The lead doing this (user name).")],
+    token: Annotated[str, typer.Option("--token", envvar="WORKBENCH_TOKEN",
+                                       help="The lead's access token (or $WORKBENCH_TOKEN).")],
+    grades: Annotated[str | None, typer.Option(
+        help="Score thresholds to grades, e.g. \"0:<0.3,1:<0.5,2:<0.7,3\" (the default).")] = None,
+    fit_on: Annotated[str | None, typer.Option(
+        help="Fit the thresholds on people's grades of the pool's documents in this qrels version (or file); "
+             "prints the fit's agreement.")] = None,
+    rel: Annotated[int, typer.Option(help="Relevance threshold of the fit's relevant/non-relevant agreement.")] = 1,
+) -> None:
+    """Grade a pool's documents with a model, through the same append-only save path as a person, as an
+    assessor of kind 'model' (identity: model, weights hash, grade mapping). Its judgments never reach an
+    assessor's screen or queue; leads see them on Agreement and Adjudicate; publish leaves them out unless
+    --include-model. Re-running continues where it stopped."""
+    from workbench.services import judging as svc
+    from workbench.services.model_assessor import judge_with_model as run
+
+    store = common.STATE.store(client="workbench judge-with-model")
+    session = svc.sign_in(store, lead, token)
+    res = run(store, session, pool, model, name, grades=grades, fit_on=fit_on, rel=rel, say=common.info)
+    a = res.assessor
+    common.out(json.dumps({
+        "assessor": a.name, "kind": "model", "model": a.model, "model_kind": a.model_kind,
+        "weights_sha256": a.weights_hash, "grades": a.grade_mapping, "fitted_on": a.fitted_on or None,
+        "pool": res.pool_version, "documents": res.n_documents, "saved": res.n_saved, "already_stored": res.n_kept,
+        "grade_counts": {str(g): n for g, n in res.grades.items()},
+        "fit": res.fit.as_dict() if res.fit else None,
+    }))
+    if res.fit is not None:
+        f = res.fit
+        kappa = "undefined" if f.kappa is None else f"{f.kappa:.3f}"
+        alpha = "undefined" if f.alpha is None else f"{f.alpha:.3f}"
+        common.info(f"fit on {a.fitted_on}: {f.n_documents:,} documents, thresholds {a.grade_mapping}; agreement "
+                    f"with people: kappa (linear) {kappa}, alpha (ordinal) {alpha}, same grade {f.exact:.1%}, "
+                    f"same relevant/non-relevant (grade >= {f.rel}) {f.binary:.1%}")

@@ -1,0 +1,60 @@
+"""CLI commands: ``workbench pool reusability`` and ``workbench pool bias`` (pool quality)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from workbench.cli import common
+from workbench.cli.pool import pool_app
+from workbench.errors import ValidationError
+
+FORMATS = ("table", "tsv", "json")
+
+
+def _check(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise ValidationError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
+
+
+@pool_app.command("reusability")
+def reusability(
+    pool: Annotated[str, typer.Argument(help="The pool version (its ancestors included).")],
+    qrels: Annotated[str, typer.Option(help="The qrels version judged from the pool.")],
+    k: Annotated[int, typer.Option(help="Cutoff k of R@k.")] = 20,
+    rel: Annotated[int, typer.Option(help="Minimum grade of a relevant document.")] = 1,
+    fmt: Annotated[str, typer.Option("--format", help="table, tsv or json.")] = "table",
+) -> None:
+    """Leave-one-run-out: each pooled run rescored on the qrels without the documents only it contributed
+    (drop, Kendall's tau of the run ordering, unique relevant documents). A topic whose relevant documents
+    all came from the left-out run is excluded, not scored 0, and counted."""
+    from workbench.reports_pool_quality import render_reusability
+    from workbench.services.pool_quality import reusability as analyse
+
+    _check(fmt)
+    store = common.STATE.store(client="workbench pool reusability")
+    rep = analyse(store, pool, qrels, k=k, rel=rel)
+    common.out(render_reusability(rep, fmt))
+    if rep.missing_runs:
+        common.info(f"[warning] pooled runs not stored, left out: {', '.join(rep.missing_runs)}")
+
+
+@pool_app.command("bias")
+def bias(
+    pooled: Annotated[str, typer.Option(help="The qrels version judged from a pool.")],
+    full: Annotated[str, typer.Option(help="Complete (or fuller) judgments of the same topics.")],
+    k: Annotated[int, typer.Option(help="Cutoff k of R@k.")] = 20,
+    rel: Annotated[int, typer.Option(help="Minimum grade of a relevant document.")] = 1,
+    fmt: Annotated[str, typer.Option("--format", help="table, tsv or json.")] = "table",
+) -> None:
+    """Pool bias: each run's R@k on the pooled qrels and on the full qrels, over the same topics, and the gap.
+    The runs are those of the pooled version's pool (else every stored run of the collection)."""
+    from workbench.reports_pool_quality import render_bias
+    from workbench.services.pool_quality import bias as analyse
+
+    _check(fmt)
+    store = common.STATE.store(client="workbench pool bias")
+    common.out(render_bias(analyse(store, pooled, full, k=k, rel=rel), fmt))
+
+
