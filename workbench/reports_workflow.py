@@ -143,6 +143,11 @@ def render_workflow(report: WorkflowReport) -> str:
         from workbench.reports_filters import render_filter_demo
 
         L += render_filter_demo(report.filters) + [""]  # type: ignore[arg-type]
+    if report.simulation is not None:
+        from workbench.reports_simulation import render_simulation
+
+        L.append(render_simulation(report.simulation))  # type: ignore[arg-type]
+        L.append("")
     if report.exports:
         L.append("Qrels files: " + ", ".join(str(p) for p in report.exports))
     if report.plots:

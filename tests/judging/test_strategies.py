@@ -158,3 +158,21 @@ def test_build_topic_pools_orders_documents_and_runs():
     assert [p.topic_id for p in pools] == ["2", "10"]
     assert pools[0].documents == ("a", "b") and pools[0].query == "q"
     assert dict(pools[0].runs) == {"r1": ("a", "z"), "r2": ("b", "a")}
+
+
+def test_mtf_single_pass_simulation_equals_asking_after_every_judgment():
+    import random
+
+    from workbench.judging.strategies import Strategy
+
+    rng = random.Random(5)
+    for trial in range(30):
+        docs = [f"d{i}" for i in range(rng.randint(3, 25))]
+        runs = {f"r{j}": tuple(rng.sample(docs, rng.randint(1, len(docs)))) for j in range(rng.randint(1, 4))}
+        extra = [d for d in docs if not any(d in r for r in runs.values())]
+        pool = TopicPool("t", tuple(rng.sample(docs, len(docs))), runs)
+        oracle = {d: rng.choice([0, 0, 1, 2]) for d in docs}
+        limit = rng.randint(1, len(docs))
+        fast = MoveToFront().simulate_order(pool, oracle, limit)
+        slow = Strategy.simulate_order(MoveToFront(), pool, oracle, limit)
+        assert fast == slow, (trial, extra)

@@ -23,6 +23,10 @@ def demo(
     pool_depth: Annotated[int, typer.Option(help="Pool depth k.")] = 20,
     plots: Annotated[Path, typer.Option(help="Folder for the recall-curve plots.")] = Path("out/plots"),
     threads: Annotated[int | None, typer.Option(help="torch CPU threads for encoding (default: torch's).")] = None,
+    simulate: Annotated[bool, typer.Option(
+        "--simulate/--no-simulate",
+        help="End with the judging simulation (rank, mtf, bandit, cal on the depth-100 pool; a few minutes).",
+    )] = True,
 ) -> None:
     """Run the whole workflow non-interactively: ingest, BM25/dense/RRF runs, pool v1, judge it with the
     reference judgments as one assessor, publish qrels v1, score; a new run arrives: pool v2 (delta only),
@@ -41,7 +45,8 @@ def demo(
     check_writable_folder(common.STATE.config.labels_dir, what="the qrels export folder")
     store = common.STATE.store(client="workbench demo")
     options = WorkflowOptions(folder=folder, run_depth=run_depth, pool_depth=pool_depth,
-                              labels_dir=common.STATE.config.labels_dir, plot_dir=plots, threads=threads)
+                              labels_dir=common.STATE.config.labels_dir, plot_dir=plots, threads=threads,
+                              simulate=simulate)
     start = time.monotonic()
     common.info(f"[starting] workbench demo on {folder} -> {common.STATE.config.db_path}")
     report = run_workflow(store, options, say=common.info)

@@ -60,20 +60,7 @@ def replay(strategy: Strategy, pool: TopicPool, oracle: Mapping[str, int], budge
         The documents in the order they were judged.
     """
     limit = len(pool.documents) if budget is None else min(budget, len(pool.documents))
-    judged: dict[str, int] = {}
-    order: list[str] = []
-    sizes = strategy.batch_sizes()
-    while len(order) < limit:
-        n = min(next(sizes), limit - len(order))
-        picks = strategy.next_documents(pool, judged, n)
-        if not picks:
-            break
-        for d in picks:
-            if d in judged:
-                raise ValidationError(f"strategy {strategy} chose document {d!r} of topic {pool.topic_id!r} twice")
-            judged[d] = int(oracle.get(d, 0))
-            order.append(d)
-    return tuple(order)
+    return strategy.simulate_order(pool, oracle, limit)
 
 
 @dataclass(frozen=True)

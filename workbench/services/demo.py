@@ -35,6 +35,10 @@ Then the two-stage pipeline step (``services.demo_stages``): BM25 and the hybrid
 as candidates, each reranked by the MiniLM bi-encoder, scored stage by stage,
 and the hybrid's depth-versus-cost table.
 
+Then a judging simulation (``services.demo_simulation``): the depth-100 pool
+of the four runs judged in rank, move-to-front, bandit and CAL order with the
+reference judgments as the oracle, and the judgments each needs.
+
 Then the release gate: may the new run replace bm25? (``services.demo_gate``,
 policy ``examples/gate.toml``; the Markdown report is written next to the plots),
 and bm25's categorised miss list at K = 20 against the full reference judgments
@@ -126,6 +130,7 @@ class WorkflowOptions:
         model_path: a local sentence-transformers model folder (None = packaged MiniLM).
         threads: torch CPU threads for encoding (None = torch's default).
         new_run_params: BM25 parameters of the retriever that arrives in step 6.
+        simulate: run the judging simulation (``services.demo_simulation``) at the end.
     """
 
     folder: Path
@@ -142,6 +147,7 @@ class WorkflowOptions:
     new_run_params: Mapping[str, object] = field(
         default_factory=lambda: {"k1": 1.5, "b": 0.6, "stemmer": "english"}
     )
+    simulate: bool = True
 
     def measures(self) -> list[Measure]:
         """R@k and Judged@k for every cutoff, and nDCG@10, RR@10, P@10."""
@@ -215,6 +221,7 @@ class WorkflowReport:
     tokens: dict[str, str] = field(default_factory=dict)
     lead_queue: int = 0
     pipelines: PipelineDemo | None = None
+    simulation: object | None = None  # services.simulation.SimulationRun of the judging simulation
     gate: tuple[object, Path | None] | None = None  # (services.gate.GateReport, Markdown file) of the gate step
     misses: object | None = None  # services.misses.MissReport of the miss-list step
     filters: object | None = None  # services.demo_filters.FilterDemoReport of the filtered scenario
@@ -482,6 +489,15 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
 
     if options.plot_dir is not None:
         report.plots = _plots(report, options.plot_dir)
+
+    # Judging simulation: adaptive judging order on a depth-``run_depth`` pool (services.demo_simulation)
+    if options.simulate:
+        from workbench.services.demo_simulation import simulation_step
+
+        report.simulation, curves = simulation_step(
+            store, collection, all_runs, reference_name, depth=options.run_depth, measure=str(headline),
+            plot_dir=options.plot_dir, say=say)
+        report.plots += curves
 
     # Release gate: may the new run replace bm25? (services.demo_gate; examples/gate.toml)
     from workbench.services.demo_gate import gate_step

@@ -137,6 +137,9 @@ class TopicPool:
     rel: int = 1
     features: DocumentFeatures | None = None
     prior: Mapping[str, int] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Scratch space of strategies for values derived from this pool alone
+    (e.g. CAL's feature matrix); never part of its meaning."""
 
     def relevant(self, grade: int) -> bool:
         """grade >= rel."""
@@ -191,6 +194,26 @@ class Strategy:
         every judgment is seen before the next choice)."""
         while True:
             yield 1
+
+    def simulate_order(self, pool: TopicPool, oracle: Grades, limit: int) -> tuple[str, ...]:
+        """The order the strategy judges ``pool`` in when each grade comes from
+        ``oracle`` (absent = 0), up to ``limit`` judgments, asking for
+        ``batch_sizes()`` documents at a time. Strategies may override it with
+        an equivalent single pass (``mtf`` does)."""
+        judged: dict[str, int] = {}
+        order: list[str] = []
+        sizes = self.batch_sizes()
+        while len(order) < limit:
+            n = min(next(sizes), limit - len(order))
+            picks = self.next_documents(pool, judged, n)
+            if not picks:
+                break
+            for d in picks:
+                if d in judged:
+                    raise ValidationError(f"strategy {self} chose document {d!r} of topic {pool.topic_id!r} twice")
+                judged[d] = int(oracle.get(d, 0))
+                order.append(d)
+        return tuple(order)
 
     def order(self, pool: TopicPool, judged: Grades) -> list[str]:
         """Every unjudged document of the pool in this strategy's order (one batch)."""

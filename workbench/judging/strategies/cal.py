@@ -116,33 +116,40 @@ class CAL(Strategy):
             yield b
             b += math.ceil(b * self.growth) if self.growth > 0 else 0
 
-    def _rank_columns(self, pool: TopicPool, docs: Sequence[str], *, top: bool = False) -> Any:
+    def _matrix(self, pool: TopicPool) -> tuple[Any, Any]:
+        """(the collection's rows with this pool's rank features appended, the query's row),
+        computed once per pool and rank weight (``TopicPool.cache``)."""
         import numpy as np
-        import scipy.sparse as sp
-
-        names = list(pool.runs)
-        deepest = max((len(v) for v in pool.runs.values()), default=1)
-        out = np.zeros((len(docs), len(names)))
-        if top:
-            out[:] = self.rank_weight
-        else:
-            for j, r in enumerate(names):
-                rank = {d: i for i, d in enumerate(pool.runs[r], 1)}
-                for i, d in enumerate(docs):
-                    k = rank.get(d)
-                    if k is not None:
-                        out[i, j] = self.rank_weight * (1.0 - math.log(k) / math.log(deepest + 1))
-        return sp.csr_matrix(out)
-
-    def _rows(self, pool: TopicPool, docs: Sequence[str]) -> Any:
         import scipy.sparse as sp
 
         f = pool.features
         assert f is not None
-        text = f.rows(docs)
-        if self.rank_weight == 0 or not pool.runs:
-            return text
-        return sp.hstack([text, self._rank_columns(pool, docs)]).tocsr()
+        key = f"cal-matrix:{self.rank_weight}"
+        if key not in pool.cache:
+            query = f.query_row(pool.query or pool.topic_id)
+            if self.rank_weight == 0 or not pool.runs:
+                pool.cache[key] = (f.matrix, query)
+            else:
+                deepest = max((len(v) for v in pool.runs.values()), default=1)
+                rows: list[int] = []
+                cols: list[int] = []
+                vals: list[float] = []
+                for j, r in enumerate(pool.runs):
+                    for k, d in enumerate(pool.runs[r], 1):
+                        i = f.index.get(d)
+                        if i is not None:
+                            rows.append(i)
+                            cols.append(j)
+                            vals.append(self.rank_weight * (1.0 - math.log(k) / math.log(deepest + 1)))
+                ranks = sp.csr_matrix((vals, (rows, cols)), shape=(f.matrix.shape[0], len(pool.runs)))
+                top = sp.csr_matrix(np.full((1, len(pool.runs)), self.rank_weight))
+                pool.cache[key] = (sp.hstack([f.matrix, ranks]).tocsr(), sp.hstack([query, top]).tocsr())
+        return pool.cache[key]  # type: ignore[no-any-return]
+
+    def _rows(self, pool: TopicPool, docs: Sequence[str]) -> Any:
+        f = pool.features
+        assert f is not None
+        return self._matrix(pool)[0][[f.index[d] for d in docs]]
 
     def _scores(self, pool: TopicPool, judged: Grades) -> tuple[list[str], Any, Any]:
         """(scored candidates, decision values, the fitted model) for the unjudged documents."""
@@ -158,9 +165,7 @@ class CAL(Strategy):
                 "build them with tfidf_features()"
             )
         candidates = [d for d in pool.unjudged(judged) if d in f.index]
-        query = f.query_row(pool.query or pool.topic_id)
-        if self.rank_weight > 0 and pool.runs:
-            query = sp.hstack([query, self._rank_columns(pool, ["(query)"], top=True)]).tocsr()
+        query = self._matrix(pool)[1]
         rows: list[Any] = [query]
         labels = [1]
         weights = [1.0]

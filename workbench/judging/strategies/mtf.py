@@ -52,6 +52,22 @@ class MoveToFront(Strategy):
     def next_documents(self, pool: TopicPool, judged: Grades, n: int) -> list[str]:
         """Replay MTF over ``judged``; the next ``n`` unjudged documents."""
         check_n(n)
+        return fill(self._replay(pool, judged, n, None), pool, judged, n)
+
+    def simulate_order(self, pool: TopicPool, oracle: Grades, limit: int) -> tuple[str, ...]:
+        """The order MTF judges ``pool`` in when each grade comes from ``oracle``
+        (absent = 0), one document at a time, up to ``limit`` judgments.
+
+        The same replay as ``next_documents`` with each unjudged document judged
+        on the spot, so it equals asking ``next_documents(pool, judged, 1)``
+        after every judgment (tested), in one pass instead of one per judgment.
+        """
+        picked = self._replay(pool, {}, limit, oracle)
+        if len(picked) < limit:
+            picked = fill(picked, pool, {d: 0 for d in picked}, limit)
+        return tuple(picked)
+
+    def _replay(self, pool: TopicPool, judged: Grades, n: int, oracle: Grades | None) -> list[str]:
         wanted = set(pool.documents)
         names = list(pool.runs)
         lists = [pool.runs[r] for r in names]
@@ -81,11 +97,16 @@ class MoveToFront(Strategy):
             seen.add(doc)
             pointer[current] += 1
             if doc in judged:
-                if not pool.relevant(judged[doc]):
-                    priority[current] -= 1
-                    other = best(current)
-                    if other is not None:
-                        current = other
-                continue
-            picked.append(doc)  # unjudged: judge it; inside a batch, assume it yields
-        return fill(picked, pool, judged, n)
+                grade: int | None = judged[doc]
+            elif oracle is not None:
+                picked.append(doc)  # judged now, with the oracle's grade
+                grade = int(oracle.get(doc, 0))
+            else:
+                picked.append(doc)  # unjudged: judge it; inside a batch, assume it yields
+                grade = None
+            if grade is not None and not pool.relevant(grade):
+                priority[current] -= 1
+                other = best(current)
+                if other is not None:
+                    current = other
+        return picked
