@@ -10,6 +10,8 @@ Two kinds, both loaded from disk only (no hub download):
   folder whose ``config.json`` names a ``...ForSequenceClassification``
   architecture); its score is the model's output (a sigmoid for one label).
 
+Loading and scoring are the rerankers' (``pooling.retrievers.rerank``).
+
 ``weights_hash`` is the sha256 over the model folder's files, the identity a
 model assessor records.
 """
@@ -27,9 +29,7 @@ import numpy as np
 from pooling.retrievers.dense import (
     _MARKER,
     EmbeddingCache,
-    SentenceTransformerEncoder,
     _files_digest,
-    _normalise,
     default_model_path,
     model_key_for,
 )
@@ -65,7 +65,9 @@ def model_kind(folder: Path) -> str:
 
 @dataclass
 class JudgeModel:
-    """A loaded relevance model.
+    """A relevance model for a model assessor, scoring through the rerankers of
+    ``pooling.retrievers.rerank`` (their loading code: local folders only,
+    document vectors from the store's embedding cache).
 
     Attributes:
         name: ``minilm`` or the folder as given.
@@ -79,7 +81,7 @@ class JudgeModel:
     kind: str
     weights_hash: str
     batch_size: int = 32
-    _model: Any = field(default=None, repr=False)
+    _reranker: Any = field(default=None, repr=False)
 
     def score(
         self,
@@ -94,54 +96,32 @@ class JudgeModel:
 
         Args:
             queries: topic_id -> query text.
-            documents: doc_id -> document text.
+            documents: doc_id -> document text (title and text, as dense runs encode them).
             pairs: (topic_id, doc_id) to score.
             cache: an embedding cache (the store) for bi-encoder document vectors.
-            text_hashes: doc_id -> text hash (cache keys); needed with ``cache``.
+            text_hashes: doc_id -> the store's text hash (the cache key).
 
         Returns:
             One float per pair.
         """
+        from pooling.retrievers.rerank import BiEncoderReranker, CrossEncoderReranker
+
         if not pairs:
             return np.zeros(0)
-        if self.kind == "cross-encoder":
-            return self._cross(queries, documents, pairs)
-        return self._cosine(queries, documents, pairs, cache, text_hashes)
-
-    def _cross(self, queries: Mapping[str, str], documents: Mapping[str, str],
-               pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        if self._model is None:
-            from sentence_transformers import CrossEncoder  # lazy: heavy
-
-            self._model = CrossEncoder(str(self.path), device="cpu")
-        texts = [(queries[t], documents[d]) for t, d in pairs]
-        return np.asarray(self._model.predict(texts, batch_size=self.batch_size, show_progress_bar=False),
-                          dtype=np.float64).ravel()
-
-    def _cosine(self, queries: Mapping[str, str], documents: Mapping[str, str], pairs: Sequence[tuple[str, str]],
-                cache: EmbeddingCache | None, text_hashes: Mapping[str, str] | None) -> np.ndarray:
-        if self._model is None:
-            self._model = SentenceTransformerEncoder(self.path, batch_size=self.batch_size)
-        enc: SentenceTransformerEncoder = self._model
+        if self._reranker is None:
+            self._reranker = (CrossEncoderReranker(self.path, batch_size=self.batch_size)
+                              if self.kind == "cross-encoder"
+                              else BiEncoderReranker(None if self.name == BUNDLED else self.path, cache=cache,
+                                                     batch_size=max(self.batch_size, 64)))
         docs = list(dict.fromkeys(d for _t, d in pairs))
-        hashes = {d: (text_hashes or {}).get(d, "") for d in docs}
-        vectors: dict[str, np.ndarray] = {}
-        if cache is not None and text_hashes is not None:
-            vectors = dict(cache.get_embeddings(enc.model_key, [h for h in hashes.values() if h]))
-        todo = [d for d in docs if hashes[d] not in vectors]
-        if todo:
-            new = _normalise(enc.encode([documents[d] for d in todo]))
-            fresh = {hashes[d] or d: new[i] for i, d in enumerate(todo)}
-            if cache is not None and text_hashes is not None:
-                cache.put_embeddings(enc.model_key, {h: v for h, v in fresh.items() if h in set(hashes.values())})
-            vectors.update(fresh)
-        topics = list(dict.fromkeys(t for t, _d in pairs))
-        q = _normalise(enc.encode([queries[t] for t in topics]))
-        qrow = {t: q[i] for i, t in enumerate(topics)}
+        self._reranker.prepare({d: documents[d] for d in docs},
+                               {d: text_hashes[d] for d in docs if d in text_hashes} if text_hashes else None)
+        by_topic: dict[str, list[int]] = {}
+        for i, (t, _d) in enumerate(pairs):
+            by_topic.setdefault(t, []).append(i)
         out = np.empty(len(pairs))
-        for i, (t, d) in enumerate(pairs):
-            v = _normalise(np.asarray(vectors[hashes[d] or d])[None, :])[0]
-            out[i] = float(np.dot(qrow[t], v))
+        for t, rows in by_topic.items():
+            out[rows] = self._reranker.score(queries[t], [pairs[i][1] for i in rows])
         return out
 
 
