@@ -55,12 +55,23 @@ def simulation_rows(run: SimulationRun) -> list[dict[str, Any]]:
     return rows
 
 
-def render_simulation(run: SimulationRun, fmt: str = "table") -> str:
+def budget_rows(run: SimulationRun) -> list[dict[str, Any]]:
+    """One row per strategy and budget: judgments, relevant found, each run's value on that budget's qrels, tau."""
+    out = []
+    for o in run.report.strategies:
+        for b in o.budgets:
+            out.append({"strategy": o.strategy, "budget": b.label, "judgments": b.judgments,
+                        "relevant": b.relevant, "scores": dict(b.scores), "tau": b.tau})
+    return out
+
+
+def render_simulation(run: SimulationRun, fmt: str = "table", *, detail: bool = False) -> str:
     """The simulation table: strategies x judgments needed for each share, tau at those budgets.
 
     Args:
         run: the simulation.
-        fmt: ``table`` (aligned text with a header), ``tsv`` or ``json``.
+        fmt: ``table`` (aligned text with a header), ``tsv`` or ``json`` (always with the budgets).
+        detail: (table) also the runs rescored on each budget's qrels.
     """
     rep = run.report
     rows = simulation_rows(run)
@@ -70,7 +81,7 @@ def render_simulation(run: SimulationRun, fmt: str = "table") -> str:
             "seed": run.seed, "budget_per_topic": rep.budget, "topics": rep.n_topics,
             "documents": rep.n_documents, "relevant": rep.n_relevant, "rel": rep.rel,
             "full_oracle_scores": dict(rep.full_scores), "full_pool_tau": rep.full_pool_tau,
-            "strategies": rows,
+            "strategies": rows, "budgets": budget_rows(run),
         }, indent=None)
     labels = [share_label(s) for s in rep.shares]
     header = ["strategy", *(f"n@{x}" for x in labels), *(f"tau@{x}" for x in labels)]
@@ -107,6 +118,16 @@ def render_simulation(run: SimulationRun, fmt: str = "table") -> str:
         shorts = [f"{share_label(s)}: {n}" for s, n in o.short.items() if n]
         if shorts:
             out.append(f"  {o.strategy}: topics that did not reach the share within the budget: {', '.join(shorts)}")
+    if detail and rep.full_scores:
+        names = sorted(rep.full_scores)
+        header2 = ["strategy", "budget", "judgments", "relevant", *names, "tau"]
+        body2 = [["(full oracle)", "", "", "", *(f"{rep.full_scores[n]:.4f}" for n in names), ""]]
+        for r in budget_rows(run):
+            body2.append([r["strategy"], r["budget"], f"{r['judgments']:,}", f"{r['relevant']:,}",
+                          *(f"{r['scores'].get(n, 0.0):.4f}" for n in names), _tau(r["tau"])])
+        out.append("")
+        out.append(f"The qrels each strategy would have published at each budget, every run rescored ({rep.measure}):")
+        out += ["  " + line for line in table(header2, body2).splitlines()]
     return "\n".join(out)
 
 

@@ -47,6 +47,22 @@ def test_rank_order_numbers_by_hand():
     assert (full.label, full.judgments, full.tau) == ("100%", 5, pytest.approx(1.0))
     assert whole.label == "whole pool" and whole.judgments == 6
     assert rep.full_pool_tau == pytest.approx(1.0)
+    assert half.cuts == {"1": 2, "2": 1}
+    assert half.qrels(o.order, ORACLE) == {"1": {"a": 0, "b": 1}, "2": {"x": 1}}
+
+
+def test_the_table_and_the_runs_rescored_at_each_budget():
+    from workbench.reports_simulation import render_simulation
+    from workbench.services.simulation import SimulationRun
+
+    rep = simulate(POOLS, ORACLE, [Rank()], shares=(0.5, 1.0), runs=RUNS, measure="R@2")
+    text = render_simulation(SimulationRun("toy", "oracle", ("A", "B", "C"), rep, ORACLE), detail=True)
+    lines = text.splitlines()
+    assert any(ln.split() == ["rank", "3", "5", "0.816", "1.000"] for ln in lines)
+    assert any(ln.split() == ["ideal", "(relevant", "first)", "2", "3"] for ln in lines)
+    assert "every run rescored (R@2)" in text
+    assert any(ln.split() == ["rank", "50%", "3", "2", "1.0000", "0.5000", "1.0000", "0.816"] for ln in lines)
+    assert any(ln.split() == ["(full", "oracle)", "0.7500", "0.5000", "1.0000"] for ln in lines)
 
 
 def test_a_flat_budget_per_topic_and_shares_not_reached():
@@ -106,7 +122,16 @@ def test_simulate_cli_on_a_stored_pool(toy_pool, tmp_path, capsys):
     assert out["strategies"][-1] == {"strategy": "ideal (relevant first)", "needed_50%": 2, "needed_80%": 2,
                                      "needed_90%": 2, "needed_95%": 2}
     assert plot.is_file() and "vega" in plot.read_text()
+    assert {b["budget"] for b in out["budgets"] if b["strategy"] == "rank"} == {"50%", "80%", "90%", "95%",
+                                                                              "whole pool"}
     assert "[finished] simulate p1" in cap.err
+    out_dir = tmp_path / "budget-qrels"
+    assert main(["--db", str(db), "simulate", "p1", "--oracle", str(qrels), "--strategies", "rank",
+                 "--qrels-out", str(out_dir)]) == 0
+    capsys.readouterr()
+    assert (out_dir / "rank@90pct.qrels").read_text() == "1 0 d1 0\n1 0 d2 0\n1 0 d3 1\n2 0 d4 0\n2 0 d5 2\n"
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "rank@50pct.qrels", "rank@80pct.qrels", "rank@90pct.qrels", "rank@95pct.qrels", "rank@whole_pool.qrels"]
     assert main(["--db", str(db), "simulate", "p1", "--oracle", str(qrels), "--strategies", "greedy"]) == 1
     assert "unknown judging strategy 'greedy'" in capsys.readouterr().err
 

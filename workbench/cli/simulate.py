@@ -26,6 +26,9 @@ def simulate(
     plot: Annotated[list[Path] | None, typer.Option(
         help="Write the curve (relevant found against judgments made): .png, .svg, .html or .json; repeatable.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, tsv or json.")] = "table",
+    qrels_out: Annotated[Path | None, typer.Option(
+        help="Write the qrels each strategy would have published at each budget to this folder "
+             "(<strategy>@<budget>.qrels, TREC format).")] = None,
 ) -> None:
     """Replay judging with an oracle's grades instead of assessors: per strategy, the judgments needed to find
     50/80/90/95% of the pool's relevant documents, the qrels it would have published at each budget, every run
@@ -40,7 +43,12 @@ def simulate(
     store = common.STATE.store(client="workbench simulate")
     run = simulate_stored_pool(store, pool, oracle, strategies, budget=budget, seed=seed, measure=measure,
                                rel=rel, say=common.info)
-    common.out(render_simulation(run, fmt))
+    common.out(render_simulation(run, fmt, detail=True))
+    if qrels_out is not None:
+        from workbench.services.simulation import write_budget_qrels
+
+        written = write_budget_qrels(run, qrels_out)
+        common.info(f"{len(written)} qrels files written to {qrels_out}")
     for path in plot or []:
         save_chart(simulation_chart(run), path)
         common.info(f"curve written to {path}")

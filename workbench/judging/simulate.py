@@ -75,6 +75,8 @@ class BudgetPoint:
         scores: run -> macro value of the measure on those qrels.
         tau: Kendall's tau-b of the run ordering against the full oracle's (None
             with fewer than 2 runs or no scores).
+        cuts: topic_id -> judgments of the topic at this budget (its qrels are
+            the first ``cuts[t]`` documents judged, with the oracle's grades).
     """
 
     label: str
@@ -83,6 +85,12 @@ class BudgetPoint:
     n_entries: int
     scores: Mapping[str, float]
     tau: float | None
+    cuts: Mapping[str, int] = field(default_factory=dict)
+
+    def qrels(self, order: Mapping[str, Sequence[str]], oracle: Qrels) -> dict[str, dict[str, int]]:
+        """The qrels published at this budget (topics with no judgment left out)."""
+        out = {t: {d: int(oracle.get(t, {}).get(d, 0)) for d in order[t][: self.cuts.get(t, 0)]} for t in order}
+        return {t: g for t, g in out.items() if g}
 
 
 @dataclass(frozen=True)
@@ -250,13 +258,13 @@ def simulate(
         flat = budget if budget is not None else max((len(p.documents) for p in pools), default=0)
         cuts.append((f"{flat}/topic" if budget is not None else "whole pool", {t: flat for t in topics}))
         for label, cut in cuts:
-            qrels = {t: {d: int(oracle.get(t, {}).get(d, 0)) for d in order[t][: cut[t]]} for t in topics}
-            qrels = {t: g for t, g in qrels.items() if g}
+            point = BudgetPoint(label, 0, 0, 0, {}, None, {t: min(cut[t], len(order[t])) for t in topics})
+            qrels = point.qrels(order, oracle)
             made = sum(len(g) for g in qrels.values())
             found = sum(1 for g in qrels.values() for v in g.values() if v >= rel)
             scores = scorer.scores(qrels) if scorer else {}
             tau = scorer.tau(qrels, full_scores) if scorer else None
-            points.append(BudgetPoint(label, made, found, made, scores, tau))
+            points.append(BudgetPoint(label, made, found, made, scores, tau, point.cuts))
         outcomes.append(StrategyOutcome(str(strategy), order, r_t, needed, short, tuple(points)))
     ideal = {s: sum(targets[s].values()) for s in shares}
     return SimulationReport(

@@ -256,3 +256,32 @@ def simulate_memory_pool(
     report = _simulate(pools, oracle, chosen, budget=budget, shares=DEFAULT_SHARES, runs=runs,
                        measure=measure, say=say)
     return SimulationRun(label, oracle_name, tuple(sorted(runs)), report, oracle, seed)
+
+
+def budget_qrels(run: SimulationRun) -> dict[tuple[str, str], dict[str, dict[str, int]]]:
+    """(strategy, budget label) -> the qrels that strategy would have published at that budget:
+    each topic's first n_t judged documents with the oracle's grades (``BudgetPoint.qrels``)."""
+    return {(o.strategy, b.label): b.qrels(o.order, run.oracle_qrels)
+            for o in run.report.strategies for b in o.budgets}
+
+
+def write_budget_qrels(run: SimulationRun, folder: Path) -> list[Path]:
+    """Write ``budget_qrels`` as TREC files ``<strategy>@<budget>.qrels`` (atomic writes;
+    ``cal@90pct.qrels``, ``rank@whole_pool.qrels``).
+
+    Returns:
+        The files written.
+    """
+    import re
+
+    from workbench.formats import trec
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for (strategy, label), qrels in budget_qrels(run).items():
+        stem = f"{re.sub(r'[^A-Za-z0-9_.=-]+', '_', strategy).strip('_')}@{label.replace('%', 'pct')}"
+        name = re.sub(r"[^A-Za-z0-9_.=@-]+", "_", stem) + ".qrels"
+        path = folder / name
+        trec.write_qrels(path, qrels)
+        paths.append(path)
+    return paths
