@@ -156,3 +156,12 @@ def test_strategy_command_shows_and_sets(store, capsys):
     assert "expected --topic-budget TOPIC=N" in capsys.readouterr().err
     assert main(["--db", db, "strategy", "p1", "cal"]) == 1
     assert "needs --lead" in capsys.readouterr().err
+    assert main(["--db", db, "assign", "p1", "--assessors", "bob", "--budget", "3", "--lead", "boss",
+                 "--token", "boss-token"]) == 1
+    assert "--budget and --refresh-every need --strategy" in capsys.readouterr().err
+    assert main(["--db", db, "assign", "p1", "--assessors", "bob", "--strategy", "mtf", "--budget", "3",
+                 "--lead", "boss", "--token", "boss-token"]) == 0
+    capsys.readouterr()
+    setting = store.judging_setting("p1")
+    assert (setting.strategy, setting.budget, setting.stopping) == ("mtf", 3, "")
+    assert [e.doc_id for e in store.assessor_queue("bob")][:5] == ["a1", "a2", "a3", "a4", "b1"]

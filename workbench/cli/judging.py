@@ -104,19 +104,20 @@ def assign(
     stop: Annotated[str, typer.Option(
         help="With --strategy: per-topic stopping rule, e.g. knee(min_judged=30) or stop_after_nonrelevant(n=20).",
     )] = "",
-    topic_budget: Annotated[int | None, typer.Option(
-        help="With --strategy: stop judging a topic after this many judgments.")] = None,
+    budget: Annotated[int | None, typer.Option(
+        help="With --strategy: stop judging a topic after this many judgments (per-topic budgets: "
+             "`workbench strategy --topic-budget`).")] = None,
 ) -> None:
     """Assign a pool version's documents to assessors (lead only)."""
     from workbench.services import judging as svc
 
     names = [a.strip() for a in assessors.split(",") if a.strip()]
     store, session = _lead_session("workbench assign", lead, token)
-    if strategy is None and (stop or topic_budget is not None or refresh_every != 1):
-        raise ValidationError("--stop, --topic-budget and --refresh-every need --strategy (or use `workbench strategy`)")
+    if strategy is None and (stop or budget is not None or refresh_every != 1):
+        raise ValidationError("--stop, --budget and --refresh-every need --strategy (or use `workbench strategy`)")
     rep = svc.assign_pool(store, session, pool, names, overlap=overlap, double_share=double_share,
                           seed=seed, band_size=band_size, strategy=strategy, refresh_every=refresh_every,
-                          stopping=stop, budget=topic_budget)
+                          stopping=stop, budget=budget)
     for a in names:
         common.out(f"{a}\t{rep.added.get(a, 0)} assigned\t{rep.skipped.get(a, 0)} already in queue")
     common.info(f"[finished] assign {pool}: {sum(rep.added.values())} queue entries added (batch {rep.batch})")
