@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
+from workbench import jsonout
 from workbench.reports import number, table
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def reusability_lines(rep: ReusabilityReport) -> list[str]:
 def render_reusability(rep: ReusabilityReport, fmt: str = "table") -> str:
     """Leave-one-run-out as a table, TSV or JSON (full precision in JSON)."""
     if fmt == "json":
-        return json.dumps({
+        return jsonout.dumps({
             "pool": rep.pool_version, "qrels": rep.qrels_version, "measure": rep.measure,
             "missing_runs": list(rep.missing_runs),
             "runs": [{"run": r.run, "unique_documents": r.n_unique, "unique_relevant": r.n_unique_relevant,
@@ -60,7 +60,7 @@ def render_bias(res: BiasResult, fmt: str = "table") -> str:
     """Pool bias as a table, TSV or JSON."""
     rep = res.report
     if fmt == "json":
-        return json.dumps({"pooled": res.pooled_version, "full": res.full_version, "measure": rep.measure,
+        return jsonout.dumps({"pooled": res.pooled_version, "full": res.full_version, "measure": rep.measure,
                            "topics": len(rep.topics), "excluded_topics": list(rep.excluded),
                            "runs": [{"run": r.run, "pooled": r.pooled, "full": r.full, "gap": r.gap}
                                     for r in rep.rows]})

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
+from workbench import jsonout
 from workbench.cli import app, common
 
 
@@ -37,7 +37,7 @@ def judge_with_model(
     session = svc.sign_in(store, lead, token)
     res = run(store, session, pool, model, name, grades=grades, fit_on=fit_on, rel=rel, say=common.info)
     a = res.assessor
-    common.out(json.dumps({
+    common.out(jsonout.dumps({
         "assessor": a.name, "kind": "model", "model": a.model, "model_kind": a.model_kind,
         "weights_sha256": a.weights_hash, "grades": a.grade_mapping, "fitted_on": a.fitted_on or None,
         "pool": res.pool_version, "documents": res.n_documents, "saved": res.n_saved, "already_stored": res.n_kept,

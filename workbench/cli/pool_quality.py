@@ -8,14 +8,14 @@ import typer
 
 from workbench.cli import common
 from workbench.cli.pool import pool_app
-from workbench.errors import ValidationError
+from workbench.errors import UsageError
 
 FORMATS = ("table", "tsv", "json")
 
 
 def _check(fmt: str) -> None:
     if fmt not in FORMATS:
-        raise ValidationError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
+        raise UsageError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
 
 
 @pool_app.command("reusability")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli import app, common
-from workbench.errors import ValidationError
+from workbench.errors import UsageError
 
 
 @app.command("simulate")
@@ -34,12 +34,18 @@ def simulate(
     50/80/90/95% of the pool's relevant documents, the qrels it would have published at each budget, every run
     rescored on them and Kendall's tau of the run ordering against the full oracle. Deterministic for a seed;
     writes nothing to the store. Example: workbench simulate cranfield-pool-v1 --oracle cranfield-reference"""
-    from workbench.reports import save_chart
+    from workbench.formats.io import check_writable, check_writable_folder
+    from workbench.reports import CHART_SUFFIXES, save_chart
     from workbench.reports_simulation import SIM_FORMATS, render_simulation, simulation_chart
     from workbench.services.simulation import simulate_stored_pool
 
     if fmt not in SIM_FORMATS:
-        raise ValidationError(f"expected --format {', '.join(SIM_FORMATS)}, found {fmt!r}")
+        raise UsageError(f"expected --format {', '.join(SIM_FORMATS)}, found {fmt!r}")
+    # Output targets first: a bad one fails before minutes of simulation, and nothing is written.
+    for path in plot or []:
+        check_writable(path, what="--plot", suffixes=CHART_SUFFIXES)
+    if qrels_out is not None:
+        check_writable_folder(qrels_out, what="--qrels-out")
     store = common.STATE.store(client="workbench simulate")
     run = simulate_stored_pool(store, pool, oracle, strategies, budget=budget, seed=seed, measure=measure,
                                rel=rel, say=common.info)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli import app, common
-from workbench.errors import ValidationError
+from workbench.errors import UsageError
 
 
 def _budgets(values: list[str] | None) -> dict[str, int]:
@@ -15,7 +15,7 @@ def _budgets(values: list[str] | None) -> dict[str, int]:
     for v in values or []:
         topic, sep, n = v.partition("=")
         if not sep or not topic.strip() or not n.strip().isdigit():
-            raise ValidationError(f"expected --topic-budget TOPIC=N (e.g. 3=40), found {v!r}")
+            raise UsageError(f"expected --topic-budget TOPIC=N (e.g. 3=40), found {v!r}")
         out[topic.strip()] = int(n)
     return out
 
@@ -46,7 +46,7 @@ def strategy(
     store = common.STATE.store(client="workbench strategy")
     if spec is not None:
         if lead is None:
-            raise ValidationError("setting a strategy needs --lead NAME and --token TOKEN")
+            raise UsageError("setting a strategy needs --lead NAME and --token TOKEN")
         session = svc.sign_in(store, lead, token or "")
         order.set_strategy(store, session, pool, spec, refresh_every=refresh_every, stopping=stop,
                            budget=budget, topic_budgets=_budgets(topic_budget))

@@ -325,9 +325,12 @@ def assign_pool(
     plan = plan_assignments(
         items, list(assessors), overlap=overlap, double_share=double_share, seed=seed, band_size=band_size
     )
-    report = store.assign(pool_version, plan, lead=session.user)
-    from workbench.services.judging_order import refresh_topics, set_strategy
+    from workbench.services.judging_order import check_settings, refresh_topics, set_strategy
 
+    if strategy is not None:  # a bad strategy or stopping spec fails before anything is assigned
+        check_settings(strategy, refresh_every=refresh_every, stopping=stopping, budget=budget,
+                       topic_budgets=topic_budgets)
+    report = store.assign(pool_version, plan, lead=session.user)
     if strategy is not None:
         set_strategy(store, session, pool_version, strategy, refresh_every=refresh_every, stopping=stopping,
                      budget=budget, topic_budgets=topic_budgets)

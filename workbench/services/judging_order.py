@@ -54,6 +54,35 @@ def stopping_plan(setting: JudgingSetting) -> StoppingPlan:
     return StoppingPlan(rule, setting.budget, tuple(sorted(setting.topic_budgets.items())))
 
 
+def check_settings(
+    strategy: str,
+    *,
+    refresh_every: int = 1,
+    stopping: str = "",
+    budget: int | None = None,
+    topic_budgets: Mapping[str, int] | None = None,
+) -> tuple[Strategy, str]:
+    """Check judging settings before anything is written (``assign --strategy`` checks them
+    before it assigns, so a bad spec leaves no assignment behind).
+
+    Returns:
+        (the parsed strategy, the canonical stopping rule spec or "").
+
+    Raises:
+        UnknownNameError: unknown strategy or stopping rule.
+        ValidationError: bad parameters, ``refresh_every`` < 1 or a budget < 1.
+    """
+    from workbench.errors import ValidationError
+
+    chosen = parse_strategy(strategy)
+    rule = parse_stopping_rule(stopping) if stopping.strip() else None
+    if refresh_every < 1:
+        raise ValidationError(f"expected --refresh-every >= 1 saves, found {refresh_every}")
+    if (budget is not None and budget < 1) or any(b < 1 for b in (topic_budgets or {}).values()):
+        raise ValidationError("expected budgets of at least 1 judgment per topic")
+    return chosen, str(rule) if rule else ""
+
+
 def set_strategy(
     store: LabelStore,
     session: Session,
@@ -83,11 +112,11 @@ def set_strategy(
         ValidationError: bad parameters.
     """
     _require_lead(session, "set the judging strategy")
-    chosen = parse_strategy(strategy)
-    rule = parse_stopping_rule(stopping) if stopping.strip() else None
+    chosen, rule = check_settings(strategy, refresh_every=refresh_every, stopping=stopping, budget=budget,
+                                  topic_budgets=topic_budgets)
     setting = store.set_judging_setting(
         pool_version, strategy=str(chosen), lead=session.user, refresh_every=refresh_every,
-        stopping=str(rule) if rule else "", budget=budget, topic_budgets=topic_budgets,
+        stopping=rule, budget=budget, topic_budgets=topic_budgets,
     )
     refresh_topics(store, pool_version)
     return setting

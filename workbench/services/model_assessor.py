@@ -21,7 +21,7 @@ version), and in the order of a pool whose lead chose ``cal-model``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -120,12 +120,23 @@ def judge_with_model(
     rubric = store.collection_rubric(collection)
     entries = store.pool_entries(pool_version)
     pairs = [(e.topic_id, e.doc_id) for e in entries]
+    given_mapping = None
+    if fit_on is None:  # checked before any scoring: a bad mapping fails the command at once
+        given_mapping = parse_grade_mapping(grades or DEFAULT_GRADES)
+        _check_scale(given_mapping, rubric.values, rubric.name)
     judge = load_judge_model(model)
+    store.check_model_assessor_name(name, model=judge.name, weights_hash=judge.weights_hash)
     topics = store.get_topics(collection)
     documents = store.get_documents(collection, info.collection_version)
     queries = {t: topic.query for t, topic in topics.items()}
     texts = {d: documents[d].content for _t, d in pairs if d in documents}
     known = [(t, d) for t, d in pairs if d in texts and t in queries]
+    people: Mapping[str, Mapping[str, int]] = {}
+    if fit_on is not None:
+        _name, people = load_oracle(store, fit_on)
+        if not any(d in people.get(t, {}) for t, d in known):
+            raise ValidationError(f"--fit-on {fit_on}: it grades none of the documents of {pool_version}; "
+                                  "fit on a qrels version judged from this pool")
     if say:
         say(f"[starting] {judge.kind} {judge.name} scores {len(known):,} documents of {pool_version}")
     scores = judge.score(queries, texts, known, cache=store,
@@ -133,17 +144,13 @@ def judge_with_model(
     score_of = {k: float(s) for k, s in zip(known, scores, strict=True)}
 
     fit: FitAgreement | None = None
-    if fit_on is not None:
-        _name, people = load_oracle(store, fit_on)
+    if given_mapping is None:
         fitted = [(score_of[k], int(people[k[0]][k[1]])) for k in known if k[1] in people.get(k[0], {})]
-        if not fitted:
-            raise ValidationError(f"--fit-on {fit_on}: it grades none of the documents of {pool_version}; "
-                                  "fit on a qrels version judged from this pool")
         mapping = fit_grade_mapping([s for s, _g in fitted], [g for _s, g in fitted], rubric.values)
         fit = fit_agreement([mapping.grade(s) for s, _g in fitted], [g for _s, g in fitted], rubric.values, rel=rel)
+        _check_scale(mapping, rubric.values, rubric.name)
     else:
-        mapping = parse_grade_mapping(grades or DEFAULT_GRADES)
-    _check_scale(mapping, rubric.values, rubric.name)
+        mapping = given_mapping
     assessor = store.add_model_assessor(
         name, model=judge.name, model_kind=judge.kind, weights_hash=judge.weights_hash,
         grade_mapping=str(mapping), lead=session.user, fitted_on=fit_on or "",

@@ -70,6 +70,31 @@ def _info(row: Any) -> ModelAssessorInfo:
 class ModelAssessorsMixin(UsersMixin):
     """Model assessors: creation and reads."""
 
+    def check_model_assessor_name(self, name: str, *, model: str, weights_hash: str) -> None:
+        """Check, before any work, that ``name`` can be (or already is) this model's assessor.
+
+        Raises:
+            ValidationError: a bad name.
+            DuplicateNameError: the name is a person, or a model assessor of another model or weights.
+        """
+        if not _NAME_RE.match(name or ""):
+            raise ValidationError(
+                f"expected a model assessor name of letters, digits and _.@- (1-64 characters), found {name!r}"
+            )
+        with self.connection(f"check model assessor {name}") as con:
+            row = _one(con.execute(f"SELECT {_COLS} FROM model_assessors WHERE user_name = ?", [name]))
+            person = row is None and _one(con.execute("SELECT 1 FROM users WHERE user_name = ?", [name]))
+        if row is not None:
+            info = _info(row)
+            if (info.model, info.weights_hash) != (model, weights_hash):
+                raise DuplicateNameError(
+                    f"model assessor {name!r} already exists with model {info.model} "
+                    f"(weights {info.weights_hash[:12]}); a model assessor never changes: choose another "
+                    "name with --as"
+                )
+        elif person:
+            raise DuplicateNameError(f"user {name!r} already exists (a person); choose another name with --as")
+
     def add_model_assessor(
         self,
         name: str,
