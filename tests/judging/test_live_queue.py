@@ -152,12 +152,12 @@ def test_strategy_command_shows_and_sets(store, capsys):
                              "stopping=knee(min_judged=4)")
     assert out[1] == "topic\tjudged\trelevant\testimated_left\tstopped" and out[2] == "1\t0\t0\t\t"
     assert main(["--db", db, "strategy", "p1", "cal", "--lead", "boss", "--token", "boss-token",
-                 "--topic-budget", "x"]) == 1
+                 "--topic-budget", "x"]) == 2  # usage
     assert "expected --topic-budget TOPIC=N" in capsys.readouterr().err
-    assert main(["--db", db, "strategy", "p1", "cal"]) == 1
+    assert main(["--db", db, "strategy", "p1", "cal"]) == 2
     assert "needs --lead" in capsys.readouterr().err
     assert main(["--db", db, "assign", "p1", "--assessors", "bob", "--budget", "3", "--lead", "boss",
-                 "--token", "boss-token"]) == 1
+                 "--token", "boss-token"]) == 2
     assert "--budget and --refresh-every need --strategy" in capsys.readouterr().err
     assert main(["--db", db, "assign", "p1", "--assessors", "bob", "--strategy", "mtf", "--budget", "3",
                  "--lead", "boss", "--token", "boss-token"]) == 0

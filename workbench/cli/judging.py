@@ -114,7 +114,7 @@ def assign(
     names = [a.strip() for a in assessors.split(",") if a.strip()]
     store, session = _lead_session("workbench assign", lead, token)
     if strategy is None and (stop or budget is not None or refresh_every != 1):
-        raise ValidationError("--stop, --budget and --refresh-every need --strategy (or use `workbench strategy`)")
+        raise UsageError("--stop, --budget and --refresh-every need --strategy (or use `workbench strategy`)")
     rep = svc.assign_pool(store, session, pool, names, overlap=overlap, double_share=double_share,
                           seed=seed, band_size=band_size, strategy=strategy, refresh_every=refresh_every,
                           stopping=stop, budget=budget)
