@@ -92,6 +92,8 @@ def page_text(at) -> str:
     parts.extend(b.label for b in at.button)
     for t in at.table:
         parts.append(t.value.to_csv())
+    for d in at.dataframe:
+        parts.append(d.value.to_csv())
     return "\n".join(parts)
 
 
@@ -124,7 +126,7 @@ SIGNAL_TIMEOUT_MS = 60_000
 return as soon as the signal is there)."""
 
 
-def status(page, **fields) -> dict[str, str]:
+def status(pw_page, **fields) -> dict[str, str]:
     """Wait for the status marker of a finished run with these fields
     (``status(page, position=3)``) and return all its fields.
 
@@ -132,7 +134,7 @@ def status(page, **fields) -> dict[str, str]:
     when it carries the fields, the run that produced them has finished.
     """
     sel = STATUS + "".join(f"[data-{k}='{v}']" for k, v in fields.items())
-    loc = page.locator(sel).last
+    loc = pw_page.locator(sel).last
     loc.wait_for(state="attached", timeout=SIGNAL_TIMEOUT_MS)
     return loc.evaluate("e => Object.assign({}, e.dataset)")
 
@@ -145,3 +147,16 @@ def sync(page) -> dict[str, str]:
     before = int(page.locator(STATUS).last.get_attribute("data-sync", timeout=SIGNAL_TIMEOUT_MS) or 0)
     page.locator(".st-key-wb_refresh button:visible").first.click(timeout=SIGNAL_TIMEOUT_MS)
     return status(page, sync=before + 1)
+
+
+def browser_sign_in(page, user: str, token: str | None = None) -> None:
+    """Fill the sign-in form and submit it (the caller waits for the status marker)."""
+    page.get_by_label("User name").fill(user)
+    page.get_by_label("Access token").fill(token if token is not None else TOKENS[user])
+    page.get_by_role("button", name="Sign in").click()
+
+
+def press_key(page, key: str) -> None:
+    """Press a key with the focus on the page (the topic card), not in a field."""
+    page.locator("[data-testid='wb-topic']").first.click()
+    page.keyboard.press(key)

@@ -7,6 +7,8 @@ between tests, so every test clears it in teardown (../shared/ENVIRONMENT.md).
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from app_helpers import CHROMIUM_ARGS, free_port, seed_store
 
@@ -34,12 +36,10 @@ def browser_type_launch_args():
     return {"executable_path": "/usr/bin/chromium", "headless": True, "args": CHROMIUM_ARGS}
 
 
-@pytest.fixture
-def ui_server(seeded, tmp_path):
-    """`workbench ui` on a free port over the seeded store; yields (url, db, queues, log path).
-
-    Stopped with SIGTERM to its process group; the test reads the server log for tracebacks.
-    """
+@contextlib.contextmanager
+def running_ui(db, log_path):
+    """`workbench ui` over ``db`` on a free port; yields (url, process). Stopped with
+    SIGTERM to its process group (SIGKILL if it does not stop)."""
     import os
     import signal
     import subprocess
@@ -48,9 +48,7 @@ def ui_server(seeded, tmp_path):
     import urllib.request
     from pathlib import Path
 
-    db, queues = seeded
     port = free_port()
-    log_path = tmp_path / "server.log"
     exe = Path(sys.executable).with_name("workbench")
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
@@ -59,7 +57,7 @@ def ui_server(seeded, tmp_path):
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # a failure bound: the loop ends as soon as the server answers
         while True:
             try:
                 with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
@@ -68,14 +66,23 @@ def ui_server(seeded, tmp_path):
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"UI did not start (rc={proc.poll()}): {log_path.read_text()}")
+                raise RuntimeError(f"UI did not start (rc={proc.poll()}): {Path(log_path).read_text()}")
             time.sleep(0.2)
-        yield url, db, queues, log_path, proc
+        yield url, proc
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
             try:
-                proc.wait(timeout=15)
+                proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
+                proc.wait(timeout=30)
+
+
+@pytest.fixture
+def ui_server(seeded, tmp_path):
+    """`workbench ui` on a free port over the seeded store; yields (url, db, queues, log path, process)."""
+    db, queues = seeded
+    log_path = tmp_path / "server.log"
+    with running_ui(db, log_path) as (url, proc):
+        yield url, db, queues, log_path, proc

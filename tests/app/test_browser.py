@@ -69,7 +69,7 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     _key(page, str(ANN[q[4]]))
     _at(page, 6)
     _key(page, str(ANN[q[5]]))
-    expect(page.get_by_text("End of your queue: 5/6 (83%) judged.")).to_be_visible()
+    expect(page.get_by_text("End of your queue: 5/6 (83%) judged (0 of them unsure).")).to_be_visible()
 
     # While the UI is up, another process-level client writes through the store
     # (the lease hands the file over): bob's judgments of the same documents.
@@ -97,7 +97,7 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     other.create_qrels_version("toy-v1", COLLECTION, {"1": {"d1": 2, "d6": 1}, "2": {"d2": 1}},
                                origin="imported", rule="test")
     page.get_by_role("link", name="Scoreboard").click()
-    expect(page.get_by_text(re.compile(r"2 evaluated"))).to_be_visible()
+    expect(page.get_by_text("2 evaluated", exact=True)).to_be_visible()
     page.locator("[data-testid='stDataFrame']").first.wait_for()
     page.screenshot(path=str(SCREENSHOTS / "scoreboard.png"), full_page=True)
 
