@@ -4,6 +4,7 @@ drivers and the browser settings."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from workbench.types import Document, RunInfo, Topic
@@ -78,7 +79,7 @@ def button(at, prefix: str):
 
 def shown(at) -> tuple[str, str]:
     """(topic_id, doc_id) on the judging screen."""
-    return tuple(at.session_state["judge_shown"]["doc"])  # type: ignore[return-value]
+    return tuple(at.session_state["judge"]["shown"]["doc"])  # type: ignore[return-value]
 
 
 def page_text(at) -> str:
@@ -160,3 +161,46 @@ def press_key(page, key: str) -> None:
     """Press a key with the focus on the page (the topic card), not in a field."""
     page.locator("[data-testid='wb-topic']").first.click()
     page.keyboard.press(key)
+
+
+@contextlib.contextmanager
+def running_ui(db, log_path):
+    """`workbench ui` over ``db`` on a free port; yields (url, process). Stopped with
+    SIGTERM to its process group (SIGKILL if it does not stop)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    port = free_port()
+    exe = Path(sys.executable).with_name("workbench")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [str(exe), "--db", str(db), "ui", "--port", str(port)],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120  # a failure bound: the loop ends as soon as the server answers
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read().decode() == "ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"UI did not start (rc={proc.poll()}): {Path(log_path).read_text()}")
+            time.sleep(0.2)
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)

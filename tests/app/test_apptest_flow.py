@@ -14,7 +14,7 @@ BOB = {("1", "d1"): 2, ("1", "d3"): 0, ("1", "d4"): 3, ("1", "d6"): 1, ("2", "d2
 
 def _judge_all(at, grades, *, note_on=None):
     seen = []
-    while at.session_state["judge_shown"] is not None:
+    while at.session_state["judge"]["shown"] is not None:
         key = shown(at)
         text = page_text(at)
         for run_name in RUNS:  # blind: no run name, and no score/rank wording
@@ -31,7 +31,7 @@ def _judge_all(at, grades, *, note_on=None):
 
 def test_wrong_token_is_refused(seeded):
     at = sign_in(new_app(), "ann", "not-the-token")
-    assert at.session_state["auth_session"] is None
+    assert at.session_state["auth"]["session"] is None
     assert "wrong token" in at.error[0].value
 
 
@@ -66,7 +66,7 @@ def test_document_markup_is_escaped(seeded):
     db, queues = seeded
     at = sign_in(new_app(), "ann")
     position = queues["ann"].index(("1", "d3")) + 1
-    at.session_state["judge_position"] = position
+    at.session_state["judge"]["position"] = position
     at.run()
     doc_html = next(h.proto.body for h in at.html if "wb-doc" in h.proto.body)
     assert "<script>" not in doc_html and "<b>bold</b>" not in doc_html

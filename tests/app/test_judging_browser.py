@@ -21,7 +21,16 @@ import json
 import re
 
 import pytest
-from app_helpers import COLLECTION, ROOT, TOKENS, browser_sign_in, press_key, status, sync
+from app_helpers import (
+    COLLECTION,
+    ROOT,
+    TOKENS,
+    browser_sign_in,
+    press_key,
+    running_ui,
+    status,
+    sync,
+)
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -179,8 +188,6 @@ def longest_cranfield(tmp_path, monkeypatch):
 
 
 def test_grade_bar_is_inside_the_window_for_the_longest_cranfield_document(longest_cranfield, tmp_path, browser):
-    from conftest import running_ui
-
     db, longest = longest_cranfield
     assert len(longest["text"]) > 4000
     with running_ui(db, tmp_path / "server.log") as (url, proc):
@@ -234,8 +241,6 @@ def board_store(tmp_path):
 
 
 def test_scoreboard_with_a_partial_run_keeps_the_complete_runs_topics(board_store, tmp_path, browser):
-    from conftest import running_ui
-
     with running_ui(board_store, tmp_path / "server.log") as (url, proc):
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(TIMEOUT)

@@ -25,17 +25,6 @@ from workbench.services import sessions
 if TYPE_CHECKING:
     from workbench.judging.signin import SessionRegistry
 
-SID_KEY = "auth_sid"
-"""Session key: the server-side session id of this browser session (None when signed out)."""
-EXPIRES_KEY = "auth_expires"
-"""Session key: when the session ends, on ``widgets.clock()``."""
-NOTICE_KEY = "auth_notice"
-"""Session key: a message for the sign-in page (e.g. "your session expired")."""
-COOKIE_KEY = "auth_cookie"
-"""Session key: the cookie script rendered in every run (sets the session id
-after sign-in or resume, clears it after sign-out)."""
-
-
 @st.cache_resource(show_spinner=False)
 def registry() -> SessionRegistry:
     """The server process's session registry (thread-safe; shared by every browser session)."""
@@ -57,61 +46,55 @@ def _cookie_script(value: str, max_age: int) -> str:
             "SameSite=Strict';</script>")
 
 
-def _begin(session: svc.Session) -> None:
+def _begin(auth: dict, judge: dict, session: svc.Session) -> None:
     sid, expires = sessions.open_session(widgets.store(), registry(), session, now=widgets.clock())
-    st.session_state[widgets.SESSION_KEY] = session
-    st.session_state[SID_KEY] = sid
-    st.session_state[EXPIRES_KEY] = expires
-    st.session_state[COOKIE_KEY] = _cookie_script(sid, int(registry().ttl_s))
-    st.session_state[NOTICE_KEY] = ""
-    for key in ("judge_position", "judge_shown"):
-        st.session_state[key] = None
+    auth.update(session=session, sid=sid, expires=expires, notice="",
+                cookie=_cookie_script(sid, int(registry().ttl_s)))
+    judge.update(position=None, shown=None, flash=None, undo=[], drafts={})
 
 
 def _on_sign_in() -> None:
+    # Boxes and widget values first: no session-state access after the store is used.
+    auth, judge = widgets.box("auth"), widgets.box("judge")
     name = st.session_state.get("signin_name") or ""
     token = st.session_state.get("signin_token") or ""
+    store, throttle, now = widgets.store(), widgets.throttle(), widgets.clock()
     try:
-        session = svc.sign_in(widgets.store(), name, token, throttle=widgets.throttle(), now=widgets.clock())
+        session = svc.sign_in(store, name, token, throttle=throttle, now=now)
     except WorkbenchError as e:
-        st.session_state[NOTICE_KEY] = f"error:{e}"
+        auth["notice"] = f"error:{e}"
         return
-    st.session_state["signin_token"] = ""
-    _begin(session)
+    _begin(auth, judge, session)
 
 
 def sign_out(notice: str = "") -> None:
     """End this browser session's sign-in (server side and cookie); ``notice``
     is shown on the sign-in page."""
-    sessions.close_session(registry(), st.session_state.get(SID_KEY))
-    for key in (widgets.SESSION_KEY, SID_KEY, EXPIRES_KEY, "judge_position", "judge_shown", widgets.LEAD_POOL_KEY):
-        st.session_state[key] = None
-    st.session_state["judge_flash"] = None
-    st.session_state[COOKIE_KEY] = _cookie_script("", 0)
-    st.session_state[NOTICE_KEY] = notice
+    auth, judge = widgets.box("auth"), widgets.box("judge")
+    sessions.close_session(registry(), auth["sid"])
+    auth.update(session=None, sid=None, expires=0.0, notice=notice, cookie=_cookie_script("", 0))
+    judge.update(position=None, shown=None, flash=None, undo=[], drafts={})
+    st.session_state[widgets.LEAD_POOL_KEY] = None
 
 
 def resume() -> svc.Session | None:
     """The signed-in user of this browser session: from session state, else from
     the session cookie (a reload or a deep link). Signs an expired session out."""
-    current = widgets.session()
+    auth = widgets.box("auth")
     now = widgets.clock()
-    if current is not None:
-        if now >= float(st.session_state.get(EXPIRES_KEY) or 0.0):
+    if auth["session"] is not None:
+        if now >= float(auth["expires"] or 0.0):
             sign_out("Your session expired: sign in again.")
             return None
-        return current
+        return auth["session"]  # type: ignore[no-any-return]
     sid = st.context.cookies.get(cookie_name())
-    if not isinstance(sid, str) or not sid or st.session_state.get(NOTICE_KEY):  # signed out in this tab: ignore the old cookie
+    if not isinstance(sid, str) or not sid or auth["notice"]:  # signed out in this tab: ignore the old cookie
         return None
     resumed = sessions.resume_session(widgets.store(), registry(), sid, now=now)
     if resumed is None:
         return None
     session, expires = resumed
-    st.session_state[widgets.SESSION_KEY] = session
-    st.session_state[SID_KEY] = sid
-    st.session_state[EXPIRES_KEY] = expires
-    st.session_state[COOKIE_KEY] = _cookie_script(sid, max(0, int(expires - now)))
+    auth.update(session=session, sid=sid, expires=expires, cookie=_cookie_script(sid, max(0, int(expires - now))))
     return session
 
 
@@ -121,7 +104,7 @@ def sign_in_page(target: str = "") -> None:
     st.title("Sign in")  # the store's path is shown to leads only, after sign-in
     if target:
         st.caption(f"Sign in to open {widgets.md_escape(target)}.")
-    notice = st.session_state.get(NOTICE_KEY) or ""
+    notice = widgets.box("auth")["notice"] or ""
     with st.form("signin_form"):
         st.text_input("User name", key="signin_name")
         st.text_input("Access token", type="password", key="signin_token")
@@ -145,5 +128,5 @@ def refused_page(title: str) -> None:
 def render_cookie() -> None:
     """Render the cookie script (the same in every run until the sign-in state
     changes, so the browser runs it once per change)."""
-    script = st.session_state.get(COOKIE_KEY) or _cookie_script("", 0)
+    script = widgets.box("auth")["cookie"] or _cookie_script("", 0)
     st.html(f"<div class='wb-status'>{script}</div>", unsafe_allow_javascript=True)

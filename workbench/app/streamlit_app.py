@@ -31,26 +31,11 @@ st.set_page_config(page_title="IR workbench: judging", page_icon="⚖️", layou
 st.html(widgets.CSS)
 widgets.begin_run()
 
-# Namespaced session keys, initialised once per browser session.
-_DEFAULTS: dict[str, object] = {
-    widgets.SESSION_KEY: None,
-    auth.SID_KEY: None,
-    auth.EXPIRES_KEY: None,
-    auth.NOTICE_KEY: "",
-    auth.COOKIE_KEY: "",
-    widgets.LEAD_POOL_KEY: None,
-    "judge_position": None,
-    "judge_shown": None,
-    "judge_flash": None,
-    "judge_undo": [],
-    "judge_drafts": {},
-    "adjudicate_msg": None,
-    "adjudicate_at": 0,
-    "publish_msg": None,
-    widgets.SCOREBOARD_QRELS_KEY: None,
-    widgets.QRELS_VERSIONS_KEY: None,
-}
-for key, default in _DEFAULTS.items():
+# Namespaced session keys and the per-part state boxes (widgets.BOXES), initialised
+# once per browser session.
+widgets.init_boxes()
+for key, default in {widgets.LEAD_POOL_KEY: None, widgets.SCOREBOARD_QRELS_KEY: None,
+                     widgets.QRELS_VERSIONS_KEY: None}.items():
     st.session_state.setdefault(key, default)
 
 
@@ -94,7 +79,7 @@ else:
     pg = st.navigation(pages)
     # Saves run in button callbacks, before this script body: the counts include them.
     _sidebar(session)
-    if st.session_state.pop("wb_goto", None) == "judge" and pg.url_path != "judge" and pg.title != "Judge":
+    if widgets.box("judge").pop("goto", False) and pg.title != "Judge":
         st.switch_page(HERE / "app_pages" / "judge.py")
 try:
     pg.run()

@@ -33,8 +33,37 @@ if TYPE_CHECKING:
     from workbench.store import LabelStore
     from workbench.store.qrels import QrelsVersionInfo
 
-SESSION_KEY = "auth_session"
 LEAD_POOL_KEY = "lead_pool"
+
+BOXES: dict[str, Callable[[], dict[str, Any]]] = {
+    "auth": lambda: {"session": None, "sid": None, "expires": 0.0, "notice": "", "cookie": ""},
+    "judge": lambda: {"position": None, "shown": None, "flash": None, "undo": [], "drafts": {}, "help": False},
+    "adjudicate": lambda: {"msg": None, "at": 0, "clear_why": False, "clear_pick": False},
+    "publish": lambda: {"msg": None, "clear": False},
+}
+"""The per-session state of each part of the app, one mutable dict ("box") each.
+
+Why boxes: in Streamlit 1.67 every ``st.session_state`` read or write is a yield
+point (``SafeSessionState``): when the next key press is already waiting, the
+access raises ``RerunException``, and a widget callback that raises it simply
+ends there (Streamlit treats it as the callback's ``st.rerun()``). A callback
+that saved to the store and then touched session state could therefore lose
+its updates (the position not advanced, the Undo entry missing) while the save
+itself stood. So a callback fetches its box (and any widget value) *before* it
+writes to the store, and afterwards only mutates the box in place, with no
+``st.*`` call: the write and its effects on the screen land together."""
+
+
+def init_boxes() -> None:
+    """Create this browser session's boxes (once; the entrypoint calls it each run)."""
+    for name, make in BOXES.items():
+        if name not in st.session_state:
+            st.session_state[name] = make()
+
+
+def box(name: str) -> dict[str, Any]:
+    """This session's box ``name`` (see ``BOXES``)."""
+    return st.session_state[name]  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +216,8 @@ def store() -> LabelStore:
 
 def session() -> Session | None:
     """The signed-in user, or None."""
-    return st.session_state.get(SESSION_KEY)
+    auth = st.session_state.get("auth")
+    return None if auth is None else auth["session"]  # type: ignore[no-any-return]
 
 
 class PageStop(Exception):  # noqa: N818 - a control-flow signal, like StopIteration
@@ -245,12 +275,13 @@ def queue_state() -> QueueState:
 
 def current_position(state: QueueState) -> int:
     """The Judge page's position (or where it will resume), within 1..n."""
-    pos = st.session_state.get("judge_position") or state.resume
+    pos = box("judge")["position"] or state.resume
     return max(1, min(int(pos), max(1, state.n_total)))
 
 
 def _jump_to_topic() -> None:
     topic_id = st.session_state.get("sidebar_jump")
+    judge = box("judge")
     st.session_state["sidebar_jump"] = None
     if topic_id is None:
         return
@@ -258,9 +289,7 @@ def _jump_to_topic() -> None:
     entries = [e for e in state.entries if e.topic_id == topic_id]
     if entries:
         target = next((e for e in entries if not e.judged), entries[0])
-        st.session_state["judge_position"] = target.position
-        st.session_state["judge_shown"] = None
-        st.session_state["wb_goto"] = "judge"
+        judge.update(position=target.position, shown=None, flash=None, goto=True)
 
 
 def sidebar_progress(state: QueueState) -> None:

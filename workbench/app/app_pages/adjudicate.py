@@ -28,64 +28,64 @@ from workbench.services import judging as svc
 BATCH_SHOWN = 200
 
 
-def _msg(kind: str, text: str) -> None:
-    st.session_state["adjudicate_msg"] = (kind, text)
+# The callbacks read the "adjudicate" box and the widget values first, write to the
+# store, then only update the box in place (see widgets.BOXES); widget values are
+# cleared at the start of the next run (``clear_why``, ``clear_pick``).
 
 
 def _decide(pool_version: str, item: svc.DeskItem, grade: int) -> None:
     """Grade button callback: the suggestion is accepted with its reason; another grade needs a rationale."""
-    session = widgets.session()
+    session, desk = widgets.session(), widgets.box("adjudicate")
+    typed = (st.session_state.get("adjudicate_why") or "").strip()
+    store = widgets.store()
     if session is None:
         return
-    typed = (st.session_state.get("adjudicate_why") or "").strip()
     if typed:
         rationale = typed
     elif item.suggestion.grade == grade:
         rationale = f"accepted the suggestion: {item.suggestion.reason}"
     else:
-        _msg("error", f"Grade {grade} is not the suggestion ({item.suggestion.grade}): type a rationale first, "
-                      "then press the grade again.")
+        desk["msg"] = ("error", f"Grade {grade} is not the suggestion ({item.suggestion.grade}): type a rationale "
+                                "first, then press the grade again.")
         return
     try:
-        svc.adjudicate(widgets.store(), session, pool_version, item.row.topic_id, item.row.doc_id, grade, rationale)
+        svc.adjudicate(store, session, pool_version, item.row.topic_id, item.row.doc_id, grade, rationale)
     except WorkbenchError as e:
-        _msg("error", f"Not saved: {widgets.md_escape(e)}")
+        desk["msg"] = ("error", f"Not saved: {widgets.md_escape(e)}")
         return
-    st.session_state["adjudicate_why"] = ""
-    _msg("ok", f"Final grade {grade} set for topic {widgets.md_escape(item.row.topic_id)}, document "
-               f"{widgets.md_escape(item.row.doc_id)}.")
+    desk.update(clear_why=True, msg=("ok", f"Final grade {grade} set for topic {widgets.md_escape(item.row.topic_id)}, "
+                                           f"document {widgets.md_escape(item.row.doc_id)}."))
 
 
 def _accept(pool_version: str, item: svc.DeskItem) -> None:
     if item.suggestion.grade is None:
-        _msg("error", "No suggestion: every judgment is unsure. Choose a grade and give a rationale.")
+        widgets.box("adjudicate")["msg"] = ("error", "No suggestion: every judgment is unsure. Choose a grade and "
+                                                     "give a rationale.")
         return
     _decide(pool_version, item, item.suggestion.grade)
 
 
 def _accept_batch(pool_version: str, items: list[svc.DeskItem]) -> None:
-    session = widgets.session()
+    session, desk = widgets.session(), widgets.box("adjudicate")
+    store = widgets.store()
     if session is None:
         return
     try:
-        n = svc.accept_suggestions(widgets.store(), session, pool_version, items)
+        n = svc.accept_suggestions(store, session, pool_version, items)
     except WorkbenchError as e:
-        _msg("error", f"Not saved: {widgets.md_escape(e)}")
+        desk["msg"] = ("error", f"Not saved: {widgets.md_escape(e)}")
         return
-    st.session_state["adjudicate_pick"] = []
     skipped = len(items) - n
-    _msg("ok", f"Accepted {n} suggestion(s)" + (f"; {skipped} without a suggestion (only unsure) left" if skipped
-                                                 else "") + ".")
+    desk.update(clear_pick=True, msg=("ok", f"Accepted {n} suggestion(s)" + (
+        f"; {skipped} without a suggestion (only unsure) left" if skipped else "") + "."))
 
 
 def _move(to: int) -> None:
-    st.session_state["adjudicate_at"] = max(0, to)
-    st.session_state["adjudicate_msg"] = None
-    st.session_state["adjudicate_why"] = ""
+    widgets.box("adjudicate").update(at=max(0, to), msg=None, clear_why=True)
 
 
 def _status_line() -> None:
-    kind, text = st.session_state.get("adjudicate_msg") or ("", "")
+    kind, text = widgets.box("adjudicate")["msg"] or ("", "")
     with st.container(key="adjudicate_status"):
         if text:
             (st.success if kind == "ok" else st.error)(text)
@@ -178,6 +178,13 @@ def main() -> None:
     rule = c1.selectbox("Suggestions from the final-grade rule", rule_names(), index=rule_names().index(DEFAULT_RULE),
                         key="adjudicate_rule", format_func=lambda r: f"{r}: {get_rule(r).description}")
     include = c2.checkbox("Include documents already adjudicated", value=False, key="adjudicate_show_done")
+    box = widgets.box("adjudicate")
+    if box["clear_why"]:  # set by a callback after its store write; cleared here, before the widget exists
+        st.session_state["adjudicate_why"] = ""
+        box["clear_why"] = False
+    if box["clear_pick"]:
+        st.session_state["adjudicate_pick"] = []
+        box["clear_pick"] = False
     desk = cached.desk(pool_version, rule, include)
     widgets.signal(pending=desk.n_pending, adjudicated=desk.n_adjudicated)
     st.caption(f"**{desk.n_pending} pending** (grades differ, or marked unsure; widest spread first) · "
@@ -188,7 +195,7 @@ def main() -> None:
         return
     collection = svc.pool_collection(widgets.store(), pool_version)
     rubric = svc.rubric_for(widgets.store(), collection)
-    index = min(int(st.session_state.get("adjudicate_at") or 0), len(desk.items) - 1)
+    index = min(int(box["at"] or 0), len(desk.items) - 1)
     item = desk.items[index]
     widgets.signal(item=f"{item.row.topic_id}/{item.row.doc_id}")
     widgets.key_guard()

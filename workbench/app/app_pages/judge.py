@@ -38,94 +38,96 @@ def _draft_key(view: JudgingView) -> str:
     return f"{view.topic.topic_id}\x1f{view.document.doc_id}"
 
 
-def _flash(kind: str, text: str, *, undo: bool = False) -> None:
-    st.session_state["judge_flash"] = {"kind": kind, "text": text, "undo": undo}
+def _flash(judge: dict, kind: str, text: str, *, undo: bool = False) -> None:
+    judge["flash"] = {"kind": kind, "text": text, "undo": undo}
 
 
-def _advance_from(position: int) -> None:
-    if st.session_state.get("judge_position") == position:  # a stale double click does not skip
-        st.session_state["judge_position"] = position + 1
-        st.session_state["judge_shown"] = None
+# The callbacks read the "judge" box, the note and the store handle first, write to
+# the store, and then only update the box in place (see widgets.BOXES: any
+# session-state access after the write could end the callback there).
 
 
 def _save(view: JudgingView, grade: int | None, unsure: bool, token: str, shown_at: float) -> None:
     """Grade button callback: commit the judgment (with the note), then advance."""
-    session = widgets.session()
+    session, judge = widgets.session(), widgets.box("judge")
+    note = st.session_state.get("judge_note", "") or ""
+    store = widgets.store()
     if session is None:
         return
-    note = st.session_state.get("judge_note", "") or ""
     try:
         saved = svc.save_judgment_outcome(
-            widgets.store(), session, view, grade=grade, unsure=unsure, note=note,
+            store, session, view, grade=grade, unsure=unsure, note=note,
             duration_ms=int((time.monotonic() - shown_at) * 1000), save_token=f"{token}:{grade}:{unsure}",
         )
     except WorkbenchError as e:
-        _flash("error", f"Not saved: {widgets.md_escape(e)}")
+        _flash(judge, "error", f"Not saved: {widgets.md_escape(e)}")
         return
     if saved.new:
-        st.session_state["judge_undo"] = [*st.session_state.get("judge_undo", []), (saved.judgment_id, view.position)]
-    st.session_state.get("judge_drafts", {}).pop(_draft_key(view), None)
+        judge["undo"].append((saved.judgment_id, view.position))
+    judge["drafts"].pop(_draft_key(view), None)
     what = "unsure" if saved.unsure else f"grade {saved.grade}"
     verb = "Saved" if saved.new else "Already saved"
-    _flash("saved", f"{verb} {what} for document {widgets.md_escape(view.document.doc_id)} (#{view.position}).",
-           undo=bool(st.session_state.get("judge_undo")))
-    _advance_from(view.position)
+    _flash(judge, "saved", f"{verb} {what} for document {widgets.md_escape(view.document.doc_id)} "
+                           f"(#{view.position}).", undo=bool(judge["undo"]))
+    if judge["position"] == view.position:  # a stale double click does not skip
+        judge.update(position=view.position + 1, shown=None)
 
 
 def _save_note(view: JudgingView) -> None:
     """"Save note" callback: the note on its own; the grade (if any) is kept."""
-    session = widgets.session()
+    session, judge = widgets.session(), widgets.box("judge")
+    note = st.session_state.get("judge_note", "") or ""
+    store = widgets.store()
     if session is None:
         return
-    note = st.session_state.get("judge_note", "") or ""
     try:
-        saved = svc.save_note(widgets.store(), session, view, note)
+        saved = svc.save_note(store, session, view, note)
     except WorkbenchError as e:
-        _flash("error", f"Note not saved: {widgets.md_escape(e)}")
+        _flash(judge, "error", f"Note not saved: {widgets.md_escape(e)}")
         return
-    st.session_state.get("judge_drafts", {}).pop(_draft_key(view), None)
+    judge["drafts"].pop(_draft_key(view), None)
     held = ("unsure" if saved.unsure else f"grade {saved.grade}") if (saved.grade is not None or saved.unsure) \
         else "no grade yet"
-    _flash("note", f"Note saved for document {widgets.md_escape(view.document.doc_id)} ({held}; nothing else changed).")
+    _flash(judge, "note", f"Note saved for document {widgets.md_escape(view.document.doc_id)} ({held}; "
+                          "nothing else changed).")
 
 
 def _keep_draft(view: JudgingView) -> None:
     """Note field callback (Ctrl+Enter, or leaving the field): keep it for this document."""
-    st.session_state.setdefault("judge_drafts", {})[_draft_key(view)] = st.session_state.get("judge_note", "") or ""
-    _flash("draft", "Note kept: it is saved with the grade you give, or now with Save note. No grade was saved.")
+    judge = widgets.box("judge")
+    judge["drafts"][_draft_key(view)] = st.session_state.get("judge_note", "") or ""
+    _flash(judge, "draft", "Note kept: it is saved with the grade you give, or now with Save note. "
+                           "No grade was saved.")
 
 
 def _undo() -> None:
     """Undo callback: restore the state before the last save of this session, and go back to it."""
-    session = widgets.session()
-    stack = list(st.session_state.get("judge_undo") or [])
+    session, judge = widgets.session(), widgets.box("judge")
+    store = widgets.store()
     if session is None:
         return
-    if not stack:
-        _flash("error", "Nothing to undo in this session.")
+    if not judge["undo"]:
+        _flash(judge, "error", "Nothing to undo in this session.")
         return
-    judgment_id, position = stack.pop()
+    judgment_id, position = judge["undo"][-1]
     try:
-        out = svc.undo_save(widgets.store(), session, judgment_id)
+        out = svc.undo_save(store, session, judgment_id)
     except WorkbenchError as e:
-        _flash("error", f"Not undone: {widgets.md_escape(e)}")
+        _flash(judge, "error", f"Not undone: {widgets.md_escape(e)}")
         return
-    st.session_state["judge_undo"] = stack
-    st.session_state["judge_position"] = position
-    st.session_state["judge_shown"] = None
+    judge["undo"].pop()
+    judge.update(position=position, shown=None)
     before = ("unsure" if out.unsure else f"grade {out.grade}") if out.judged else "not judged"
-    _flash("undone", f"Undone: document {widgets.md_escape(out.doc_id)} (#{position}) is {before} again.",
-           undo=bool(stack))
+    _flash(judge, "undone", f"Undone: document {widgets.md_escape(out.doc_id)} (#{position}) is {before} again.",
+           undo=bool(judge["undo"]))
 
 
 def _move(to: int) -> None:
-    st.session_state["judge_position"] = max(1, to)
-    st.session_state["judge_shown"] = None
-    st.session_state["judge_flash"] = None
+    widgets.box("judge").update(position=max(1, to), shown=None, flash=None)
 
 
 def _open_help() -> None:
-    st.session_state["judge_help_open"] = True
+    widgets.box("judge")["help"] = True
 
 
 @st.dialog("Keys")
@@ -137,7 +139,7 @@ def _keys_dialog(rubric_lines: list[tuple[str, str]]) -> None:
 
 def _status_line(view: JudgingView | None, new_topic: bool) -> None:
     """The reserved line: the last action's message (with Undo), else a new-topic notice."""
-    flash = st.session_state.get("judge_flash")
+    flash = widgets.box("judge")["flash"]
     with st.container(key="judge_status"):
         if flash:
             text, kind = flash["text"], flash["kind"]
@@ -166,7 +168,7 @@ def _grade_bar(view: JudgingView, rubric, token: str, shown_at: float, position:
                       disabled=position <= 1, width="stretch")
         nav[1].button("Next", key="judge_next", on_click=_move, args=(position + 1,), shortcut="N", width="stretch")
         nav[2].button("Undo", key="judge_undo_btn", on_click=_undo, shortcut="Backspace", width="stretch",
-                      disabled=not st.session_state.get("judge_undo"))
+                      disabled=not widgets.box("judge")["undo"])
         nav[3].button("First unjudged", key="judge_jump", on_click=_move, args=(resume,), width="stretch",
                       disabled=resume == position)
         nav[4].button("Keys (?)", key="judge_help", on_click=_open_help, width="stretch")
@@ -176,11 +178,12 @@ def main() -> None:
     session = widgets.require_session()
     store = widgets.store()
     state = widgets.queue_state()
-    if st.session_state.get("judge_position") is None:
-        st.session_state["judge_position"] = state.resume
-    position = int(st.session_state["judge_position"])
+    judge = widgets.box("judge")
+    if judge["position"] is None:
+        judge["position"] = state.resume
+    position = int(judge["position"])
     widgets.signal(position=position, saved=state.n_done, unsure=state.n_unsure, total=state.n_total,
-                   undo=len(st.session_state.get("judge_undo") or []))
+                   undo=len(judge["undo"]))
     widgets.key_guard()
 
     if state.n_total == 0:
@@ -196,19 +199,16 @@ def main() -> None:
         if state.n_done < state.n_total:
             c[0].button("Go to the first unjudged document", key="judge_resume", on_click=_move, args=(state.resume,))
         c[1].button("Previous", key="judge_prev_end", on_click=_move, args=(state.n_total,), shortcut="P")
-        c[2].button("Undo", key="judge_undo_btn", on_click=_undo, shortcut="Backspace",
-                    disabled=not st.session_state.get("judge_undo"))
+        c[2].button("Undo", key="judge_undo_btn", on_click=_undo, shortcut="Backspace", disabled=not judge["undo"])
         return
 
-    shown = st.session_state.get("judge_shown")
+    shown = judge["shown"]
     doc_key = (view.topic.topic_id, view.document.doc_id)
     if not shown or shown.get("position") != position or shown.get("doc") != doc_key:
         shown = {"position": position, "doc": doc_key, "at": time.monotonic(), "token": uuid.uuid4().hex}
-        st.session_state["judge_shown"] = shown
-        drafts = st.session_state.get("judge_drafts", {})
-        st.session_state["judge_note"] = drafts.get(_draft_key(view), view.own_note)  # before the widget exists
-    widgets.signal(doc=f"{doc_key[0]}/{doc_key[1]}",
-                   draft="yes" if _draft_key(view) in st.session_state.get("judge_drafts", {}) else "no")
+        judge["shown"] = shown
+        st.session_state["judge_note"] = judge["drafts"].get(_draft_key(view), view.own_note)  # before the widget
+    widgets.signal(doc=f"{doc_key[0]}/{doc_key[1]}", draft="yes" if _draft_key(view) in judge["drafts"] else "no")
 
     rubric = svc.rubric_for(store, view.collection)
     place = state.topic_place(position)
@@ -228,7 +228,8 @@ def main() -> None:
     _grade_bar(view, rubric, shown["token"], shown["at"], position, state.resume)
     st.caption(widgets.keys_help(rubric, KEYS_EXTRA))
     widgets.render_rubric(rubric)
-    if st.session_state.pop("judge_help_open", False):
+    if judge.pop("help", False):
+        judge["help"] = False
         _keys_dialog([(g.key, f"grade {g.grade}: {g.label}") for g in rubric.grades] + list(KEYS_EXTRA))
 
 

@@ -13,10 +13,8 @@ STATUSES = ("judged", "unsure", "skipped", "not yet")
 
 
 def _open() -> None:
-    st.session_state["judge_position"] = int(st.session_state.get("mine_goto") or 1)
-    st.session_state["judge_shown"] = None
-    st.session_state["judge_flash"] = None
-    st.session_state["wb_goto"] = "judge"
+    target = int(st.session_state.get("mine_goto") or 1)
+    widgets.box("judge").update(position=target, shown=None, flash=None, goto=True)
 
 
 def main() -> None:

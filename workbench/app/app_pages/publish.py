@@ -28,31 +28,28 @@ def _parent_key(pool_version: str) -> str:
 
 
 def _publish(pool_version: str) -> None:
-    session = widgets.session()
-    if session is None:
-        return
+    # Box and widget values first; after the publish only the box changes in place (widgets.BOXES).
+    session, box = widgets.session(), widgets.box("publish")
     parent = st.session_state.get(_parent_key(pool_version)) or NONE
     note = st.session_state.get("publish_note") or ""
+    name = (st.session_state.get("publish_name") or "").strip()
+    rule = st.session_state.get("publish_rule") or DEFAULT_RULE
+    store, labels_dir = widgets.store(), widgets.config().labels_dir
+    if session is None:
+        return
     try:
-        res = svc.publish(
-            widgets.store(), session, pool_version, (st.session_state.get("publish_name") or "").strip(),
-            rule=st.session_state.get("publish_rule") or DEFAULT_RULE,
-            parent_version=None if parent == NONE else parent,
-            labels_dir=widgets.config().labels_dir,
-            note=note,
-        )
+        res = svc.publish(store, session, pool_version, name, rule=rule,
+                          parent_version=None if parent == NONE else parent, labels_dir=labels_dir, note=note)
     except WorkbenchError as e:
-        st.session_state["publish_msg"] = ("error", widgets.md_escape(e))
+        box["msg"] = ("error", widgets.md_escape(e))
         return
     i = res.info
-    st.session_state["publish_msg"] = (
+    box.update(clear=True, msg=(
         "ok",
         f"Published {widgets.md_escape(i.name)} (parent {widgets.md_escape(i.parent_version or 'none')}): "
         f"{i.n_entries} entries, {i.n_topics} topics, {i.n_relevant} relevant, hash {i.content_hash[:12]}; "
         f"written to {widgets.md_escape(res.path)}. Note: {widgets.md_escape(i.note) if i.note else '(none)'}",
-    )
-    st.session_state["publish_name"] = ""
-    st.session_state["publish_note"] = ""
+    ))
 
 
 def _form(pool_version: str, versions: list, default_parent: str | None) -> tuple[str, str | None]:
@@ -116,7 +113,12 @@ def main() -> None:
     pool_version = widgets.pool_picker("publish")
     if pool_version is None:
         return
-    kind, msg = st.session_state.get("publish_msg") or ("", "")
+    box = widgets.box("publish")
+    if box["clear"]:  # after a publish: empty name and note, before the widgets exist
+        st.session_state["publish_name"] = ""
+        st.session_state["publish_note"] = ""
+        box["clear"] = False
+    kind, msg = box["msg"] or ("", "")
     if msg:
         (st.success if kind == "ok" else st.error)(msg)
     collection = svc.pool_collection(store, pool_version)
