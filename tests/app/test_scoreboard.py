@@ -245,7 +245,8 @@ def test_scoreboard_page_shows_the_numbers(board_db):
     for run, value in R20_V1.items():
         assert round(table.loc[run, "R@20"], 4) == round(value, 4)
     assert table.loc["ceiling min(k,|R|)/|R|", "R@20"] == 1.0  # the ceiling row
-    assert list(table.columns) == ["R@5", "R@10", "R@20", "R@50", "R@100", "nDCG@10", "RR@10", "P@10"]
+    assert list(table.columns) == ["R@5", "R@10", "R@20", "R@50", "R@100", "nDCG@10", "RR@10", "P@10",
+                                   "pool contributor"]
     micro = at.dataframe[1].value.set_index("run")
     assert round(micro.loc["dense", "R@20"], 4) == round(3 / 4, 4)
     apart = at.dataframe[2].value.set_index("run")

@@ -143,8 +143,9 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             unsure = bool(latest[2]) if latest is not None else False
             row = _one(cur.execute(
                 "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
-                "duration_ms, pool_version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING judgment_id",
-                [collection, topic_id, doc_id, user.name, grade, unsure, note, pool_version],
+                "duration_ms, pool_version, rubric_version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING judgment_id",
+                [collection, topic_id, doc_id, user.name, grade, unsure, note, pool_version,
+                 self._rubric(cur, collection).version_id],
             ))
         return SavedJudgment(int(row[0]), True, grade, unsure)
 
@@ -181,7 +182,8 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
                 raise UnknownNameError(f"save of {assessor!r}", str(judgment_id), mine)
             collection, topic_id, doc_id = row
             history = cur.execute(
-                "SELECT judgment_id, grade, unsure, note, pool_version, undoes FROM judgments WHERE collection = ? "
+                "SELECT judgment_id, grade, unsure, note, pool_version, undoes, coalesce(rubric_version, '') "
+                "FROM judgments WHERE collection = ? "
                 "AND topic_id = ? AND doc_id = ? AND assessor = ? ORDER BY judgment_id",
                 [collection, topic_id, doc_id, assessor],
             ).fetchall()
@@ -199,10 +201,13 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             grade = None if before is None or before[1] is None else int(before[1])
             unsure = bool(before[2]) if before is not None else False
             note = str(before[3]) if before is not None else ""
+            # The restored grade keeps the rubric version it was given under.
             new = _one(cur.execute(
                 "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
-                "duration_ms, pool_version, undoes) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING judgment_id",
-                [collection, topic_id, doc_id, assessor, grade, unsure, note, history[at][4], judgment_id],
+                "duration_ms, pool_version, undoes, rubric_version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?) "
+                "RETURNING judgment_id",
+                [collection, topic_id, doc_id, assessor, grade, unsure, note, history[at][4], judgment_id,
+                 before[6] if before is not None else ""],
             ))
         return UndoneJudgment(int(new[0]), judgment_id, topic_id, doc_id, grade, unsure,
                               grade is not None or unsure)
