@@ -115,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                 page.locator(STATUS + "[data-page='judge']").wait_for(state="attached", timeout=120_000)
                 if args.screenshots:
                     args.screenshots.mkdir(parents=True, exist_ok=True)
+                    page.locator(".st-key-judge_grade_1 button:visible").first.wait_for(timeout=60_000)
                     page.screenshot(path=str(args.screenshots / "judge.png"))
                 key_times: list[float] = []
                 for i in range(args.keys):
@@ -138,7 +139,10 @@ def main(argv: list[str] | None = None) -> int:
                             grid.wait_for(timeout=60_000)
                             tables.setdefault(name, []).append(time.perf_counter() - start)
                         if visit == 0 and args.screenshots and name in ("Adjudicate", "Scoreboard"):
-                            page.screenshot(path=str(args.screenshots / f"{name.lower()}.png"), full_page=True)
+                            if name == "Scoreboard":
+                                page.locator("[data-testid='stVegaLiteChart'] canvas").first.wait_for(timeout=60_000)
+                            page.screenshot(path=str(args.screenshots / f"{name.lower()}.png"))
+                            page.screenshot(path=str(args.screenshots / f"{name.lower()}-full.png"), full_page=True)
                 browser.close()
         finally:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -229,6 +229,22 @@ def test_undo_restores_the_previous_grade(ui_server, page):
     assert [h.grade for h in _history(db, doc)] == [1, 3, 1, None]  # append-only; no judgment now
 
 
+def test_question_mark_lists_the_keys(ui_server, page):
+    url, db, queues, log_path, proc = ui_server
+    page.set_default_timeout(TIMEOUT)
+    page.goto(url)
+    browser_sign_in(page, "ann")
+    status(page, position=1)
+    press_key(page, "?")
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.get_by_text("undo the last save")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    marker = sync(page)
+    assert (marker["position"], marker["saved"]) == ("1", "0")
+
+
 @pytest.fixture
 def board_store(tmp_path):
     """test_scoreboard's store: runs bm25 and dense cover every topic, partial only topic 1."""
