@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.log_dir.mkdir(parents=True, exist_ok=True)
 
+    # SIGTERM (e.g. `kill -- -<loop pgid>`) ends the loop through `finally`, so the load stops with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     load = _start_load(args.cpus) if args.stress else None
     durations: list[float] = []
     passed = streak = best = 0
