@@ -97,8 +97,12 @@ def main(argv: list[str] | None = None) -> int:
             log = args.log_dir / f"run-{n}.log"
             start = time.monotonic()
             with open(log, "w") as out:
-                rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-x", *DEFAULT_TESTS, *args.pytest_args],
-                                     cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+                # each run keeps its temporary folders (stores, server logs) and a failing
+                # browser test's screenshot, for the post-mortem of a failure
+                keep = ["--basetemp", str(args.log_dir / f"run-{n}-tmp"), "--screenshot", "only-on-failure",
+                        "--output", str(args.log_dir / f"run-{n}-artifacts"), "-p", "no:cacheprovider"]
+                rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-x", *keep, *DEFAULT_TESTS,
+                                      *args.pytest_args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
             durations.append(time.monotonic() - start)
             _check_load(load)  # the load lasted the whole run
             tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]

@@ -8,7 +8,15 @@ between tests, so every test clears it in teardown (../shared/ENVIRONMENT.md).
 from __future__ import annotations
 
 import pytest
-from app_helpers import CHROMIUM_ARGS, running_ui, seed_store
+from app_helpers import CHROMIUM_ARGS, SIGNAL_TIMEOUT_MS, running_ui, seed_store
+
+try:  # Playwright's expect() waits 5 s by default: a time, not a signal. Use the failure bound of
+    # the status-marker waits instead (expect returns as soon as the element is there).
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=SIGNAL_TIMEOUT_MS)
+except ImportError:  # pragma: no cover - browser tests are skipped without Playwright
+    pass
 
 
 @pytest.fixture

@@ -82,7 +82,9 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
 
     page.get_by_role("button", name="Sign out").click()
     _sign_in(page, "lead")
+    status(page, page="judge", user="lead")
     page.get_by_role("link", name="Agreement").click()
+    status(page, page="agreement", user="lead")  # the page's run has finished: its tables are on screen
     expect(page.get_by_text("Cohen's kappa (linear weights) per pair")).to_be_visible()
     expect(page.locator("table").first).to_be_visible()
     from sklearn.metrics import cohen_kappa_score
@@ -97,6 +99,7 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     other.create_qrels_version("toy-v1", COLLECTION, {"1": {"d1": 2, "d6": 1}, "2": {"d2": 1}},
                                origin="imported", rule="test")
     page.get_by_role("link", name="Scoreboard").click()
+    status(page, page="scoreboard", user="lead")
     expect(page.get_by_text("2 evaluated", exact=True)).to_be_visible()
     page.locator("[data-testid='stDataFrame']").first.wait_for()
     page.screenshot(path=str(SCREENSHOTS / "scoreboard.png"), full_page=True)

@@ -143,7 +143,7 @@ def test_deep_link_to_a_lead_page_works_for_a_lead_and_not_for_an_assessor(ui_se
     lead.goto(f"{url}/agreement")
     expect(lead.get_by_text("Sign in to open Agreement.")).to_be_visible()
     browser_sign_in(lead, "lead")
-    status(lead, page="agreement")
+    status(lead, page="agreement", user="lead")  # the sign-in form at this address is page "agreement" too
     expect(lead.get_by_role("heading", name="Agreement")).to_be_visible()
     assert lead.url.endswith("/agreement")
 

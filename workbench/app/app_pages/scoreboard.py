@@ -89,8 +89,10 @@ def _summary(info: QrelsVersionInfo, board: svc.Scoreboard) -> None:
         st.warning(f"Missing topics ({effect}):\n" + "\n".join(lines))
     else:
         st.caption("No selected run misses a topic of the qrels.")
-    for w in board.warnings:
-        st.warning(widgets.md_escape(w))
+    if len(board.warnings) == 1:
+        st.warning(widgets.md_escape(board.warnings[0]))
+    elif board.warnings:  # one box, so that several runs' warnings do not push the tables below the fold
+        st.warning(f"{len(board.warnings)} warnings:\n" + "\n".join(f"- {widgets.md_escape(w)}" for w in board.warnings))
 
 
 def _measures(board: svc.Scoreboard) -> None:
