@@ -158,7 +158,13 @@ def browser_sign_in(page, user: str, token: str | None = None) -> None:
 
 
 def press_key(page, key: str) -> None:
-    """Press a key with the focus on the page (the topic card), not in a field."""
+    """Press a key with the focus on the page (the topic card), not in a field.
+
+    Waits first for the bar's buttons: Streamlit loads a widget's code lazily, so
+    in a fresh browser the run's status marker can be on screen while the grade
+    buttons (and their key bindings) are not yet mounted; a key pressed then is lost."""
+    page.locator(".st-key-judge_bar button, .st-key-judge_prev_end button, .st-key-adjudicate_bar button"
+                 ).first.wait_for(state="visible", timeout=SIGNAL_TIMEOUT_MS)
     page.locator("[data-testid='wb-topic']").first.click()
     page.keyboard.press(key)
 
