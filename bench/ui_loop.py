@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import statistics
 import subprocess
@@ -37,16 +36,30 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TESTS = ["tests/app", "--deselect", "tests/app/test_concurrency.py"]
 
 
+STRESS = "/usr/bin/stress"
+"""Debian's stress(1), by its path: a PyPI package named ``stress`` in a venv's
+``bin/`` shadows it on PATH, and that one exits at once with ``--cpu 2``."""
+
+
 def _start_load(cpus: int) -> subprocess.Popen[bytes] | None:
-    exe = shutil.which("stress")
+    exe = STRESS if os.access(STRESS, os.X_OK) else None
     if exe is None:
-        print("ui_loop: `stress` not found; using busy Python loops instead", file=sys.stderr)
+        print(f"ui_loop: {STRESS} not found; using busy Python loops instead", file=sys.stderr)
         cmd = [sys.executable, "-c", "import multiprocessing as m\n"
                "def f():\n    while True: pass\n"
                f"ps=[m.Process(target=f) for _ in range({cpus})]\n[p.start() for p in ps]\n[p.join() for p in ps]"]
     else:
         cmd = [exe, "--cpu", str(cpus)]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    _check_load(proc)
+    return proc
+
+
+def _check_load(proc: subprocess.Popen[bytes] | None) -> None:
+    """Refuse to go on without the load: a run "under stress" must have had it."""
+    if proc is not None and proc.poll() is not None:
+        raise SystemExit(f"ui_loop: the load generator {proc.args[0]} exited (rc {proc.returncode}); "
+                         "no run is counted without it")
 
 
 def _stop_load(proc: subprocess.Popen[bytes] | None) -> None:
@@ -73,17 +86,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.log_dir.mkdir(parents=True, exist_ok=True)
 
+    # SIGTERM (e.g. `kill -- -<loop pgid>`) ends the loop through `finally`, so the load stops with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     load = _start_load(args.cpus) if args.stress else None
     durations: list[float] = []
     passed = streak = best = 0
     try:
         for n in range(1, args.runs + 1):
+            _check_load(load)
             log = args.log_dir / f"run-{n}.log"
             start = time.monotonic()
             with open(log, "w") as out:
-                rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-x", *DEFAULT_TESTS, *args.pytest_args],
-                                     cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+                # each run keeps its temporary folders (stores, server logs) and a failing
+                # browser test's screenshot, for the post-mortem of a failure
+                keep = ["--basetemp", str(args.log_dir / f"run-{n}-tmp"), "--screenshot", "only-on-failure",
+                        "--output", str(args.log_dir / f"run-{n}-artifacts"), "-p", "no:cacheprovider"]
+                rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-x", *keep, *DEFAULT_TESTS,
+                                      *args.pytest_args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
             durations.append(time.monotonic() - start)
+            _check_load(load)  # the load lasted the whole run
             tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
             ok = rc == 0
             passed += ok

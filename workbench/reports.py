@@ -699,7 +699,7 @@ def recall_curve_chart(evaluations: Sequence[Evaluation], *, title: str = "Recal
         title: chart title.
 
     Returns:
-        ``altair.LayerChart`` (x: k on a log scale, y: R@k).
+        ``altair.LayerChart`` (x: k on a log scale over [1, depth], y: R@k over [0, 1]).
     """
     import altair as alt
 
@@ -711,7 +711,11 @@ def recall_curve_chart(evaluations: Sequence[Evaluation], *, title: str = "Recal
     if evaluations:
         longest = max(evaluations, key=lambda e: e.curve.depth)
         points += [{"k": k, "R@k": v, "run": ceiling_name} for k, v in enumerate(longest.curve.ceiling, 1)]
-    x = alt.X("k:Q", scale=alt.Scale(type="log"), title="cutoff k")
+    # Explicit domains: Vega otherwise derives them from the data, which is still
+    # empty at the first render in the browser ("Infinite extent for field k",
+    # "Log scale domain includes zero"); k starts at 1, so the log scale is defined.
+    depth = max((e.curve.depth for e in evaluations), default=1)
+    x = alt.X("k:Q", scale=alt.Scale(type="log", domain=[1, max(2, depth)]), title="cutoff k")
     y = alt.Y("R@k:Q", scale=alt.Scale(domain=[0, 1]), title="R@k (macro)")
     dash = alt.condition(alt.datum.run == ceiling_name, alt.value([4, 4]), alt.value([1, 0]))
     data = alt.Data(values=points)  # type: ignore[no-untyped-call]  # altair's Data has no annotations

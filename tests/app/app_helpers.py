@@ -4,6 +4,7 @@ drivers and the browser settings."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from workbench.types import Document, RunInfo, Topic
@@ -78,7 +79,7 @@ def button(at, prefix: str):
 
 def shown(at) -> tuple[str, str]:
     """(topic_id, doc_id) on the judging screen."""
-    return tuple(at.session_state["judge_shown"]["doc"])  # type: ignore[return-value]
+    return tuple(at.session_state["judge"]["shown"]["doc"])  # type: ignore[return-value]
 
 
 def page_text(at) -> str:
@@ -92,6 +93,8 @@ def page_text(at) -> str:
     parts.extend(b.label for b in at.button)
     for t in at.table:
         parts.append(t.value.to_csv())
+    for d in at.dataframe:
+        parts.append(d.value.to_csv())
     return "\n".join(parts)
 
 
@@ -124,7 +127,7 @@ SIGNAL_TIMEOUT_MS = 60_000
 return as soon as the signal is there)."""
 
 
-def status(page, **fields) -> dict[str, str]:
+def status(pw_page, **fields) -> dict[str, str]:
     """Wait for the status marker of a finished run with these fields
     (``status(page, position=3)``) and return all its fields.
 
@@ -132,7 +135,7 @@ def status(page, **fields) -> dict[str, str]:
     when it carries the fields, the run that produced them has finished.
     """
     sel = STATUS + "".join(f"[data-{k}='{v}']" for k, v in fields.items())
-    loc = page.locator(sel).last
+    loc = pw_page.locator(sel).last
     loc.wait_for(state="attached", timeout=SIGNAL_TIMEOUT_MS)
     return loc.evaluate("e => Object.assign({}, e.dataset)")
 
@@ -145,3 +148,65 @@ def sync(page) -> dict[str, str]:
     before = int(page.locator(STATUS).last.get_attribute("data-sync", timeout=SIGNAL_TIMEOUT_MS) or 0)
     page.locator(".st-key-wb_refresh button:visible").first.click(timeout=SIGNAL_TIMEOUT_MS)
     return status(page, sync=before + 1)
+
+
+def browser_sign_in(page, user: str, token: str | None = None) -> None:
+    """Fill the sign-in form and submit it (the caller waits for the status marker)."""
+    page.get_by_label("User name").fill(user)
+    page.get_by_label("Access token").fill(token if token is not None else TOKENS[user])
+    page.get_by_role("button", name="Sign in").click()
+
+
+def press_key(page, key: str) -> None:
+    """Press a key with the focus on the page (the topic card), not in a field.
+
+    Waits first for the bar's buttons: Streamlit loads a widget's code lazily, so
+    in a fresh browser the run's status marker can be on screen while the grade
+    buttons (and their key bindings) are not yet mounted; a key pressed then is lost."""
+    page.locator(".st-key-judge_bar button, .st-key-judge_prev_end button, .st-key-adjudicate_bar button"
+                 ).first.wait_for(state="visible", timeout=SIGNAL_TIMEOUT_MS)
+    page.locator("[data-testid='wb-topic']").first.click()
+    page.keyboard.press(key)
+
+
+@contextlib.contextmanager
+def running_ui(db, log_path):
+    """`workbench ui` over ``db`` on a free port; yields (url, process). Stopped with
+    SIGTERM to its process group (SIGKILL if it does not stop)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    port = free_port()
+    exe = Path(sys.executable).with_name("workbench")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [str(exe), "--db", str(db), "ui", "--port", str(port)],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120  # a failure bound: the loop ends as soon as the server answers
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.read().decode() == "ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"UI did not start (rc={proc.poll()}): {Path(log_path).read_text()}")
+            time.sleep(0.2)
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)

@@ -8,7 +8,15 @@ between tests, so every test clears it in teardown (../shared/ENVIRONMENT.md).
 from __future__ import annotations
 
 import pytest
-from app_helpers import CHROMIUM_ARGS, free_port, seed_store
+from app_helpers import CHROMIUM_ARGS, SIGNAL_TIMEOUT_MS, running_ui, seed_store
+
+try:  # Playwright's expect() waits 5 s by default: a time, not a signal. Use the failure bound of
+    # the status-marker waits instead (expect returns as soon as the element is there).
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=SIGNAL_TIMEOUT_MS)
+except ImportError:  # pragma: no cover - browser tests are skipped without Playwright
+    pass
 
 
 @pytest.fixture
@@ -36,46 +44,8 @@ def browser_type_launch_args():
 
 @pytest.fixture
 def ui_server(seeded, tmp_path):
-    """`workbench ui` on a free port over the seeded store; yields (url, db, queues, log path).
-
-    Stopped with SIGTERM to its process group; the test reads the server log for tracebacks.
-    """
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-    import urllib.request
-    from pathlib import Path
-
+    """`workbench ui` on a free port over the seeded store; yields (url, db, queues, log path, process)."""
     db, queues = seeded
-    port = free_port()
     log_path = tmp_path / "server.log"
-    exe = Path(sys.executable).with_name("workbench")
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [str(exe), "--db", str(db), "ui", "--port", str(port)],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.read().decode() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"UI did not start (rc={proc.poll()}): {log_path.read_text()}")
-            time.sleep(0.2)
+    with running_ui(db, log_path) as (url, proc):
         yield url, db, queues, log_path, proc
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)

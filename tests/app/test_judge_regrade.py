@@ -14,8 +14,9 @@ from app_helpers import new_app, shown, sign_in
 
 
 def _back_to(at, position: int, shown_state: dict):
-    at.session_state["judge_position"] = position
-    at.session_state["judge_shown"] = copy.deepcopy(shown_state)
+    judge = at.session_state["judge"]  # the Judge page's state box, changed in place as a stale screen
+    judge["position"] = position
+    judge["shown"] = copy.deepcopy(shown_state)
     return at.run()
 
 
@@ -25,8 +26,8 @@ def test_quick_regrade_lands_and_the_message_reports_the_store(seeded):
     db, queues = seeded
     at = sign_in(new_app(), "ann")
     first = shown(at)
-    position = at.session_state["judge_position"]
-    screen = copy.deepcopy(at.session_state["judge_shown"])
+    position = at.session_state["judge"]["position"]
+    screen = copy.deepcopy(at.session_state["judge"]["shown"])
 
     at.button(key="judge_grade_1").click().run()
     assert at.success[0].value.startswith(f"Saved grade 1 for document {first[1]}")

@@ -5,6 +5,7 @@ fetch the images on the Adjudicate page)."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import app_helpers
@@ -72,14 +73,15 @@ def test_adjudicate_page_shows_titles_notes_and_rationales_as_text(hostile):
     lead.switch_page("app_pages/adjudicate.py").run()
     assert not lead.exception
     shown = _markdown_strings(lead)
-    assert any(md_escape(TITLE) in s for s in shown)  # the title is shown, escaped
+    doc_html = "".join(h.proto.body for h in lead.html if "wb-doc" in h.proto.body)
+    assert html.escape(TITLE) in doc_html  # the title is shown, HTML-escaped inside the document card
     assert not any(LIVE.search(s) for s in shown), [s for s in shown if LIVE.search(s)]
     notes = lead.dataframe[0].value["note"].tolist()  # plain-text cells: the note literally
     assert NOTE in notes and "**bold claim**" in notes
+    assert TITLE in lead.dataframe[1].value["title"].tolist()  # the batch table: plain text too
 
-    lead.selectbox(key="adj_1_d1_grade").set_value(2)
-    lead.text_input(key="adj_1_d1_why").input(WHY)
-    lead.button(key="adj_1_d1_go").click().run()
+    lead.text_input(key="adjudicate_why").input(WHY)
+    lead.button(key="adjudicate_grade_2").click().run()
     lead.checkbox(key="adjudicate_show_done").check().run()
     assert not lead.exception
     shown = _markdown_strings(lead)

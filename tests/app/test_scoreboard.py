@@ -234,35 +234,38 @@ def test_scoreboard_page_shows_the_numbers(board_db):
     assert [t.value for t in at.title] == ["Scoreboard"]
     assert at.selectbox(key="scoreboard_qrels_pick").value == "toy-v2"  # newest by default
     at.selectbox(key="scoreboard_qrels_pick").set_value("toy-v1").run()
-    # all three runs: partial lacks topic 2, which the page says and excludes everywhere
+    # the complete runs by default; partial (topic 1 of the evaluated 1, 2) apart, on its own topics
+    assert at.multiselect(key="scoreboard_runs_toy").value == ["bm25", "dense"]
     text = page_text(at)
     assert "missing-topic policy: **exclude**" in text
-    assert "**partial**: 1 topic(s): 2" in text and "left out of every run's averages" in text
-    assert "**1 evaluated**" in text and "1 excluded (|R| = 0)" in text
-    table = at.dataframe[0].value.set_index("run")
-    assert round(table.loc["bm25", "R@20"], 4) == round(1 / 3, 4)
-
-    at.multiselect(key="scoreboard_runs_toy").set_value(["bm25", "dense"]).run()
-    assert not at.exception
-    text = page_text(at)
-    assert "**2 evaluated**" in text and "No run misses a topic" in text
+    assert "**2 evaluated**" in text and "No selected run misses a topic" in text
     info = LabelStore(board_db, client="pytest").get_qrels_info("toy-v1")
     assert info.content_hash[:12] in text and "columnar-numpy" in text  # lineage: hash and evaluator
     table = at.dataframe[0].value.set_index("run")
     for run, value in R20_V1.items():
         assert round(table.loc[run, "R@20"], 4) == round(value, 4)
-        assert table.loc[run, "R@20 ceiling"] == 1.0
+    assert table.loc["ceiling min(k,|R|)/|R|", "R@20"] == 1.0  # the ceiling row
+    assert list(table.columns) == ["R@5", "R@10", "R@20", "R@50", "R@100", "nDCG@10", "RR@10", "P@10",
+                                   "pool contributor"]
     micro = at.dataframe[1].value.set_index("run")
     assert round(micro.loc["dense", "R@20"], 4) == round(3 / 4, 4)
-    novelty = at.dataframe[2].value.set_index("run")
+    apart = at.dataframe[2].value.set_index("run")
+    assert apart.loc["partial", "topics covered"] == "1 of 2"
+    assert round(apart.loc["partial", "R@20"], 4) == round(2 / 3, 4)  # on topic 1 only: d5, d6 of {d1, d5, d6}
+    novelty = at.dataframe[3].value.set_index("run")
     assert list(novelty.loc["bm25", [f"pool-novel@{k}" for k in (5, 10, 20, 50, 100)]]) == [2, 2, 2, 2, 2]
     (chart,) = at.get("vega_lite_chart")
+    import json
+
     import pyarrow as pa
 
     data = pa.ipc.open_stream(chart.proto.data.data).read_all().to_pydict()  # the chart's rows (Arrow IPC)
     assert set(data["run"]) == {"bm25", "dense", "ceiling min(k,|R|)/|R|"}
+    spec = json.loads(chart.proto.spec)
+    x_scale = spec["encoding"]["x"]["scale"]  # explicit domain: no infinite extent, no zero on the log scale
+    assert x_scale == {"domain": [1, 3], "type": "log"}  # k = 1 .. the deepest curve (3 documents)
 
-    bounds = at.dataframe[3].value.set_index("run")
+    bounds = at.dataframe[4].value.set_index("run")
     assert round(bounds.loc["bm25", "R@20 optimistic"], 4) == round((2 / 4 + 2 / 2) / 2, 4)
 
     # drill-down: bm25, topic 1, k = 5 on v1
@@ -280,11 +283,34 @@ def test_scoreboard_page_shows_the_numbers(board_db):
     assert [m.value for m in at.metric][:4] == [f"{1 / 3:.4f}", "3", "1", "1"]
 
 
-def test_scoreboard_fail_policy_shows_the_error(board_db):
+def test_a_partial_run_never_shrinks_the_others_topic_set_without_a_confirmation(board_db):
     at = _lead("scoreboard")
+    at.selectbox(key="scoreboard_qrels_pick").set_value("toy-v1").run()
+    at.multiselect(key="scoreboard_runs_toy").set_value(["bm25", "dense", "partial"]).run()
+    assert not at.exception
+    assert "Partial run(s) selected: partial (1 of 2)" in at.warning[0].value
+    assert "over the 1 topics they all cover instead of 2" in at.warning[0].value
+    assert not at.dataframe  # blocked: no table until confirmed
+    at.checkbox(key="scoreboard_confirm_shrink").check().run()
+    text = page_text(at)
+    assert "**1 evaluated**" in text and "**partial**: 1 topic(s): 2" in text
+    table = at.dataframe[0].value.set_index("run")
+    assert round(table.loc["bm25", "R@20"], 4) == round(1 / 3, 4)  # topic 1 only, as asked
+    at.radio(key="scoreboard_missing").set_value("zero").run()  # zero: no shrinking, no confirmation
+    assert "**2 evaluated**" in page_text(at)
+    table = at.dataframe[0].value.set_index("run")
+    assert round(table.loc["bm25", "R@20"], 4) == round(R20_V1["bm25"], 4)
+    assert round(table.loc["partial", "R@20"], 4) == round((2 / 3 + 0) / 2, 4)
+
+
+def test_scoreboard_fail_policy_says_it_in_the_pages_terms(board_db):
+    at = _lead("scoreboard")
+    at.multiselect(key="scoreboard_runs_toy").set_value(["bm25", "partial"]).run()
     at.radio(key="scoreboard_missing").set_value("fail").run()
     assert not at.exception
-    assert "'partial' has no results for 1 qrels topic(s): 2" in at.error[0].value
+    err = at.error[0].value
+    assert "run partial has no results for 1 evaluated topic(s) (2)" in err
+    assert "Choose **exclude** or **zero** under Missing topics" in err and "--missing" not in err
 
 
 def test_qrels_versions_page_lineage_diff_and_changes(board_db):

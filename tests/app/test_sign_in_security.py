@@ -37,14 +37,14 @@ def test_right_token_right_after_failures_is_refused_until_the_delay_passed(seed
         sign_in(at, "ann", "wrong-token")
     assert "wrong token; wait" in at.error[0].value or "too many failed sign-ins" in at.error[0].value
     sign_in(at, "ann")  # the right token, still at the same instant
-    assert at.session_state["auth_session"] is None
+    assert at.session_state["auth"]["session"] is None
     assert "too many failed sign-ins for 'ann'" in at.error[0].value
     now[0] += 300.0  # past any delay after three failures (1 + 2 + 4 s)
     sign_in(at, "ann")
     assert not at.exception
-    assert at.session_state["auth_session"].user == "ann"
+    assert at.session_state["auth"]["session"].user == "ann"
     lead = sign_in(new_app(), "lead", TOKENS["lead"])  # another user was never slowed
-    assert lead.session_state["auth_session"].user == "lead"
+    assert lead.session_state["auth"]["session"].user == "lead"
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "example.org"])

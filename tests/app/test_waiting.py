@@ -54,5 +54,5 @@ def test_ui_waits_for_a_cli_command_and_says_so(seeded, tmp_path, monkeypatch):
     toasts = [t.value for t in at.toast]
     assert any("waiting for the store" in t and "workbench pool extend" in t and "extend pool p1" in t
                for t in toasts), toasts
-    assert at.session_state["auth_session"].user == "ann"
-    assert at.session_state["judge_shown"]["doc"] == queues["ann"][0]
+    assert at.session_state["auth"]["session"].user == "ann"
+    assert at.session_state["judge"]["shown"]["doc"] == queues["ann"][0]

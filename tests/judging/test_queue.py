@@ -17,8 +17,11 @@ from workbench.judging.queue import (
     plan_assignments,
     progress_counts,
     query_terms,
+    queue_status,
     resume_position,
     topic_order,
+    topic_position,
+    topic_window,
 )
 from workbench.types import Topic
 
@@ -92,6 +95,29 @@ def test_view_model_has_no_run_rank_or_score_fields():
 def test_query_terms_drop_stopwords():
     t = Topic("1", "What is the flow of a laminar boundary layer?")
     assert query_terms(t) == ["flow", "laminar", "boundary", "layer"]
+
+
+def test_query_terms_skip_function_words_but_keep_technical_ones():
+    """QA defect: "must", "so", "we" were highlighted (Cranfield topic 1 has "must")."""
+    t = Topic("1", "what similarity laws must be obeyed when constructing aeroelastic models of heated "
+                   "high speed aircraft .")
+    assert query_terms(t) == ["similarity", "laws", "obeyed", "constructing", "aeroelastic", "models", "heated",
+                              "high", "speed", "aircraft"]
+    t = Topic("2", "so we need papers on thin airfoils, the de laval nozzle and side force systems")
+    assert query_terms(t) == ["need", "thin", "airfoils", "de", "laval", "nozzle", "side", "force", "systems"]
+
+
+def test_queue_status_topic_position_and_window():
+    assert queue_status([(None, False), (1, False), (None, True), (None, False)]) == [
+        "skipped", "judged", "unsure", "not yet"]
+    assert queue_status([]) == []
+    topics = ["1", "1", "2", "2", "2", "10"]
+    assert [(p.index, p.size, p.new_topic) for p in (topic_position(topics, i) for i in range(1, 7))] == [
+        (1, 2, True), (2, 2, False), (1, 3, True), (2, 3, False), (3, 3, False), (1, 1, True)]
+    with pytest.raises(ValidationError):
+        topic_position(topics, 7)
+    assert topic_window(["1", "2", "3", "4", "5", "6", "7"], "5", before=1, after=1) == ["4", "5", "6"]
+    assert topic_window(["1", "2"], "9") == ["1", "2"]
 
 
 def test_highlight_escapes_markup_before_marking():

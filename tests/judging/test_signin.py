@@ -110,3 +110,38 @@ def test_unknown_user_costs_one_hash_check_like_a_known_user(users, monkeypatch)
     calls.clear()
     assert users.authenticate("ann", "ann-token-1").name == "ann"
     assert calls == [mod.PBKDF2_ITERATIONS]
+
+
+# -- server-side UI sessions ---------------------------------------------------------
+
+
+def test_a_session_resumes_until_it_expires_is_signed_out_or_the_token_changes(users):
+    from workbench.judging.signin import SessionRegistry
+    from workbench.services import sessions
+
+    reg = SessionRegistry(ttl_s=3600.0)
+    ann = svc.sign_in(users, "ann", "ann-token-1")
+    sid, expires = sessions.open_session(users, reg, ann, now=10.0)
+    assert expires == 3610.0 and len(sid) == 43 and "ann-token-1" not in sid
+    assert sessions.resume_session(users, reg, sid, now=3609.0) == (ann, 3610.0)
+    assert sessions.resume_session(users, reg, sid, now=3610.0) is None  # expired
+    assert sessions.resume_session(users, reg, "forged-id", now=11.0) is None
+    assert sessions.resume_session(users, reg, None, now=11.0) is None
+
+    sid, _ = sessions.open_session(users, reg, ann, now=20.0)
+    sessions.close_session(reg, sid)  # sign-out
+    assert sessions.resume_session(users, reg, sid, now=21.0) is None
+
+    sid, _ = sessions.open_session(users, reg, ann, now=30.0)
+    users.reset_token("ann", lead="lead", token="ann-token-2")
+    assert sessions.resume_session(users, reg, sid, now=31.0) is None  # the old token's session ends
+    assert reg.resolve(sid, now=31.0) is None
+
+
+def test_the_registry_keeps_only_a_hash_of_the_session_id():
+    from workbench.judging.signin import SessionRegistry
+
+    reg = SessionRegistry()
+    sid = reg.open("ann", "assessor", "fp", now=0.0)
+    assert sid not in repr(reg._by_key) and reg.resolve(sid, now=1.0).user == "ann"
+    assert reg.close_user("ann") == 1 and reg.resolve(sid, now=1.0) is None

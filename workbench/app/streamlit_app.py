@@ -1,116 +1,90 @@
-"""Entrypoint of the judging app: configuration, sign-in, navigation, progress.
+"""Entrypoint of the judging app: configuration, sign-in, navigation, sidebar.
 
 Run with ``workbench ui`` (``streamlit run`` on this file, ``WORKBENCH_DB`` in
-the environment). Assessors see only their own queue (Judge, Progress); leads
-also get the Pool, Agreement, Adjudicate, Publish, Scoreboard and Qrels
-versions pages.
+the environment). Assessors see their own queue (Judge, My judgments,
+Progress); leads also get Pool, Agreement, Adjudicate, Publish, Scoreboard and
+Qrels versions. Every page has its own address (``/scoreboard``, ...): a
+reload or a deep link opens it again after the session is resumed from its
+cookie, or after sign-in; an assessor on a lead page's address is refused.
+
+Every run ends with the status marker (``widgets.status_marker``), the signal
+the browser tests wait on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
 
-from workbench.app import widgets
+from workbench.app import auth, widgets
 from workbench.errors import WorkbenchError
 from workbench.services import judging as svc
 
 HERE = Path(__file__).parent
 
-st.set_page_config(page_title="IR workbench: judging", layout="wide")
+# page_icon: an emoji is drawn locally (an SVG data URL); a Material icon here
+# or as the favicon would be fetched from fonts.gstatic.com.
+st.set_page_config(page_title="IR workbench: judging", page_icon="⚖️", layout="wide")
 st.html(widgets.CSS)
+widgets.begin_run()
 
-# Namespaced session keys, initialised once per browser session.
-for key, default in {
-    widgets.SESSION_KEY: None,
-    widgets.LEAD_POOL_KEY: None,
-    "judge_position": None,
-    "judge_shown": None,
-    "judge_flash": "",
-    "judge_error": "",
-    "adjudicate_msg": None,
-    "publish_msg": None,
-    widgets.SCOREBOARD_QRELS_KEY: None,
-    widgets.QRELS_VERSIONS_KEY: None,
-}.items():
+# Namespaced session keys and the per-part state boxes (widgets.BOXES), initialised
+# once per browser session.
+widgets.init_boxes()
+for key, default in {widgets.LEAD_POOL_KEY: None, widgets.SCOREBOARD_QRELS_KEY: None,
+                     widgets.QRELS_VERSIONS_KEY: None}.items():
     st.session_state.setdefault(key, default)
 
 
-def _sign_in() -> None:
-    st.title("Sign in")  # the store's path is shown to leads only, after sign-in
-    with st.form("signin_form"):
-        name = st.text_input("User name", key="signin_name")
-        token = st.text_input("Access token", type="password", key="signin_token")
-        submitted = st.form_submit_button("Sign in", type="primary")
-    if submitted:
-        try:
-            st.session_state[widgets.SESSION_KEY] = svc.sign_in(widgets.store(), name, token,
-                                                                throttle=widgets.throttle(), now=widgets.clock())
-        except WorkbenchError as e:
-            st.error(widgets.md_escape(e))
-        else:
-            st.session_state["judge_position"] = None
-            st.session_state["judge_shown"] = None
-            st.rerun()
+def _page(spec: widgets.PageSpec, *, default: bool = False) -> st.Page:
+    return st.Page(HERE / "app_pages" / spec.file, title=spec.title, icon=spec.icon, url_path=spec.key,
+                   default=default)
 
 
-def _sign_out() -> None:
-    for key in (widgets.SESSION_KEY, "judge_position", "judge_shown", widgets.LEAD_POOL_KEY):
-        st.session_state[key] = None
-    st.session_state["judge_flash"] = ""
-    st.session_state["judge_error"] = ""
+def _stand_in(spec: widgets.PageSpec, render: Callable[[str], None]) -> st.Page:
+    """A hidden page at ``spec``'s address that renders something else (the
+    sign-in form, or the refusal for assessors)."""
+    return st.Page(partial(render, spec.title), title=spec.title, url_path=spec.key, visibility="hidden")
 
 
-def _sidebar_progress(session: svc.Session) -> None:
-    try:
-        state = svc.queue_state(widgets.store(), session)
-    except WorkbenchError as e:
-        st.sidebar.error(str(e))
-        return
+def _sidebar(session: svc.Session) -> None:
     sb = st.sidebar
     sb.markdown(f"**{widgets.md_escape(session.user)}** · {session.role}")
+    try:
+        state = widgets.queue_state()
+    except WorkbenchError as e:
+        sb.error(widgets.md_escape(e))
+        state = None
+    if state is not None:
+        widgets.sidebar_progress(state)
     if session.is_lead:
         sb.caption(f"Store: {widgets.md_escape(widgets.config().db_path)}")
-    if not state.n_total:
-        sb.caption("No documents assigned to you yet.")
-    else:
-        sb.progress(state.n_done / state.n_total, text=f"Overall: {widgets.percent(state.n_done, state.n_total)} judged")
-        pos = st.session_state.get("judge_position") or state.resume
-        current = state.entries[min(pos, state.n_total) - 1].topic_id
-        lines = []
-        for topic_id, (done, total) in state.progress.items():
-            mark = "▶ " if topic_id == current else ""
-            lines.append(f"{mark}topic {topic_id}: {done}/{total}")
-        sb.caption("Per topic (judged/assigned):")
-        sb.text("\n".join(lines))
-    widgets.refresh_button(sb)
-    sb.button("Sign out", key="signout", on_click=_sign_out)
+    c1, c2 = sb.columns(2)
+    widgets.refresh_button(c1)
+    c2.button("Sign out", key="signout", on_click=auth.sign_out)
 
 
-session = widgets.session()
+session = auth.resume()
 if session is None:
-    pg = st.navigation([st.Page(_sign_in, title="Sign in", icon=":material/login:", url_path="signin")])
+    signin = st.Page(auth.sign_in_page, title="Sign in", icon="🔑", url_path="signin", default=True)
+    pg = st.navigation([signin] + [_stand_in(s, auth.sign_in_page) for s in widgets.PAGES if s.key != "judge"],
+                       position="hidden")
 else:
-    pages = [
-        st.Page(HERE / "app_pages" / "judge.py", title="Judge", icon=":material/gavel:", default=True),
-        st.Page(HERE / "app_pages" / "progress.py", title="Progress", icon=":material/trending_up:"),
-    ]
-    if session.is_lead:
-        pages += [
-            st.Page(HERE / "app_pages" / "pool.py", title="Pool", icon=":material/inventory_2:"),
-            st.Page(HERE / "app_pages" / "agreement.py", title="Agreement", icon=":material/handshake:"),
-            st.Page(HERE / "app_pages" / "adjudicate.py", title="Adjudicate", icon=":material/balance:"),
-            st.Page(HERE / "app_pages" / "publish.py", title="Publish", icon=":material/publish:"),
-            st.Page(HERE / "app_pages" / "scoreboard.py", title="Scoreboard", icon=":material/leaderboard:"),
-            st.Page(HERE / "app_pages" / "qrels_versions.py", title="Qrels versions",
-                    icon=":material/account_tree:"),
-        ]
+    pages = [_page(s, default=s.key == "judge") for s in widgets.PAGES if session.is_lead or not s.lead]
+    if not session.is_lead:
+        pages += [_stand_in(s, auth.refused_page) for s in widgets.PAGES if s.lead]
     pg = st.navigation(pages)
     # Saves run in button callbacks, before this script body: the counts include them.
-    _sidebar_progress(session)
+    _sidebar(session)
+    if widgets.box("judge").pop("goto", False) and pg.title != "Judge":
+        st.switch_page(HERE / "app_pages" / "judge.py")
 try:
     pg.run()
 except widgets.PageStop:
     pass
-widgets.status_marker(pg.url_path or "home")
+auth.render_cookie()
+widgets.signal(user=session.user if session else "")
+widgets.status_marker(pg.title.lower().replace(" ", "_"))

@@ -13,36 +13,118 @@ import html
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import streamlit as st
 
 from workbench.config import WorkbenchConfig, resolve
-from workbench.judging.queue import highlight_html, query_terms
+from workbench.judging.queue import highlight_html, query_terms, topic_window
 from workbench.scoring.measures import DEFAULT_CUTOFFS
 
 if TYPE_CHECKING:
     from workbench.judging.queue import JudgingView
     from workbench.judging.signin import SignInThrottle
     from workbench.rubric import Rubric
-    from workbench.services.judging import Session
+    from workbench.services.judging import QueueState, Session
     from workbench.services.scoreboard import Scoreboard
     from workbench.store import LabelStore
     from workbench.store.qrels import QrelsVersionInfo
 
-SESSION_KEY = "auth_session"
 LEAD_POOL_KEY = "lead_pool"
+
+BOXES: dict[str, Callable[[], dict[str, Any]]] = {
+    "auth": lambda: {"session": None, "sid": None, "expires": 0.0, "notice": "", "cookie": ""},
+    "judge": lambda: {"position": None, "shown": None, "flash": None, "undo": [], "drafts": {}, "help": False},
+    "adjudicate": lambda: {"msg": None, "at": 0, "clear_why": False, "clear_pick": False},
+    "publish": lambda: {"msg": None, "clear": False},
+}
+"""The per-session state of each part of the app, one mutable dict ("box") each.
+
+Why boxes: in Streamlit 1.67 every ``st.session_state`` read or write is a yield
+point (``SafeSessionState``): when the next key press is already waiting, the
+access raises ``RerunException``, and a widget callback that raises it simply
+ends there (Streamlit treats it as the callback's ``st.rerun()``). A callback
+that saved to the store and then touched session state could therefore lose
+its updates (the position not advanced, the Undo entry missing) while the save
+itself stood. So a callback fetches its box (and any widget value) *before* it
+writes to the store, and afterwards only mutates the box in place, with no
+``st.*`` call: the write and its effects on the screen land together."""
+
+
+def init_boxes() -> None:
+    """Create this browser session's boxes (once; the entrypoint calls it each run)."""
+    for name, make in BOXES.items():
+        if name not in st.session_state:
+            st.session_state[name] = make()
+
+
+def box(name: str) -> dict[str, Any]:
+    """This session's box ``name`` (see ``BOXES``)."""
+    return st.session_state[name]  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class PageSpec:
+    """One page of the app.
+
+    Attributes:
+        key: its address (``/scoreboard``) and status-marker name.
+        file: the page script in ``app_pages/``.
+        title: the navigation label.
+        icon: the navigation icon (Material icons are drawn by the font Streamlit ships).
+        lead: lead-only page.
+    """
+
+    key: str
+    file: str
+    title: str
+    icon: str
+    lead: bool
+
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec("judge", "judge.py", "Judge", ":material/gavel:", False),
+    PageSpec("my_judgments", "my_judgments.py", "My judgments", ":material/checklist:", False),
+    PageSpec("progress", "progress.py", "Progress", ":material/trending_up:", False),
+    PageSpec("pool", "pool.py", "Pool", ":material/inventory_2:", True),
+    PageSpec("agreement", "agreement.py", "Agreement", ":material/handshake:", True),
+    PageSpec("adjudicate", "adjudicate.py", "Adjudicate", ":material/balance:", True),
+    PageSpec("publish", "publish.py", "Publish", ":material/publish:", True),
+    PageSpec("scoreboard", "scoreboard.py", "Scoreboard", ":material/leaderboard:", True),
+    PageSpec("qrels_versions", "qrels_versions.py", "Qrels versions", ":material/account_tree:", True),
+)
+"""Every page, in navigation order. A new page is one entry here and one file."""
+
+
+def page_path(key: str) -> str:
+    """The script path of a page (for ``st.switch_page`` and ``st.page_link``)."""
+    return "app_pages/" + next(p.file for p in PAGES if p.key == key)
 
 CSS = """
 <style>
 .wb-doc {white-space: pre-wrap; line-height: 1.55; font-size: 1.02rem; padding: 0.8rem 1rem;
-         border: 1px solid rgba(128,128,128,0.35); border-radius: 0.5rem; max-height: 60vh; overflow-y: auto;}
+         border: 1px solid rgba(128,128,128,0.35); border-radius: 0.5rem;
+         max-height: max(12rem, calc(100vh - 30rem)); overflow-y: auto;}
 .wb-doc h3 {margin: 0 0 0.6rem 0; font-size: 1.15rem; white-space: normal;}
-.wb-topic {padding: 0.4rem 0.8rem; border-left: 4px solid #4a7bd0; margin-bottom: 0.6rem;}
+.wb-topic {padding: 0.4rem 0.8rem; border-left: 4px solid #4a7bd0; margin-bottom: 0.2rem;}
+.wb-topic.wb-new {border-left-color: #d08a4a;}
 .wb-topic p {margin: 0.2rem 0;}
+.wb-badge {background: #d08a4a; color: #fff; border-radius: 0.6rem; padding: 0 0.5rem; margin-left: 0.5rem;
+           font-size: 0.8rem;}
 .wb-doc mark, .wb-topic mark {background: #ffe08a; padding: 0 0.1rem; border-radius: 0.15rem;}
 [data-testid="stElementContainer"]:has(.wb-status) {display: none;}
+/* The status line keeps its height whether or not a message is shown: nothing moves. */
+.st-key-judge_status, .st-key-adjudicate_status {min-height: 3.6rem;}
+.st-key-judge_status [data-testid="stAlert"], .st-key-adjudicate_status [data-testid="stAlert"] {padding: 0;}
+/* The grade bar stays at the bottom of the window while the page scrolls (sticky on
+   the layout wrapper Streamlit puts around the container, which has its height). */
+[data-testid="stLayoutWrapper"]:has(> .st-key-judge_bar),
+[data-testid="stLayoutWrapper"]:has(> .st-key-adjudicate_bar) {position: sticky; bottom: 0; z-index: 99;}
+.st-key-judge_bar, .st-key-adjudicate_bar {background: var(--wb-bar-bg, #ffffff); padding: 0.45rem 0 0.55rem 0;
+    border-top: 1px solid rgba(128,128,128,0.35); box-shadow: 0 -0.4rem 0.6rem -0.5rem rgba(0,0,0,0.25);}
 </style>
 """
 
@@ -134,7 +216,8 @@ def store() -> LabelStore:
 
 def session() -> Session | None:
     """The signed-in user, or None."""
-    return st.session_state.get(SESSION_KEY)
+    auth = st.session_state.get("auth")
+    return None if auth is None else auth["session"]  # type: ignore[no-any-return]
 
 
 class PageStop(Exception):  # noqa: N818 - a control-flow signal, like StopIteration
@@ -159,6 +242,78 @@ SYNC_KEY = "wb_sync"
 def signal(**fields: object) -> None:
     """Add fields to this run's status marker (e.g. ``position=3, saved=2``)."""
     st.session_state.setdefault(STATUS_KEY, {}).update({k: str(v) for k, v in fields.items()})
+
+
+RUN_ID_KEY = "wb_run_id"
+"""Session key: an id of the script run in progress (new at the top of every run,
+after the callbacks), for values read once per run."""
+
+
+def begin_run() -> None:
+    """Start a script run: a fresh run id (call at the top of the entrypoint)."""
+    st.session_state[RUN_ID_KEY] = uuid.uuid4().hex
+
+
+def per_run(name: str, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per script run (the sidebar and the page share it)."""
+    run = st.session_state.get(RUN_ID_KEY)
+    memo = st.session_state.get(f"wb_memo_{name}")
+    if memo is None or memo[0] != run:
+        memo = (run, compute())
+        st.session_state[f"wb_memo_{name}"] = memo
+    return memo[1]
+
+
+def queue_state() -> QueueState:
+    """The signed-in user's queue, read once per run (after this run's saves)."""
+    from workbench.services import judging as svc
+
+    s = session()
+    assert s is not None  # only called for a signed-in user
+    return per_run("queue", lambda: svc.queue_state(store(), s))  # type: ignore[no-any-return]
+
+
+def current_position(state: QueueState) -> int:
+    """The Judge page's position (or where it will resume), within 1..n."""
+    pos = box("judge")["position"] or state.resume
+    return max(1, min(int(pos), max(1, state.n_total)))
+
+
+def _jump_to_topic() -> None:
+    topic_id = st.session_state.get("sidebar_jump")
+    judge = box("judge")
+    st.session_state["sidebar_jump"] = None
+    if topic_id is None:
+        return
+    state = queue_state()
+    entries = [e for e in state.entries if e.topic_id == topic_id]
+    if entries:
+        target = next((e for e in entries if not e.judged), entries[0])
+        judge.update(position=target.position, shown=None, flash=None, goto=True)
+
+
+def sidebar_progress(state: QueueState) -> None:
+    """Overall progress (unsure apart), the current topic with its neighbours
+    (the other topics collapsed) and a jump-to-topic box."""
+    sb = st.sidebar
+    if not state.n_total:
+        sb.caption("No documents assigned to you yet.")
+        return
+    sb.progress(state.n_done / state.n_total,
+                text=f"Judged {state.n_graded} · unsure {state.n_unsure} · of {state.n_total} "
+                     f"({100 * state.n_done / state.n_total:.0f}%)")
+    current = state.entries[current_position(state) - 1].topic_id
+    lines = []
+    for topic_id in topic_window(list(state.progress), current):
+        done, total = state.progress[topic_id]
+        lines.append(f"{'▶' if topic_id == current else ' '} topic {topic_id}: {done}/{total}")
+    sb.caption("Topics near you (judged/assigned):")
+    sb.text("\n".join(lines))
+    sb.selectbox("Jump to topic", list(state.progress), index=None, key="sidebar_jump", on_change=_jump_to_topic,
+                 placeholder=f"topic id ({len(state.progress)} topics)")
+    if sb.toggle(f"All {len(state.progress)} topics", key="sidebar_all_topics"):  # drawn only when asked for
+        sb.dataframe([{"topic": t, "judged": d, "assigned": n} for t, (d, n) in state.progress.items()],
+                     hide_index=True, height=240)
 
 
 def status_marker(page: str) -> None:
@@ -213,16 +368,49 @@ def pool_picker(page: str) -> str | None:
     return chosen
 
 
-def render_topic(view: JudgingView) -> None:
-    """The topic: title (query terms marked), description and narrative when present."""
+KEY_GUARD = """<div class='wb-status'><script>
+(function () {
+  if (window.__wbKeyGuard) { return; }
+  window.__wbKeyGuard = true;
+  const inBar = (t) => t && t.closest && t.closest('.st-key-judge_bar, .st-key-adjudicate_bar');
+  const typing = (t) => t && (t.tagName === 'TEXTAREA' || t.tagName === 'INPUT' || t.isContentEditable);
+  const press = (key) => { const b = document.querySelector('.st-key-' + key + ' button'); if (b) { b.click(); } };
+  document.addEventListener('keydown', (e) => {
+    // Enter and Space never press a grade-bar button: only a click or the grade's own key saves.
+    if ((e.key === 'Enter' || e.key === ' ') && inBar(e.target)) {
+      e.preventDefault(); e.stopImmediatePropagation(); return;
+    }
+    if (typing(e.target) || e.altKey) { return; }
+    if (e.key === '?') { e.preventDefault(); press('judge_help'); }
+    else if ((e.ctrlKey || e.metaKey) && (e.key === 'z' || e.key === 'Z')) {
+      e.preventDefault(); press('judge_undo_btn'); press('adjudicate_undo');
+    }
+  }, true);
+  document.addEventListener('keyup', (e) => {
+    if (e.key === ' ' && inBar(e.target)) { e.preventDefault(); e.stopImmediatePropagation(); }
+  }, true);
+})();
+</script></div>"""
+
+
+def key_guard() -> None:
+    """The page's key guard (once per page load): Enter and Space never press a
+    grade-bar button; ``?`` opens the keys, Ctrl+Z undoes (outside text fields)."""
+    st.html(KEY_GUARD, unsafe_allow_javascript=True)
+
+
+def render_topic(view: JudgingView, *, new_topic: bool = False) -> None:
+    """The topic: title (query terms marked), description and narrative when present;
+    ``new_topic`` marks the first document of a topic."""
     t = view.topic
     terms = query_terms(t)
-    parts = [f"<p><b>Topic {html.escape(t.topic_id)}:</b> {highlight_html(t.title, terms)}</p>"]
+    badge = "<span class='wb-badge'>new topic</span>" if new_topic else ""
+    parts = [f"<p><b>Topic {html.escape(t.topic_id)}:</b> {highlight_html(t.title, terms)}{badge}</p>"]
     if t.description:
         parts.append(f"<p><i>Description:</i> {html.escape(t.description)}</p>")
     if t.narrative:
         parts.append(f"<p><i>Narrative:</i> {html.escape(t.narrative)}</p>")
-    st.html(f"<div class='wb-topic' data-testid='wb-topic'>{''.join(parts)}</div>")
+    st.html(f"<div class='wb-topic{' wb-new' if new_topic else ''}' data-testid='wb-topic'>{''.join(parts)}</div>")
 
 
 def render_document(view: JudgingView) -> None:
@@ -284,13 +472,13 @@ MISSING_HELP = (
 )
 
 
-@st.cache_data(max_entries=16, show_spinner="Scoring the runs ...")
+@st.cache_resource(max_entries=16, show_spinner="Scoring the runs ...")
 def _scoreboard(
     db_path: str, qrels_version: str, content_hash: str, run_names: tuple[str, ...], missing: str, rel: int,
     cutoffs: tuple[int, ...],
 ) -> Scoreboard:
     # Keyed by the database path and the qrels content hash (qrels versions and
-    # runs are immutable); returns plain data, never a cursor.
+    # runs are immutable); an immutable value shared read-only (no copy per hit).
     from workbench.services.scoreboard import scoreboard
 
     return scoreboard(store(), qrels_version, run_names=run_names, cutoffs=cutoffs, rel=rel, missing=missing)
@@ -300,8 +488,9 @@ def cached_scoreboard(
     qrels_version: str, run_names: Sequence[str], *, missing: str, rel: int = 1,
     cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
 ) -> Scoreboard:
-    """``services.scoreboard.scoreboard`` through ``st.cache_data`` (bounded), keyed by
-    (database path, qrels version and content hash, run names, policy, rel, cutoffs).
+    """``services.scoreboard.scoreboard`` through ``st.cache_resource`` (bounded; the
+    board is immutable and only read), keyed by (database path, qrels version and
+    content hash, run names, policy, rel, cutoffs).
 
     Raises:
         WorkbenchError: as ``scoreboard`` (errors are not cached).
@@ -311,7 +500,32 @@ def cached_scoreboard(
                        tuple(cutoffs))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _recall_chart(db_path: str, qrels_version: str, content_hash: str, run_names: tuple[str, ...], missing: str,
+                  rel: int, cutoffs: tuple[int, ...], title: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from workbench.reports import recall_curve_chart
+
+    board = _scoreboard(db_path, qrels_version, content_hash, run_names, missing, rel, cutoffs)
+    spec = recall_curve_chart(list(board.evaluations.values()), title=title).to_dict()  # validated once
+    values = spec.pop("data")["values"]
+    spec.pop("datasets", None)
+    return values, spec
+
+
+def recall_chart(qrels_version: str, run_names: Sequence[str], *, missing: str, title: str, rel: int = 1,
+                 cutoffs: Sequence[int] = DEFAULT_CUTOFFS) -> None:
+    """The board's recall-vs-k chart (``reports.recall_curve_chart``); its Vega-Lite spec
+    is built once per board (altair's validation takes about a second on Cranfield)."""
+    import pandas as pd
+
+    info = store().get_qrels_info(qrels_version)
+    values, spec = _recall_chart(str(config().db_path), qrels_version, info.content_hash, tuple(run_names), missing,
+                                 rel, tuple(cutoffs), title)
+    # theme=None: Vega's category palette, one distinct colour per run
+    st.vega_lite_chart(pd.DataFrame(values), spec, theme=None)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
 def _titles(db_path: str, collection: str, version: str, doc_ids: tuple[str, ...]) -> dict[str, str]:
     from workbench.services.scoreboard import document_titles
 
@@ -319,7 +533,7 @@ def _titles(db_path: str, collection: str, version: str, doc_ids: tuple[str, ...
 
 
 def cached_titles(collection: str, version: str, doc_ids: Sequence[str]) -> dict[str, str]:
-    """``services.scoreboard.document_titles`` through ``st.cache_data``, keyed by
+    """``services.scoreboard.document_titles`` through ``st.cache_resource``, keyed by
     (database path, collection, collection version, doc ids); "" = the latest version."""
     return _titles(str(config().db_path), collection, version, tuple(doc_ids))
 
@@ -364,3 +578,18 @@ def float_columns(rows: Sequence[Mapping[str, object]], fmt: str = "%.4f") -> di
     """``column_config`` showing every float column of ``rows`` with ``fmt`` (values stay full precision)."""
     cols = {c for r in rows for c, v in r.items() if isinstance(v, float)}
     return {c: st.column_config.NumberColumn(c, format=fmt) for c in sorted(cols)}
+
+
+def measure_columns(rows: Sequence[Mapping[str, object]]) -> dict[str, Any]:
+    """``column_config`` for a runs x measures table that fits a 1400 px screen:
+    4-decimal numbers in small columns, the run name wider (values stay full precision)."""
+    cols: dict[str, Any] = {}
+    for c in dict.fromkeys(k for r in rows for k in r):
+        values = [r.get(c) for r in rows if r.get(c) is not None]
+        if c == "run":
+            cols[c] = st.column_config.TextColumn(c, width="medium", pinned=True)
+        elif values and all(isinstance(v, float) for v in values):
+            cols[c] = st.column_config.NumberColumn(c, format="%.4f", width="small")
+        elif values and all(isinstance(v, int) for v in values):
+            cols[c] = st.column_config.NumberColumn(c, width="small")
+    return cols

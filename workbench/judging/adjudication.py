@@ -324,3 +324,52 @@ def diff_qrels(old: Mapping[str, Mapping[str, int]], new: Mapping[str, Mapping[s
     removed = [Qrel(t, d, o[(t, d)]) for t, d in sorted(o.keys() - n.keys())]
     changed = [(t, d, o[(t, d)], n[(t, d)]) for t, d in sorted(o.keys() & n.keys()) if o[(t, d)] != n[(t, d)]]
     return QrelsDiff(added, changed, removed)
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The grade a rule would give a document without an adjudication, and why.
+
+    Attributes:
+        grade: the suggested final grade, or None when every judgment is unsure.
+        reason: one line for the lead, e.g. ``lower median of 1, 3``.
+        decision: the step that decides it without a lead (``unanimous`` or
+            ``fallback``), or None when nothing does.
+    """
+
+    grade: int | None
+    reason: str
+    decision: Decision | None
+
+
+def suggest_grade(grades: Mapping[str, int | None], rule: str | FinalGradeRule = DEFAULT_RULE) -> Suggestion:
+    """What the final-grade rule decides for one document when the lead does not
+    (the Adjudicate page pre-selects it, clearly marked as a suggestion).
+
+    Args:
+        grades: assessor -> current grade (None = unsure).
+        rule: a ``FinalGradeRule`` or its name.
+
+    Returns:
+        ``Suggestion``: the unanimous grade, the rule's fallback over the
+        integer grades, or None (all unsure).
+
+    Raises:
+        UnknownNameError: unknown rule name.
+
+    Example:
+        >>> suggest_grade({"ann": 1, "bob": 3})
+        Suggestion(grade=1, reason="rule 'median' (lower median of the grades) of 1, 3", decision='fallback')
+        >>> suggest_grade({"ann": 2, "bob": None}).reason
+        'every grade given is 2 (1 unsure)'
+    """
+    r = rule if isinstance(rule, FinalGradeRule) else get_rule(rule)
+    given = sorted(int(g) for g in grades.values() if g is not None)
+    n_unsure = sum(1 for g in grades.values() if g is None)
+    unsure = f" ({n_unsure} unsure)" if n_unsure else ""
+    if not given:
+        return Suggestion(None, f"every judgment is unsure{unsure}", None)
+    if len(set(given)) == 1:
+        return Suggestion(given[0], f"every grade given is {given[0]}{unsure}", "unanimous")
+    return Suggestion(int(r.resolve(given)), f"rule {r.fallback!r} ({r.description}) of {', '.join(map(str, given))}"
+                      f"{unsure}", "fallback")

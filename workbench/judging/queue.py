@@ -38,6 +38,7 @@ import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from workbench.errors import ValidationError
 from workbench.types import Document, Topic
@@ -237,12 +238,46 @@ class JudgingView:
         return self.own_grade is not None or self.own_unsure
 
 
-STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how in is it of on or that the "
-    "this to was what when where which who why with would should could there their any been "
-    "into not than these those such".split()
+_GLASGOW_STOPWORDS = (
+    "a about above across after afterwards again against all almost alone along already also although "
+    "always am among amongst amoungst amount an and another any anyhow anyone anything anyway anywhere are "
+    "around as at back be became because become becomes becoming been before beforehand behind being below "
+    "beside besides between beyond bill both bottom but by call can cannot cant co con could couldnt cry de "
+    "describe detail do done down due during each eg eight either eleven else elsewhere empty enough etc even "
+    "ever every everyone everything everywhere except few fifteen fifty fill find fire first five for former "
+    "formerly forty found four from front full further get give go had has hasnt have he hence her here "
+    "hereafter hereby herein hereupon hers herself him himself his how however hundred i ie if in inc indeed "
+    "interest into is it its itself keep last latter latterly least less ltd made many may me meanwhile might "
+    "mill mine more moreover most mostly move much must my myself name namely neither never nevertheless next "
+    "nine no nobody none noone nor not nothing now nowhere of off often on once one only onto or other others "
+    "otherwise our ours ourselves out over own part per perhaps please put rather re same see seem seemed "
+    "seeming seems serious several she should show side since sincere six sixty so some somehow someone "
+    "something sometime sometimes somewhere still such system take ten than that the their them themselves "
+    "then thence there thereafter thereby therefore therein thereupon these they thick thin third this those "
+    "though three through throughout thru thus to together too top toward towards twelve twenty two un under "
+    "until up upon us very via was we well were what whatever when whence whenever where whereafter whereas "
+    "whereby wherein whereupon wherever whether which while whither who whoever whole whom whose why will with "
+    "within without would yet you your yours yourself yourselves"
 )
-"""Function words never highlighted (a short English list)."""
+_CONTENT_WORDS = frozenset(
+    "amount back bill bottom con cry de detail empty fill fire front full interest mill move name part "
+    "serious side sincere system thick thin top un".split()
+)
+"""Words of the Glasgow list that name things in technical text ("thin airfoil",
+"de Laval nozzle", "side force", "system"): they stay highlighted."""
+
+STOPWORDS = (frozenset(_GLASGOW_STOPWORDS.split()) - _CONTENT_WORDS) | frozenset(
+    "did does paper papers published available known various way ways".split()
+)
+"""Function words (and query phrasing such as "papers", "find", "show") never
+highlighted: the Glasgow IR group's English stop list (318 words, as shipped by
+scikit-learn), less the content words in ``_CONTENT_WORDS``.
+
+Source:
+    Glasgow Information Retrieval Group stop word list (van Rijsbergen,
+    Information Retrieval, 2nd ed., 1979, appendix); scikit-learn's
+    ``ENGLISH_STOP_WORDS`` is the same list.
+"""
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['-][A-Za-z0-9]+)*")
 
@@ -294,6 +329,97 @@ def highlight_html(text: str, terms: Sequence[str]) -> str:
             last = m.end()
     parts.append(html.escape(text[last:]))
     return "".join(parts)
+
+
+QueueStatus = Literal["judged", "unsure", "skipped", "not yet"]
+"""Where a queue entry stands for its assessor (``queue_status``)."""
+
+
+def queue_status(states: Sequence[tuple[int | None, bool]]) -> list[QueueStatus]:
+    """The status of each entry of a queue, in queue order.
+
+    Args:
+        states: per entry (current grade or None, unsure flag), in queue order.
+
+    Returns:
+        ``judged`` (a grade), ``unsure``, ``skipped`` (no judgment, but a later
+        entry has one: the assessor moved past it) or ``not yet`` (no judgment
+        and nothing after it is judged).
+
+    Example:
+        >>> queue_status([(2, False), (None, False), (None, True), (None, False)])
+        ['judged', 'skipped', 'unsure', 'not yet']
+    """
+    last = max((i for i, (g, u) in enumerate(states) if g is not None or u), default=-1)
+    out: list[QueueStatus] = []
+    for i, (grade, unsure) in enumerate(states):
+        if grade is not None:
+            out.append("judged")
+        elif unsure:
+            out.append("unsure")
+        else:
+            out.append("skipped" if i < last else "not yet")
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPosition:
+    """Where a queue position sits within its topic.
+
+    Attributes:
+        topic_id: the topic of the entry.
+        index: 1-based position of the entry among the topic's entries.
+        size: the topic's entries in the queue.
+        new_topic: the previous entry (position - 1) is of another topic, or
+            this is the queue's first entry.
+    """
+
+    topic_id: str
+    index: int
+    size: int
+    new_topic: bool
+
+
+def topic_position(topics: Sequence[str], position: int) -> TopicPosition:
+    """Position within the topic ("2 of 5 in topic 3") of a 1-based queue position.
+
+    Args:
+        topics: the topic_id of each queue entry, in queue order (a topic's
+            entries are contiguous, as ``assessor_order`` makes them).
+        position: 1..len(topics).
+
+    Raises:
+        ValidationError: position outside the queue.
+
+    Example:
+        >>> topic_position(["1", "1", "3", "3", "3"], 4)
+        TopicPosition(topic_id='3', index=2, size=3, new_topic=False)
+    """
+    if not 1 <= position <= len(topics):
+        raise ValidationError(f"queue position must be in 1..{len(topics)}, found {position}")
+    i = position - 1
+    topic = topics[i]
+    start = i
+    while start > 0 and topics[start - 1] == topic:
+        start -= 1
+    end = i
+    while end + 1 < len(topics) and topics[end + 1] == topic:
+        end += 1
+    return TopicPosition(topic, i - start + 1, end - start + 1, i == start)
+
+
+def topic_window(topic_ids: Sequence[str], current: str, *, before: int = 2, after: int = 2) -> list[str]:
+    """The current topic and its neighbours in queue order (the sidebar's short list).
+
+    Example:
+        >>> topic_window(["1", "2", "3", "4", "5", "6"], "2")
+        ['1', '2', '3', '4']
+    """
+    ids = list(topic_ids)
+    if current not in ids:
+        return ids[: before + after + 1]
+    i = ids.index(current)
+    return ids[max(0, i - before): i + after + 1]
 
 
 def progress_counts(queue: Sequence[ItemKey], judged: Iterable[ItemKey]) -> dict[str, tuple[int, int]]:

@@ -1,4 +1,10 @@
-"""Sign-in throttling (pure): a per-user delay that grows with failed attempts.
+"""Sign-in throttling and server-side UI sessions (pure: no I/O; time is passed in).
+
+Sessions: ``SessionRegistry`` keeps the signed-in browser sessions of one UI
+server; the browser holds only a random id (in a cookie), which expires
+(12 h by default) and ends at sign-out or when the user's token changes.
+
+Throttling: a per-user delay that grows with failed attempts.
 
 Rule: after ``n`` consecutive failed sign-ins for one user name, the next
 attempt for that name is accepted for checking only ``delay(n)`` seconds after
@@ -22,6 +28,8 @@ Source:
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 import threading
 from dataclasses import dataclass
 
@@ -136,3 +144,82 @@ class SignInThrottle:
         """Consecutive failed attempts remembered for ``name``."""
         with self._lock:
             return self._count(name, now)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEntry:
+    """A signed-in browser session held by the server (never sent to the browser
+    except as its random id).
+
+    Attributes:
+        user: the user name.
+        role: ``assessor`` or ``lead`` at sign-in (re-read from the store on resume).
+        fingerprint: identifies the user's token at sign-in; a token reset
+            changes it and so ends the user's sessions.
+        expires_at: end of the session, on the registry's monotonic clock (seconds).
+    """
+
+    user: str
+    role: str
+    fingerprint: str
+    expires_at: float
+
+
+class SessionRegistry:
+    """Server-side sessions of the judging UI: random ids that expire.
+
+    The browser keeps only the id (a cookie); the id's SHA-256 is the key here,
+    so the registry never holds a usable id. Thread-safe; one per server process.
+
+    Example:
+        >>> r = SessionRegistry(ttl_s=60.0)
+        >>> sid = r.open("ann", "assessor", "fp", now=0.0)
+        >>> r.resolve(sid, now=30.0).user, r.resolve(sid, now=61.0)
+        ('ann', None)
+    """
+
+    def __init__(self, *, ttl_s: float = 12 * 3600.0, max_sessions: int = 10_000) -> None:
+        self.ttl_s = ttl_s
+        self.max_sessions = max_sessions
+        self._lock = threading.Lock()
+        self._by_key: dict[str, SessionEntry] = {}
+
+    @staticmethod
+    def _key(sid: str) -> str:
+        return hashlib.sha256(sid.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def open(self, user: str, role: str, fingerprint: str, *, now: float) -> str:
+        """A new session; returns its id (32 random bytes, URL-safe, 43 characters)."""
+        sid = secrets.token_urlsafe(32)
+        with self._lock:
+            for key in [k for k, e in self._by_key.items() if e.expires_at <= now]:
+                del self._by_key[key]
+            while len(self._by_key) >= self.max_sessions:
+                self._by_key.pop(next(iter(self._by_key)))
+            self._by_key[self._key(sid)] = SessionEntry(user, role, fingerprint, now + self.ttl_s)
+        return sid
+
+    def resolve(self, sid: str, *, now: float) -> SessionEntry | None:
+        """The live session with this id, or None (unknown or expired; expired ones are dropped)."""
+        if not sid:
+            return None
+        key = self._key(sid)
+        with self._lock:
+            entry = self._by_key.get(key)
+            if entry is not None and entry.expires_at <= now:
+                del self._by_key[key]
+                return None
+            return entry
+
+    def close(self, sid: str) -> None:
+        """End a session (sign-out); an unknown id is ignored."""
+        with self._lock:
+            self._by_key.pop(self._key(sid), None)
+
+    def close_user(self, user: str) -> int:
+        """End every session of a user; returns how many were open."""
+        with self._lock:
+            keys = [k for k, e in self._by_key.items() if e.user == user]
+            for k in keys:
+                del self._by_key[k]
+        return len(keys)

@@ -28,19 +28,27 @@ from workbench.errors import (
     WorkbenchError,
 )
 from workbench.judging.adjudication import (
+    DEFAULT_RULE,
+    Decision,
     FinalGrades,
     QrelsDiff,
+    Suggestion,
     diff_qrels,
     disagreements,
     get_rule,
+    suggest_grade,
 )
 from workbench.judging.agreement import AgreementReport, Weights, agreement_report
 from workbench.judging.queue import (
     DEFAULT_BAND_SIZE,
     JudgingView,
+    QueueStatus,
+    TopicPosition,
     plan_assignments,
     progress_counts,
+    queue_status,
     resume_position,
+    topic_position,
 )
 from workbench.judging.signin import SignInThrottle
 from workbench.rubric import Rubric
@@ -56,6 +64,8 @@ if TYPE_CHECKING:
         StoredAdjudication,
         StoredJudgment,
     )
+    from workbench.store.judgments import UndoneJudgment
+    from workbench.store.progress import AssessorProgress
     from workbench.store.qrels import QrelsVersionInfo
 
 
@@ -160,6 +170,24 @@ class QueueState:
     def n_total(self) -> int:
         """Queue length."""
         return len(self.entries)
+
+    @property
+    def n_unsure(self) -> int:
+        """Entries whose current judgment is "unsure" (counted in ``n_done``, shown apart)."""
+        return sum(1 for e in self.entries if e.judged and e.unsure)
+
+    @property
+    def n_graded(self) -> int:
+        """Entries with a current grade (``n_done - n_unsure``)."""
+        return self.n_done - self.n_unsure
+
+    def topic_place(self, position: int) -> TopicPosition:
+        """Where a queue position sits in its topic ("2 of 5 in topic 3"; ``queue.topic_position``)."""
+        return topic_position([e.topic_id for e in self.entries], position)
+
+    def statuses(self) -> list[QueueStatus]:
+        """judged / unsure / skipped / not yet per entry, in queue order (``queue.queue_status``)."""
+        return queue_status([(e.grade, e.unsure and e.judged) for e in self.entries])
 
 
 def queue_state(store: LabelStore, session: Session) -> QueueState:
@@ -273,6 +301,71 @@ def save_judgment_outcome(
 
         after_save_quietly(store, view.pool_version, view.topic.topic_id)
     return saved
+
+
+def save_note(store: LabelStore, session: Session, view: JudgingView, note: str) -> SavedJudgment:
+    """Save the note on the document in ``view`` on its own ("Save note"): the
+    assessor's current grade or unsure mark is kept; with none, the note is
+    stored without a judgment. Never saves a grade the assessor did not give.
+
+    Returns:
+        ``SavedJudgment`` of the new row (grade/unsure: what the store holds).
+    """
+    return store.record_note(view.collection, view.topic.topic_id, view.document.doc_id, session.user,
+                             note.strip(), pool_version=view.pool_version)
+
+
+def undo_save(store: LabelStore, session: Session, judgment_id: int) -> UndoneJudgment:
+    """Undo one of the user's saves (the judging UI's Undo): the state before it
+    (grade, unsure mark and note, or no judgment) is restored by an appended row.
+
+    Raises:
+        UnknownNameError: not a save of this user.
+        ValidationError: the document was saved again after it.
+    """
+    return store.undo_judgment(judgment_id, session.user)
+
+
+@dataclass(frozen=True, slots=True)
+class MyJudgment:
+    """One entry of the assessor's "My judgments" list.
+
+    Attributes:
+        position: 1-based queue position.
+        topic_id: topic.
+        doc_id: document.
+        status: ``judged``, ``unsure``, ``skipped`` or ``not yet`` (``queue.queue_status``).
+        grade: the current grade (None unless judged).
+    """
+
+    position: int
+    topic_id: str
+    doc_id: str
+    status: QueueStatus
+    grade: int | None
+
+
+def my_judgments(state: QueueState, *, status: Sequence[str] | None = None,
+                 topic_id: str | None = None) -> list[MyJudgment]:
+    """The assessor's own queue with each entry's status, filtered.
+
+    Args:
+        state: the assessor's ``queue_state``.
+        status: keep only these statuses (None = all).
+        topic_id: keep only this topic (None = all).
+
+    Returns:
+        ``MyJudgment`` rows in queue order.
+    """
+    rows = [MyJudgment(e.position, e.topic_id, e.doc_id, st, e.grade)
+            for e, st in zip(state.entries, state.statuses(), strict=True)]
+    return [r for r in rows if (status is None or r.status in status) and (topic_id is None or r.topic_id == topic_id)]
+
+
+def assessor_overview(store: LabelStore) -> list[AssessorProgress]:
+    """Every user with assignments: assigned, graded, unsure, left, and the time per
+    judgment (median, p90) over their assigned documents (lead's Progress page)."""
+    return store.assessor_progress()
 
 
 # -- leads -----------------------------------------------------------------------
@@ -406,6 +499,78 @@ def disagreement_queue(store: LabelStore, pool_version: str, *, include_adjudica
     return rows
 
 
+@dataclass(frozen=True, slots=True)
+class DeskItem:
+    """A document on the lead's Adjudicate desk.
+
+    Attributes:
+        row: the disagreement (judgments, spread, current adjudication).
+        suggestion: what the final-grade rule decides without the lead.
+    """
+
+    row: DisagreementRow
+    suggestion: Suggestion
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(topic_id, doc_id)."""
+        return self.row.topic_id, self.row.doc_id
+
+
+@dataclass(frozen=True, slots=True)
+class AdjudicationDesk:
+    """The Adjudicate page's queue.
+
+    Attributes:
+        items: pending documents first (widest spread first), then, when asked
+            for, the already adjudicated ones.
+        n_pending: documents that need a decision and have none.
+        n_adjudicated: documents that needed one and have an adjudication.
+        rule: the canonical final-grade rule behind the suggestions.
+    """
+
+    items: list[DeskItem]
+    n_pending: int
+    n_adjudicated: int
+    rule: str
+
+
+def adjudication_desk(store: LabelStore, pool_version: str, *, rule: str = DEFAULT_RULE,
+                      include_adjudicated: bool = False) -> AdjudicationDesk:
+    """The documents needing a lead (``disagreement_queue``) with the rule's
+    suggested grade for each, and correct pending/adjudicated counts.
+
+    Raises:
+        UnknownNameError: unknown pool version or rule.
+    """
+    r = get_rule(rule)
+    rows = disagreement_queue(store, pool_version, include_adjudicated=True)
+    pending = [DeskItem(x, suggest_grade({j.assessor: j.grade for j in x.judgments}, r))
+               for x in rows if x.adjudication is None]
+    done = [DeskItem(x, suggest_grade({j.assessor: j.grade for j in x.judgments}, r))
+            for x in rows if x.adjudication is not None]
+    return AdjudicationDesk(pending + (done if include_adjudicated else []), len(pending), len(done), r.name)
+
+
+def accept_suggestions(store: LabelStore, session: Session, pool_version: str, items: Sequence[DeskItem]) -> int:
+    """Adjudicate every given document with its suggested grade (lead only), in
+    one transaction; the rationale records the suggestion it accepted.
+
+    Returns:
+        How many documents were adjudicated (items without a suggestion are skipped).
+
+    Raises:
+        PermissionDeniedError: not a lead.
+    """
+    require_lead(session, "adjudicate")
+    collection = pool_collection(store, pool_version)
+    batch = [(i.row.topic_id, i.row.doc_id, int(i.suggestion.grade), f"accepted the suggestion: {i.suggestion.reason}")
+             for i in items if i.suggestion.grade is not None]
+    if not batch:
+        return 0
+    return store.adjudicate_many(collection, batch, lead=session.user, pool_version=pool_version)
+
+
 def adjudicate(
     store: LabelStore,
     session: Session,
@@ -466,6 +631,63 @@ class PublishPreview:
     def n_entries(self) -> int:
         """Entries that would be frozen."""
         return sum(len(d) for d in self.qrels.values())
+
+
+def default_parent(store: LabelStore, pool_version: str) -> str | None:
+    """The parent a new qrels version of ``pool_version`` should name by default:
+    the latest version published from the pool version or one of its ancestors
+    (None when none was published yet).
+
+    Raises:
+        UnknownNameError: unknown pool version.
+    """
+    lineage = set(pool_overview_lineage(store, pool_version))
+    published = [v for v in store.list_qrels_versions(pool_collection(store, pool_version))
+                 if v.origin == "published" and v.pool_version in lineage]
+    return max(published, key=lambda v: v.created_at).name if published else None
+
+
+def pool_overview_lineage(store: LabelStore, pool_version: str) -> list[str]:
+    """The pool version and its ancestors, root first.
+
+    Raises:
+        UnknownNameError: unknown pool version.
+    """
+    pools = {p["pool_version"]: p for p in store.judging_pools()}
+    if pool_version not in pools:
+        store.judging_pool_items(pool_version)  # raises UnknownNameError listing the pools
+    lineage = [pool_version]
+    while pools[lineage[-1]]["parent_version"] and pools[lineage[-1]]["parent_version"] in pools:
+        lineage.append(pools[lineage[-1]]["parent_version"])
+    return lineage[::-1]
+
+
+@dataclass(frozen=True, slots=True)
+class DiffRow:
+    """One changed or added entry of a publish preview, with how it was decided.
+
+    Attributes:
+        topic_id: topic.
+        doc_id: document.
+        parent_grade: the grade in the parent (None when added).
+        grade: the grade that would be published.
+        decided_by: ``adjudicated``, ``unanimous`` or ``fallback`` (the rule's fallback).
+    """
+
+    topic_id: str
+    doc_id: str
+    parent_grade: int | None
+    grade: int
+    decided_by: Decision | None
+
+
+def publish_diff_rows(preview: PublishPreview, *, added: bool = False) -> list[DiffRow]:
+    """The changed entries of a preview (or the added ones) with the step that decided each."""
+    d = preview.final.decisions
+    if added:
+        return [DiffRow(q.topic_id, q.doc_id, None, q.grade, d.get((q.topic_id, q.doc_id)))
+                for q in preview.diff.added]
+    return [DiffRow(t, doc, o, n, d.get((t, doc))) for t, doc, o, n in preview.diff.changed]
 
 
 def preview_publish(
@@ -665,15 +887,11 @@ class PoolOverview:
 def pool_overview(store: LabelStore, pool_version: str) -> PoolOverview:
     """Size per topic, judged share and contributing runs of a pool version."""
     pools = {p["pool_version"]: p for p in store.judging_pools()}
-    if pool_version not in pools:
-        store.judging_pool_items(pool_version)  # raises UnknownNameError listing the pools
-    lineage = [pool_version]
-    while pools[lineage[-1]]["parent_version"] and pools[lineage[-1]]["parent_version"] in pools:
-        lineage.append(pools[lineage[-1]]["parent_version"])
+    lineage = pool_overview_lineage(store, pool_version)
     return PoolOverview(
         pool_version,
         pools[pool_version]["collection"],
-        lineage[::-1],
+        lineage,
         store.pool_judging_progress(pool_version),
         store.pool_run_contributions(pool_version),
     )

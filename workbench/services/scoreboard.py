@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 Statistic = Literal["macro", "micro", "ceiling", "optimistic", "pool-novel"]
 """What a ``ScoreRow`` value is (see ``ScoreRow``)."""
 
+CEILING_ROW = "ceiling min(k,|R|)/|R|"
+"""The label of the ceiling row of ``Scoreboard.compact_table``."""
+
 FIXED_MEASURES: tuple[Measure, ...] = (nDCG(10), RR(10), P(10))
 """Measures of every scoreboard besides R@k and Judged@k at each cutoff."""
 
@@ -174,6 +177,27 @@ class Scoreboard:
         for row in rows:
             c = self.contributors.get(str(row["run"]))
             row["pool contributor"] = f"depth {c.depth}: R@k for k >= {c.depth}" if c else ""
+        return rows
+
+    def compact_table(self) -> list[dict[str, object]]:
+        """Runs x measures (macro) narrow enough for a 1400 px screen: one column
+        per measure and, for R@k, the ceiling as a last row (every run of a board
+        is averaged over the same topics, so the ceiling is the same for all).
+
+        Returns:
+            One dict per run (``run``, R@k per cutoff, nDCG@10, RR@10, P@10,
+            ``pool contributor`` as in ``measure_table``), then the row
+            ``run = CEILING_ROW`` with the R@k ceilings (None elsewhere).
+        """
+        rows = self._table(lambda m: [] if isinstance(m, Judged) else [(str(m), "macro")])
+        for row in rows:
+            c = self.contributors.get(str(row["run"]))
+            row["pool contributor"] = f"depth {c.depth}: R@k for k >= {c.depth}" if c else ""
+        if self.runs:
+            first = self.runs[0]
+            rows.append({"run": CEILING_ROW, **{
+                str(m): (self.value(first, str(m), "ceiling") if isinstance(m, R) else None)
+                for m in self.measures if not isinstance(m, Judged)}})
         return rows
 
     def micro_table(self) -> list[dict[str, object]]:
@@ -370,6 +394,50 @@ def scoreboard(
         evaluator_version=EVALUATOR_VERSION, rows=tuple(rows), warnings=tuple(warnings),
         contributors=contributors,
     )
+
+
+class RunCoverage(NamedTuple):
+    """Which of a qrels version's evaluated topics a run has results for.
+
+    Attributes:
+        run: the run name.
+        n_covered: qrels topics with |R| > 0 the run has results for.
+        n_topics: qrels topics with |R| > 0.
+        missing: the topics it lacks (no results, or marked empty/failed), natural order.
+    """
+
+    run: str
+    n_covered: int
+    n_topics: int
+    missing: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        """True when the run covers every topic."""
+        return not self.missing
+
+
+def run_coverage(store: LabelStore, qrels_version: str, run_names: Sequence[str] | None = None, *,
+                 rel: int = 1) -> list[RunCoverage]:
+    """Topic coverage of each run against a qrels version (the Scoreboard's
+    default run selection: the complete runs; partial runs are shown apart).
+
+    Raises:
+        UnknownNameError: unknown qrels version or run.
+    """
+    from workbench.services.scoring import load_run
+
+    info = store.get_qrels_info(qrels_version)
+    names = list(run_names) if run_names is not None else [r.name for r in store.list_runs(info.collection)]
+    qrels = store.get_qrels(qrels_version)
+    evaluator = Evaluator(qrels, board_measures(DEFAULT_CUTOFFS), rel=rel, missing="exclude")
+    n_topics = sum(1 for docs in qrels.values() if any(g >= rel for g in docs.values()))
+    out = []
+    for name in names:
+        ref, ranked = load_run(name, lambda: store)
+        lacked = tuple(sorted(evaluator.missing_topics(ranked, ref.failed_topics), key=natural_key))
+        out.append(RunCoverage(name, n_topics - len(lacked), n_topics, lacked))
+    return out
 
 
 def changes_between(parent: Scoreboard, child: Scoreboard) -> list[ScoreChange]:

@@ -8,6 +8,7 @@ adjudications with a named rule (``workbench.judging.adjudication``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -81,6 +82,42 @@ class AdjudicationsMixin(JudgmentsMixin):
                 [collection, topic_id, doc_id, int(grade), rationale, lead, pool_version, rubric.version_id],
             ))
         return int(row[0])
+
+    def adjudicate_many(
+        self,
+        collection: str,
+        items: Sequence[tuple[str, str, int, str]],
+        *,
+        lead: str,
+        pool_version: str = "",
+    ) -> int:
+        """Record several final grades at once (e.g. "accept the suggestions"):
+        all of them in one transaction, or none.
+
+        Args:
+            collection: the collection.
+            items: (topic_id, doc_id, grade, rationale) per document.
+            lead: the lead deciding (role checked).
+            pool_version: the pool version decided under.
+
+        Returns:
+            The number of adjudications recorded.
+
+        Raises:
+            PermissionDeniedError: ``lead`` is not a lead.
+            ValidationError: a grade not on the collection's rubric (nothing is recorded).
+        """
+        with self.transaction(f"adjudicate {len(items)} documents") as cur:
+            self._require_lead(cur, lead, "adjudicate")
+            rubric = self._rubric(cur, collection)
+            for _t, _d, grade, _r in items:
+                rubric.check(grade)
+            cur.executemany(
+                "INSERT INTO adjudications (collection, topic_id, doc_id, grade, rationale, lead, pool_version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [[collection, t, d, int(g), r, lead, pool_version] for t, d, g, r in items],
+            )
+        return len(items)
 
     def current_adjudications(
         self, collection: str, pool_version: str | None = None

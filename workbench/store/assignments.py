@@ -28,7 +28,9 @@ class QueueEntry:
         collection: collection name.
         topic_id: topic.
         doc_id: document.
-        judged: the assessor has a current judgment on it.
+        judged: the assessor has a current judgment on it (a grade or unsure).
+        grade: the assessor's current grade (None when unsure or not judged).
+        unsure: the current judgment is "unsure".
     """
 
     position: int
@@ -37,6 +39,8 @@ class QueueEntry:
     topic_id: str
     doc_id: str
     judged: bool
+    grade: int | None = None
+    unsure: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,15 +173,20 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
         unless a person has judged them (double judging still applies).
         """
         with self.connection("read queue") as cur:
+            # The assessor's latest row per document is their state (see JudgmentsMixin).
             rows = cur.execute(
+                "WITH mine AS (SELECT collection, topic_id, doc_id, grade, unsure, row_number() OVER ("
+                "      PARTITION BY collection, topic_id, doc_id ORDER BY judgment_id DESC) AS rn "
+                "      FROM judgments WHERE assessor = ?) "
                 "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, "
-                "       EXISTS (SELECT 1 FROM judgments j WHERE j.collection = a.collection "
-                "               AND j.topic_id = a.topic_id AND j.doc_id = a.doc_id "
-                "               AND j.assessor = a.assessor) AS judged "
-                f"FROM assignments a WHERE a.assessor = ? AND {VISIBLE} ORDER BY a.position, a.assignment_id",
-                [assessor],
+                "       coalesce(m.grade IS NOT NULL OR m.unsure, false), m.grade, coalesce(m.unsure, false) "
+                "FROM assignments a LEFT JOIN mine m ON m.rn = 1 AND m.collection = a.collection "
+                "     AND m.topic_id = a.topic_id AND m.doc_id = a.doc_id "
+                f"WHERE a.assessor = ? AND {VISIBLE} ORDER BY a.position, a.assignment_id",
+                [assessor, assessor],
             ).fetchall()
-        return [QueueEntry(i, p, c, t, d, bool(j)) for i, (p, c, t, d, j) in enumerate(rows, 1)]
+        return [QueueEntry(i, p, c, t, d, bool(j), None if g is None else int(g), bool(u))
+                for i, (p, c, t, d, j, g, u) in enumerate(rows, 1)]
 
     def judging_view(self, assessor: str, position: int) -> JudgingView | None:
         """What the judging screen shows at a queue position (blind: no run,

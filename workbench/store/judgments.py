@@ -76,16 +76,142 @@ class SavedJudgment:
     unsure: bool
 
 
+@dataclass(frozen=True, slots=True)
+class UndoneJudgment:
+    """What an Undo left in the store (``undo_judgment``).
+
+    Attributes:
+        judgment_id: the new row (it restores the state before the undone save).
+        undone: the save that was undone.
+        topic_id: topic of the document.
+        doc_id: the document.
+        grade: the grade the assessor holds again (None: unsure, or no judgment).
+        unsure: True when the restored state is "unsure".
+        judged: False when the undone save was the assessor's first on the
+            document: it has no current judgment again.
+    """
+
+    judgment_id: int
+    undone: int
+    topic_id: str
+    doc_id: str
+    grade: int | None
+    unsure: bool
+    judged: bool
+
+
 _JUDGMENT_COLUMNS = (
     "judgment_id, collection, topic_id, doc_id, assessor, grade, unsure, note, duration_ms, "
     "pool_version, saved_at, coalesce(rubric_version, '')"
 )
 
-
+_LATEST = (
+    "SELECT judgment_id, grade, unsure, note, collection, topic_id, doc_id, pool_version FROM judgments "
+    "WHERE collection = ? AND topic_id = ? AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC"
+)
 
 
 class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
-    """The judgment save path and reads."""
+    """The judgment save path and reads.
+
+    The assessor's *state* on a document is their latest row: a grade, an
+    unsure mark, or neither (a note saved on its own, or an undone first save);
+    only the first two are current judgments (view ``current_judgments``).
+    """
+
+    def record_note(self, collection: str, topic_id: str, doc_id: str, assessor: str, note: str, *,
+                    pool_version: str = "") -> SavedJudgment:
+        """Save a note on its own (the judging UI's "Save note"): one appended row
+        that keeps the assessor's current grade or unsure mark, or holds no
+        judgment when there is none yet. Never invents a grade.
+
+        Returns:
+            ``SavedJudgment`` of the new row; grade/unsure are what the store holds.
+
+        Raises:
+            UnknownNameError: unknown assessor or topic.
+        """
+        with self.transaction("save note") as cur:
+            user = self._user(cur, assessor)
+            if not _one(cur.execute(
+                "SELECT 1 FROM topics WHERE collection = ? AND topic_id = ?", [collection, topic_id]
+            )):
+                known = [r[0] for r in cur.execute(
+                    "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()]
+                raise UnknownNameError(f"topic of collection {collection!r}", topic_id, known)
+            latest = _one(cur.execute(_LATEST + " LIMIT 1", [collection, topic_id, doc_id, user.name]))
+            grade = None if latest is None or latest[1] is None else int(latest[1])
+            unsure = bool(latest[2]) if latest is not None else False
+            row = _one(cur.execute(
+                "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
+                "duration_ms, pool_version, rubric_version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING judgment_id",
+                [collection, topic_id, doc_id, user.name, grade, unsure, note, pool_version,
+                 self._rubric(cur, collection).version_id],
+            ))
+        return SavedJudgment(int(row[0]), True, grade, unsure)
+
+    def undo_judgment(self, judgment_id: int, assessor: str) -> UndoneJudgment:
+        """Undo one of the assessor's saves: append a row that restores the grade,
+        unsure mark and note held just before it (or no judgment when it was the
+        first). Append-only: the undone save stays in the history.
+
+        Saves can be undone newest first, one after the other: a save can be
+        undone when every later save of the document by the assessor has been
+        undone already.
+
+        Args:
+            judgment_id: the save to undo.
+            assessor: who undoes (must own the save).
+
+        Returns:
+            ``UndoneJudgment``: the new row and the restored state.
+
+        Raises:
+            UnknownNameError: no such save of this assessor.
+            ValidationError: it was undone already, or a later save of the
+                document still stands (undo that first).
+        """
+        with self.transaction("undo judgment") as cur:
+            row = _one(cur.execute(
+                "SELECT collection, topic_id, doc_id FROM judgments WHERE judgment_id = ? AND assessor = ?",
+                [judgment_id, assessor],
+            ))
+            if row is None:
+                mine = [str(r[0]) for r in cur.execute(
+                    "SELECT judgment_id FROM judgments WHERE assessor = ? ORDER BY judgment_id DESC LIMIT 5",
+                    [assessor]).fetchall()]
+                raise UnknownNameError(f"save of {assessor!r}", str(judgment_id), mine)
+            collection, topic_id, doc_id = row
+            history = cur.execute(
+                "SELECT judgment_id, grade, unsure, note, pool_version, undoes, coalesce(rubric_version, '') "
+                "FROM judgments WHERE collection = ? "
+                "AND topic_id = ? AND doc_id = ? AND assessor = ? ORDER BY judgment_id",
+                [collection, topic_id, doc_id, assessor],
+            ).fetchall()
+            undone = {int(r[5]) for r in history if r[5] is not None}
+            if judgment_id in undone:
+                raise ValidationError(f"undo: save {judgment_id} of document {doc_id!r} was undone already")
+            at = next(i for i, r in enumerate(history) if int(r[0]) == judgment_id)
+            standing = [int(r[0]) for r in history[at + 1:] if r[5] is None and int(r[0]) not in undone]
+            if standing:
+                raise ValidationError(
+                    f"undo: document {doc_id!r} of topic {topic_id!r} was saved again after save {judgment_id} "
+                    f"(save {standing[-1]}); undo the newer save first"
+                )
+            before = history[at - 1] if at > 0 else None
+            grade = None if before is None or before[1] is None else int(before[1])
+            unsure = bool(before[2]) if before is not None else False
+            note = str(before[3]) if before is not None else ""
+            # The restored grade keeps the rubric version it was given under.
+            new = _one(cur.execute(
+                "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
+                "duration_ms, pool_version, undoes, rubric_version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?) "
+                "RETURNING judgment_id",
+                [collection, topic_id, doc_id, assessor, grade, unsure, note, history[at][4], judgment_id,
+                 before[6] if before is not None else ""],
+            ))
+        return UndoneJudgment(int(new[0]), judgment_id, topic_id, doc_id, grade, unsure,
+                              grade is not None or unsure)
 
     def record_judgment(
         self,
@@ -389,7 +515,9 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
     def judgment_history(
         self, collection: str, topic_id: str, doc_id: str, assessor: str | None = None
     ) -> list[StoredJudgment]:
-        """Every save on a document (optionally one assessor's), oldest first."""
+        """Every save on a document (optionally one assessor's), oldest first,
+        including notes saved on their own and undo rows (grade None, not unsure,
+        when they hold no judgment)."""
         sql = f"SELECT {_JUDGMENT_COLUMNS} FROM judgments WHERE collection = ? AND topic_id = ? AND doc_id = ?"
         params: list[Any] = [collection, topic_id, doc_id]
         if assessor is not None:

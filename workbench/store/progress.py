@@ -4,6 +4,7 @@ counts of a pool version and per-run contributions (lead-only)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from workbench.store.judging_pools import JudgingPoolsMixin
 from workbench.store.model_assessors import PERSON_ASSESSOR
@@ -30,8 +31,85 @@ class PoolTopicProgress:
 
 
 
+@dataclass(frozen=True, slots=True)
+class AssessorProgress:
+    """One user's judging so far, over everything assigned to them (lead's overview).
+
+    Attributes:
+        user: user name.
+        role: ``assessor`` or ``lead``.
+        n_assigned: queue entries (assignments).
+        n_graded: assigned documents with a current grade.
+        n_unsure: assigned documents whose current judgment is "unsure".
+        n_timed: of those, judgments with a recorded time on the document (> 0 ms;
+            imported judgments have none).
+        median_ms: median time on a document before the save, milliseconds
+            (None without timed judgments).
+        p90_ms: 90th percentile of the same (linear interpolation, DuckDB ``quantile_cont``).
+        last_saved_at: the latest save, or None.
+    """
+
+    user: str
+    role: str
+    n_assigned: int
+    n_graded: int
+    n_unsure: int
+    n_timed: int
+    median_ms: float | None
+    p90_ms: float | None
+    last_saved_at: datetime | None
+
+    @property
+    def n_left(self) -> int:
+        """Assigned documents without a current judgment."""
+        return self.n_assigned - self.n_graded - self.n_unsure
+
+
 class ProgressMixin(JudgingPoolsMixin):
-    """Judging progress of a pool version."""
+    """Judging progress of a pool version, and of every assessor."""
+
+    def assessor_progress(self) -> list[AssessorProgress]:
+        """Every user with assignments or judgments: counts over their assigned
+        documents and the time they took per judgment (one query).
+
+        Returns:
+            One ``AssessorProgress`` per user, sorted by user name.
+        """
+        with self.connection("read assessor progress") as cur:
+            rows = cur.execute(
+                """
+                WITH latest AS (
+                    SELECT collection, topic_id, doc_id, assessor, grade, unsure, duration_ms, saved_at,
+                           row_number() OVER (PARTITION BY collection, topic_id, doc_id, assessor
+                                              ORDER BY judgment_id DESC) AS rn
+                    FROM judgments),
+                assigned AS (SELECT DISTINCT assessor, collection, topic_id, doc_id FROM assignments),
+                mine AS (
+                    SELECT a.assessor, l.grade, l.unsure, l.duration_ms, l.saved_at
+                    FROM assigned a JOIN latest l ON l.rn = 1 AND l.assessor = a.assessor
+                         AND l.collection = a.collection AND l.topic_id = a.topic_id AND l.doc_id = a.doc_id
+                    WHERE l.grade IS NOT NULL OR l.unsure),
+                counts AS (SELECT assessor, count(*) AS n FROM assigned GROUP BY assessor),
+                stats AS (
+                    SELECT assessor,
+                           count(*) FILTER (WHERE grade IS NOT NULL) AS graded,
+                           count(*) FILTER (WHERE grade IS NULL) AS unsure,
+                           count(*) FILTER (WHERE duration_ms > 0) AS timed,
+                           quantile_cont(duration_ms, 0.5) FILTER (WHERE duration_ms > 0) AS p50,
+                           quantile_cont(duration_ms, 0.9) FILTER (WHERE duration_ms > 0) AS p90,
+                           max(saved_at) AS last
+                    FROM mine GROUP BY assessor)
+                SELECT u.user_name, u.role, coalesce(c.n, 0), coalesce(s.graded, 0), coalesce(s.unsure, 0),
+                       coalesce(s.timed, 0), s.p50, s.p90, s.last
+                FROM users u LEFT JOIN counts c ON c.assessor = u.user_name
+                             LEFT JOIN stats s ON s.assessor = u.user_name
+                WHERE c.n IS NOT NULL
+                ORDER BY u.user_name
+                """
+            ).fetchall()
+        return [AssessorProgress(r[0], r[1], int(r[2]), int(r[3]), int(r[4]), int(r[5]),
+                                 None if r[6] is None else float(r[6]), None if r[7] is None else float(r[7]), r[8])
+                for r in rows]
 
     def pool_judging_progress(self, pool_version: str) -> list[PoolTopicProgress]:
         """Per topic of a pool version's lineage: pooled, assigned, judged and

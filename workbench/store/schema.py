@@ -36,7 +36,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -521,6 +521,22 @@ DDL_V8_JUDGING_ORDER: tuple[str, ...] = (
     )""",
 )
 
+DDL_V9_UNDO: tuple[str, ...] = (
+    # A save that *undoes* an earlier save (the judging UI's Undo) names it; the
+    # row restores the grade, unsure flag and note the assessor had before it.
+    "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS undoes BIGINT",
+    # A row without a grade and not unsure is "no judgment": an undone first
+    # save (undoes set) or a note saved on its own. The latest row per
+    # (collection, topic, doc, assessor) is the assessor's state; it is a
+    # current judgment only when it holds a grade or an unsure mark.
+    """CREATE OR REPLACE VIEW current_judgments AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (
+                PARTITION BY collection, topic_id, doc_id, assessor
+                ORDER BY judgment_id DESC) AS rn
+            FROM judgments) WHERE rn = 1 AND (grade IS NOT NULL OR unsure)""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -531,6 +547,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     5: DDL_V6_ANN,  # ann_index_stats, ann_recall_topics (issue 11)
     6: DDL_V7_MISSES,  # miss lists, their entries and the lead's miss causes (issue 13)
     7: DDL_V8_JUDGING_ORDER,  # judging strategies, topic orders and stops, model assessors
+    8: DDL_V9_UNDO,  # judgments.undoes; current_judgments holds graded or unsure rows only
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

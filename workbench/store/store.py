@@ -21,6 +21,7 @@ from workbench.store.metadata import MetadataMixin
 from workbench.store.misses import MissesMixin
 from workbench.store.pools import PoolsMixin
 from workbench.store.qrels import QrelsMixin
+from workbench.store.revision import RevisionMixin
 from workbench.store.runs import RunsMixin
 from workbench.store.topic_sets import TopicSetsMixin
 
@@ -39,6 +40,7 @@ class LabelStore(
     LineageMixin,
     AnnMixin,
     MissesMixin,
+    RevisionMixin,
 ):
     """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
 

@@ -237,6 +237,14 @@ class UsersMixin(StoreCore):
             raise PermissionDeniedError(f"sign-in failed for {name!r}: unknown user or wrong token")
         return _user_from_row(row)
 
+    def token_fingerprint(self, name: str) -> str | None:
+        """A short digest of the user's stored token hash (None for an unknown
+        user): it changes when the token is reset, so a UI session opened with
+        the old token can tell it is no longer valid. Reveals nothing usable."""
+        with self.connection("read user") as cur:
+            row = _one(cur.execute("SELECT token_hash FROM users WHERE user_name = ?", [name]))
+        return None if row is None else hashlib.sha256(str(row[0]).encode()).hexdigest()[:16]
+
     def get_user(self, name: str) -> UserInfo:
         """A user by name. Raises UnknownNameError listing the users."""
         with self.connection("read user") as cur:

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.app import sections, widgets
+from workbench.app import cached, sections, widgets
 from workbench.errors import WorkbenchError
 from workbench.judging.agreement import Weights
-from workbench.services import judging as svc
 
 widgets.require_session(lead=True)
-store = widgets.store()
 st.title("Agreement")
 pool_version = widgets.pool_picker("agreement")
 if pool_version is None:
     widgets.stop()
 weights: Weights = st.radio("Kappa weights", ["linear", "quadratic"], horizontal=True, key="agreement_weights")
 try:
-    report = svc.agreement(store, pool_version, weights=weights)
+    report = cached.agreement(pool_version, weights)
 except WorkbenchError as e:  # e.g. grades outside the collection's rubric
     st.error(widgets.md_escape(e))
     widgets.stop()
@@ -42,13 +40,12 @@ else:
 
 st.subheader("Krippendorff's alpha per topic")
 if report.alpha_by_topic:
-    st.table(widgets.md_cells(
-        [
-            {"topic": t, "alpha": widgets.figure_text(f.value, f.reason), "items": f.n_items}
-            for t, f in report.alpha_by_topic.items()
-        ]
-    ))
-sections.model_agreement(store, pool_version, weights)
+    st.dataframe(
+        [{"topic": t, "alpha": widgets.figure_text(f.value, f.reason), "items": f.n_items}
+         for t, f in report.alpha_by_topic.items()],
+        hide_index=True, key="agreement_topics",
+    )
+sections.model_agreement(widgets.store(), pool_version, weights)
 st.caption(
     "Kappa: Cohen (1968), doi:10.1037/h0026256. Alpha: Krippendorff (2004), ordinal metric. "
     "Unsure judgments are not items. A figure is undefined with fewer than 2 items or no variation."

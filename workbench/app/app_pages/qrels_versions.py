@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.app import widgets
+from workbench.app import cached, widgets
 from workbench.errors import WorkbenchError
 from workbench.services import scoreboard as svc
 
@@ -66,7 +66,7 @@ st.markdown(f"**{widgets.md_escape(parent)} → {widgets.md_escape(info.name)}**
             + (f" · pool version {widgets.md_escape(info.pool_version)}" if info.pool_version else ""))
 
 try:
-    diff = store.qrels_diff(parent, info.name)
+    diff = cached.qrels_diff(parent, info.name)
 except WorkbenchError as e:
     st.error(widgets.md_escape(e))
     widgets.stop()
