@@ -74,7 +74,7 @@ def test_progress_shows_every_assessor_first_with_time_per_judgment(seeded):
     db, _queues = seeded
     _judged(db, {"ann": [1000, 3000, 5000, 0, 0, 0]})
     at = _lead("progress")
-    assert [s.value for s in at.subheader] == ["All assessors", "Your queue"]
+    assert [s.value for s in at.subheader] == ["All assessors", "Judging strategy", "Your queue"]
     rows = at.dataframe[0].value.set_index("assessor")
     assert rows.loc["ann", "judged"] == 6 and rows.loc["ann", "timed judgments"] == 3
     assert rows.loc["ann", "time per judgment (median)"] == "3.0 s"
