@@ -110,7 +110,9 @@ def row_error(path: str | Path, row: int, problem: str) -> InputFormatError:
 def _connect() -> Any:
     import duckdb
 
-    return duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
+    con = duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
+    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar on stderr; progress is the caller's to report
+    return con
 
 
 def quote(name: str) -> str:
