@@ -47,7 +47,7 @@ TOKENS = {"boss": "boss-token-0123456789", "ann": "ann-token-0123456789", "bob":
           "cat": "cat-token-0123456789"}
 
 sys.path.insert(0, str(ROOT / "bench"))
-from scale import child_env, load, measure  # noqa: E402
+from scale import load, measure  # noqa: E402
 
 
 def _doc(t: int, j: int) -> str:
