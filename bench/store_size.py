@@ -7,8 +7,9 @@ Not part of pytest. Run:
 
 Set-up (timed, reported, not the targets): a collection of 1,000,000 short
 documents and 1,000 topics (``LabelStore.ingest_collection``), one run of 1,000
-documents per topic pooled at depth 1,000 (the bulk pool path over a Parquet
-run, ``services.pooling.pool_from_files``, stored with ``save_pool``), a lead
+documents per topic (a Parquet run, stored with ``import_run_file``: a pool
+names stored runs only) pooled at depth 1,000 (the bulk pool path,
+``services.pooling.pool_from_files``, stored with ``save_pool``), a lead
 and two assessors. Then, each through the command line in a fresh process as
 a lead would run it (``os.wait4``: wall time, peak RSS):
 
@@ -83,6 +84,8 @@ def build(data: Path) -> list[str]:
     run_path = data / "system.parquet"
     pq.write_table(pa.table({"topic_id": [str(x + 1) for x in t], "doc_id": [_doc(a, b) for a, b in zip(t, j, strict=True)],
                              "score": (N_DOCS_PER_TOPIC - j).astype(np.float64)}), run_path)
+    store.import_run_file(run_path, "system", collection="campaign",
+                          description="bench/store_size.py: the one run the campaign pool is built from")
     pool = pool_from_files([run_path], N_DOCS_PER_TOPIC)
     store.save_pool("campaign-pool", pool, collection="campaign",
                     collection_version=store.latest_collection_version("campaign"))
