@@ -23,6 +23,7 @@ from workbench.store.pools import PoolsMixin
 from workbench.store.qrels import QrelsMixin
 from workbench.store.runs import RunsMixin
 from workbench.store.topic_sets import TopicSetsMixin
+from workbench.store.units import UnitsMixin
 
 
 class LabelStore(
@@ -39,6 +40,7 @@ class LabelStore(
     LineageMixin,
     AnnMixin,
     MissesMixin,
+    UnitsMixin,
 ):
     """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
 
