@@ -15,7 +15,7 @@ export TRANSFORMERS_OFFLINE := 1
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) torch==2.13.0 $(QUIET_PIP)
-	$(PIP) -e ".[dense,ui,test]" $(QUIET_PIP)
+	$(PIP) -e ".[dense,ui,test,scale]" $(QUIET_PIP)
 	@if $(VENV)/bin/pip list 2>/dev/null | grep -qi -E '^(nvidia-|triton )'; then echo "CUDA wheels were installed; pin torch==2.13.0 (the CPU wheel)" >&2; exit 1; fi
 	touch $@
 

@@ -5,7 +5,7 @@ Not part of pytest. Run (each part can run alone; data is written once and reuse
     .venv/bin/python bench/scale.py data                 # 100 runs x 1,000 topics x 1,000 docs as Parquet (~1 GB)
     .venv/bin/python bench/scale.py pool score           # pool (depth 100) and score at 1e6, 1e7, 1e8 rows
     .venv/bin/python bench/scale.py pytrec               # side by side with pytrec_eval at 1e7 rows
-    .venv/bin/python bench/scale.py store                # the store at campaign size (2e6 judgments)
+    .venv/bin/python bench/store_size.py                 # the store at campaign size (2e6 judgments)
     .venv/bin/python bench/scale.py all --sizes 1e6 1e7  # everything, smaller sizes only
 
 The campaign (seeded, ``--data``, default ``/tmp/workbench-scale``; check ``df -h``):
@@ -35,7 +35,7 @@ Measured, each in a fresh process (``os.wait4``: wall time and peak RSS):
   evaluate, keep the per-topic values), R@10/100/1000, nDCG@10; and pytrec_eval
   given one run of all 1e7 rows (10 runs as 10,000 topics), to find the rows
   per run at which its memory stops it on this machine;
-* **store**: see ``bench/store_size.py``.
+* **store**: ``bench/store_size.py`` (its own script, ``bench/results/store.md``).
 
 The load average before and after each measurement is written next to it
 (the machine is shared). Writes ``bench/results/scale.md``.

@@ -139,3 +139,12 @@ def test_results_write_parquet_rows(tmp_path):
     table = pq.read_table(res.to_parquet(tmp_path / "r.parquet"))
     got = {(r["measure"], r["aggregate"]): r["value"] for r in table.to_pylist()}
     assert got[("R@1", "macro")] == 1.0 and got[("R@1", "1")] == 1.0
+
+
+def test_the_module_docstring_example_runs():
+    import doctest
+
+    import workbench.api
+
+    result = doctest.testmod(workbench.api)
+    assert result.attempted > 0 and result.failed == 0

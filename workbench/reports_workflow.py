@@ -148,6 +148,10 @@ def render_workflow(report: WorkflowReport) -> str:
 
         L.append(render_simulation(report.simulation))  # type: ignore[arg-type]
         L.append("")
+    if report.units is not None:
+        from workbench.reports_units import units_demo_lines
+
+        L += [*units_demo_lines(report.units), ""]
     if report.exports:
         L.append("Qrels files: " + ", ".join(str(p) for p in report.exports))
     if report.plots:

@@ -205,3 +205,28 @@ def test_the_demo_categorises_bm25s_misses_at_20_against_the_full_judgments(work
     assert {(r.evidence.topic_id, r.evidence.doc_id) for r in ml.with_cause("vocabulary mismatch")} == mismatch
     assert ml.counts.residue == len(expected) - len(deeper) - len(mismatch) - ml.counts.per_cause["not indexed"]
     assert ml.counts.closed == (ml.counts.residue == 0)
+
+
+def test_the_chunked_collection_is_scored_at_chunk_and_document_level(workflow):
+    from workbench.reports_workflow import render_workflow
+    from workbench.scoring.units import ranked_lists, ranked_run_of, to_documents
+
+    store, report, reference, _ = workflow
+    u = report.units
+    assert u is not None and u.chunk_collection == "cransub-p64" and u.size == 64 and u.overlap == 16
+    cmap = store.get_chunk_map("cransub-p64")
+    assert cmap is not None and len(cmap) == u.n_chunks and set(cmap.doc_ids) == set(store.get_documents("cransub"))
+    doc_view = next(v for v in u.report.views if v.unit == "doc")
+    # The document view is the chunk run mapped by hand (best chunk per document), scored by pytrec_eval.
+    run = store.get_run(u.chunk_run)
+    lists = to_documents({t: list(d) for t, d in run.items()}, cmap).lists
+    mapped = {t: {d: float(len(ds) - i) for i, d in enumerate(ds)} for t, ds in lists.items()}
+    from workbench.scoring.measures import parse_measure
+
+    e = doc_view.report.evaluations[0]
+    assert e.aggregates[parse_measure("R@20")].macro == pytest.approx(_r_at_20(reference, mapped))
+    assert ranked_lists(ranked_run_of(lists)) == lists
+    text = render_workflow(report)
+    assert "Retrieval units: cransub in 64-token passages (overlap 16)" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("R[chunk]@5"))
+    assert "R[doc]@5" in line and "R@5" in line

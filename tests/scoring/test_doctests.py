@@ -12,9 +12,11 @@ import workbench.scoring.columns
 import workbench.scoring.compare
 import workbench.scoring.evaluate
 import workbench.scoring.filters
+import workbench.scoring.groups
 import workbench.scoring.measures
 import workbench.scoring.novelty
 import workbench.scoring.qrels_checks
+import workbench.scoring.units
 import workbench.services.scoring
 
 
@@ -22,7 +24,8 @@ import workbench.services.scoring
     "module",
     [workbench.scoring.columns, workbench.scoring.compare, workbench.scoring.evaluate,
      workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.scoring,
-     workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks],
+     workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
+     workbench.scoring.units, workbench.scoring.groups],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

@@ -95,7 +95,8 @@ COMMANDS = registry({
                      "(delta only), judge, publish v2, rescore; pool bias against the full judgments; "
                      "leave-one-run-out."),
     "qrels": ("qrels judging", "Qrels versions: import a file, list, show, export."),
-    "convert": ("ingest convert", "Convert raw collections into the workbench's layout."),
+    "convert": ("ingest convert chunk", "Convert raw collections into the workbench's layout."),
+    "groups": ("groups", "Duplicate groups: import a groups file, list a collection's groups, judging offers."),
     "run": ("runs rerank", "Runs: produce them (bm25, dense, fuse, rerank), import TREC run files, list, show and "
                            "export them."),
     "pool": ("pool pool_quality", "Pools: build a depth-k pool of runs (`workbench pool RUN..."),

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from difflib import get_close_matches
@@ -95,7 +96,10 @@ class LazyGroup(TyperGroup):
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         """The command, importing its modules on first use; None for an unknown name."""
         cmd = self.commands.get(cmd_name)
-        if cmd is None and cmd_name in self.commands_registry:
+        entry = self.commands_registry.get(cmd_name)
+        # Also when a noun is known but one of its verb modules is not imported yet (another
+        # command's module registered the noun, e.g. `ingest` defines `convert`): load them all.
+        if entry is not None and (cmd is None or any(m not in sys.modules for m in entry.modules)):
             cmd = self._load(cmd_name)
         return cmd
 

@@ -143,6 +143,19 @@ def dense(
         help="faiss threads while building the index (1 = a reproducible HNSW graph). Default: faiss's.")] = None,
     filter_mode: FilterModeOpt = "none",
     filter_key: FilterKeyOpt = "filter",
+    engine: Annotated[str, typer.Option(
+        help="Where the documents the cache lacks are encoded: local (this process) or ray (Ray Data actors "
+             "holding the model; pip install 'ir-workbench[scale]').")] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        help="With --engine ray: the cluster to use (as ray.init takes it). Default: start a local Ray instance.")] = None,
+    num_workers: Annotated[int | None, typer.Option(
+        help="With --engine ray: encoding actors. Default: one per CPU (per GPU with --device cuda).")] = None,
+    embeddings: Annotated[Path | None, typer.Option(
+        help="Document vectors made elsewhere: a Parquet file or folder with doc_id, vector, model[, text_hash]. "
+             "Dimension, norms and coverage of the collection version are checked, then cached (nothing encoded).")]
+    = None,
+    embeddings_out: Annotated[Path | None, typer.Option(
+        help="With --engine ray: keep the Parquet folder the workers write (importable with --embeddings).")] = None,
 ) -> None:
     """Rank the collection by cosine similarity of sentence embeddings and store the run.
 
@@ -161,6 +174,9 @@ def dense(
     if many:
         raise ValidationError(f"--param {many[0]} takes one value for a run; ann-sweep sweeps several")
     store = common.STATE.store(client="workbench run dense")
+    _fill_embedding_cache(store, collection, engine=engine, embeddings=embeddings, model=model, model_dir=model_dir,
+                          device=device, batch_size=batch_size, ray_address=ray_address, num_workers=num_workers,
+                          embeddings_out=embeddings_out)
     outcome = make_dense_run(store, collection, name, model_path=model, batch_size=batch_size,
                              device=device, threads=threads, model_dir=model_dir, depth=depth,
                              description=description, progress=not common.STATE.quiet, say=common.info,
@@ -172,6 +188,38 @@ def dense(
         from workbench.reports_ann import stats_line
 
         common.info(stats_line(stats))
+
+
+def _fill_embedding_cache(store: Any, collection: str, *, engine: str, embeddings: Path | None, model: Path | None,
+                          model_dir: Path | None, device: str, batch_size: int, ray_address: str | None,
+                          num_workers: int | None, embeddings_out: Path | None) -> None:
+    """``run dense --embeddings`` / ``--engine ray``: put the document vectors in the cache first."""
+    from workbench.errors import ValidationError
+
+    if engine not in ("local", "ray"):
+        raise ValidationError(f"expected --engine local or ray, found {engine!r}")
+    ray_only = {"--ray-address": ray_address, "--num-workers": num_workers, "--embeddings-out": embeddings_out}
+    if engine == "local" and any(v is not None for v in ray_only.values()):
+        raise ValidationError(f"{', '.join(k for k, v in ray_only.items() if v is not None)} need(s) --engine ray")
+    if embeddings is not None:
+        if engine == "ray":
+            raise ValidationError("--embeddings takes vectors made elsewhere; drop --engine ray (or --embeddings)")
+        from pooling.retrievers.dense import SentenceTransformerEncoder
+        from workbench.services.embeddings import import_embeddings
+
+        encoder = SentenceTransformerEncoder(model, model_dir=model_dir, device=device, batch_size=batch_size)
+        r = import_embeddings(store, collection, embeddings, encoder=encoder)
+        common.info(f"embeddings: {r.n_vectors:,} vectors of {r.dimension} dimensions checked ({r.model_key}); "
+                    f"{r.n_added:,} added to the cache, {r.n_normalised:,} normalised (norms "
+                    f"{r.norm_range[0]:.4f}..{r.norm_range[1]:.4f})")
+        for note in r.notes:
+            common.info(f"note: {note}")
+    elif engine == "ray":
+        from workbench.services.embeddings import encode_on_ray
+
+        encode_on_ray(store, collection, model_path=model, model_dir=model_dir, address=ray_address,
+                      num_workers=num_workers, batch_size=batch_size, device=device, out=embeddings_out,
+                      say=common.info)
 
 
 @run_app.command("fuse")

@@ -108,6 +108,30 @@ def score(
     filter_key: Annotated[str, typer.Option(help="Topic metadata key holding each topic's filter.")] = "filter",
     strict_eligibility: Annotated[bool, typer.Option(
         help="Fail when a judged-relevant document is ineligible under its topic's filter.")] = False,
+    unit: Annotated[list[str] | None, typer.Option(
+        "--unit", help="Score at this retrieval unit, repeatable (doc, chunk): a chunk run at doc keeps each "
+                       "document's best-ranked chunk before the cut-off; names carry the unit (R[doc]@10).")] = None,
+    chunk_map: Annotated[Path | None, typer.Option(
+        "--chunk-map", help="Chunk map file (chunk_id doc_id start end) of a chunk run file. Default: the map of "
+                            "the run's (or --collection's) chunk collection.")] = None,
+    spans: Annotated[bool, typer.Option(
+        "--spans", help="The --qrels file holds span qrels: topic_id doc_id start end [grade].")] = False,
+    span_overlap: Annotated[float, typer.Option(
+        "--span-overlap", help="A chunk covers a span when they share at least this share of the shorter of the "
+                               "two (0 = any overlap, the default).")] = 0.0,
+    qrels_to_chunks: Annotated[bool, typer.Option(
+        "--qrels-to-chunks", help="With --unit chunk and document qrels: every chunk of a judged document inherits "
+                                  "its grade.")] = False,
+    dedupe: Annotated[str, typer.Option(
+        "--dedupe", help="none, or groups: duplicate groups scored once (any member finds the group, the "
+                         "denominator counts groups).")] = "none",
+    groups: Annotated[Path | None, typer.Option(
+        "--groups", help="A groups file (group_id doc_id) added to the stored groups (with --dedupe groups).")] = None,
+    no_answer: Annotated[Path | None, typer.Option(
+        "--no-answer", help="A file of no-answer topic ids (beside topic metadata no_answer = true).")] = None,
+    answer_threshold: Annotated[float | None, typer.Option(
+        "--answer-threshold", help="A result answers only when scored above this; a run returning nothing above "
+                                   "it abstains (no-answer accuracy).")] = None,
 ) -> None:
     """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel.
 
@@ -139,6 +163,14 @@ def score(
                        plot)
             common.info(f"wrote {plot}")
 
+    from workbench.services.units import UnitOptions, check_units
+
+    unit_options = UnitOptions(tuple(unit or ()), chunk_map, spans, span_overlap, qrels_to_chunks, dedupe, groups,
+                               no_answer, answer_threshold)
+    if unit_options.active():
+        _score_units(runs, qrels, unit_options, measure, k, rel, missing, trust_file_order, collection, fmt, out)
+        return
+    check_units(runs, qrels, _opener("workbench score"), collection)
     report = score_runs(
         runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
         missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
@@ -166,6 +198,27 @@ def score(
             with atomic_write(out) as f:
                 f.write(text)
             common.info(f"wrote {out}")
+
+
+def _score_units(runs: list[str], qrels: str, options: object, measure: list[str] | None, k: str | None, rel: int,
+                 missing: str, trust_file_order: bool, collection: str | None, fmt: str, out: Path | None) -> None:
+    """``workbench score`` with --unit, --dedupe, --no-answer or --answer-threshold (``services.units``)."""
+    from workbench.reports_units import render_units
+    from workbench.services.units import UnitOptions, score_units
+
+    assert isinstance(options, UnitOptions)
+    report = score_units(runs, qrels, options, open_store=_opener("workbench score"), measures=measure,
+                         cutoffs=_cutoffs(k), rel=rel, missing=missing, trust_file_order=trust_file_order,
+                         collection=collection, progress=common.info)
+    text = render_units(report, fmt)
+    if out is None:
+        common.out(text)
+    else:
+        from workbench.formats.io import atomic_write
+
+        with atomic_write(out) as f:
+            f.write(text)
+        common.info(f"wrote {out}")
 
 
 @app.command("compare")

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from workbench.errors import InputFormatError
 from workbench.formats.trec import GRADE_MAX, GRADE_MIN, RunFile, add_grade, shown_id
 from workbench.types import Document, Topic
@@ -108,7 +110,9 @@ def row_error(path: str | Path, row: int, problem: str) -> InputFormatError:
 def _connect() -> Any:
     import duckdb
 
-    return duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
+    con = duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
+    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar on stderr; progress is the caller's to report
+    return con
 
 
 def quote(name: str) -> str:
@@ -593,3 +597,129 @@ def write_table(path: str | Path, table: Any, *, compression: str = "zstd") -> P
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+# -- embeddings (``workbench run dense --embeddings``) ----------------------------------------
+
+EMB_DOC = Column("doc_id", ("doc_id", "_id", "corpus-id", "docno"), "id")
+EMB_MODEL = Column("model", ("model", "model_key"), "text")
+EMB_TEXT_HASH = Column("text_hash", ("text_hash",), "text", required=False)
+EMB_VECTOR_NAMES = ("vector", "embedding", "emb")
+
+
+@dataclass(frozen=True)
+class EmbeddingsFile:
+    """Document vectors as read from Parquet (one file, or a folder of files as Spark or Ray write them).
+
+    Attributes:
+        path: the file or folder.
+        doc_ids: one per row, in row order (files of a folder by name).
+        vectors: float32 (rows, dimension).
+        models: the distinct values of the model column.
+        text_hashes: one per row when the file has a ``text_hash`` column, else None.
+        files: the Parquet files read.
+    """
+
+    path: str
+    doc_ids: list[str]
+    vectors: np.ndarray
+    models: tuple[str, ...]
+    text_hashes: list[str] | None
+    files: tuple[str, ...]
+
+
+def _parquet_files(path: Path) -> list[str]:
+    if path.is_dir():
+        files = sorted(str(p) for p in path.rglob("*.parquet") if p.is_file())
+        if not files:
+            raise InputFormatError(str(path), 0, "expected Parquet files in this folder, found none.")
+        return files
+    if not path.is_file():
+        raise InputFormatError(str(path), 0, "expected a Parquet file or a folder of them, found nothing at this "
+                                             "path. Check the path.")
+    return [str(path)]
+
+
+def read_embeddings(path: str | Path) -> EmbeddingsFile:
+    """Read document vectors: ``doc_id``, ``vector`` (a list of floats), ``model``, optional ``text_hash``.
+
+    The ids follow ``read_table``'s rules; every vector must be present, hold
+    finite numbers and have one length (the dimension); the model column names
+    the model that made them (``model_key_for``'s key, or the model's name).
+    Rows are numbered over the files in name order (1-based).
+
+    Raises:
+        InputFormatError: no Parquet, a missing or mistyped column (row 0), a
+            NULL, empty or whitespace id, a missing or non-finite vector, vectors
+            of different lengths (the row).
+    """
+    import duckdb
+
+    p = Path(path)
+    files = _parquet_files(p)
+    con = _connect()
+    try:
+        try:
+            schema = {r[0]: str(r[1]) for r in con.execute(
+                "DESCRIBE SELECT * FROM read_parquet(?, union_by_name = true)", [files]).fetchall()}
+        except duckdb.Error as e:
+            raise InputFormatError(str(path), 0, f"expected Parquet, found something else ({str(e).splitlines()[0]}). "
+                                                 "Write the file with pandas, pyarrow, Spark or DuckDB COPY.") from None
+        found: dict[str, str] = {}
+        for col in (EMB_DOC, EMB_MODEL, EMB_TEXT_HASH):
+            name = next((n for n in col.names if n in schema), None)
+            if name is None:
+                if col.required:
+                    raise InputFormatError(str(path), 0, f"expected a column {' or '.join(repr(n) for n in col.names)} "
+                                                         f"in this embeddings file, found columns {list(schema)}. "
+                                                         "Add it (the model column names the model that made the "
+                                                         "vectors).")
+                continue
+            _check_type(path, col, name, schema[name])
+            found[col.role] = name
+        vec = next((n for n in EMB_VECTOR_NAMES if n in schema), None)
+        vtype = schema.get(vec or "", "")
+        if vec is None or not (vtype.endswith("[]") or "[" in vtype) or not any(
+                t in vtype for t in ("FLOAT", "DOUBLE")):
+            raise InputFormatError(str(path), 0, f"expected a column {' or '.join(repr(n) for n in EMB_VECTOR_NAMES)} "
+                                                 f"holding lists of floating-point numbers, found columns {schema}.")
+        q = {role: _quote(name) for role, name in found.items()}
+        v = _quote(vec)
+        text_hash = f", {q['text_hash']}" if "text_hash" in q else ""
+        try:
+            table = con.sql(
+                f"SELECT {q['doc_id']} AS doc_id, {q['model']} AS model{text_hash}, {v}::FLOAT[] AS vector "
+                "FROM read_parquet(?, union_by_name = true, filename = true, file_row_number = true) "
+                "ORDER BY filename, file_row_number", params=[files]).to_arrow_table()
+        except duckdb.Error as e:
+            raise InputFormatError(str(path), 0, f"expected readable Parquet, found an error "
+                                                 f"({str(e).splitlines()[0]}).") from None
+    finally:
+        con.close()
+    doc_ids = _check_values(path, EMB_DOC, found["doc_id"], table.column("doc_id").to_pylist())
+    if not doc_ids:
+        raise InputFormatError(str(path), 0, "expected at least one vector, found none.")
+    vectors = table.column("vector").combine_chunks()
+    nulls = vectors.is_null().to_numpy(zero_copy_only=False)
+    if nulls.any():
+        raise row_error(path, int(np.flatnonzero(nulls)[0]) + 1, f"expected a vector in column {vec!r}, found NULL.")
+    lengths = np.diff(np.asarray(vectors.offsets.to_numpy(zero_copy_only=False), dtype=np.int64))
+    if len(set(lengths.tolist())) > 1:
+        row = int(np.flatnonzero(lengths != lengths[0])[0])
+        raise row_error(path, row + 1, f"expected vectors of one dimension ({int(lengths[0])} in row 1), found "
+                                       f"{int(lengths[row])}. Re-export the vectors of one model.")
+    dim = int(lengths[0])
+    if dim == 0:
+        raise row_error(path, 1, "expected a vector of at least one number, found an empty list.")
+    values = vectors.flatten()
+    if values.null_count:  # a NULL inside a vector: its row
+        first = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        raise row_error(path, first // dim + 1, "expected numbers in the vector, found NULL. Re-export the vector.")
+    matrix = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(len(doc_ids), dim)
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        raise row_error(path, int(np.flatnonzero(~finite)[0]) + 1, "expected finite numbers in the vector, found "
+                                                                    "NaN or infinity. Re-export the vector.")
+    models = tuple(sorted({m for m in table.column("model").to_pylist() if m is not None}))
+    hashes = table.column("text_hash").to_pylist() if "text_hash" in q else None
+    return EmbeddingsFile(str(path), doc_ids, matrix, models, hashes, tuple(files))

@@ -190,6 +190,8 @@ class WorkflowReport:
             the Markdown report written, or None.
         misses: bm25's categorised miss list at K = 20 against the full reference judgments
             (``services.demo_misses``), or None.
+        units: the retrieval-unit step (``services.demo_units``): a chunked collection
+            scored at chunk and document level side by side.
     """
 
     collection: str = ""
@@ -225,6 +227,7 @@ class WorkflowReport:
     gate: tuple[object, Path | None] | None = None  # (services.gate.GateReport, Markdown file) of the gate step
     misses: object | None = None  # services.misses.MissReport of the miss-list step
     filters: object | None = None  # services.demo_filters.FilterDemoReport of the filtered scenario
+    units: object | None = None  # services.demo_units.UnitsDemo: the chunked collection at chunk and document level
 
 
 # -- steps ---------------------------------------------------------------------------
@@ -515,6 +518,11 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     report.filters = filter_step(store, collection, reference_name, {"bm25": bm25, "dense": dense},
                                  encoder=options.encoder, model_path=options.model_path, threads=options.threads,
                                  say=say)
+
+    # Retrieval units: 64-token passages scored at chunk and document level (services.demo_units)
+    from workbench.services.demo_units import units_step
+
+    report.units = units_step(store, collection, bm25, reference_name, say=say)
     return report
 
 

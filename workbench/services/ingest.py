@@ -591,19 +591,27 @@ def ingest_folder(
 
     _check_topic_filters(contents, folder)
 
+    from workbench.services.chunking import read_unit_files, store_groups
+
+    units = read_unit_files(folder)  # chunk_map.tsv, chunks.meta.json, duplicate_groups.tsv (checked before writing)
     with _Step(say, f"store collection {name}") as step:
         report = store.ingest_collection(
             name, docs, topics, source=source, description=f"ingested from {source}",
             metadata=contents.doc_metadata, topic_metadata=contents.topic_metadata,
-            replace_topic_metadata=replace_topic_metadata)
+            replace_topic_metadata=replace_topic_metadata, chunk_map=units.chunk_map,
+            chunk_source=units.chunk_source)
         step.detail = report.status
+    unit_notes = store_groups(store, name, docs, units)
+    if units.chunk_map is not None:
+        unit_notes.insert(0, f"chunk map: {len(units.chunk_map):,} chunks of {len(units.chunk_map.doc_ids):,} "
+                             "documents (part of the collection version)")
     imports = []
     for qf in qrels_files:
         with _Step(say, f"store qrels {qf.name}") as step:
             imp = _store_qrels(store, qf, name, created_by=created_by)
             step.detail = imp.status
         imports.append(imp)
-    return FolderIngest(layout, report, imports, contents.notes)
+    return FolderIngest(layout, report, imports, contents.notes + tuple(unit_notes))
 
 
 def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Mapping[str, int]]) -> None:

@@ -42,7 +42,9 @@ from workbench.types import Document, Topic
 
 if TYPE_CHECKING:
     from workbench.metadata import MetaValue
+    from workbench.scoring.units import ChunkMap
     from workbench.store.metadata import TopicMetadataReport
+    from workbench.store.units import ChunkSource
 
 IngestStatus = Literal["created", "new_version", "unchanged"]
 
@@ -88,6 +90,7 @@ def text_hash(title: str, text: str) -> str:
 def collection_version_of(
     doc_hashes: Iterable[tuple[str, str]],
     metadata: Mapping[str, Mapping[str, MetaValue]] | None = None,
+    chunk_map: ChunkMap | None = None,
 ) -> str:
     """The content hash of a collection version.
 
@@ -95,6 +98,10 @@ def collection_version_of(
         doc_hashes: (doc_id, text_hash) pairs, any order, doc ids unique.
         metadata: doc_id -> key -> value (documents absent or with an empty
             mapping have no metadata).
+        chunk_map: for a chunk collection, its chunk map (``scoring.units``):
+            each chunk's line ends with ``f"\\tchunk={doc_id}:{start}:{end}"``,
+            so a changed mapping is a new version; None (any collection that is
+            not chunked) adds nothing.
 
     Returns:
         sha256 hex over one line per document, sorted by doc_id (string order):
@@ -105,13 +112,15 @@ def collection_version_of(
     from workbench.metadata import metadata_hash
 
     meta = metadata or {}
+    spans = chunk_map.spans if chunk_map is not None else {}
     h = hashlib.sha256()
     for doc_id, th in sorted(doc_hashes):
         m = meta.get(doc_id)
-        if m:
-            h.update(f"{doc_id}\t{th}\t{metadata_hash(m)}\n".encode())
-        else:
-            h.update(f"{doc_id}\t{th}\n".encode())
+        line = f"{doc_id}\t{th}\t{metadata_hash(m)}" if m else f"{doc_id}\t{th}"
+        c = spans.get(doc_id)
+        if c is not None:
+            line += f"\tchunk={c.doc_id}:{c.start}:{c.end}"
+        h.update(f"{line}\n".encode())
     return h.hexdigest()
 
 
@@ -280,6 +289,8 @@ class CollectionsMixin(StoreCore):
         metadata: Mapping[str, Mapping[str, object]] | None = None,
         topic_metadata: Mapping[str, Mapping[str, object]] | None = None,
         replace_topic_metadata: bool = False,
+        chunk_map: ChunkMap | None = None,
+        chunk_source: ChunkSource | None = None,
     ) -> IngestReport:
         """Import (or re-import) a collection's documents, their metadata and topics, versioned.
 
@@ -296,6 +307,11 @@ class CollectionsMixin(StoreCore):
             topic_metadata: topic_id -> key -> value, added to the collection's
                 topic metadata (``set_topic_metadata`` rules) in the same transaction.
             replace_topic_metadata: allow ``topic_metadata`` to change stored values.
+            chunk_map: for a chunk collection, the map of every one of its
+                documents (chunks) to a source document and offsets; part of the
+                version's content hash and stored with it (``store.units``).
+            chunk_source: how the chunks were made (source collection, unit,
+                size, overlap); stored with a new version.
 
         Returns:
             An ``IngestReport`` (status ``created``, ``new_version`` or ``unchanged``).
@@ -359,7 +375,11 @@ class CollectionsMixin(StoreCore):
                 raise ValidationError(f"collection {name!r}: document {shown_id(doc_id)}: {e}") from None
             if checked:
                 doc_meta[doc_id] = checked
-        version = collection_version_of(zip(doc_ids, hashes, strict=True), doc_meta)
+        if chunk_map is not None:
+            from workbench.store.units import check_chunk_map_covers
+
+            check_chunk_map_covers(name, chunk_map, seen)
+        version = collection_version_of(zip(doc_ids, hashes, strict=True), doc_meta, chunk_map)
 
         from workbench.store.metadata import (
             insert_document_metadata,
@@ -413,6 +433,10 @@ class CollectionsMixin(StoreCore):
                         "INSERT INTO version_documents SELECT ?, doc_id, text_hash FROM wb_new_docs", [version]
                     )
                     insert_document_metadata(cur, version, doc_meta)
+                    if chunk_map is not None:
+                        from workbench.store.units import insert_chunk_map
+
+                        insert_chunk_map(cur, version, chunk_map, chunk_source)
                     if parent:
                         row = cur.execute(
                             """SELECT

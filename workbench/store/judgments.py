@@ -391,15 +391,18 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             ValidationError: a grade off the rubric, a missing grade without
                 unsure, or a negative duration.
         """
-        for j, _token, _at in judgments:
-            if j.grade is None and not j.unsure:
-                raise ValidationError(f"judgment of topic {j.topic_id!r} document {j.doc_id!r}: expected a grade, "
-                                      "found none; give a grade or mark it unsure")
-            if j.duration_ms < 0:
-                raise ValidationError(f"expected duration_ms >= 0, found {j.duration_ms}")
+        from workbench.store.judgments_bulk import BULK_MIN, check_items, record_bulk
+
+        check_items(judgments)
         out = []
         with self.transaction(f"import {len(judgments)} judgments") as cur:
             self._require_lead(cur, lead, "import judgments")
+            if len(judgments) >= BULK_MIN:  # same rows and results, a few statements (judgments_bulk)
+                users = {r[0] for r in cur.execute("SELECT user_name FROM users").fetchall()}
+                bulk = record_bulk(cur, judgments, collection=collection, pool_version=pool_version,
+                                   rubric=self._rubric(cur, collection), known_users=users)
+                if bulk is not None:
+                    return bulk
             for j, token, at in judgments:
                 out.append(self._save_in(cur, j, collection, pool_version, token, saved_at=at, repeat="skip"))
         return out

@@ -391,6 +391,7 @@ def pool_run_files(
     if not (rrf_k >= 0):
         raise ValidationError(f"rrf k must be a finite number >= 0, found {rrf_k}")
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar on stderr; progress is ours to report
     try:
         stems = load_run_tops(con, paths, depth)
         con.execute(

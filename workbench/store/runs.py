@@ -684,6 +684,7 @@ def read_run_tops(paths: Sequence[str | Path], depth: int) -> dict[str, dict[str
     import duckdb
 
     con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar on stderr; progress is ours to report
     try:
         stems = load_run_tops(con, paths, depth)
         rows = con.execute("SELECT run_name, topic_id, doc_id, score FROM wb_tops "

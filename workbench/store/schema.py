@@ -36,7 +36,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -521,7 +521,35 @@ DDL_V8_JUDGING_ORDER: tuple[str, ...] = (
     )""",
 )
 
-DDL_V9_UNDO: tuple[str, ...] = (
+DDL_V9_UNITS: tuple[str, ...] = (
+    # Retrieval units (issue 13): the chunk map of a chunk collection version (part of its
+    # content hash), how it was made, and duplicate groups of a collection version.
+    """CREATE TABLE IF NOT EXISTS chunk_maps (
+        collection_version VARCHAR NOT NULL,      -- the chunk collection's version
+        chunk_id VARCHAR NOT NULL,                -- a document id of that version
+        doc_id VARCHAR NOT NULL,                  -- the document it was cut from
+        start_offset INTEGER NOT NULL,            -- 0-based character offset in the document's text
+        end_offset INTEGER NOT NULL,              -- exclusive
+        PRIMARY KEY (collection_version, chunk_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS chunk_sources (
+        collection_version VARCHAR PRIMARY KEY,   -- the chunk collection's version
+        source_collection VARCHAR NOT NULL DEFAULT '',  -- the document collection ('' when not known)
+        source_version VARCHAR NOT NULL DEFAULT '',
+        chunk_unit VARCHAR NOT NULL DEFAULT '',   -- tokens | chars ('' for an imported map)
+        size INTEGER NOT NULL DEFAULT 0,
+        overlap INTEGER NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE IF NOT EXISTS duplicate_groups (
+        collection_version VARCHAR NOT NULL,
+        group_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        source VARCHAR NOT NULL,                  -- 'identical text' or the groups file it came from
+        added_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        PRIMARY KEY (collection_version, doc_id, source)
+    )""",
+
+DDL_V10_UNDO: tuple[str, ...] = (
     # A save that *undoes* an earlier save (the judging UI's Undo) names it; the
     # row restores the grade, unsure flag and note the assessor had before it.
     "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS undoes BIGINT",
@@ -547,7 +575,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     5: DDL_V6_ANN,  # ann_index_stats, ann_recall_topics (issue 11)
     6: DDL_V7_MISSES,  # miss lists, their entries and the lead's miss causes (issue 13)
     7: DDL_V8_JUDGING_ORDER,  # judging strategies, topic orders and stops, model assessors
-    8: DDL_V9_UNDO,  # judgments.undoes; current_judgments holds graded or unsure rows only
+    8: DDL_V9_UNITS,  # chunk maps, chunk sources, duplicate groups (issue 13)
+    9: DDL_V10_UNDO,  # judgments.undoes; current_judgments holds graded or unsure rows only
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

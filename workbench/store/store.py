@@ -24,6 +24,7 @@ from workbench.store.qrels import QrelsMixin
 from workbench.store.revision import RevisionMixin
 from workbench.store.runs import RunsMixin
 from workbench.store.topic_sets import TopicSetsMixin
+from workbench.store.units import UnitsMixin
 
 
 class LabelStore(
@@ -41,6 +42,7 @@ class LabelStore(
     AnnMixin,
     MissesMixin,
     RevisionMixin,
+    UnitsMixin,
 ):
     """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
 

@@ -1,0 +1,80 @@
+"""CLI commands: ``workbench groups`` (duplicate groups: import a groups file, list, judging offers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workbench.cli import app, common
+
+groups_app = typer.Typer(help="Duplicate groups: import a groups file, list a collection's groups, judging offers.",
+                         no_args_is_help=True)
+app.add_typer(groups_app, name="groups")
+
+
+@groups_app.command("import")
+def import_groups(
+    path: Annotated[Path, typer.Argument(help="Groups file: group_id doc_id per line (near-duplicates, mirrors).")],
+    collection: Annotated[str, typer.Option(help="The collection (its latest version, or NAME@VERSION-PREFIX).")],
+) -> None:
+    """Add a groups file's groups to a collection version (rows only added; re-importing adds nothing)."""
+    from workbench.formats.units import read_groups
+
+    groups = read_groups(path)
+    name, _, version = collection.partition("@")
+    store = common.STATE.store(client="workbench groups import")
+    added = store.add_duplicate_groups(name, groups, source=path.name, version=version or None)
+    common.out(f"{len(groups):,} group(s) from {path.name}: {added:,} row(s) added to collection {name}")
+
+
+@groups_app.command("list")
+def list_groups(
+    collection: Annotated[str, typer.Argument(help="The collection (NAME or NAME@VERSION-PREFIX).")],
+) -> None:
+    """List a collection version's duplicate groups: canonical member, members, sources (TSV)."""
+    name, _, version = collection.partition("@")
+    g = common.STATE.store(client="workbench groups list").get_duplicate_groups(name, version or None)
+    common.out("group\tmembers\tsources")
+    for c, ms in g.members.items():
+        common.out(f"{c}\t{','.join(ms)}\t{'; '.join(g.sources.get(c, ()))}")
+    common.info(f"{len(g):,} group(s) over {g.n_documents:,} documents")
+
+
+@groups_app.command("offers")
+def offers(
+    pool: Annotated[str, typer.Argument(help="The pool version.")],
+    mode: Annotated[str, typer.Option(help="offer: list unjudged group members with the judged member's grade "
+                                           "pre-filled, for the lead; skip: list them as skipped (nothing is "
+                                           "recorded; score --dedupe groups scores the group by its judged "
+                                           "member).")] = "offer",
+    accept: Annotated[bool, typer.Option(help="With --mode offer: save the offers without conflict as the "
+                                              "lead's judgments (lead only).")] = False,
+    lead: Annotated[str | None, typer.Option(help="The lead (user name), with --accept.")] = None,
+    token: Annotated[str | None, typer.Option(envvar="WORKBENCH_TOKEN",
+                                              help="The lead's token (or $WORKBENCH_TOKEN).")] = None,
+) -> None:
+    """Once one member of a duplicate group is judged, offer the others to the lead with that grade, or skip them."""
+    from workbench.errors import ValidationError
+    from workbench.judging.groups import GROUP_MODES
+    from workbench.services.group_judging import accept_group_offers, pool_group_offers
+
+    if mode not in GROUP_MODES:
+        raise ValidationError(f"expected --mode {' or '.join(GROUP_MODES)}, found {mode!r}")
+    if accept and mode != "offer":
+        raise ValidationError("--accept saves offers: use it with --mode offer")
+    store = common.STATE.store(client="workbench groups offers")
+    found = pool_group_offers(store, pool)
+    verb = "offered" if mode == "offer" else "skipped"
+    common.out("topic\tdoc\tpre-filled grade\tjudged members\tgrades\tconflict")
+    for o in found:
+        common.out(f"{o.topic_id}\t{o.doc_id}\t{o.grade}\t{','.join(o.from_docs)}\t{','.join(map(str, o.grades))}\t"
+                   f"{'yes' if o.conflict else 'no'}")
+    common.info(f"{len(found):,} group member(s) {verb} in {pool}")
+    if accept:
+        from workbench.services import judging as svc
+
+        session = svc.sign_in(store, lead or "", token or "")
+        saved, left = accept_group_offers(store, session, pool, found)
+        common.out(f"saved {saved:,} judgment(s) as {session.user}; {left:,} conflicting offer(s) left to judge")
