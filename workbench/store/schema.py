@@ -548,6 +548,7 @@ DDL_V9_UNITS: tuple[str, ...] = (
         added_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
         PRIMARY KEY (collection_version, doc_id, source)
     )""",
+)
 
 DDL_V10_UNDO: tuple[str, ...] = (
     # A save that *undoes* an earlier save (the judging UI's Undo) names it; the
