@@ -8,10 +8,10 @@ follow in their own block, never inside the recall averages.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from workbench import jsonout
 from workbench.errors import ValidationError
 from workbench.scoring.abstention import NoAnswerResult
 from workbench.scoring.measures import Measure
@@ -139,7 +139,7 @@ def render_units(report: UnitReport, fmt: str = "table") -> str:
         raise ValidationError(f"--unit/--dedupe/--no-answer reports: expected --format {' or '.join(UNIT_FORMATS)}, "
                               f"found {fmt!r}.")
     if fmt == "json":
-        return json.dumps(_json(report), indent=2, ensure_ascii=False, default=str) + "\n"
+        return jsonout.dumps(_json(report), indent=2, ensure_ascii=False, default=str) + "\n"
     lines = header_lines(report)
     for i in range(len(report.views[0].report.evaluations)):
         lines += [""] + _run_table(report, i)
