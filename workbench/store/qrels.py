@@ -323,7 +323,7 @@ class QrelsMixin(StoreCore):
             [info.name]).fetchall()[0][0]
         if found != info.content_hash:
             raise StoreError(
-                f"{self.path}: qrels version {info.name!r} no longer matches its content hash (recorded "  # type: ignore[attr-defined]
+                f"{self.path}: qrels version {info.name!r} no longer matches its content hash (recorded "
                 f"{info.content_hash[:12]}, its entries now hash to {found[:12]}): the store was changed outside "
                 "the workbench. Nothing was read; restore the store from a backup, or import or publish the "
                 "qrels again under a new name.")
