@@ -197,3 +197,15 @@ def test_cli_miss_cause_sets_and_accepts(capsys, db):
                        "--topic", "1", "--doc", "d6", "--cause", "found deeper", "--note", "x",
                        "--lead", "lead", "--token", "wrong")
     assert code == 1 and "Traceback" not in err
+
+
+def test_cli_categorise_refuses_a_collection_that_is_not_the_runs_and_stores_nothing(capsys, db):
+    # found by a robustness trial: --collection nope was ignored and a miss list was stored
+    store = LabelStore(db, client="test")
+    with store.connection("count") as cur:
+        before = cur.execute("SELECT count(*) FROM miss_lists").fetchall()[0][0]
+    code, _, err = cli(capsys, "misses", "bm25", "--qrels", "toy-v1", "--k", "2", "--categorise",
+                       "--missing", "zero", "--collection", "nope")
+    assert code == 1 and "unknown collection 'nope'" in err
+    with store.connection("count") as cur:
+        assert cur.execute("SELECT count(*) FROM miss_lists").fetchall()[0][0] == before

@@ -158,6 +158,9 @@ def _root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
+    if lock_timeout is not None and not (lock_timeout >= 0 and lock_timeout != float("inf")):
+        raise typer.BadParameter(f"expected a number of seconds >= 0, got {lock_timeout}",
+                                 param_hint="'--lock-timeout'")
     common.configure(db, lock_timeout, debug, quiet)
 
 

@@ -179,12 +179,18 @@ def categorised_misses(
     if open_store is None:
         raise ValidationError("misses --categorise reads the documents and topics of the workbench store, and "
                               "there is none here: give --db, or ingest the collection first")
+    if collection is not None:  # an unknown name is an error before anything is computed or stored
+        open_store().latest_collection_version(collection)
     report, misses = find_misses(run_ref, qrels_ref, k, open_store=open_store, rel=rel, missing=missing,
                                  trust_file_order=trust_file_order, progress=progress)
     store = open_store()
     run, qrels = report.runs[0], report.qrels
     if run.origin == "stored":
         info = store.get_run_info(run.name)
+        if collection is not None and collection != info.collection:
+            raise ValidationError(f"misses --categorise: run {run.name!r} is a run of collection "
+                                  f"{info.collection!r}, not {collection!r}; leave out --collection "
+                                  "(it names the collection of a run file)")
         name, version, depth = info.collection, info.collection_version, info.depth
         analyser = run_analyser(info.kind, info.params)
     else:
