@@ -105,20 +105,7 @@ def check_writable_folder(path: str | Path, *, what: str = "output folder") -> P
     if target.exists() and not target.is_dir():
         raise ValidationError(f"{what} {target}: expected a folder (new or existing), found a file. "
                               "Choose another folder.")
-    folder = target
-    while not folder.exists():
-        folder = folder.parent
-    if not folder.is_dir():
-        raise ValidationError(f"{what} {target}: {folder} is a file, not a folder; choose another path.")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".wb-probe.", suffix=".tmp", dir=folder)
-    except OSError as e:
-        raise ValidationError(
-            f"{what} {target}: cannot create a file in {folder} ({e.strerror or e}); choose a writable folder."
-        ) from None
-    os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
+    _probe_nearest_folder(target, target, what)
     return target
 
 
@@ -157,7 +144,19 @@ def check_writable(path: str | Path, *, what: str = "output", suffixes: tuple[st
         if not os.access(target, os.W_OK):
             raise ValidationError(f"{what} {target}: cannot be written (permission denied).")
         return target
-    folder = target.parent
+    _probe_nearest_folder(target, target.parent, what)
+    return target
+
+
+def _probe_nearest_folder(target: Path, start: Path, what: str) -> None:
+    """Create and remove a temporary file in the nearest existing folder at or above ``start``.
+
+    Raises:
+        ValidationError: that nearest existing path is a file, or no file can be created in it.
+    """
+    from workbench.errors import ValidationError
+
+    folder = start
     while not folder.exists():
         folder = folder.parent
     if not folder.is_dir():
@@ -171,4 +170,3 @@ def check_writable(path: str | Path, *, what: str = "output", suffixes: tuple[st
     os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(probe)
-    return target
