@@ -133,3 +133,18 @@ def test_check_cause_lists_the_causes():
     assert check_cause("found deeper") == "found deeper"
     with pytest.raises(UnknownNameError, match="chunk boundary"):
         check_cause("deeper")
+
+
+def test_with_ineligible_adds_the_filtered_gold_not_within_k_and_counts_the_leaks():
+    from workbench.scoring.evaluate import RelevantDoc
+    from workbench.scoring.misses import with_ineligible
+
+    misses = [RelevantDoc("2", "a", 1, None), RelevantDoc("10", "b", 2, 30)]
+    gold = {"2": (("c", 1), ("d", 3)), "10": (("e", 1),), "3": (("f", 1),)}
+    ranks = {"2": {"c": 5, "d": 40}, "10": {"e": 1}}
+    merged, within = with_ineligible(misses, gold, ranks, 20)
+    # t2: the scorer's miss, then d (grade 3, rank 40) before c (grade 1, rank 5 is within k: a leak);
+    # t3 (no eligible relevant document) between t2 and t10 in natural order; t10's e ranks 1: a leak
+    assert merged == [RelevantDoc("2", "a", 1, None), RelevantDoc("2", "d", 3, 40), RelevantDoc("3", "f", 1, None),
+                      RelevantDoc("10", "b", 2, 30)]
+    assert within == 2

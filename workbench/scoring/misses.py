@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from workbench.errors import UnknownNameError, ValidationError
+from workbench.ranking import natural_key
+from workbench.scoring.evaluate import RelevantDoc
 
 Cause = Literal["not indexed", "filtered out", "chunk boundary", "found deeper", "vocabulary mismatch",
                 "uncategorised"]
@@ -59,7 +61,7 @@ CAUSES: tuple[Cause, ...] = get_args(Cause)
 RESIDUE: Cause = "uncategorised"
 """The cause no rule explains: the residue of a miss list."""
 
-RULES_VERSION = "misses-1"
+RULES_VERSION = "misses-2"
 """Version of the rules above; stored with every categorised list (a change of rules makes a new list)."""
 
 Source = Literal["rule", "lead"]
@@ -368,6 +370,52 @@ def evidence_from_json(d: Mapping[str, Any]) -> MissEvidence:
         None if chunks is None else tuple(ChunkHit(str(c), None if r is None else int(r), frozenset(t))
                                           for c, r, t in chunks),
         str(d.get("collection_version", "")))
+
+
+def with_ineligible(
+    misses: Sequence[RelevantDoc],
+    ineligible_gold: Mapping[str, Sequence[tuple[str, int]]],
+    ranks: Mapping[str, Mapping[str, int]],
+    k: int,
+) -> tuple[list[RelevantDoc], int]:
+    """Add the judged-relevant documents a topic's filter excludes to a run's misses.
+
+    Filtered scoring (``scoring.eligibility.restrict_qrels``) takes ineligible
+    judged-relevant documents out of the relevant sets, so the scorer's misses
+    never hold them; a miss list must (their cause is ``filtered out``), or the
+    list would drop them silently.
+
+    Args:
+        misses: the scorer's misses (over the eligible relevant documents), topic then grade order.
+        ineligible_gold: topic_id -> ((doc_id, grade), ...) the filters exclude
+            (``RestrictedQrels.ineligible_gold``).
+        ranks: topic_id -> doc_id -> 1-based rank in the run (documents not returned absent).
+        k: the cutoff, >= 1.
+
+    Returns:
+        (the misses with each ineligible document the run did not return within k
+        added after its topic's other misses, by grade descending then doc id;
+        topics in natural order, the input order kept within a topic, and the
+        number of ineligible documents the run returned within k: leaks, which
+        are not misses).
+
+    Example:
+        >>> with_ineligible([RelevantDoc("1", "d4", 2, None)], {"1": (("d1", 1),)}, {"1": {"d1": 40}}, 20)
+        ([RelevantDoc(topic_id='1', doc_id='d4', grade=2, rank=None), RelevantDoc(topic_id='1', doc_id='d1', grade=1, rank=40)], 0)
+    """
+    added: list[RelevantDoc] = []
+    within = 0
+    for topic_id, gold in ineligible_gold.items():
+        topic_ranks = ranks.get(topic_id, {})
+        for doc_id, grade in sorted(gold, key=lambda g: (-g[1], natural_key(g[0]))):
+            rank = topic_ranks.get(doc_id)
+            if rank is not None and rank <= k:
+                within += 1
+                continue
+            added.append(RelevantDoc(topic_id, doc_id, grade, rank))
+    order = {t: i for i, t in enumerate(sorted({m.topic_id for m in [*misses, *added]}, key=natural_key))}
+    merged = sorted([*misses, *added], key=lambda m: order[m.topic_id])  # stable: input order within a topic
+    return merged, within
 
 
 def categorise_all(evidence: Iterable[MissEvidence], k: int) -> list[Categorised]:

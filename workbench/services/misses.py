@@ -4,7 +4,11 @@
 gathers for every miss the evidence the store holds (is the document in the
 run's collection version, is its text empty, its rank within the run's depth,
 the analysed query and document terms) and lets the pure rules assign the
-causes. The query and the documents are analysed with the run's own analyser
+causes. When the score is filtered (topic filters, ``scoring.eligibility``),
+the judged-relevant documents a topic's filter excludes, which filtered scoring
+takes out of the relevant sets, are added back as misses (unless the run
+returned them within k: those are leaks) and get ``filtered out`` with the
+topic's filter; never dropped silently. The query and the documents are analysed with the run's own analyser
 when it is a BM25 run (its stop words and stemmer, recorded in its params),
 else with ``pooling.tokenize.Tokenizer()`` (Lucene's stop words, no stemming);
 the analyser used is recorded with the list.
@@ -27,7 +31,7 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +48,7 @@ from workbench.scoring.misses import (
     evidence_from_json,
     evidence_json,
     resolve,
+    with_ineligible,
 )
 from workbench.services.scoring import Progress, ScoreReport, StoreOpener, find_misses
 
@@ -101,7 +106,8 @@ def _by_frequency(tokens: Sequence[str]) -> tuple[str, ...]:
 
 
 def gather_evidence(store: LabelStore, collection: str, collection_version: str, misses: Sequence[RelevantDoc],
-                    depth: int, analyser: Tokenizer) -> list[MissEvidence]:
+                    depth: int, analyser: Tokenizer, *, filters: Mapping[str, str] | None = None,
+                    ineligible: Collection[tuple[str, str]] = ()) -> list[MissEvidence]:
     """The evidence the store holds for each miss, in input order.
 
     Args:
@@ -111,6 +117,9 @@ def gather_evidence(store: LabelStore, collection: str, collection_version: str,
         misses: the run's misses (``Evaluation.misses``).
         depth: the run's depth.
         analyser: the analyser of query and document text.
+        filters: topic_id -> the topic's filter (canonical text), for the filtered
+            topics of the score (None or absent: the topic is unfiltered).
+        ineligible: the (topic_id, doc_id) misses the topic's filter excludes.
 
     Raises:
         UnknownNameError: unknown collection or version.
@@ -127,11 +136,51 @@ def gather_evidence(store: LabelStore, collection: str, collection_version: str,
         doc = docs.get(m.doc_id)
         if doc is not None and m.doc_id not in doc_terms:
             doc_terms[m.doc_id] = _by_frequency(analyser(doc.content))
+        filter_text = (filters or {}).get(m.topic_id)
         out.append(MissEvidence(
             m.topic_id, m.doc_id, m.grade, m.rank, depth, indexed=doc is not None,
             empty_text=doc is not None and not doc.content.strip(), query_terms=query_terms[m.topic_id],
-            doc_terms=doc_terms.get(m.doc_id, ()), collection_version=collection_version))
+            doc_terms=doc_terms.get(m.doc_id, ()),
+            eligible=None if filter_text is None else (m.topic_id, m.doc_id) not in ineligible,
+            filter_text=filter_text or "", collection_version=collection_version))
     return out
+
+
+def _filtered_out(store: LabelStore, report: ScoreReport, collection: str,
+                  ) -> tuple[dict[str, str], set[tuple[str, str]], dict[str, object] | None]:
+    """(topic_id -> filter text, the ineligible judged-relevant (topic, doc) pairs, the sources for the fingerprint).
+
+    The ineligible gold is the filtered score's (``ScoreReport.eligibility``):
+    judged-relevant documents a topic's filter excludes, which the scorer took
+    out of the relevant sets. Kept: those of the evaluated topics, and of topics
+    left out because every relevant document is ineligible (|R| = 0 after the
+    filter); not those of topics the missing-topic policy dropped.
+    """
+    el = report.eligibility[0] if report.eligibility else None
+    if el is None:
+        return {}, set(), None
+    from workbench.services.eligibility import collection_filters
+
+    texts = {t: f.canonical for t, f in collection_filters(store, collection, el.filter_key).filters.items()}
+    evaluated = set(report.evaluations[0].topics)
+    restricted = el.restricted
+    pairs: set[tuple[str, str]] = set()
+    for topic_id, gold in restricted.ineligible_gold.items():
+        no_eligible = not any(g >= max(restricted.rel, 0) for g in restricted.qrels.get(topic_id, {}).values())
+        if topic_id in evaluated or no_eligible:
+            pairs.update((topic_id, d) for d, _ in gold)
+    return texts, pairs, {"filter_key": el.filter_key, "filters_sha256": el.filters_digest,
+                          "collection_version": el.collection_version, "ineligible_gold": len(pairs)}
+
+
+def _ranks_of(run_ref: str, open_store: StoreOpener | None, trust_file_order: bool,
+              topics: Collection[str]) -> dict[str, dict[str, int]]:
+    """topic_id -> doc_id -> 1-based rank in the run, for ``topics``."""
+    from workbench.scoring.units import ranked_lists
+    from workbench.services.scoring import load_run
+
+    _, rr = load_run(run_ref, open_store, trust_file_order=trust_file_order)
+    return {t: {d: i for i, d in enumerate(ids, 1)} for t, ids in ranked_lists(rr).items() if t in topics}
 
 
 def _fingerprint(parts: Mapping[str, object]) -> str:
@@ -202,15 +251,25 @@ def categorised_misses(
             store.latest_collection_version(name)
         depth = max(report.evaluations[0].n_results.values(), default=0)
         analyser = run_analyser("", {})
+    filter_texts, ineligible, eligibility_sources = _filtered_out(store, report, name)
     sources = {"rules": RULES_VERSION, "run": run.content_hash or run.location, "qrels": qrels.content_hash,
-               "collection_version": version, "analyser": analyser.params, "depth": depth, "missing": missing}
+               "collection_version": version, "analyser": analyser.params, "depth": depth, "missing": missing,
+               "eligibility": eligibility_sources}
     fingerprint = _fingerprint(sources)
     keepable = keep and run.origin == "stored" and qrels.origin == "stored"
     stored = store.find_miss_list(run.name, qrels.name, k, rel, fingerprint) if keepable else None
+    leaks_within_k: int | None = None
     if stored is not None:
         categorised, list_id, reused = _categorised_from(stored.entries), stored.list_id, True
     else:
-        evidence = gather_evidence(store, name, version, misses, depth, analyser)
+        leaks_within_k = 0
+        if ineligible:
+            gold = {t: tuple(g for g in gs if (t, g[0]) in ineligible)
+                    for t, gs in report.eligibility[0].restricted.ineligible_gold.items()}  # type: ignore[union-attr]
+            misses, leaks_within_k = with_ineligible(misses, gold, _ranks_of(run_ref, open_store, trust_file_order,
+                                                                              set(gold)), k)
+        evidence = gather_evidence(store, name, version, misses, depth, analyser, filters=filter_texts,
+                                   ineligible=ineligible)
         categorised = [categorise(e, k) for e in evidence]
         list_id, reused = None, False
         if keepable:
@@ -221,6 +280,7 @@ def categorised_misses(
             list_id = store.save_miss_list(run.name, qrels.name, k, rel, fingerprint, RULES_VERSION,
                                            {**sources, "collection": name}, entries)
     extra: dict[str, object] = {"list_id": list_id, "reused": reused, "rules_version": RULES_VERSION,
+                                "eligibility": eligibility_sources, "ineligible_within_k": leaks_within_k,
                                 "collection": name, "collection_version": version, "depth": depth,
                                 "fingerprint": fingerprint}
     ml = MissList(run.name, qrels.name, k, (), count(()), analyser.params, extra)
