@@ -56,6 +56,7 @@ be resumed after an interruption and the UI can be started on its result.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -316,8 +317,12 @@ def judge_with_reference(
     documents = store.get_documents(collection)
     say(f"[starting] {name} judges {len(todo):,} documents of {pool_version}")
     saved = 0
-    with store.connection("reference assessor judging"):  # one open file for all the saves
-        for e in todo:
+    from tqdm import tqdm  # lazy, light
+
+    with store.connection("reference assessor judging"), \
+            tqdm(todo, desc=f"{name} judging", unit="doc", file=sys.stderr, leave=False,
+                 disable=say is _quiet) as bar:  # one open file for all the saves
+        for e in bar:
             view = JudgingView(position=e.position, n_queue=state.n_total, collection=collection,
                                pool_version=pool_version, topic=topics[e.topic_id],
                                document=documents[e.doc_id])

@@ -51,7 +51,7 @@ def gate_step(
     except ValueError:
         pass  # outside the current folder: the absolute path
     report = run_gate(baseline, candidate, qrels_version, shown, open_store=lambda: store)
-    say(f"release gate {candidate} against {baseline}: {report.verdict.upper()} (exit {report.exit_code})")
+    say(f"[gate] release gate {candidate} against {baseline}: {report.verdict.upper()} (exit {report.exit_code})")
     path = None
     if out_dir is not None:
         path = out_dir / f"gate-{candidate}-vs-{baseline}.md"

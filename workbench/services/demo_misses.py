@@ -44,5 +44,5 @@ def misses_step(
     from workbench.services.misses import categorised_misses
 
     report = categorised_misses(run, qrels_version, k, open_store=lambda: store, missing="zero")
-    say(f"miss list of {run} at k = {k} against {qrels_version}: {closure_line(report.misses.counts)}")
+    say(f"[misses] miss list of {run} at k = {k} against {qrels_version}: {closure_line(report.misses.counts)}")
     return report

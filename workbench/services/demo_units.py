@@ -94,7 +94,7 @@ def units_step(
         name, docs, src.topics, source=f"workbench convert chunk {collection} --size {size} --overlap {overlap}",
         description=f"{size}-token passages of {collection}", metadata=chunk_meta, topic_metadata=src.topic_metadata,
         chunk_map=cmap, chunk_source=ChunkSource(collection, src.version, "tokens", size, overlap))
-    say(f"chunk collection {name}: {len(cmap):,} chunks of {len(src.documents):,} documents ({ingested.status})")
+    say(f"[units] chunk collection {name}: {len(cmap):,} chunks of {len(src.documents):,} documents ({ingested.status})")
     run = f"bm25-p{size}"
     try:
         store.get_run_info(run)

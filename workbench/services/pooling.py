@@ -310,7 +310,10 @@ def make_dense_run(
 
     def build(docs: dict[str, str], version: str) -> None:
         retriever.index(docs, text_hashes=store.document_text_hashes(collection, version))
-        say(f"embeddings: {retriever.last_encoded:,} encoded, {retriever.last_cached:,} from the cache "
+        distinct = retriever.last_encoded + retriever.last_cached
+        same = f" ({len(docs) - distinct:,} share another document's text: encoded once)" if distinct < len(docs) else ""
+        say(f"embeddings of {len(docs):,} documents, {distinct:,} distinct texts{same}: "
+            f"{retriever.last_encoded:,} encoded, {retriever.last_cached:,} from the cache "
             f"({retriever.encoder.model_key})")
         vi = retriever.vector_index
         if vi is not None and vi.kind != "exact":
