@@ -64,6 +64,23 @@ def ranked_by_file_order(rows: Iterable[tuple[str, int, float]]) -> list[ScoredD
     return [ScoredDoc(doc_id, float(score), i) for i, (_, (doc_id, _r, score)) in enumerate(items, 1)]
 
 
+def file_orders(rows: Mapping[str, Iterable[tuple[str, int, float]]]) -> dict[str, list[str]]:
+    """Each topic's doc ids in the file's rank-column order, first occurrence kept.
+
+    Args:
+        rows: topic_id -> (doc_id, file_rank, score) in file order, as a run
+            reader collects them (TREC text and Parquet alike).
+
+    Returns:
+        topic_id -> doc ids ordered by ``ranked_by_file_order``; a doc id that
+        appears twice for a topic is kept at its first (best) place.
+    """
+    out: dict[str, list[str]] = {}
+    for topic, topic_rows in rows.items():
+        out[topic] = list(dict.fromkeys(sd.doc_id for sd in ranked_by_file_order(topic_rows)))
+    return out
+
+
 def scores_from_order(doc_ids: Iterable[str]) -> dict[str, float]:
     """Scores that make ``ranked`` reproduce a given order: n, n-1, ..., 1.
 

@@ -455,15 +455,7 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
         else:
             got[doc] = score
         rows.setdefault(topic, []).append((doc, int(rank), score))
-    file_order: dict[str, list[str]] = {}
-    for topic, topic_rows in rows.items():
-        seen: set[str] = set()
-        order: list[str] = []
-        for sd in ranking.ranked_by_file_order(topic_rows):
-            if sd.doc_id not in seen:
-                seen.add(sd.doc_id)
-                order.append(sd.doc_id)
-        file_order[topic] = order
+    file_order = ranking.file_orders(rows)
     if trust_file_order:
         run = {topic: ranking.scores_from_order(file_order[topic]) for topic in run}
     return RunFile(run=run, tag=Path(path).stem, n_lines=t.n_rows, duplicates=duplicates, file_order=file_order)
