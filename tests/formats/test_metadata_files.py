@@ -79,6 +79,8 @@ def test_parquet_numeric_ids_and_timestamps_are_refused(tmp_path):
     ("a.jsonl", '{"doc_id": "1", "authors": ["a", "b"]}\n', "a.jsonl:1: key 'authors': expected a string, number, boolean or null, found an array"),
     ("a.jsonl", '{"doc_id": 7}\n', "a.jsonl:1: expected 'doc_id' to be a string, found 7. Quote the id."),
     ("a.jsonl", '{"id": "7"}\n', "a.jsonl:1: expected a 'doc_id' field"),
+    ("a.jsonl", '{"doc_id": "1"}\n\n{"doc_id": \n', "a.jsonl:3: expected a JSON object, found invalid JSON"),
+    ("a.jsonl", '["doc_id"]\n', "a.jsonl:1: expected a JSON object, found a JSON list"),
     ("a.xlsx", "x", "a.xlsx: expected a metadata file ending in .jsonl, .csv, .tsv, .parquet"),
 ])
 def test_side_file_errors_name_file_line_and_problem(write, name, text, message):

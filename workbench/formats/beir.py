@@ -42,7 +42,7 @@ from workbench.formats.trec import (
     check_id,
     empty_file_error,
     iter_columns,
-    read_text,
+    iter_json_objects,
     shown_id,
 )
 from workbench.metadata import MetadataValueError, MetaValue, check_key, from_json
@@ -52,21 +52,7 @@ QRELS_HEADER = ("query-id", "corpus-id", "score")
 _INT = re.compile(r"[+-]?[0-9]+")
 
 
-def _objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, object) for each non-blank line of a JSON-lines file."""
-    p = str(path)
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputFormatError(
-                p, lineno, f"expected a JSON object, found invalid JSON ({e.msg} at column {e.colno}). Fix or remove the line."
-            ) from None
-        if not isinstance(obj, dict):
-            raise InputFormatError(p, lineno, f"expected a JSON object, found a JSON {type(obj).__name__}. Write one object per line.")
-        yield lineno, obj
+_objects = iter_json_objects
 
 
 def _string(path: str, lineno: int, obj: Mapping[str, Any], key: str, *, required: bool) -> str:

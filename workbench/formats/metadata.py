@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from workbench.errors import InputFormatError
 from workbench.formats.io import atomic_write
-from workbench.formats.trec import read_text, shown_id
+from workbench.formats.trec import iter_json_objects, read_text, shown_id
 from workbench.metadata import (
     MetadataValueError,
     MetaValue,
@@ -130,17 +130,7 @@ def _read_jsonl(p: Path, id_column: IdColumn) -> MetadataTable:
     path = str(p)
     out: MetadataTable = {}
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(read_text(p).split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputFormatError(
-                path, lineno, f"expected a JSON object, found invalid JSON ({e.msg} at column {e.colno}). Fix or remove the line."
-            ) from None
-        if not isinstance(obj, dict):
-            raise InputFormatError(path, lineno, f"expected a JSON object, found a JSON {type(obj).__name__}. Write one object per line.")
+    for lineno, obj in iter_json_objects(p):
         if id_column not in obj:
             raise InputFormatError(path, lineno, f"expected a {id_column!r} field, found keys {sorted(obj)[:12]}. Add the id.")
         ident = _check_id(path, lineno, obj[id_column], id_column, seen)

@@ -37,6 +37,7 @@ Source:
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -180,6 +181,31 @@ def iter_columns(path: str | Path) -> Iterator[tuple[int, list[str]]]:
 
 
 _lines = iter_columns
+
+
+def iter_json_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(1-based line number, object) of each non-blank line of a JSON-lines file.
+
+    Text is read by ``read_text`` (UTF-8, BOM and CRLF normalised), whose errors
+    it raises.
+
+    Raises:
+        InputFormatError: a line that is not valid JSON, or JSON that is not an
+            object (file, line and what was found).
+    """
+    p = str(path)
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputFormatError(
+                p, lineno, f"expected a JSON object, found invalid JSON ({e.msg} at column {e.colno}). Fix or remove the line."
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputFormatError(p, lineno, f"expected a JSON object, found a JSON {type(obj).__name__}. Write one object per line.")
+        yield lineno, obj
 
 
 def empty_file_error(path: str | Path, what: str) -> InputFormatError:
