@@ -20,6 +20,7 @@ column instead (ties in the rank column broken by file position).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 
 from workbench.types import ScoredDoc
 
@@ -38,15 +39,20 @@ def ranked(scores: Mapping[str, float]) -> list[ScoredDoc]:
         >>> [d.doc_id for d in ranked({"a": 1.0, "b": 1.0, "c": 2.0})]
         ['c', 'b', 'a']
     """
+    return [ScoredDoc(doc_id, float(score), i) for i, (doc_id, score) in enumerate(_ordered(scores), 1)]
+
+
+def _ordered(scores: Mapping[str, float]) -> list[tuple[str, float]]:
+    """(doc_id, score) pairs in rank order: score descending, ties by doc_id descending."""
     # Two stable sorts: secondary key first (doc_id desc), then primary (score desc).
-    items = sorted(scores.items(), key=lambda kv: kv[0], reverse=True)
-    items.sort(key=lambda kv: kv[1], reverse=True)
-    return [ScoredDoc(doc_id, float(score), i) for i, (doc_id, score) in enumerate(items, 1)]
+    items = sorted(scores.items(), key=itemgetter(0), reverse=True)
+    items.sort(key=itemgetter(1), reverse=True)
+    return items
 
 
 def ranked_ids(scores: Mapping[str, float], k: int | None = None) -> list[str]:
     """The doc_ids of ``ranked(scores)``, cut at ``k`` when given (k >= 0)."""
-    ids = [d.doc_id for d in ranked(scores)]
+    ids = [doc_id for doc_id, _ in _ordered(scores)]
     return ids if k is None else ids[:k]
 
 

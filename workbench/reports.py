@@ -28,15 +28,17 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench import jsonout
 from workbench.errors import UsageError, ValidationError
 from workbench.formats.io import atomic_write
-from workbench.scoring.compare import Comparison
-from workbench.scoring.evaluate import Evaluation, RelevantDoc, value_rows
 from workbench.scoring.measures import R
-from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow
+from workbench.scoring.results import Evaluation, RelevantDoc, value_rows
+
+if TYPE_CHECKING:
+    from workbench.scoring.compare import Comparison
+    from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow
 
 Format = Literal["table", "json", "jsonl", "csv", "tsv", "parquet"]
 FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "tsv", "parquet")

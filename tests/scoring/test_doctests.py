@@ -12,10 +12,12 @@ import workbench.scoring.columns
 import workbench.scoring.compare
 import workbench.scoring.evaluate
 import workbench.scoring.filters
+import workbench.scoring.gains
 import workbench.scoring.groups
 import workbench.scoring.measures
 import workbench.scoring.novelty
 import workbench.scoring.qrels_checks
+import workbench.scoring.small
 import workbench.scoring.units
 import workbench.services.scoring
 
@@ -25,7 +27,7 @@ import workbench.services.scoring
     [workbench.scoring.columns, workbench.scoring.compare, workbench.scoring.evaluate,
      workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.scoring,
      workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
-     workbench.scoring.units, workbench.scoring.groups],
+     workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

@@ -7,8 +7,6 @@ existing path wins). Files are scored without touching the store. Data goes to
 stdout (or ``--out``), progress to stderr.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -46,7 +44,7 @@ MinTopicsOpt = Annotated[int, typer.Option(
     "--min-topics", min=1, help="Slices (and, for compare, the comparison) with fewer topics get no statistics.")]
 
 
-def _opener(client: str) -> StoreOpener | None:
+def _opener(client: str) -> "StoreOpener | None":
     """The store, if the project has one (files need none; no database is created for them)."""
     if not common.STATE.config.db_path.exists():
         return None
@@ -300,7 +298,7 @@ def misses_cmd(
     common.out(render_misses(report.header(), e.run_name, misses, k, fmt))
 
 
-def _warn_depth(e: Evaluation, k: int) -> None:
+def _warn_depth(e: "Evaluation", k: int) -> None:
     depth = max(e.n_results.values(), default=0)
     if k > depth:
         common.info(f"workbench: warning: --k {k} is deeper than run {e.run_name!r}, which returns at most {depth} "

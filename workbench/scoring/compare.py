@@ -30,12 +30,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from workbench.errors import ValidationError
-from workbench.scoring.evaluate import Evaluation, topic_values
 from workbench.scoring.measures import Measure, parse_measure
+from workbench.scoring.results import Evaluation
+
+if TYPE_CHECKING:  # numpy (and scipy) are imported where the tests run: reports import this module
+    import numpy as np
 
 MIN_TOPICS = 5
 """Fewest paired topics ``compare`` and the gate run paired tests on (and the
@@ -165,6 +167,7 @@ def paired_permutation_test(a: np.ndarray, b: np.ndarray, *, n_resamples: int = 
     Source:
         Smucker, Allan & Carterette, CIKM 2007, doi:10.1145/1321440.1321528.
     """
+    import numpy as np
     from scipy import stats
 
     a, b = _check_pair(a, b)
@@ -232,6 +235,7 @@ def paired_bootstrap_levels(
     Raises:
         ValidationError: no level, a level outside (0, 1), fewer than 2 topics or different lengths.
     """
+    import numpy as np
     from scipy import stats
 
     if not confidences:
@@ -267,6 +271,8 @@ def paired_bootstrap_levels(
 
 
 def _check_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
@@ -365,6 +371,10 @@ def compare(
         >>> [(d.topic_id, d.delta, [x[0] for x in d.lost]) for d in c.deltas]
         [('1', -1.0, ['a']), ('2', 1.0, [])]
     """
+    import numpy as np
+
+    from workbench.scoring.evaluate import topic_values
+
     m = measure if isinstance(measure, Measure) else parse_measure(measure)
     for e in (a, b):
         if m not in e.per_topic:

@@ -50,15 +50,13 @@ Source:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
-from workbench.errors import MissingTopicsError, UsageError, ValidationError
+from workbench.errors import MissingTopicsError, ValidationError
 from workbench.ranking import natural_key
 from workbench.scoring.columns import (
     QrelsColumns,
@@ -70,6 +68,7 @@ from workbench.scoring.columns import (
     run_columns_from_mapping,
     widen,
 )
+from workbench.scoring.gains import discounts
 from workbench.scoring.measures import (
     RR,
     Judged,
@@ -82,47 +81,31 @@ from workbench.scoring.measures import (
     parse_measures,
 )
 from workbench.scoring.novelty import NovelDocuments, NoveltyAtK
+from workbench.scoring.results import (
+    MISSING_HINT,
+    MISSING_POLICIES,
+    SCORER_ID,
+    Aggregate,
+    Evaluation,
+    MissingPolicy,
+    RecallCurve,
+    RelevantDoc,
+    ValueRow,
+    check_policy,
+    value_rows,
+)
 from workbench.types import Qrels, Run, TopicMetric
+
+__all__ = [
+    "MISSING_HINT", "MISSING_POLICIES", "SCORER_ID", "Aggregate", "Evaluation", "Evaluator", "MissingPolicy",
+    "RecallCurve", "RelevantDoc", "TopicMetrics", "TopicValues", "ValueRow", "check_policy", "evaluate",
+    "topic_values", "value_rows",
+]
 
 _V = TypeVar("_V", int, float)
 
-MissingPolicy = Literal["fail", "zero", "exclude"]
-"""What to do with qrels topics a run has no results for."""
-
-MISSING_POLICIES: tuple[str, ...] = ("fail", "zero", "exclude")
-
-SCORER_ID = "columnar-numpy/1"
-"""Identifies this scorer's implementation in reports and stored evaluations."""
-
 _CHUNK = 1 << 20
 """Rows per step of the join's bucket lookup (bounds temporary memory)."""
-
-MISSING_HINT = "Pass --missing zero to score them 0, or --missing exclude to leave them out of the averages."
-
-
-@dataclass(frozen=True, slots=True)
-class Aggregate:
-    """A measure averaged over the evaluation's topics.
-
-    Attributes:
-        measure: the measure.
-        n_topics: topics averaged over.
-        macro: mean of the per-topic values (nan when n_topics = 0).
-        micro: sum_numerator / sum_denominator, or None where not meaningful (RR).
-        ceiling: best mean a perfect system reaches (R@k, P@k), else None.
-        sum_value: sum of the per-topic values.
-        sum_numerator: sum of the per-topic numerators.
-        sum_denominator: sum of the per-topic denominators.
-    """
-
-    measure: Measure
-    n_topics: int
-    macro: float
-    micro: float | None
-    ceiling: float | None
-    sum_value: float
-    sum_numerator: float
-    sum_denominator: float
 
 
 class TopicValues(Mapping[str, _V]):
@@ -202,139 +185,6 @@ class TopicMetrics(Mapping[str, TopicMetric]):
         return repr(dict(self))
 
 
-@dataclass(frozen=True, slots=True)
-class RecallCurve:
-    """R@k for k = 1..depth, over the evaluation's topics.
-
-    Attributes:
-        macro: tuple, element k-1 is the macro R@k.
-        micro: element k-1 is sum(hits@k) / sum(|R|).
-        ceiling: element k-1 is mean(min(k, |R|) / |R|).
-        n_topics: topics averaged over.
-    """
-
-    macro: tuple[float, ...]
-    micro: tuple[float, ...]
-    ceiling: tuple[float, ...]
-    n_topics: int
-
-    @property
-    def depth(self) -> int:
-        """The largest k of the curve."""
-        return len(self.macro)
-
-
-class RelevantDoc(NamedTuple):
-    """A relevant (topic, document) pair of the qrels and where the run put it.
-
-    Attributes:
-        topic_id: the topic.
-        doc_id: the document.
-        grade: its grade (>= the threshold).
-        rank: 1-based rank in the run, or None when the run did not return it.
-    """
-
-    topic_id: str
-    doc_id: str
-    grade: int
-    rank: int | None
-
-
-@dataclass(frozen=True, eq=False)
-class Evaluation:
-    """The scores of one run against one set of qrels.
-
-    Attributes:
-        run_name: the run.
-        measures: the measures, in report order.
-        rel: the evaluation's relevance threshold (inclusive).
-        missing: the missing-topic policy applied.
-        topics: topics every measure is averaged over, in natural id order.
-        excluded_topics: qrels topics with |R| = 0 at the strictest threshold.
-        missing_topics: qrels topics without results (or reported failed);
-            scored 0 under ``"zero"``, left out under ``"exclude"``.
-        ignored_topics: run topics that are not in the qrels.
-        n_results: topic_id -> documents returned (after dropping duplicates).
-        duplicates: topic_id -> duplicate lines dropped.
-        per_topic: measure -> topic_id -> TopicMetric, one per topic of ``topics``.
-        aggregates: measure -> Aggregate.
-        novelty: cutoff -> NoveltyAtK, for every cutoff of the measures.
-        novel_documents: the unjudged documents down to the largest cutoff.
-        curve: R@k for k = 1..depth (rel = ``rel``).
-        relevant: every relevant (topic, doc) of ``topics`` with its rank in the run.
-        scorer: implementation id (``SCORER_ID`` or the reference's).
-        documents_kept: False for a compact evaluation (``without_documents``):
-            ``relevant`` is empty and ``novel_documents`` holds no lists; every
-            number (values, aggregates, novelty counts, curve) is unchanged.
-    """
-
-    run_name: str
-    measures: tuple[Measure, ...]
-    rel: int
-    missing: MissingPolicy
-    topics: tuple[str, ...]
-    excluded_topics: tuple[str, ...]
-    missing_topics: tuple[str, ...]
-    ignored_topics: tuple[str, ...]
-    n_results: Mapping[str, int]
-    duplicates: Mapping[str, int]
-    per_topic: Mapping[Measure, Mapping[str, TopicMetric]]
-    aggregates: Mapping[Measure, Aggregate]
-    novelty: Mapping[int, NoveltyAtK]
-    novel_documents: NovelDocuments
-    curve: RecallCurve
-    relevant: tuple[RelevantDoc, ...]
-    scorer: str = SCORER_ID
-    documents_kept: bool = True
-
-    def without_documents(self) -> Evaluation:
-        """This evaluation without its document lists (``relevant``, the pool-novel lists).
-
-        What a report of many runs keeps per run when it prints no lists: the
-        per-topic values, aggregates, novelty counts and curve, a few
-        kilobytes per topic set instead of one row per relevant and per
-        unjudged document (which would make memory grow with the number of runs).
-        """
-        return dataclasses.replace(self, relevant=(), novel_documents=self.novel_documents.dropped(),
-                                   documents_kept=False)
-
-    def value(self, measure: Measure | str, topic_id: str) -> float:
-        """The per-topic value of ``measure`` (a Measure or its name) for ``topic_id``.
-
-        Raises:
-            KeyError: the measure is not in this evaluation or the topic is not evaluated.
-        """
-        m = _as_measure(measure)
-        return self.per_topic[m][topic_id].value
-
-    def undefined_judged(self) -> dict[Measure, tuple[str, ...]]:
-        """Judged@k measure -> topics where it is undefined (no returned document), left out of its mean."""
-        out: dict[Measure, tuple[str, ...]] = {}
-        for m in self.measures:
-            if isinstance(m, Judged):
-                none = tuple(t for t in self.topics if math.isnan(self.per_topic[m][t].value))
-                if none:
-                    out[m] = none
-        return out
-
-    def misses(self, k: int) -> list[RelevantDoc]:
-        """Relevant (topic, doc) pairs the run did not return within k, in topic then grade order.
-
-        Each keeps the rank where the run found it (beyond k) or None.
-
-        Raises:
-            ValueError: a compact evaluation (``without_documents``).
-        """
-        if not self.documents_kept:
-            raise ValueError("the relevant documents of this evaluation were not kept (without_documents)")
-        return [d for d in self.relevant if d.rank is None or d.rank > k]
-
-    @property
-    def n_duplicates(self) -> int:
-        """Total duplicate lines dropped."""
-        return sum(self.duplicates.values())
-
-
 def topic_values(e: Evaluation, measure: Measure, topics: Iterable[str]) -> np.ndarray:
     """float64 array of ``measure``'s per-topic values of ``e`` for ``topics``, in order.
 
@@ -350,29 +200,27 @@ def topic_values(e: Evaluation, measure: Measure, topics: Iterable[str]) -> np.n
     return np.array([pt[t].value for t in topics], dtype=np.float64)
 
 
-def _as_measure(measure: Measure | str) -> Measure:
-    return measure if isinstance(measure, Measure) else parse_measures([measure])[0]
-
-
-
-def check_policy(missing: str) -> MissingPolicy:
-    """``missing`` if it is a known policy.
-
-    Raises:
-        UsageError: it is not one of ``MISSING_POLICIES``.
-    """
-    if missing not in MISSING_POLICIES:
-        raise UsageError(
-            f"expected a missing-topic policy in {', '.join(MISSING_POLICIES)}, found {missing!r}."
-        )
-    return missing  # type: ignore[return-value]
-
-
 def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den elementwise, 0 where den == 0."""
     out = np.zeros(len(num), dtype=np.float64)
     with np.errstate(invalid="ignore"):  # inf / inf (overflowed gains) is nan: not finite, reported
         np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def _gains(grades: np.ndarray, dcg: str) -> np.ndarray:
+    """float64 ``gains.gain`` of every grade of an int array (2^g - 1 exact; inf from g >= 1024)."""
+    g = grades.astype(np.float64)
+    if dcg == "log2":
+        return np.where(g > 0, g, 0.0)
+    exact = np.ldexp(1.0, np.clip(grades, 0, 1023).astype(np.int32)) - 1.0
+    return np.where(grades > 0, np.where(grades >= 1024, np.inf, exact), 0.0)
+
+
+def _discounts(ranks: np.ndarray) -> np.ndarray:
+    """float64 1 / log2(rank + 1) of every 1-based rank, from the shared table ``gains.discounts``."""
+    table = np.asarray(discounts(int(ranks.max()) if len(ranks) else 0), dtype=np.float64)
+    out: np.ndarray = table[ranks]
     return out
 
 
@@ -443,16 +291,14 @@ class Evaluator:
         key = (k, dcg)
         if key not in self._idcg:
             q = self.q
-            g = q.grades.astype(np.float64)
-            with np.errstate(over="ignore"):
-                gains = np.where(g > 0, g if dcg == "log2" else np.exp2(g) - 1.0, 0.0)
+            gains = _gains(q.grades, dcg)
             order = np.lexsort((-gains, q.topic_codes))
             codes = q.topic_codes[order]
             gains = gains[order]
             starts = np.searchsorted(codes, np.arange(self._nq_topics))
             pos = np.arange(len(codes)) - starts[codes]
             keep = pos < k
-            disc = 1.0 / np.log2(pos[keep] + 2.0)
+            disc = _discounts(pos[keep] + 1)
             self._idcg[key] = np.bincount(codes[keep], weights=gains[keep] * disc, minlength=self._nq_topics)
         return self._idcg[key]
 
@@ -648,10 +494,8 @@ class Evaluator:
                 num = found.astype(np.float64)
                 den = np.where(found, first, 1).astype(np.float64)
             elif isinstance(m, nDCG):
-                g = jg[in_k].astype(np.float64)
-                with np.errstate(over="ignore"):  # a huge grade: 2^g is inf; reports say so (not finite)
-                    gains = np.where(g > 0, g if m.dcg == "log2" else np.exp2(g) - 1.0, 0.0)
-                disc = 1.0 / np.log2(jr[in_k] + 1.0)
+                gains = _gains(jg[in_k], m.dcg)  # a huge grade: 2^g is inf; reports say so (not finite)
+                disc = _discounts(jr[in_k])
                 num = np.bincount(jt[in_k], weights=gains * disc, minlength=n_s)
                 den = self._ideal(k, m.dcg)[s_arr]
             elif isinstance(m, Judged):
@@ -790,52 +634,6 @@ class Evaluator:
             r = rank_of.get(i) if live[c] else None
             out.append(RelevantDoc(q.topic_ids[c], q.doc_ids[i], -neg_g, r))
         return tuple(out)
-
-
-class ValueRow(NamedTuple):
-    """One number of an evaluation in long form (what reports and the store write).
-
-    Attributes:
-        measure: canonical measure name.
-        aggregate: ``macro`` | ``micro`` | ``ceiling`` | ``optimistic`` | ``unjudged`` | a topic_id.
-        value: the value.
-        numerator: its numerator (for ``macro``: the sum of per-topic values).
-        denominator: its denominator (for ``macro``: the number of topics).
-        n_topics: topics behind it (1 for a per-topic row).
-    """
-
-    measure: str
-    aggregate: str
-    value: float
-    numerator: float
-    denominator: float
-    n_topics: int
-
-
-def value_rows(e: Evaluation, *, per_topic: bool = True) -> list[ValueRow]:
-    """An evaluation as long-form rows: per measure its aggregates, then (optionally) per topic.
-
-    ``optimistic`` (macro R@k if every pool-novel document were relevant) and
-    ``unjudged`` (pool-novel share of the top k: total unjudged / total
-    returned) accompany each R@k.
-    """
-    rows: list[ValueRow] = []
-    for m in e.measures:
-        a = e.aggregates[m]
-        name = str(m)
-        n = a.n_topics
-        rows.append(ValueRow(name, "macro", a.macro, a.sum_value, n, n))
-        if a.micro is not None:
-            rows.append(ValueRow(name, "micro", a.micro, a.sum_numerator, a.sum_denominator, n))
-        if a.ceiling is not None:
-            rows.append(ValueRow(name, "ceiling", a.ceiling, a.ceiling * n, n, n))
-        if isinstance(m, R) and m.cutoff in e.novelty:
-            nov = e.novelty[m.cutoff]
-            rows.append(ValueRow(name, "optimistic", nov.macro_high, nov.macro_high * n, n, n))
-            rows.append(ValueRow(name, "unjudged", nov.unjudged_share, nov.total_unjudged, nov.total_returned, n))
-        if per_topic:
-            rows.extend(ValueRow(name, t, tm.value, tm.numerator, tm.denominator, 1) for t, tm in e.per_topic[m].items())
-    return rows
 
 
 def evaluate(

@@ -54,12 +54,13 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from workbench.errors import ValidationError
 from workbench.metadata import KEY_RULE, MetaValue, canonical, parse_date, value_type
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Op = Literal["=", "!=", "<", "<=", ">", ">="]
 _ORDER_OPS = ("<", "<=", ">", ">=")
@@ -148,6 +149,8 @@ class MetadataColumns:
     """
 
     def __init__(self, doc_ids: Sequence[str], metadata: Mapping[str, Mapping[str, MetaValue]]) -> None:
+        import numpy as np
+
         self.doc_ids = tuple(doc_ids)
         n = len(self.doc_ids)
         raw: dict[tuple[str, str], tuple[list[int], list[object]]] = {}
@@ -179,6 +182,8 @@ class MetadataColumns:
 
     def present(self, key: str) -> np.ndarray:
         """Documents that have any value for ``key``."""
+        import numpy as np
+
         out = np.zeros(len(self.doc_ids), dtype=bool)
         for (k, _t), (p, _v) in self._cols.items():
             if k == key:
@@ -266,6 +271,8 @@ class _Compare(Filter):
         return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[self.op]
 
     def mask(self, columns: MetadataColumns) -> np.ndarray:
+        import numpy as np
+
         col = columns.column(self.key, self.kind)
         if col is None:
             return np.zeros(len(columns), dtype=bool)
@@ -312,6 +319,8 @@ class _In(Filter):
         return not found if self.negated else found
 
     def mask(self, columns: MetadataColumns) -> np.ndarray:
+        import numpy as np
+
         out = np.zeros(len(columns), dtype=bool)
         for v in self.values:
             out |= _Compare(self.key, "=", v).mask(columns)

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from workbench.scoring.columns import unpack_ids
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def recall_bounds(hits: int, n_relevant: int, unjudged: int) -> tuple[float, float]:
@@ -106,6 +106,8 @@ class NovelDocuments:
 
     def dropped(self) -> NovelDocuments:
         """The same object without its lists (``kept`` False): memory for a report that never prints them."""
+        import numpy as np
+
         return NovelDocuments(self.topic_ids, np.zeros(0, np.int64), np.zeros(0, np.int32),
                               np.zeros((0, 1), np.uint64), self.max_cutoff, kept=False)
 
@@ -138,6 +140,10 @@ class NovelDocuments:
         self._require_kept()
         if k > self.max_cutoff:
             raise ValueError(f"pool-novel documents were kept down to rank {self.max_cutoff}, not {k}")
+        import numpy as np
+
+        from workbench.scoring.columns import unpack_ids
+
         sel = np.flatnonzero(self.ranks <= k)
         values: list = self.ranks[sel].tolist() if ranks else unpack_ids(self.doc_words[sel])  # type: ignore[type-arg]
         topic_index = self.topic_index[sel]
@@ -151,5 +157,66 @@ class NovelDocuments:
 
     def count(self, k: int) -> int:
         """Number of unjudged (topic, document) pairs in the top k."""
+        import numpy as np
+
         self._require_kept()
         return int(np.count_nonzero(self.ranks <= k))
+
+
+@dataclass(frozen=True, eq=False)
+class NovelLists:
+    """The pool-novel documents of one evaluation up to the largest cutoff, as lists (``scoring.small``).
+
+    The same reading methods as ``NovelDocuments`` (``at``, ``ranks_at``,
+    ``with_ranks``, ``count``, ``dropped``), the same results.
+
+    Attributes:
+        topic_ids: the evaluation's topics.
+        lists: topic_id -> [(rank, doc_id), ...] of the unjudged documents
+            within rank ``max_cutoff``, in rank order; topics in the run's
+            order (as ``NovelDocuments`` gives them); a topic may map to [].
+        max_cutoff: the largest k covered.
+        kept: False when the lists were let go (``dropped``).
+    """
+
+    topic_ids: tuple[str, ...]
+    lists: Mapping[str, list[tuple[int, str]]]
+    max_cutoff: int
+    kept: bool = True
+
+    def dropped(self) -> NovelLists:
+        """The same object without its lists (``kept`` False)."""
+        return NovelLists(self.topic_ids, {}, self.max_cutoff, kept=False)
+
+    def _within(self, k: int) -> dict[str, list[tuple[int, str]]]:
+        if not self.kept:
+            raise ValueError("the pool-novel document lists of this evaluation were not kept (a compact "
+                             "evaluation: Evaluation.without_documents); their counts are in Evaluation.novelty")
+        if k > self.max_cutoff:
+            raise ValueError(f"pool-novel documents were kept down to rank {self.max_cutoff}, not {k}")
+        out: dict[str, list[tuple[int, str]]] = {}
+        for t, docs in self.lists.items():
+            within = [rd for rd in docs if rd[0] <= k]
+            if within:
+                out[t] = within
+        return out
+
+    def at(self, k: int) -> dict[str, list[str]]:
+        """topic_id -> doc ids of the unjudged documents in the top k, in rank order (non-empty lists only).
+
+        Raises:
+            ValueError: k is larger than ``max_cutoff``, or the lists were dropped.
+        """
+        return {t: [d for _, d in docs] for t, docs in self._within(k).items()}
+
+    def ranks_at(self, k: int) -> dict[str, list[int]]:
+        """topic_id -> ranks of the unjudged documents in the top k (same order as ``at``)."""
+        return {t: [r for r, _ in docs] for t, docs in self._within(k).items()}
+
+    def with_ranks(self, k: int) -> dict[str, list[tuple[int, str]]]:
+        """topic_id -> [(rank, doc_id), ...] of the unjudged documents in the top k."""
+        return self._within(k)
+
+    def count(self, k: int) -> int:
+        """Number of unjudged (topic, document) pairs in the top k."""
+        return sum(len(docs) for docs in self._within(k).values())

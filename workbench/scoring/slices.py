@@ -33,8 +33,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.ranking import natural_key
 from workbench.scoring.compare import (
@@ -43,8 +41,8 @@ from workbench.scoring.compare import (
     paired_bootstrap,
     paired_permutation_test,
 )
-from workbench.scoring.evaluate import Evaluation, topic_values
 from workbench.scoring.measures import Measure
+from workbench.scoring.results import Evaluation
 
 NONE_VALUE = "(none)"
 """The slice of topics that lack a metadata key."""
@@ -292,6 +290,10 @@ def slice_table(e: Evaluation, key: SliceKey, *, min_topics: int = MIN_TOPICS) -
 
 
 def _row(e: Evaluation, key: str, value: str, topics: tuple[str, ...], min_topics: int) -> SliceRow:
+    import numpy as np
+
+    from workbench.scoring.evaluate import topic_values
+
     means = {}
     for m in e.measures:
         vals = topic_values(e, m, topics)
@@ -370,6 +372,8 @@ def compare_slices(
     Raises:
         ValidationError: the measure is missing from an evaluation.
     """
+    from workbench.scoring.evaluate import topic_values
+
     for e in (a, b):
         if measure not in e.per_topic:
             raise ValidationError(f"measure {measure} was not computed for run {e.run_name!r}.")

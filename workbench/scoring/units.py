@@ -57,15 +57,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from workbench.errors import ValidationError
 from workbench.ranking import natural_key
-from workbench.scoring.columns import RankedRun, RunColumns, pack_ids, rank_run, unpack_ids
 from workbench.scoring.measures import Measure
 from workbench.types import Qrels
+
+if TYPE_CHECKING:
+    from workbench.scoring.columns import RankedRun
 
 Unit = Literal["doc", "chunk"]
 """A retrieval unit: ``doc`` (a document) or ``chunk`` (a passage of one)."""
@@ -234,6 +234,8 @@ def chunk_document(doc_id: str, text: str, *, size: int, overlap: int = 0, unit:
 
 def ranked_lists(rr: RankedRun) -> dict[str, list[str]]:
     """topic_id -> doc ids in rank order (rank 1 first) of a ranked run; topics without rows are absent."""
+    from workbench.scoring.columns import unpack_ids
+
     out: dict[str, list[str]] = {}
     for code, topic in enumerate(rr.topic_ids):
         a, b = int(rr.starts[code]), int(rr.starts[code + 1])
@@ -247,6 +249,10 @@ def ranked_run_of(lists: Mapping[str, Sequence[str]], name: str = "") -> RankedR
 
     The order is carried as a trusted rank column, so no score tie can reorder it.
     """
+    import numpy as np
+
+    from workbench.scoring.columns import RunColumns, pack_ids, rank_run
+
     topics = list(lists)
     codes: list[int] = []
     ids: list[str] = []

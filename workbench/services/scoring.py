@@ -27,25 +27,7 @@ from workbench import __version__
 from workbench.errors import UnknownNameError, ValidationError, WorkbenchError
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
-from workbench.scoring.columns import QrelsColumns, RankedRun, qrels_columns_from_mapping, rank_run
 from workbench.scoring.compare import MIN_TOPICS, Comparison, compare
-from workbench.scoring.eligibility import (
-    Eligibility,
-    RestrictedQrels,
-    RunEligibility,
-    check_no_ineligible_gold,
-    find_leaks,
-    restrict_qrels,
-)
-from workbench.scoring.evaluate import (
-    SCORER_ID,
-    Evaluation,
-    Evaluator,
-    MissingPolicy,
-    RelevantDoc,
-    check_policy,
-    value_rows,
-)
 from workbench.scoring.idaudit import IdAudit
 from workbench.scoring.measures import (
     DEFAULT_CUTOFFS,
@@ -55,10 +37,22 @@ from workbench.scoring.measures import (
     parse_measures,
 )
 from workbench.scoring.qrels_checks import positives_only, positives_only_warning
+from workbench.scoring.results import (
+    SCORER_ID,
+    Evaluation,
+    MissingPolicy,
+    RelevantDoc,
+    check_policy,
+    value_rows,
+)
 from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow, slice_table
+from workbench.scoring.small import SmallEvaluator, SmallRun
 from workbench.scoring.validity import Completion, TopicCoverage
 
 if TYPE_CHECKING:
+    from workbench.scoring.columns import QrelsColumns, RankedRun
+    from workbench.scoring.eligibility import Eligibility, RestrictedQrels, RunEligibility
+    from workbench.scoring.evaluate import Evaluator
     from workbench.store import LabelStore
     from workbench.store.evaluations import EvaluationRow
     from workbench.store.topic_sets import TopicSetInfo
@@ -307,6 +301,7 @@ def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, Qrel
         UnknownNameError: neither a file nor a stored version (lists the stored ones).
     """
     from workbench.formats import parquet, trec
+    from workbench.scoring.columns import qrels_columns_from_mapping
 
     path = Path(ref)
     if ref == "-" or (path.exists() and not path.is_dir()):  # '-' is stdin; a FIFO or device: the reader refuses it
@@ -339,6 +334,7 @@ def load_run(ref: str, open_store: StoreOpener | None, *, trust_file_order: bool
         UnknownNameError: neither a file nor a stored run (lists the stored ones).
     """
     from workbench.formats.columnar import read_run_columns, run_columns_from_arrow
+    from workbench.scoring.columns import rank_run
 
     path = Path(ref)
     if ref == "-" or (path.exists() and not path.is_dir()):  # '-' is stdin; a FIFO or device: the reader refuses it
@@ -381,6 +377,40 @@ def _with_status_file(ref: RunRef, rr: RankedRun) -> RunRef:
         ref, failed_topics=failed, statuses={t: r.status for t, r in rows.items()},
         messages={t: r.error for t, r in rows.items() if r.error},
         latencies={t: r.latency_ms for t, r in rows.items() if r.latency_ms is not None}, status_file=str(side))
+
+
+def small_runs(run_refs: Sequence[str], qrels_ref: str) -> list[tuple[SmallRun, float]] | None:
+    """The runs as ``SmallRun``s (with each one's reading time in seconds) when every input is a small plain file.
+
+    Small: the qrels file and the run files are regular TREC text files
+    (not Parquet, no status side file), each run file read by
+    ``formats.plain_run.read_small_run`` and all of them together at most
+    ``SMALL_RUN_BYTES``, the qrels at most as much. Then ``score_runs`` scores
+    them with ``scoring.small`` (no numpy); the numbers are the columnar
+    scorer's, bit for bit.
+
+    Returns:
+        One (run, seconds) per reference, in order; None when some input is
+        not small and plain (nothing is printed: the caller reads them the usual way).
+    """
+    from workbench.formats.plain_run import SMALL_RUN_BYTES, read_small_run, small_text_file
+    from workbench.formats.status import sidecar_path
+
+    if not run_refs or small_text_file(qrels_ref) is None:
+        return None
+    sizes = [small_text_file(ref) for ref in run_refs]
+    if any(n is None for n in sizes) or sum(n or 0 for n in sizes) > SMALL_RUN_BYTES:
+        return None
+    out: list[tuple[SmallRun, float]] = []
+    for ref in run_refs:
+        if sidecar_path(ref).exists():
+            return None
+        t0 = time.perf_counter()
+        run = read_small_run(ref)
+        if run is None:
+            return None
+        out.append((run, time.perf_counter() - t0))
+    return out
 
 
 def evaluation_rows(e: Evaluation) -> list[EvaluationRow]:
@@ -508,18 +538,46 @@ def score_runs(
     policy = check_policy(missing)
     say = progress or (lambda _msg: None)
     ms = resolve_measures(measures, cutoffs)
-    qref, qcols = qrels if qrels is not None else load_qrels(qrels_ref, open_store)
-    set_info, set_topics = resolve_topic_set(open_store, topic_set)
-    warnings: list[str] = []
-    if positives_only(qcols.grades, rel):
-        warnings.append(f"qrels {qref.name}: {positives_only_warning(rel)}")
-    elig, restricted = _eligibility_for(open_store, run_refs, qref, qcols, collection, filters=filters,
-                                        filter_key=filter_key, rel=rel, warnings=warnings)
-    if restricted is not None:
-        if strict_eligibility:
-            check_no_ineligible_gold(restricted, what=f"qrels {qref.name}")
-        qcols = qrels_columns_from_mapping(restricted.qrels)
-    evaluator = Evaluator(qcols, ms, rel=rel, missing=policy)
+    # Small plain files, nothing stored or looked up: the pure-Python scorer (no numpy import), same numbers.
+    small = None
+    if (qrels is None and run_sources is None and topic_set is None and not by and not collection
+            and not exclude_topics and not trust_file_order and not record and filters != "on"):
+        small = small_runs(run_refs, qrels_ref)
+    evaluator: Evaluator | SmallEvaluator
+    set_info: TopicSetInfo | None = None
+    set_topics: tuple[str, ...] = ()
+    if small is not None:
+        from workbench.formats import trec
+        from workbench.formats.plain_run import read_small_qrels
+
+        qrels_map = read_small_qrels(qrels_ref) or trec.read_qrels(qrels_ref)
+        qref = QrelsRef(qrels_ref, "file", qrels_content_hash(qrels_map), n_topics=len(qrels_map),
+                        n_entries=sum(len(d) for d in qrels_map.values()))
+        warnings: list[str] = []
+        if positives_only((g for docs in qrels_map.values() for g in docs.values()), rel):
+            warnings.append(f"qrels {qref.name}: {positives_only_warning(rel)}")
+        elig, restricted = None, None
+        evaluator = SmallEvaluator(qrels_map, ms, rel=rel, missing=policy)
+        qrels_topics = evaluator.topic_ids
+    else:
+        from workbench.scoring.columns import qrels_columns_from_mapping
+        from workbench.scoring.evaluate import Evaluator
+
+        qref, qcols = qrels if qrels is not None else load_qrels(qrels_ref, open_store)
+        set_info, set_topics = resolve_topic_set(open_store, topic_set)
+        warnings = []
+        if positives_only(qcols.grades, rel):
+            warnings.append(f"qrels {qref.name}: {positives_only_warning(rel)}")
+        elig, restricted = _eligibility_for(open_store, run_refs, qref, qcols, collection, filters=filters,
+                                            filter_key=filter_key, rel=rel, warnings=warnings)
+        if restricted is not None:
+            from workbench.scoring.eligibility import check_no_ineligible_gold
+
+            if strict_eligibility:
+                check_no_ineligible_gold(restricted, what=f"qrels {qref.name}")
+            qcols = qrels_columns_from_mapping(restricted.qrels)
+        evaluator = Evaluator(qcols, ms, rel=rel, missing=policy)
+        qrels_topics = qcols.topic_ids
     eligible = evaluator.eligible_topics()
     restrict: set[str] | None = None
     if set_info is not None:
@@ -539,11 +597,16 @@ def score_runs(
     if run_sources is not None and len(run_sources) != len(run_refs):
         raise ValueError("run_sources must give one loader per run reference")
 
-    def load(i: int) -> tuple[RunRef, RankedRun]:
+    def load(i: int) -> tuple[RunRef, RankedRun | SmallRun]:
         ref = run_refs[i]
         t0 = time.perf_counter()
         say(f"[starting] reading run {ref}")
-        if run_sources is not None:
+        rr: RankedRun | SmallRun
+        if small is not None:  # read already (to choose the scorer): report that reading's time
+            rr, seconds_read = small[i]
+            t0 -= seconds_read
+            run_ref = RunRef(rr.name or Path(ref).stem, "file", ref, n_lines=rr.n_lines)
+        elif run_sources is not None:
             run_ref, rr = run_sources[i]()
         else:
             run_ref, rr = load_run(ref, open_store, trust_file_order=trust_file_order)
@@ -554,13 +617,13 @@ def score_runs(
     auditor = IdAuditor(qref, evaluator.relevant_doc_ids(eligible), open_store, collection=collection)
     completion: list[Completion] = []
 
-    def load_checked(i: int) -> tuple[RunRef, RankedRun]:
+    def load_checked(i: int) -> tuple[RunRef, RankedRun | SmallRun]:
         run_ref, rr = load(i)
         auditor.add_run(run_ref, rr)
         completion.append(run_completion(run_ref, rr, eligible))
         return run_ref, rr
 
-    loaded: list[tuple[RunRef, RankedRun] | None] = [None] * len(run_refs)
+    loaded: list[tuple[RunRef, RankedRun | SmallRun] | None] = [None] * len(run_refs)
     topics: tuple[str, ...] | None = tuple(sorted(restrict, key=natural_key)) if restrict is not None else None
     if policy == "exclude" and len(run_refs) > 1:
         # One topic set for every run: drop the topics any run misses.
@@ -568,8 +631,8 @@ def score_runs(
         for i in range(len(run_refs)):
             loaded[i] = load_checked(i)
             run_ref, rr = loaded[i]  # type: ignore[misc]
-            dropped_any.update(evaluator.missing_topics(rr, run_ref.failed_topics))
-        base = topics if topics is not None else tuple(qcols.topic_ids)
+            dropped_any.update(evaluator.missing_topics(rr, run_ref.failed_topics))  # type: ignore[arg-type]
+        base = topics if topics is not None else tuple(qrels_topics)
         topics = tuple(t for t in base if t not in dropped_any)
     refs: list[RunRef] = []
     evaluations: list[Evaluation] = []
@@ -581,10 +644,13 @@ def score_runs(
         pair = loaded[i] or load_checked(i)
         loaded[i] = None
         run_ref, rr = pair
-        e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics, topics=topics)
+        # The evaluator and the run come from one side (small_runs + SmallEvaluator, or the columnar pair).
+        e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics,  # type: ignore[arg-type]
+                               topics=topics)
         if not keep_documents:
             e = e.without_documents()
         if elig is not None and restricted is not None:
+            assert not isinstance(rr, SmallRun)  # eligibility is never applied on the small path
             run_elig.append(_run_eligibility(open_store, run_ref, rr, elig, restricted, cutoffs_all))
         else:
             run_elig.append(None)
@@ -593,29 +659,7 @@ def score_runs(
         evaluations.append(e)
         seconds.append(time.perf_counter() - t0)
         say(f"[finished] scoring {run_ref.name}: {len(e.topics):,} topics [elapsed] {seconds[-1]:.2f} s")
-        if trust_file_order and run_ref.origin == "stored":
-            warnings.append(f"run {run_ref.name!r} is stored: its canonical order is used, --trust-file-order applies to files")
-        if run_ref.collection_version and qref.collection_version and run_ref.collection_version != qref.collection_version:
-            warnings.append(
-                f"run {run_ref.name!r} was produced over collection version {run_ref.collection_version[:12]}, "
-                f"the qrels over {qref.collection_version[:12]}: document ids may differ"
-            )
-        if e.ignored_topics:
-            warnings.append(f"run {run_ref.name!r} has {len(e.ignored_topics)} topic(s) not in the qrels (ignored)")
-        if e.n_duplicates:
-            warnings.append(f"run {run_ref.name!r}: {e.n_duplicates} duplicate line(s) dropped (best rank kept)")
-        for m, tm in e.per_topic.items():
-            bad = [t for t in e.topics if not isinstance(m, Judged) and not math.isfinite(tm[t].value)]
-            if bad:
-                warnings.append(
-                    f"run {run_ref.name!r}: {m} is not a finite number for {len(bad)} topic(s) "
-                    f"({', '.join(bad[:10])}{' ...' if len(bad) > 10 else ''}): a grade too large for its gain "
-                    "(2^grade - 1 overflows); shown as - (null in JSON). Use grades on a small scale or dcg='log2'")
-        for jm, none in e.undefined_judged().items():
-            warnings.append(
-                f"run {run_ref.name!r}: {jm} is undefined for {len(none)} topic(s) with no returned documents "
-                f"({', '.join(none[:10])}{' ...' if len(none) > 10 else ''}): left out of its mean, which is over "
-                f"{e.aggregates[jm].n_topics} topic(s)")
+        warnings.extend(run_warnings(run_ref, e, qref, trust_file_order=trust_file_order))
     audits, audit_note = auditor.result()
     for a in audits:
         if a.relevant.share < min_id_coverage:
@@ -670,6 +714,38 @@ def score_runs(
                                           outcome=",".join(report.evaluation_ids),
                                           evaluator_version=EVALUATOR_VERSION, git_commit=report.git_commit)
     return report
+
+
+def run_warnings(run_ref: RunRef, e: Evaluation, qref: QrelsRef, *, trust_file_order: bool = False) -> list[str]:
+    """What a reader of one run's numbers should know: ignored topics, duplicates, non-finite values, ...
+
+    Each is one line of ``ScoreReport.warnings`` (both scorers' reports give the same lines).
+    """
+    out: list[str] = []
+    if trust_file_order and run_ref.origin == "stored":
+        out.append(f"run {run_ref.name!r} is stored: its canonical order is used, --trust-file-order applies to files")
+    if run_ref.collection_version and qref.collection_version and run_ref.collection_version != qref.collection_version:
+        out.append(
+            f"run {run_ref.name!r} was produced over collection version {run_ref.collection_version[:12]}, "
+            f"the qrels over {qref.collection_version[:12]}: document ids may differ"
+        )
+    if e.ignored_topics:
+        out.append(f"run {run_ref.name!r} has {len(e.ignored_topics)} topic(s) not in the qrels (ignored)")
+    if e.n_duplicates:
+        out.append(f"run {run_ref.name!r}: {e.n_duplicates} duplicate line(s) dropped (best rank kept)")
+    for m, tm in e.per_topic.items():
+        bad = [t for t in e.topics if not isinstance(m, Judged) and not math.isfinite(tm[t].value)]
+        if bad:
+            out.append(
+                f"run {run_ref.name!r}: {m} is not a finite number for {len(bad)} topic(s) "
+                f"({', '.join(bad[:10])}{' ...' if len(bad) > 10 else ''}): a grade too large for its gain "
+                "(2^grade - 1 overflows); shown as - (null in JSON). Use grades on a small scale or dcg='log2'")
+    for jm, none in e.undefined_judged().items():
+        out.append(
+            f"run {run_ref.name!r}: {jm} is undefined for {len(none)} topic(s) with no returned documents "
+            f"({', '.join(none[:10])}{' ...' if len(none) > 10 else ''}): left out of its mean, which is over "
+            f"{e.aggregates[jm].n_topics} topic(s)")
+    return out
 
 
 def _qrels_mapping(q: QrelsColumns) -> dict[str, dict[str, int]]:
@@ -732,6 +808,8 @@ def _eligibility_for(
     elig = collection_eligibility(store, name, version, key=filter_key, require=filters == "on")
     if elig is None:
         return None, None
+    from workbench.scoring.eligibility import restrict_qrels
+
     restricted = restrict_qrels(_qrels_mapping(qcols), elig, rel=rel)
     if restricted.ineligible_gold:
         warnings.append(
@@ -758,6 +836,8 @@ def _run_eligibility(
         if elig.is_filtered(topic_id):
             lo, hi = int(rr.starts[code]), int(rr.starts[code + 1])
             ranked[topic_id] = unpack_ids(rr.doc_words[lo:hi]) if hi > lo else []
+    from workbench.scoring.eligibility import RunEligibility, find_leaks
+
     leaks = find_leaks(ranked, elig, cutoffs)
     mode, short, depth = "", 0, 0
     if run_ref.origin == "stored" and open_store is not None:

@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING
 from workbench.errors import ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.scoring.abstention import NoAnswerResult, evaluate_no_answer, no_answer_topics
-from workbench.scoring.columns import RankedRun, qrels_columns_from_mapping
 from workbench.scoring.groups import (
     DedupeFacts,
     DuplicateGroups,
@@ -79,6 +78,7 @@ from workbench.services.scoring import (
 )
 
 if TYPE_CHECKING:
+    from workbench.scoring.columns import RankedRun
     from workbench.store import LabelStore
     from workbench.store.units import ChunkSource
 
@@ -304,6 +304,8 @@ def score_units(
             runs of different units, a chunk map that does not know a run's ids, a bad option.
         InputFormatError, UnknownNameError, MissingTopicsError: as ``score_runs``.
     """
+    from workbench.scoring.columns import qrels_columns_from_mapping
+
     for u in options.units:
         if u not in UNITS:
             raise ValidationError(f"expected --unit doc or chunk, found {u!r}.")

@@ -25,17 +25,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from workbench.errors import ValidationError
-from workbench.scoring.columns import RankedRun, unpack_ids
-from workbench.scoring.evaluate import Evaluation
 from workbench.scoring.idaudit import IdAudit, IdCoverage, coverage
 from workbench.scoring.leakage import LeakageCheck, near_copies
+from workbench.scoring.results import Evaluation
 from workbench.scoring.slices import SliceKey, SliceSources, slice_key
 from workbench.scoring.validity import Completion, completion
 
 if TYPE_CHECKING:
+    from workbench.scoring.columns import RankedRun
+    from workbench.scoring.small import SmallRun
     from workbench.services.scoring import QrelsRef, RunRef
     from workbench.store import LabelStore
     from workbench.store.topic_sets import TopicSetInfo
@@ -87,7 +86,14 @@ def resolve_collection(store: LabelStore, ref: str) -> CollectionRef:
     return CollectionRef(name, hits[0], "--collection")
 
 
-def _run_doc_ids(rr: RankedRun) -> list[str]:
+def _run_doc_ids(rr: RankedRun | SmallRun) -> list[str]:
+    """The distinct doc ids a run returns, sorted (as strings; the packed-bytes order is the same)."""
+    if not hasattr(rr, "doc_words"):  # a SmallRun
+        return sorted({d for docs in rr.ranked.values() for d in docs})
+    import numpy as np
+
+    from workbench.scoring.columns import unpack_ids
+
     if len(rr.doc_words) == 0:
         return []
     return unpack_ids(np.unique(rr.doc_words, axis=0))
@@ -132,7 +138,7 @@ class IdAuditor:
         self._groups: dict[str, tuple[CollectionRef, IdCoverage, list[IdCoverage]]] = {}
         self._skipped: list[str] = []
 
-    def add_run(self, ref: RunRef, rr: RankedRun) -> None:
+    def add_run(self, ref: RunRef, rr: RankedRun | SmallRun) -> None:
         """Audit one run's ids (and, once per version, the relevant ids)."""
         if self._open is None:
             self._skipped.append(ref.name)
@@ -178,7 +184,7 @@ def _coverage_from(what: str, n: int, missing: set[str], ids_of_version: Callabl
     return IdCoverage(what, n, n - len(missing), c.missing, c.near_misses, c.examined)
 
 
-def run_completion(ref: RunRef, rr: RankedRun, topics: Sequence[str]) -> Completion:
+def run_completion(ref: RunRef, rr: RankedRun | SmallRun, topics: Sequence[str]) -> Completion:
     """A run's completion over ``topics`` (the eligible topics), from its recorded statuses."""
     return completion(ref.name, topics, rr.n_results(), ref.statuses, ref.messages, ref.latencies)
 

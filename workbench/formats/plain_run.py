@@ -1,0 +1,191 @@
+"""Small TREC run and qrels files read with plain Python (no numpy): the input of ``scoring.small``.
+
+``read_small_qrels`` does the same for a qrels file in the plain dialect
+(``topic iter doc grade``, single spaces, whole-number grades), else leaves it
+to ``formats.trec.read_qrels``; ``small_text_file`` is the size check both use.
+
+``read_small_run`` reads a run file of at most ``SMALL_RUN_BYTES`` into a
+``SmallRun`` (each topic's doc ids in canonical order, ``workbench.ranking``)
+when the file is in the plain dialect the columnar fast path reads
+(``formats.columnar``): every line ``topic Q0 doc rank score tag`` with single
+spaces and LF, UTF-8 without a byte-order mark, one run tag, integer ranks
+(``[+-]?[0-9]{1,18}``) and finite plain decimal scores (``formats.trec``'s
+pattern), no blank line, no repeated doc id within a topic. Anything else
+(a larger file, Parquet, tabs, CR, a duplicate, a bad field) gives None, and the
+caller reads the file with ``formats.columnar.read_run_columns``, which reads
+the rest of the format or raises the strict reader's ``InputFormatError``
+naming the file and line. So a file is accepted here only if the other readers
+give the same run, and errors are reported once, by them.
+
+Source:
+    trec_eval's run format (``get_trec_results.c``); ``formats.columnar`` and
+    ``formats.trec`` (the accepted dialect and patterns).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+from pathlib import Path
+
+from workbench.ranking import ranked_ids
+from workbench.scoring.small import SmallRun
+
+SMALL_RUN_BYTES = 4 << 20
+"""Run files up to this size (about 100,000 lines) are scored without numpy (``scoring.small``).
+
+Below it, importing numpy costs more than the whole pure-Python path (80 ms idle
+against about 40 ms for the 43,000 lines of a TREC DL-size run); above it the
+columnar scorer's per-line speed wins. ``bench/scoring/bench_scoring.py`` measures
+both sides (its dl and msmarco cases)."""
+
+_RANK = re.compile(r"[+-]?[0-9]{1,18}")
+_ODD = ("\t", "\r", "\x0b", "\x0c")
+_NOT_IN_SCORES = str.maketrans("", "", "0123456789.+-eE")
+
+
+def small_text_file(path: str | Path, max_bytes: int = SMALL_RUN_BYTES) -> int | None:
+    """The size of ``path`` when it is a non-empty regular file of at most ``max_bytes`` that is not Parquet, else None.
+
+    Anything that is not a regular file (``-``, a FIFO, a folder) is None without being opened.
+    """
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= max_bytes:
+            return None
+        with open(path, "rb") as f:
+            return None if f.read(4) == b"PAR1" else st.st_size
+    except OSError:
+        return None
+
+
+def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> SmallRun | None:
+    """A small plain TREC run file as a ``SmallRun``, or None when another reader must read it.
+
+    Args:
+        path: the run file.
+        max_bytes: the largest file read here (default ``SMALL_RUN_BYTES``).
+
+    Returns:
+        ``SmallRun`` named after the run tag, topics in order of first
+        appearance, each topic's documents by score descending then doc_id
+        descending; or None for anything outside the plain dialect (see the
+        module docstring), a file larger than ``max_bytes``, an empty or
+        unreadable file, or anything that is not a regular file.
+
+    Example:
+        >>> read_small_run("bm25.run").ranked["1"][:3]  # doctest: +SKIP
+        ['d12', 'd7', 'd3']
+    """
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= max_bytes:
+            return None
+        with open(path, "rb") as f:
+            data = f.read()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith(("\ufeff", "PAR1")) or any(c in text for c in _ODD):
+        return None
+    if not text.endswith("\n"):
+        text += "\n"
+    lines = text.split("\n")
+    lines.pop()
+    scores: dict[str, dict[str, float]] = {}
+    rank_col: list[str] = []
+    score_col: list[str] = []
+    tag = ""
+    try:
+        for line in lines:
+            parts = line.split(" ")
+            if len(parts) != 6 or "" in parts:
+                return None
+            topic, _q0, doc, rank, score, line_tag = parts
+            if line_tag != tag:
+                if tag:
+                    return None
+                tag = line_tag
+            docs = scores.get(topic)
+            if docs is None:
+                docs = scores[topic] = {}
+            elif doc in docs:  # a duplicate: the other readers keep the best-ranked one and say so
+                return None
+            docs[doc] = float(score)  # checked against the strict pattern below, all at once
+            rank_col.append(rank)
+            score_col.append(score)
+    except ValueError:
+        return None
+    if not (_plain_ranks(rank_col) and _plain_scores(score_col)):
+        return None
+    if not all(math.isfinite(sum(docs.values())) for docs in scores.values()):  # 1e999 reads as inf
+        return None
+    return SmallRun({t: ranked_ids(docs) for t, docs in scores.items()}, name=tag, n_lines=len(lines))
+
+
+def _plain_ranks(ranks: list[str]) -> bool:
+    """Every rank matches ``[+-]?[0-9]{1,18}`` (the columnar reader's rank pattern)."""
+    joined = "".join(ranks)
+    if joined.isascii() and joined.isdigit() and max(map(len, ranks), default=0) <= 18:
+        return True
+    return all(_RANK.fullmatch(r) for r in ranks)
+
+
+def _plain_scores(scores: list[str]) -> bool:
+    """Every score (already read by ``float``) is a plain decimal of ``formats.trec``'s pattern.
+
+    ``float`` accepts exactly that pattern once its text is ASCII and holds
+    only digits, ``.``, ``+``, ``-``, ``e`` and ``E`` (no ``_``, no ``inf`` or ``nan``).
+    """
+    joined = "".join(scores)
+    return joined.isascii() and not joined.translate(_NOT_IN_SCORES)
+
+
+def read_small_qrels(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> dict[str, dict[str, int]] | None:
+    """A small plain TREC qrels file, as ``formats.trec.read_qrels`` reads it, or None to let that reader read it.
+
+    Plain: every line ``topic iter doc grade`` with single spaces and LF,
+    UTF-8 without a byte-order mark, no blank line, grades written as whole
+    numbers of at most 9 digits (an optional sign), a repeated (topic, doc)
+    pair only with the same grade. Anything else gives None, and
+    ``read_qrels`` reads the file or raises its ``InputFormatError``.
+
+    Returns:
+        topic_id -> doc_id -> grade, topics and documents in file order; None
+        as described, or for a file larger than ``max_bytes``.
+    """
+    size = small_text_file(path, max_bytes)
+    if size is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text.startswith("\ufeff") or any(c in text for c in _ODD):
+        return None
+    if not text.endswith("\n"):
+        text += "\n"
+    lines = text.split("\n")
+    lines.pop()
+    qrels: dict[str, dict[str, int]] = {}
+    for line in lines:
+        parts = line.split(" ")
+        if len(parts) != 4 or "" in parts:
+            return None
+        topic, _iteration, doc, grade_s = parts
+        digits = grade_s[1:] if grade_s[0] in "+-" else grade_s
+        if not (digits.isascii() and digits.isdigit() and len(digits) <= 9):
+            return None
+        grade = int(grade_s)
+        docs = qrels.get(topic)
+        if docs is None:
+            docs = qrels[topic] = {}
+        elif doc in docs:
+            if docs[doc] != grade:  # the strict reader names both lines
+                return None
+            continue
+        docs[doc] = grade
+    return qrels or None

@@ -1,0 +1,256 @@
+"""What an evaluation is: the result records of scoring one run, without the scorer (no numpy).
+
+``Evaluation`` (per-topic ``TopicMetric``s, ``Aggregate``s, novelty, the
+recall curve, the relevant documents with their ranks) and its long form
+(``ValueRow``, ``value_rows``), the missing-topic policies and their check.
+Two scorers make them: ``scoring.evaluate.Evaluator`` (columnar, numpy) and
+``scoring.small.SmallEvaluator`` (plain Python, for small runs), with the same
+numbers; reports and services read them through this module so that scoring
+a small run file needs no numpy import. ``scoring.evaluate`` re-exports every
+name (its module docstring states the semantics).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+from workbench.errors import UsageError
+from workbench.scoring.measures import Judged, Measure, R, parse_measures
+from workbench.scoring.novelty import NovelDocuments, NovelLists, NoveltyAtK
+from workbench.types import TopicMetric
+
+MissingPolicy = Literal["fail", "zero", "exclude"]
+"""What to do with qrels topics a run has no results for."""
+
+MISSING_POLICIES: tuple[str, ...] = ("fail", "zero", "exclude")
+
+SCORER_ID = "columnar-numpy/1"
+"""Identifies the columnar scorer (``scoring.evaluate``) in reports and stored evaluations."""
+
+MISSING_HINT = "Pass --missing zero to score them 0, or --missing exclude to leave them out of the averages."
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """A measure averaged over the evaluation's topics.
+
+    Attributes:
+        measure: the measure.
+        n_topics: topics averaged over.
+        macro: mean of the per-topic values (nan when n_topics = 0).
+        micro: sum_numerator / sum_denominator, or None where not meaningful (RR).
+        ceiling: best mean a perfect system reaches (R@k, P@k), else None.
+        sum_value: sum of the per-topic values.
+        sum_numerator: sum of the per-topic numerators.
+        sum_denominator: sum of the per-topic denominators.
+    """
+
+    measure: Measure
+    n_topics: int
+    macro: float
+    micro: float | None
+    ceiling: float | None
+    sum_value: float
+    sum_numerator: float
+    sum_denominator: float
+
+
+@dataclass(frozen=True, slots=True)
+class RecallCurve:
+    """R@k for k = 1..depth, over the evaluation's topics.
+
+    Attributes:
+        macro: tuple, element k-1 is the macro R@k.
+        micro: element k-1 is sum(hits@k) / sum(|R|).
+        ceiling: element k-1 is mean(min(k, |R|) / |R|).
+        n_topics: topics averaged over.
+    """
+
+    macro: tuple[float, ...]
+    micro: tuple[float, ...]
+    ceiling: tuple[float, ...]
+    n_topics: int
+
+    @property
+    def depth(self) -> int:
+        """The largest k of the curve."""
+        return len(self.macro)
+
+
+class RelevantDoc(NamedTuple):
+    """A relevant (topic, document) pair of the qrels and where the run put it.
+
+    Attributes:
+        topic_id: the topic.
+        doc_id: the document.
+        grade: its grade (>= the threshold).
+        rank: 1-based rank in the run, or None when the run did not return it.
+    """
+
+    topic_id: str
+    doc_id: str
+    grade: int
+    rank: int | None
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """The scores of one run against one set of qrels.
+
+    Attributes:
+        run_name: the run.
+        measures: the measures, in report order.
+        rel: the evaluation's relevance threshold (inclusive).
+        missing: the missing-topic policy applied.
+        topics: topics every measure is averaged over, in natural id order.
+        excluded_topics: qrels topics with |R| = 0 at the strictest threshold.
+        missing_topics: qrels topics without results (or reported failed);
+            scored 0 under ``"zero"``, left out under ``"exclude"``.
+        ignored_topics: run topics that are not in the qrels.
+        n_results: topic_id -> documents returned (after dropping duplicates).
+        duplicates: topic_id -> duplicate lines dropped.
+        per_topic: measure -> topic_id -> TopicMetric, one per topic of ``topics``.
+        aggregates: measure -> Aggregate.
+        novelty: cutoff -> NoveltyAtK, for every cutoff of the measures.
+        novel_documents: the unjudged documents down to the largest cutoff.
+        curve: R@k for k = 1..depth (rel = ``rel``).
+        relevant: every relevant (topic, doc) of ``topics`` with its rank in the run.
+        scorer: implementation id (``SCORER_ID``, ``scoring.small.SMALL_SCORER_ID`` or the reference's).
+        documents_kept: False for a compact evaluation (``without_documents``):
+            ``relevant`` is empty and ``novel_documents`` holds no lists; every
+            number (values, aggregates, novelty counts, curve) is unchanged.
+    """
+
+    run_name: str
+    measures: tuple[Measure, ...]
+    rel: int
+    missing: MissingPolicy
+    topics: tuple[str, ...]
+    excluded_topics: tuple[str, ...]
+    missing_topics: tuple[str, ...]
+    ignored_topics: tuple[str, ...]
+    n_results: Mapping[str, int]
+    duplicates: Mapping[str, int]
+    per_topic: Mapping[Measure, Mapping[str, TopicMetric]]
+    aggregates: Mapping[Measure, Aggregate]
+    novelty: Mapping[int, NoveltyAtK]
+    novel_documents: NovelDocuments | NovelLists
+    curve: RecallCurve
+    relevant: tuple[RelevantDoc, ...]
+    scorer: str = SCORER_ID
+    documents_kept: bool = True
+
+    def without_documents(self) -> Evaluation:
+        """This evaluation without its document lists (``relevant``, the pool-novel lists).
+
+        What a report of many runs keeps per run when it prints no lists: the
+        per-topic values, aggregates, novelty counts and curve, a few
+        kilobytes per topic set instead of one row per relevant and per
+        unjudged document (which would make memory grow with the number of runs).
+        """
+        return dataclasses.replace(self, relevant=(), novel_documents=self.novel_documents.dropped(),
+                                   documents_kept=False)
+
+    def value(self, measure: Measure | str, topic_id: str) -> float:
+        """The per-topic value of ``measure`` (a Measure or its name) for ``topic_id``.
+
+        Raises:
+            KeyError: the measure is not in this evaluation or the topic is not evaluated.
+        """
+        m = _as_measure(measure)
+        return self.per_topic[m][topic_id].value
+
+    def undefined_judged(self) -> dict[Measure, tuple[str, ...]]:
+        """Judged@k measure -> topics where it is undefined (no returned document), left out of its mean."""
+        out: dict[Measure, tuple[str, ...]] = {}
+        for m in self.measures:
+            if isinstance(m, Judged):
+                none = tuple(t for t in self.topics if math.isnan(self.per_topic[m][t].value))
+                if none:
+                    out[m] = none
+        return out
+
+    def misses(self, k: int) -> list[RelevantDoc]:
+        """Relevant (topic, doc) pairs the run did not return within k, in topic then grade order.
+
+        Each keeps the rank where the run found it (beyond k) or None.
+
+        Raises:
+            ValueError: a compact evaluation (``without_documents``).
+        """
+        if not self.documents_kept:
+            raise ValueError("the relevant documents of this evaluation were not kept (without_documents)")
+        return [d for d in self.relevant if d.rank is None or d.rank > k]
+
+    @property
+    def n_duplicates(self) -> int:
+        """Total duplicate lines dropped."""
+        return sum(self.duplicates.values())
+
+
+def _as_measure(measure: Measure | str) -> Measure:
+    return measure if isinstance(measure, Measure) else parse_measures([measure])[0]
+
+
+
+def check_policy(missing: str) -> MissingPolicy:
+    """``missing`` if it is a known policy.
+
+    Raises:
+        UsageError: it is not one of ``MISSING_POLICIES``.
+    """
+    if missing not in MISSING_POLICIES:
+        raise UsageError(
+            f"expected a missing-topic policy in {', '.join(MISSING_POLICIES)}, found {missing!r}."
+        )
+    return missing  # type: ignore[return-value]
+
+
+class ValueRow(NamedTuple):
+    """One number of an evaluation in long form (what reports and the store write).
+
+    Attributes:
+        measure: canonical measure name.
+        aggregate: ``macro`` | ``micro`` | ``ceiling`` | ``optimistic`` | ``unjudged`` | a topic_id.
+        value: the value.
+        numerator: its numerator (for ``macro``: the sum of per-topic values).
+        denominator: its denominator (for ``macro``: the number of topics).
+        n_topics: topics behind it (1 for a per-topic row).
+    """
+
+    measure: str
+    aggregate: str
+    value: float
+    numerator: float
+    denominator: float
+    n_topics: int
+
+
+def value_rows(e: Evaluation, *, per_topic: bool = True) -> list[ValueRow]:
+    """An evaluation as long-form rows: per measure its aggregates, then (optionally) per topic.
+
+    ``optimistic`` (macro R@k if every pool-novel document were relevant) and
+    ``unjudged`` (pool-novel share of the top k: total unjudged / total
+    returned) accompany each R@k.
+    """
+    rows: list[ValueRow] = []
+    for m in e.measures:
+        a = e.aggregates[m]
+        name = str(m)
+        n = a.n_topics
+        rows.append(ValueRow(name, "macro", a.macro, a.sum_value, n, n))
+        if a.micro is not None:
+            rows.append(ValueRow(name, "micro", a.micro, a.sum_numerator, a.sum_denominator, n))
+        if a.ceiling is not None:
+            rows.append(ValueRow(name, "ceiling", a.ceiling, a.ceiling * n, n, n))
+        if isinstance(m, R) and m.cutoff in e.novelty:
+            nov = e.novelty[m.cutoff]
+            rows.append(ValueRow(name, "optimistic", nov.macro_high, nov.macro_high * n, n, n))
+            rows.append(ValueRow(name, "unjudged", nov.unjudged_share, nov.total_unjudged, nov.total_returned, n))
+        if per_topic:
+            rows.extend(ValueRow(name, t, tm.value, tm.numerator, tm.denominator, 1) for t, tm in e.per_topic[m].items())
+    return rows

@@ -1,0 +1,459 @@
+"""A pure-Python scorer for small runs: the columnar scorer's numbers, bit for bit, without numpy.
+
+Scoring a small run file (the Cranfield BM25 run, 22,471 lines; TREC DL size,
+43,000) takes a few milliseconds; importing numpy takes longer than that
+(80 ms idle, several times more on a busy machine). ``SmallEvaluator`` computes
+the same ``Evaluation`` as ``scoring.evaluate.Evaluator`` (every value,
+numerator, denominator, aggregate, ceiling, novelty count, pool-novel list,
+recall-curve point and relevant-document rank) with plain Python lists, and
+``services.scoring`` uses it for small plain run files (``SMALL_RUN_BYTES``).
+
+**Bit-identical, not merely close.** Every float is made by the same IEEE
+operations in the same order as the columnar scorer:
+
+* per-topic sums (nDCG's gains, IDCG) are added one document at a time in rank
+  order, as ``np.bincount`` adds its weights;
+* means and totals over topics (``macro``, ``sum_value``, the ceiling, the
+  micro sums) are numpy's pairwise sums (``numpy_sum``), not ``math.fsum`` and
+  not a left-to-right loop;
+* the recall curve adds the topics' contributions in the run's topic order
+  (the columnar scorer's row order), then accumulates over ranks;
+* discounts come from one table, ``gains.discount``, which both scorers use.
+
+``tests/scoring/test_small.py`` checks identity on many random qrels and runs
+(ties, graded and negative grades, missing, ignored and excluded topics, every
+measure kind and policy) and on the sample collection.
+
+The semantics are those of ``scoring.evaluate`` (its module docstring: order,
+relevant set, topics, missing topics, averages, Judged@k's 0/0, ceilings, strict
+ideal nDCG); this module adds none of its own.
+
+Source:
+    numpy's pairwise summation (``numpy/_core/src/umath/loops_utils.h.src``,
+    ``pairwise_sum``: blocks of 128 with 8 accumulators, halves above); the
+    formulas and their sources in ``scoring.evaluate`` and ``scoring.measures``.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from workbench.errors import MissingTopicsError, ValidationError
+from workbench.ranking import natural_key
+from workbench.scoring.gains import discounts, gain
+from workbench.scoring.measures import (
+    RR,
+    Judged,
+    Measure,
+    P,
+    R,
+    Success,
+    default_measures,
+    nDCG,
+    parse_measures,
+)
+from workbench.scoring.novelty import NovelLists, NoveltyAtK
+from workbench.scoring.results import (
+    MISSING_HINT,
+    Aggregate,
+    Evaluation,
+    MissingPolicy,
+    RecallCurve,
+    RelevantDoc,
+    check_policy,
+)
+from workbench.types import Qrels, TopicMetric
+
+SMALL_SCORER_ID = "python/1"
+"""Identifies this implementation in ``Evaluation.scorer`` (the numbers are the columnar scorer's)."""
+
+_BLOCK = 128
+"""numpy's ``PW_BLOCKSIZE``: pairwise summation splits above this many values."""
+
+
+def numpy_sum(values: Sequence[float]) -> float:
+    """The float64 sum numpy's ``np.sum`` gives for ``values`` (a contiguous 1-D array), as a Python float.
+
+    numpy adds with pairwise summation: fewer than 8 values left to right;
+    up to 128 in 8 interleaved partial sums combined as
+    ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))`` and then the rest;
+    more than 128 split in two (the first half a multiple of 8) and summed
+    recursively. The reduction starts from 0.0.
+
+    Args:
+        values: the numbers, in array order (nan and inf propagate as in numpy).
+
+    Returns:
+        The sum; 0.0 for no values.
+
+    Example:
+        >>> numpy_sum([0.1] * 10), sum([0.1] * 10)
+        (1.0, 0.9999999999999999)
+
+    Source:
+        ``pairwise_sum`` in numpy/_core/src/umath/loops_utils.h.src.
+    """
+    return 0.0 + _pairwise(values, 0, len(values))
+
+
+def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    if n <= _BLOCK:
+        r0, r1, r2, r3, r4, r5, r6, r7 = a[lo: lo + 8]
+        i = 8
+        end = n - n % 8
+        while i < end:
+            j = lo + i
+            r0 += a[j]
+            r1 += a[j + 1]
+            r2 += a[j + 2]
+            r3 += a[j + 3]
+            r4 += a[j + 4]
+            r5 += a[j + 5]
+            r6 += a[j + 6]
+            r7 += a[j + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        for j in range(lo + i, lo + n):
+            res += a[j]
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+
+
+def numpy_mean(values: Sequence[float]) -> float:
+    """``float(np.mean(values))``: ``numpy_sum`` divided by the count (nan for none)."""
+    return numpy_sum(values) / len(values) if values else math.nan
+
+
+def numpy_nanmean(values: Sequence[float]) -> float:
+    """``float(np.nanmean(values))``: nan values read as 0.0 in place, divided by the non-nan count."""
+    count = sum(1 for v in values if v == v)
+    if count == 0:
+        return math.nan
+    return numpy_sum([v if v == v else 0.0 for v in values]) / count
+
+
+def _div(num: float, den: float) -> float:
+    """num / den, 0.0 when den == 0 (``evaluate._div``)."""
+    return num / den if den != 0 else 0.0
+
+
+@dataclass(frozen=True)
+class SmallRun:
+    """One run in canonical order, as plain lists: what ``SmallEvaluator`` scores.
+
+    Attributes:
+        ranked: topic_id -> doc ids in rank order (score desc, doc_id desc,
+            ``workbench.ranking``), each doc id once; topics in the run file's
+            order of first appearance.
+        name: the run's name (its tag).
+        n_lines: result lines read.
+        duplicates: topic_id -> duplicate lines dropped (topics with some).
+    """
+
+    ranked: Mapping[str, Sequence[str]]
+    name: str = ""
+    n_lines: int = 0
+    duplicates: Mapping[str, int] = field(default_factory=dict)
+
+    def n_results(self) -> dict[str, int]:
+        """topic_id -> documents returned, for every topic of the run."""
+        return {t: len(docs) for t, docs in self.ranked.items()}
+
+
+class SmallEvaluator:
+    """``scoring.evaluate.Evaluator`` for ``SmallRun``s: binds qrels, measures and policies; scores runs.
+
+    Args:
+        qrels: topic_id -> doc_id -> grade, in file order (that order breaks
+            ties among equal grades of the relevant-document list, as in the
+            columnar scorer).
+        measures: measures or their names; default ``default_measures()``.
+        rel: inclusive minimum grade of a relevant document (>= 0; default 1).
+        missing: ``"fail"`` | ``"zero"`` | ``"exclude"``.
+
+    Raises:
+        ValidationError: an unknown policy, a bad measure name or a negative ``rel``.
+        UnknownNameError: an unknown measure name.
+
+    Example:
+        >>> ev = SmallEvaluator({"1": {"d1": 1, "d2": 0}}, ["R@10", "P@1"])
+        >>> e = ev.evaluate(SmallRun({"1": ["d1", "d3"]}))
+        >>> e.aggregates[e.measures[0]].macro, e.aggregates[e.measures[1]].macro
+        (1.0, 1.0)
+    """
+
+    def __init__(
+        self,
+        qrels: Qrels,
+        measures: Iterable[Measure | str] | None = None,
+        *,
+        rel: int = 1,
+        missing: MissingPolicy | str = "fail",
+    ) -> None:
+        if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
+            raise ValidationError(f"expected rel to be an integer >= 0, found {rel!r}. Use --rel 1 (or 2 for graded qrels).")
+        self.rel = rel
+        self.missing: MissingPolicy = check_policy(missing)
+        self.measures = parse_measures(measures) if measures is not None else default_measures()
+        if not self.measures:
+            raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+        self.qrels: dict[str, dict[str, int]] = {t: {d: int(g) for d, g in docs.items()} for t, docs in qrels.items()}
+        self.topic_ids = tuple(self.qrels)
+        thresholds = {rel} | {m.effective_rel(rel) for m in self.measures if m.USES_REL}
+        self._nrel = {
+            th: {t: sum(1 for g in docs.values() if g >= max(th, 0)) for t, docs in self.qrels.items()}
+            for th in thresholds
+        }
+        self._topic_threshold = max(thresholds)
+        self._idcg: dict[tuple[int, str], dict[str, float]] = {}
+
+    def eligible_topics(self) -> tuple[str, ...]:
+        """Qrels topics with |R| > 0 at the strictest threshold of the measures, natural order."""
+        top = self._nrel[self._topic_threshold]
+        return tuple(sorted((t for t in self.topic_ids if top[t] > 0), key=natural_key))
+
+    def n_relevant(self) -> dict[str, int]:
+        """topic_id -> |R| at the evaluator's ``rel``, for every qrels topic."""
+        return dict(self._nrel[self.rel])
+
+    def relevant_doc_ids(self, topics: Collection[str]) -> list[str]:
+        """The doc ids of the relevant (topic, doc) pairs of ``topics`` at ``rel``, in qrels order."""
+        wanted = set(topics)
+        th = max(self.rel, 0)
+        return [d for t, docs in self.qrels.items() if t in wanted for d, g in docs.items() if g >= th]
+
+    def missing_topics(self, run: SmallRun, failed_topics: Collection[str] = ()) -> tuple[str, ...]:
+        """Qrels topics with |R| > 0 that ``run`` has no results for (or reports failed), natural order."""
+        failed = set(failed_topics)
+        top = self._nrel[self._topic_threshold]
+        return tuple(sorted((t for t in self.topic_ids if top[t] > 0 and (not run.ranked.get(t) or t in failed)),
+                            key=natural_key))
+
+    def _ideal(self, k: int, dcg: str) -> dict[str, float]:
+        """IDCG@k per qrels topic (strict ideal over all judged grades), summed best grade first."""
+        key = (k, dcg)
+        if key not in self._idcg:
+            out: dict[str, float] = {}
+            for t, docs in self.qrels.items():
+                gains = sorted((gain(g, dcg) for g in docs.values()), reverse=True)[:k]
+                disc = discounts(len(gains))
+                s = 0.0
+                for i, g in enumerate(gains, 1):
+                    s += g * disc[i]
+                out[t] = s
+            self._idcg[key] = out
+        return self._idcg[key]
+
+    def evaluate(
+        self,
+        run: SmallRun,
+        *,
+        run_name: str = "",
+        failed_topics: Collection[str] = (),
+        topics: Collection[str] | None = None,
+    ) -> Evaluation:
+        """Score one run; the arguments and the result are those of ``Evaluator.evaluate``.
+
+        Raises:
+            MissingTopicsError: policy ``"fail"`` and some evaluated topic has no results.
+        """
+        name = run_name or run.name or "run"
+        failed = set(failed_topics)
+        qrels = self.qrels
+        counts = {t: len(docs) for t, docs in run.ranked.items()}
+        ignored = tuple(sorted((t for t, c in counts.items() if c and t not in qrels), key=natural_key))
+        top = self._nrel[self._topic_threshold]
+        base = [t for t in self.topic_ids if top[t] > 0]
+        excluded = tuple(sorted((t for t in self.topic_ids if top[t] == 0), key=natural_key))
+        if topics is not None:
+            wanted = set(topics)
+            base = [t for t in base if t in wanted]
+        missing_list = [t for t in base if not counts.get(t, 0) or t in failed]
+        missing_ids = tuple(sorted(missing_list, key=natural_key))
+        if missing_list and self.missing == "fail":
+            raise MissingTopicsError(name, missing_ids, MISSING_HINT)
+        zeroed = set(missing_list)
+        if self.missing == "exclude":
+            base = [t for t in base if t not in zeroed]
+            zeroed = set()
+        s_topics = tuple(sorted(base, key=natural_key))
+        evaluated = set(s_topics)
+        n_ret = [0 if t in zeroed else counts.get(t, 0) for t in s_topics]
+        # Judged results of the live topics: topic -> [(rank, grade)] in rank order; the
+        # live topics in the run's order (the columnar scorer's row order).
+        judged: dict[str, list[tuple[int, int]]] = {}
+        for t, docs in run.ranked.items():
+            if t in evaluated and t not in zeroed and t not in judged:
+                qd = qrels[t]
+                judged[t] = [(r, qd[d]) for r, d in enumerate(docs, 1) if d in qd]
+        rows = [judged.get(t, []) for t in s_topics]
+
+        per_topic: dict[Measure, Mapping[str, TopicMetric]] = {}
+        aggregates: dict[Measure, Aggregate] = {}
+        n_s = len(s_topics)
+        for m in self.measures:
+            k = m.cutoff
+            th = max(m.effective_rel(self.rel), 0)
+            nrel_map = self._nrel[m.effective_rel(self.rel)] if m.USES_REL else None
+            nrel = [nrel_map[t] for t in s_topics] if nrel_map is not None else [0] * n_s
+            ceiling_vals: list[float] | None = None
+            num: list[float]
+            den: list[float]
+            if isinstance(m, R | P | Success):
+                hits = [float(sum(1 for r, g in jr if r <= k and g >= th)) for jr in rows]
+                if isinstance(m, R):
+                    num, den = hits, [float(x) for x in nrel]
+                    ceiling_vals = [_div(float(min(k, x)), float(x)) for x in nrel]
+                elif isinstance(m, P):
+                    num, den = hits, [float(k)] * n_s
+                    ceiling_vals = [min(k, x) / float(k) for x in nrel]
+                else:
+                    num, den = [1.0 if h > 0 else 0.0 for h in hits], [1.0] * n_s
+            elif isinstance(m, RR):
+                firsts = [next((r for r, g in jr if r <= k and g >= th), 0) for jr in rows]
+                num = [1.0 if f else 0.0 for f in firsts]
+                den = [float(f) if f else 1.0 for f in firsts]
+            elif isinstance(m, nDCG):
+                disc = discounts(k if not rows else min(k, max((jr[-1][0] for jr in rows if jr), default=0)))
+                num = []
+                for jr in rows:
+                    s = 0.0
+                    for r, g in jr:
+                        if r > k:
+                            break
+                        s += gain(g, m.dcg) * disc[r]
+                    num.append(s)
+                ideal = self._ideal(k, m.dcg)
+                den = [ideal[t] for t in s_topics]
+            elif isinstance(m, Judged):
+                num = [float(sum(1 for r, _g in jr if r <= k)) for jr in rows]
+                den = [float(min(k, x)) for x in n_ret]
+            else:  # pragma: no cover - every registered measure is handled above
+                raise ValidationError(f"no scorer for measure {m}")
+            vals = [_div(a, b) for a, b in zip(num, den, strict=True)]
+            n_m = n_s
+            if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
+                vals = [math.nan if b == 0 else v for v, b in zip(vals, den, strict=True)]
+                n_m = n_s - sum(1 for b in den if b == 0)
+            mname = str(m)
+            per_topic[m] = {t: TopicMetric(t, mname, v, a, b)
+                            for t, v, a, b in zip(s_topics, vals, num, den, strict=True)}
+            sum_num, sum_den = numpy_sum(num), numpy_sum(den)
+            aggregates[m] = Aggregate(
+                measure=m,
+                n_topics=n_m,
+                macro=numpy_nanmean(vals) if n_m else math.nan,
+                micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
+                ceiling=(numpy_mean(ceiling_vals) if n_s else math.nan) if ceiling_vals is not None else None,
+                sum_value=numpy_sum([v if v == v else 0.0 for v in vals]),
+                sum_numerator=sum_num,
+                sum_denominator=sum_den,
+            )
+
+        th_rel = max(self.rel, 0)
+        nrel_s = [float(self._nrel[self.rel][t]) for t in s_topics]
+        novelty: dict[int, NoveltyAtK] = {}
+        for k in sorted({m.cutoff for m in self.measures}):
+            returned = [min(k, x) for x in n_ret]
+            unj = [ret - sum(1 for r, _g in jr if r <= k) for ret, jr in zip(returned, rows, strict=True)]
+            hits_k = [float(sum(1 for r, g in jr if r <= k and g >= th_rel)) for jr in rows]
+            low = [_div(h, x) for h, x in zip(hits_k, nrel_s, strict=True)]
+            high = [_div(h + u, x + u) for h, u, x in zip(hits_k, unj, nrel_s, strict=True)]
+            novelty[k] = NoveltyAtK(
+                cutoff=k,
+                unjudged=dict(zip(s_topics, unj, strict=True)),
+                returned=dict(zip(s_topics, returned, strict=True)),
+                recall_low=dict(zip(s_topics, low, strict=True)),
+                recall_high=dict(zip(s_topics, high, strict=True)),
+                macro_low=numpy_mean(low) if n_s else math.nan,
+                macro_high=numpy_mean(high) if n_s else math.nan,
+                total_unjudged=sum(unj),
+                total_returned=sum(returned),
+            )
+        kmax = max(m.cutoff for m in self.measures)
+        novel: dict[str, list[tuple[int, str]]] = {}
+        for t, docs in run.ranked.items():
+            if t in judged and t not in novel:
+                qd = qrels[t]
+                novel[t] = [(r, d) for r, d in enumerate(docs[:kmax], 1) if d not in qd]
+        curve = self._curve(judged, s_topics, nrel_s, n_ret, th_rel)
+        relevant = self._relevant(s_topics, zeroed, run, th_rel)
+        return Evaluation(
+            run_name=name,
+            measures=self.measures,
+            rel=self.rel,
+            missing=self.missing,
+            topics=s_topics,
+            excluded_topics=excluded,
+            missing_topics=missing_ids,
+            ignored_topics=ignored,
+            n_results=dict(zip(s_topics, n_ret, strict=True)),
+            duplicates=dict(run.duplicates),
+            per_topic=per_topic,
+            aggregates=aggregates,
+            novelty=novelty,
+            novel_documents=NovelLists(s_topics, novel, kmax),
+            curve=curve,
+            relevant=relevant,
+            scorer=SMALL_SCORER_ID,
+        )
+
+    def _curve(self, judged: Mapping[str, list[tuple[int, int]]], s_topics: tuple[str, ...], nrel_s: list[float],
+               n_ret: list[int], th: int) -> RecallCurve:
+        n_s = len(s_topics)
+        depth = max(n_ret) if n_s else 0
+        if depth == 0:
+            return RecallCurve((), (), (), n_s)
+        nrel_of = dict(zip(s_topics, nrel_s, strict=True))
+        weight_bins = [0.0] * depth
+        count_bins = [0] * depth
+        for t, jr in judged.items():  # the run's topic order, as the columnar scorer's rows
+            w = 1.0 / nrel_of[t]
+            for r, g in jr:
+                if g >= th:
+                    weight_bins[r - 1] += w
+                    count_bins[r - 1] += 1
+        total_rel = numpy_sum(nrel_s)
+        macro: list[float] = []
+        micro: list[float] = []
+        acc = 0.0
+        hits = 0
+        for i in range(depth):
+            acc = weight_bins[i] if i == 0 else acc + weight_bins[i]
+            hits += count_bins[i]
+            macro.append(acc / n_s)
+            micro.append(hits / total_rel)
+        sizes = sorted(nrel_s)
+        inv_suffix = [0.0] * (len(sizes) + 1)
+        s = 0.0
+        for j in range(len(sizes) - 1, -1, -1):
+            inv = 1.0 / sizes[j]
+            s = inv if j == len(sizes) - 1 else s + inv
+            inv_suffix[j] = s
+        ceiling = []
+        for k in range(1, depth + 1):
+            n_le = bisect_right(sizes, k)
+            ceiling.append((n_le + k * inv_suffix[n_le]) / n_s)
+        return RecallCurve(tuple(macro), tuple(micro), tuple(ceiling), n_s)
+
+    def _relevant(self, s_topics: tuple[str, ...], zeroed: set[str], run: SmallRun, th: int) -> tuple[RelevantDoc, ...]:
+        out: list[RelevantDoc] = []
+        for t in s_topics:
+            docs = self.qrels[t]
+            rank_of: dict[str, int] = {}
+            if t not in zeroed:
+                wanted = {d for d, g in docs.items() if g >= th}
+                rank_of = {d: r for r, d in enumerate(run.ranked.get(t, ()), 1) if d in wanted}
+            entries = sorted(((-g, i, d) for i, (d, g) in enumerate(docs.items()) if g >= th))
+            out.extend(RelevantDoc(t, d, -neg_g, rank_of.get(d)) for neg_g, _i, d in entries)
+        return tuple(out)
