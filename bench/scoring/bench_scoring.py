@@ -36,7 +36,8 @@ contenders. Reported per contender: best and median wall time, median CPU time
 the verdict uses the best wall time (least disturbed by other processes, as
 the pooling benchmark does). Macro R@100 and nDCG@10 are printed as a check.
 
-Results are printed and written to ``bench/results/scoring.md``.
+Results are printed and written to ``bench/results/scoring.md``; with ``--case``, the
+other cases keep their sections of that file (each says the load it was measured at).
 """
 
 from __future__ import annotations
@@ -285,12 +286,14 @@ def main() -> int:
         "# Scoring benchmark",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"{args.repeat} fresh processes per contender, interleaved, file parsing included; best and median wall "
-        "time, median CPU time (user + sys), peak RSS = max over the repeats.",
+        "fresh processes per contender (the number is given in each section), interleaved, file parsing "
+        "included; best and median wall time, median CPU time (user + sys), peak RSS = max over the repeats.",
         "Produced by `bench/scoring/bench_scoring.py` (see its docstring for the data and measures).",
         "",
     ]
+    sections: dict[str, list[str]] = {}
     for case in cases:
+        start = len(lines)
         t = time.perf_counter()
         run, qrels = MAKERS[case](args.data)
         print(f"[{case}] data ready in {time.perf_counter() - t:.1f} s: {run} ({run.stat().st_size / 1e6:.0f} MB)",
@@ -315,7 +318,8 @@ def main() -> int:
         ours = results.get("workbench")
         peers = {k: v for k, v in results.items() if k not in OURS}
         digits = 2 if case == "msmarco" else 3
-        lines += [f"## {case}", "", "| contender | wall, best (s) | wall, median (s) | CPU, median (s) | peak RSS (MB) "
+        lines += [f"## {case}", "", f"{args.repeat} fresh process(es) per contender, {time.strftime('%Y-%m-%d %H:%M')}.",
+                  "", "| contender | wall, best (s) | wall, median (s) | CPU, median (s) | peak RSS (MB) "
                   "| best wall / workbench | CPU / workbench | workbench RSS / RSS | check |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
         for name, (wall, rss, check, cpu, med) in results.items():
@@ -338,11 +342,28 @@ def main() -> int:
                       f"{target:g}x{memory_target}, stretch {stretch:g}x): **{verdict}**. Load average (1 min) "
                       f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores."]
         lines.append("")
-    text = "\n".join(lines)
-    print(text)
+        sections[case] = lines[start:]
+    print("\n".join(lines))
+    # The cases not run this time keep their section of the results file (measured earlier, with their load).
+    head = lines[: len(lines) - sum(len(v) for v in sections.values())]
+    kept = _sections(RESULTS.read_text()) if RESULTS.exists() else {}
+    body = [line for case in MAKERS for line in (sections.get(case) or kept.get(case, []))]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text + "\n")
+    RESULTS.write_text("\n".join(head + body) + "\n")
     return 0
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """case -> the lines of its ``## case`` section in a results file (through the blank line ending it)."""
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.split("\n"):
+        if line.startswith("## "):
+            current = out.setdefault(line[3:].strip(), [])
+        if current is not None:
+            current.append(line)
+    return {case: lines[:-1] if lines and lines[-1] == "" and case == list(out)[-1] else lines
+            for case, lines in out.items()}
 
 
 if __name__ == "__main__":
