@@ -6,14 +6,16 @@ Collection ``toy`` (Lucene stop words, no stemming)::
     d4 "Wave drag of wings"          d5 "Shock waves at Mach 2"      d6 "Shock tube experiments"
     topic 1 "shock wave"   topic 2 "heat transfer"
 
-Run ``bm25`` (kind bm25, depth 3): t1 = d5 d1 d4, t2 = d2.  Qrels ``toy-v1`` (relevant: grade >= 1)::
+Run ``bm25`` (kind bm25, depth 3): t1 = d5 d1 d4, t2 = d2 (made up: not what BM25 gives).  Qrels ``toy-v1`` (relevant: grade >= 1)::
 
     t1: d5=1 (rank 1, found)  d1=2 (rank 2: found deeper at k=1)  d2=1 (no query term: vocabulary mismatch)
         d3=1 (empty text: not indexed)  ghost=1 (not in the collection: not indexed)
     t2: d2=1 (rank 1, found)
 
 so at k = 1 every one of the 4 misses has a known cause: residue 0, closed.  Qrels ``toy-v2`` adds
-t1 d6=1: d6 shares "shock" with the query but the run never returned it: uncategorised (residue 1).
+t1 d6=1: d6 shares "shock" with the query but the run never returned it, and re-scored by the run's
+retriever it ranks within the depth: uncategorised (residue 1). Run ``dense`` (depth 3) returns 2 documents
+for t1, so d6 is not beyond its depth either: uncategorised.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def seeded_db(tmp_path_factory):
     store = LabelStore(path, client="seed")
     store.ingest_collection("toy", DOCS, TOPICS)
     store.save_run(RunInfo("bm25", "bm25", BM25_PARAMS, 3, "toy"), BM25)
-    store.save_run(RunInfo("dense", "dense", {}, 2, "toy"), DENSE)
+    store.save_run(RunInfo("dense", "dense", {}, 3, "toy"), DENSE)  # 2 results of depth 3: a short list
     store.create_qrels_version("toy-v1", "toy", V1, origin="imported", rule="test")
     store.create_qrels_version("toy-v2", "toy", V2, origin="imported", rule="test")
     store.add_user("lead", "lead", token="lead-token")
@@ -89,7 +91,7 @@ def test_every_cause_known_closes_the_list(db):
     assert rows["1", "ghost"].categorised.detail.startswith("not in the run's collection version ")
     c = mr.misses.counts
     assert dict(c.per_cause) == {"not indexed": 2, "filtered out": 0, "chunk boundary": 0, "found deeper": 1,
-                                 "vocabulary mismatch": 1, "uncategorised": 0}
+                                 "vocabulary mismatch": 1, "beyond depth": 0, "uncategorised": 0}
     assert c.total == 4 == sum(c.per_cause.values()) and c.residue == 0 and c.closed
 
 
@@ -109,8 +111,13 @@ def test_the_residue_until_a_lead_sets_a_cause_append_only(db):
     store, mr = _list(db, "toy-v2")
     assert mr.misses.counts.residue == 1 and not mr.misses.counts.closed
     d6 = next(r for r in mr.misses.rows if r.evidence.doc_id == "d6")
+    # the stored bm25 list is made up: re-scored by its retriever, d6 ranks 3 (d1 and d4 hold "wave"; "shock"
+    # is in 3 of 6 documents, idf 0, so d6 and d5 tie at 0, d6 first by doc_id desc): nothing explains the miss
     assert (d6.cause, d6.categorised.detail) == (
-        "uncategorised", "not returned within depth 3; shares 1 of 2 query terms: shock")
+        "uncategorised", "not returned within depth 3, yet re-scored by bm25 (rank_bm25, k1=1.2, b=0.75, okapi) "
+                         "over 6 documents it ranks 3: the stored run is not its retriever's; shares 1 of 2 query "
+                         "terms: shock")
+    assert d6.evidence.deeper_rank == 3
     lead = Session("lead", "lead")
     _, after = set_miss_causes(store, lead, "bm25", "toy-v2", 1, [("1", "d6", "found deeper", "rank 7 at depth 10")],
                                missing="zero")
@@ -168,7 +175,7 @@ def test_cli_categorise_table_json_and_cause_filter(capsys, db):
     counts = {line.split("  ")[0].strip(): line.split()[-3] for line in out.splitlines()
               if line.split("  ")[0].strip() in CAUSES}
     assert counts == {"not indexed": "2", "filtered out": "0", "chunk boundary": "0", "found deeper": "1",
-                      "vocabulary mismatch": "1", "uncategorised": "0"}
+                      "vocabulary mismatch": "1", "beyond depth": "0", "uncategorised": "0"}
     code, out, _ = cli(capsys, "misses", "bm25", "--qrels", "toy-v1", "--k", "1", "--categorise",
                        "--missing", "zero", "--format", "json")
     doc = json.loads(out)

@@ -19,13 +19,24 @@ rule that holds in this order of precedence:
 5. ``vocabulary mismatch``: the document holds none of the query's analysed
    terms (``pooling.tokenize``: the run's own analyser for BM25 runs); the
    terms of both sides are kept;
-6. ``uncategorised``: none of the above (typically: the document shares terms
-   with the query but ranks beyond the run's depth). This is the *residue*.
+6. ``beyond depth``: the run did not return the document, which shares
+   analysed query terms with the query, and the run's list for the topic is
+   full (it returned its whole depth D): the document ranks below D. When the
+   run's retriever can be rebuilt from the store (a BM25 run's recorded
+   parameters over its collection version), the document is re-scored and its
+   rank beyond D is kept (``deeper_rank``); a re-scored rank within D means the
+   stored run is not what its retriever gives, which no rule explains (left
+   to the residue);
+7. ``uncategorised``: none of the above (e.g. a topic for which the run
+   returned fewer than D documents, yet not this one, which shares query
+   terms). This is the *residue*.
 
 The order puts what makes a retrieval impossible (1, 2) before what a
 retriever did with a retrievable document (3, 4), and a lexical diagnosis (5)
 after the rank evidence, since a document the run found deeper needs no
-vocabulary explanation. A lead can set or override any miss's cause with a
+vocabulary explanation; a document that shares terms but was cut off by the
+run's depth (6) comes last. "Depth" is the pooling sense: the number of
+results per topic a run was produced at (trec_eval's and TREC's run depth). A lead can set or override any miss's cause with a
 note (``LeadCause``); ``resolve`` applies the lead's decisions over the rule's,
 and offers the decisions made on identical (topic, document) misses of other
 runs as *suggestions*, which change no count until a lead accepts them.
@@ -52,7 +63,7 @@ from workbench.ranking import natural_key
 from workbench.scoring.evaluate import RelevantDoc
 
 Cause = Literal["not indexed", "filtered out", "chunk boundary", "found deeper", "vocabulary mismatch",
-                "uncategorised"]
+                "beyond depth", "uncategorised"]
 """A miss cause; see the module docstring for each rule."""
 
 CAUSES: tuple[Cause, ...] = get_args(Cause)
@@ -61,7 +72,7 @@ CAUSES: tuple[Cause, ...] = get_args(Cause)
 RESIDUE: Cause = "uncategorised"
 """The cause no rule explains: the residue of a miss list."""
 
-RULES_VERSION = "misses-2"
+RULES_VERSION = "misses-3"
 """Version of the rules above; stored with every categorised list (a change of rules makes a new list)."""
 
 Source = Literal["rule", "lead"]
@@ -114,6 +125,12 @@ class MissEvidence:
         filter_text: the topic's filter ("" when none).
         chunks: the document's chunks in a chunk run (None: not a chunk run).
         collection_version: the run's collection version (for the detail).
+        n_returned: results the run returned for the topic, at its own unit (None: unknown).
+        deeper_rank: the document's rank when re-scored by the run's retriever
+            over the whole collection version, at the run's unit (a chunk run:
+            its best chunk's); None when not re-scored or when the retriever
+            does not retrieve it at all.
+        rescored_by: how it was re-scored ("" when not), e.g. ``bm25 (bm25s, k1=1.2, b=0.75, okapi)``.
     """
 
     topic_id: str
@@ -129,6 +146,9 @@ class MissEvidence:
     filter_text: str = ""
     chunks: tuple[ChunkHit, ...] | None = None
     collection_version: str = ""
+    n_returned: int | None = None
+    deeper_rank: int | None = None
+    rescored_by: str = ""
 
     @property
     def shared_terms(self) -> tuple[str, ...]:
@@ -197,8 +217,20 @@ def categorise(evidence: MissEvidence, k: int) -> Categorised:
         more = f" ... ({len(e.doc_terms)} terms)" if len(e.doc_terms) > DOC_TERMS_SHOWN else ""
         query = " ".join(e.query_terms) if e.query_terms else "(no analysed term)"
         return Categorised(e, "vocabulary mismatch", f"query: {query}; document: {shown}{more}")
-    return Categorised(e, RESIDUE, f"not returned within depth {e.depth}; shares {len(e.shared_terms)} of "
-                                   f"{len(e.query_terms)} query terms: {' '.join(e.shared_terms)}")
+    shares = f"shares {len(e.shared_terms)} of {len(e.query_terms)} query terms: {' '.join(e.shared_terms)}"
+    if e.rescored_by and e.deeper_rank is not None and e.deeper_rank <= e.depth:
+        return Categorised(e, RESIDUE, f"not returned within depth {e.depth}, yet re-scored by {e.rescored_by} it "
+                                       f"ranks {e.deeper_rank}: the stored run is not its retriever's; {shares}")
+    if e.rescored_by and e.deeper_rank is not None:
+        return Categorised(e, "beyond depth", f"rank {e.deeper_rank} beyond depth {e.depth} (re-scored by "
+                                              f"{e.rescored_by}); {shares}")
+    if e.n_returned is not None and e.n_returned >= e.depth > 0:
+        how = (f"; {e.rescored_by} does not retrieve it" if e.rescored_by else "")
+        return Categorised(e, "beyond depth", f"not in the run's top {e.depth} (the run returned its full depth"
+                                              f"{how}); {shares}")
+    short = (f" (the run returned {e.n_returned} of its depth {e.depth} for this topic)"
+             if e.n_returned is not None else "")
+    return Categorised(e, RESIDUE, f"not returned within depth {e.depth}{short}; {shares}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,7 +388,8 @@ def evidence_json(e: MissEvidence) -> dict[str, object]:
         "indexed": e.indexed, "empty_text": e.empty_text, "query_terms": list(e.query_terms),
         "doc_terms": list(e.doc_terms), "eligible": e.eligible, "filter_text": e.filter_text,
         "chunks": None if e.chunks is None else [[c.chunk_id, c.rank, sorted(c.terms)] for c in e.chunks],
-        "collection_version": e.collection_version,
+        "collection_version": e.collection_version, "n_returned": e.n_returned, "deeper_rank": e.deeper_rank,
+        "rescored_by": e.rescored_by,
     }
 
 
@@ -369,7 +402,9 @@ def evidence_from_json(d: Mapping[str, Any]) -> MissEvidence:
         tuple(d.get("doc_terms", ())), d.get("eligible"), str(d.get("filter_text", "")),
         None if chunks is None else tuple(ChunkHit(str(c), None if r is None else int(r), frozenset(t))
                                           for c, r, t in chunks),
-        str(d.get("collection_version", "")))
+        str(d.get("collection_version", "")),
+        None if d.get("n_returned") is None else int(d["n_returned"]),
+        None if d.get("deeper_rank") is None else int(d["deeper_rank"]), str(d.get("rescored_by", "")))
 
 
 def with_ineligible(

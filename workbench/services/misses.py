@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ValidationError
+from workbench.ranking import natural_key
 from workbench.scoring.misses import (
     RULES_VERSION,
     Categorised,
@@ -50,14 +51,16 @@ from workbench.scoring.misses import (
     resolve,
     with_ineligible,
 )
-from workbench.services.scoring import Progress, ScoreReport, StoreOpener, find_misses
+from workbench.services.scoring import Progress, RunRef, ScoreReport, StoreOpener, find_misses
 
 if TYPE_CHECKING:
     from pooling.tokenize import Tokenizer
     from workbench.scoring.evaluate import RelevantDoc
     from workbench.services.judging import Session
+    from workbench.services.miss_evidence import ChunkRunView
     from workbench.store import LabelStore
     from workbench.store.misses import StoredMissEntry
+    from workbench.types import RunInfo
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,8 @@ def _by_frequency(tokens: Sequence[str]) -> tuple[str, ...]:
 
 def gather_evidence(store: LabelStore, collection: str, collection_version: str, misses: Sequence[RelevantDoc],
                     depth: int, analyser: Tokenizer, *, filters: Mapping[str, str] | None = None,
-                    ineligible: Collection[tuple[str, str]] = ()) -> list[MissEvidence]:
+                    ineligible: Collection[tuple[str, str]] = (), doc_texts: Mapping[str, str] | None = None,
+                    topics_collection: str | None = None) -> list[MissEvidence]:
     """The evidence the store holds for each miss, in input order.
 
     Args:
@@ -120,12 +124,18 @@ def gather_evidence(store: LabelStore, collection: str, collection_version: str,
         filters: topic_id -> the topic's filter (canonical text), for the filtered
             topics of the score (None or absent: the topic is unfiltered).
         ineligible: the (topic_id, doc_id) misses the topic's filter excludes.
+        doc_texts: doc_id -> text, instead of the collection version's documents
+            (a chunk run whose source collection is not in the store: its chunks' texts joined).
+        topics_collection: the collection whose topics give the query text (default ``collection``).
 
     Raises:
         UnknownNameError: unknown collection or version.
     """
-    topics = store.get_topics(collection)
-    docs = store.documents_by_id(collection, collection_version, {m.doc_id for m in misses})
+    from workbench.types import Document
+
+    topics = store.get_topics(topics_collection or collection)
+    docs = (store.documents_by_id(collection, collection_version, {m.doc_id for m in misses}) if doc_texts is None
+            else {m.doc_id: Document(m.doc_id, "", doc_texts[m.doc_id]) for m in misses if m.doc_id in doc_texts})
     query_terms: dict[str, tuple[str, ...]] = {}
     doc_terms: dict[str, tuple[str, ...]] = {}
     out: list[MissEvidence] = []
@@ -173,14 +183,79 @@ def _filtered_out(store: LabelStore, report: ScoreReport, collection: str,
                           "collection_version": el.collection_version, "ineligible_gold": len(pairs)}
 
 
-def _ranks_of(run_ref: str, open_store: StoreOpener | None, trust_file_order: bool,
-              topics: Collection[str]) -> dict[str, dict[str, int]]:
-    """topic_id -> doc_id -> 1-based rank in the run, for ``topics``."""
-    from workbench.scoring.units import ranked_lists
-    from workbench.services.scoring import load_run
+def _chunk_run_misses(run_ref: str, qrels_ref: str, k: int, view: ChunkRunView, given_run: RunRef, *,
+                      open_store: StoreOpener, rel: int, missing: str, progress: Progress | None,
+                      ) -> tuple[ScoreReport, list[RelevantDoc]]:
+    """A chunk run's misses at document level: each document at its best-ranked chunk, before the cutoff.
 
-    _, rr = load_run(run_ref, open_store, trust_file_order=trust_file_order)
-    return {t: {d: i for i, d in enumerate(ids, 1)} for t, ids in ranked_lists(rr).items() if t in topics}
+    Chunk-level qrels are taken to documents (highest grade of a document's
+    chunks, ``scoring.units.qrels_to_documents``); document qrels are used as given.
+    """
+    from workbench.scoring.columns import qrels_columns_from_mapping
+    from workbench.scoring.units import qrels_to_documents, ranked_run_of
+    from workbench.services.scoring import _qrels_mapping, load_qrels, score_runs
+
+    qref, qcols = load_qrels(qrels_ref, open_store)
+    given = _qrels_mapping(qcols)
+    ids = {d for g in given.values() for d in g}
+    if ids and all(d in view.chunk_map.spans for d in ids):
+        qcols = qrels_columns_from_mapping(qrels_to_documents(given, view.chunk_map))
+    mapped = dataclasses.replace(
+        given_run, origin="mapping", collection=view.doc_collection, collection_version=view.doc_version,
+        location=f"{given_run.location} (chunks -> documents, best-ranked chunk per document, before the cut-off)")
+    doc_rr = ranked_run_of(view.documents.lists, given_run.name)
+    report = score_runs([run_ref], qrels_ref, open_store=open_store, measures=[f"R@{k}"], rel=rel, missing=missing,
+                        record=False, progress=progress, qrels=(qref, qcols), run_sources=[lambda: (mapped, doc_rr)])
+    report = dataclasses.replace(report, runs=(given_run,))  # the list belongs to the run as stored
+    return report, report.evaluations[0].misses(k)
+
+
+def _texts_from_chunks(store: LabelStore, view: ChunkRunView) -> dict[str, str]:
+    """doc_id -> its chunks' texts joined in offset order (a chunk collection without a known source)."""
+    texts = store.documents_by_id(view.chunk_collection, view.chunk_version, view.chunk_map.spans)
+    out: dict[str, str] = {}
+    for doc_id in view.chunk_map.doc_ids:
+        chunks = sorted(view.chunk_map.chunks_of(doc_id), key=lambda c: (c.start, c.end))
+        out[doc_id] = " ".join(texts[c.chunk_id].content for c in chunks if c.chunk_id in texts)
+    return out
+
+
+def _deeper_evidence(store: LabelStore, info: RunInfo | None, evidence: Sequence[MissEvidence],
+                     misses: Sequence[RelevantDoc], run_lists: Mapping[str, Sequence[str]], view: ChunkRunView | None,
+                     analyser: Tokenizer, progress: Progress | None,
+                     ) -> tuple[list[MissEvidence], dict[str, object] | None]:
+    """The evidence with what the run itself says: results returned per topic, a chunk run's chunks, and the
+    ranks beyond the depth of a re-scored BM25 run (``services.miss_evidence``).
+
+    Returns:
+        (the evidence, in input order; what the re-scoring did, None when nothing was re-scored).
+    """
+    from workbench.services.miss_evidence import chunk_hits, deeper_ranks, rescore
+
+    say = progress or (lambda _m: None)
+    out = [dataclasses.replace(e, n_returned=len(run_lists.get(e.topic_id, ()))) for e in evidence]
+    if view is not None:
+        hits = chunk_hits(store, view, misses, analyser, {e.topic_id: e.query_terms for e in out})
+        out = [dataclasses.replace(e, chunks=hits.get((e.topic_id, e.doc_id), ())) for e in out]
+    need = sorted({e.topic_id for e in out if e.rank is None and e.indexed and not e.empty_text
+                   and e.eligible is not False and e.shared_terms})
+    if info is None or not need:
+        return out, None
+    say(f"[starting] re-scoring run {info.name} ({info.kind}) to the whole collection for {len(need):,} topic(s): "
+        "the ranks beyond its depth")
+    rescored = rescore(store, info, need, run_lists)
+    if rescored is None:
+        say(f"[finished] run {info.name} cannot be re-scored (only a stored BM25 run's retriever is rebuilt)")
+        return out, None
+    wanted = set(need)
+    deeper = deeper_ranks(rescored, [m for m in misses if m.topic_id in wanted], view)
+    out = [dataclasses.replace(e, deeper_rank=deeper.get((e.topic_id, e.doc_id)), rescored_by=rescored.by)
+           if e.topic_id in wanted and e.rank is None else e for e in out]
+    not_reproduced = sorted((t for t, ok in rescored.reproduces.items() if not ok), key=natural_key)
+    say(f"[finished] re-scored {len(need):,} topic(s) by {rescored.by}; the re-run reproduces the stored top "
+        f"{info.depth} of {len(need) - len(not_reproduced):,} of them")
+    return out, {"by": rescored.by, "topics": len(need), "reproduced": len(need) - len(not_reproduced),
+                 "not_reproduced": not_reproduced}
 
 
 def _fingerprint(parts: Mapping[str, object]) -> str:
@@ -230,16 +305,33 @@ def categorised_misses(
                               "there is none here: give --db, or ingest the collection first")
     if collection is not None:  # an unknown name is an error before anything is computed or stored
         open_store().latest_collection_version(collection)
-    report, misses = find_misses(run_ref, qrels_ref, k, open_store=open_store, rel=rel, missing=missing,
-                                 trust_file_order=trust_file_order, progress=progress)
+    from workbench.scoring.units import ranked_lists
+    from workbench.services.miss_evidence import chunk_run_view
+    from workbench.services.scoring import load_run
+
     store = open_store()
+    given_run, rr = load_run(run_ref, open_store, trust_file_order=trust_file_order)
+    run_lists = ranked_lists(rr)
+    del rr
+    info = store.get_run_info(given_run.name) if given_run.origin == "stored" else None
+    if info is not None and collection is not None and collection != info.collection:
+        raise ValidationError(f"misses --categorise: run {info.name!r} is a run of collection "
+                              f"{info.collection!r}, not {collection!r}; leave out --collection "
+                              "(it names the collection of a run file)")
+    if info is not None:
+        view = chunk_run_view(store, info.collection, info.collection_version, run_lists)
+    elif collection is not None:
+        view = chunk_run_view(store, collection, store.latest_collection_version(collection), run_lists)
+    else:
+        view = None
+    if view is None:
+        report, misses = find_misses(run_ref, qrels_ref, k, open_store=open_store, rel=rel, missing=missing,
+                                     trust_file_order=trust_file_order, progress=progress)
+    else:
+        report, misses = _chunk_run_misses(run_ref, qrels_ref, k, view, given_run, open_store=open_store, rel=rel,
+                                           missing=missing, progress=progress)
     run, qrels = report.runs[0], report.qrels
-    if run.origin == "stored":
-        info = store.get_run_info(run.name)
-        if collection is not None and collection != info.collection:
-            raise ValidationError(f"misses --categorise: run {run.name!r} is a run of collection "
-                                  f"{info.collection!r}, not {collection!r}; leave out --collection "
-                                  "(it names the collection of a run file)")
+    if info is not None:
         name, version, depth = info.collection, info.collection_version, info.depth
         analyser = run_analyser(info.kind, info.params)
     else:
@@ -249,16 +341,22 @@ def categorised_misses(
                                   "--collection NAME (the collection it was produced over)")
         version = qrels.collection_version if collection is None and qrels.collection_version else \
             store.latest_collection_version(name)
-        depth = max(report.evaluations[0].n_results.values(), default=0)
+        depth = max((len(v) for v in run_lists.values()), default=0)
         analyser = run_analyser("", {})
-    filter_texts, ineligible, eligibility_sources = _filtered_out(store, report, name)
+    doc_collection, doc_version = name, version
+    if view is not None:
+        doc_collection, doc_version = view.doc_collection or name, view.doc_version or version
+    filter_texts, ineligible, eligibility_sources = _filtered_out(store, report, doc_collection)
+    unit = "doc (chunk run: each document at its best-ranked chunk)" if view is not None else "as produced"
     sources = {"rules": RULES_VERSION, "run": run.content_hash or run.location, "qrels": qrels.content_hash,
                "collection_version": version, "analyser": analyser.params, "depth": depth, "missing": missing,
-               "eligibility": eligibility_sources}
+               "eligibility": eligibility_sources, "unit": unit,
+               "documents": [doc_collection, doc_version] if view is not None else None}
     fingerprint = _fingerprint(sources)
     keepable = keep and run.origin == "stored" and qrels.origin == "stored"
     stored = store.find_miss_list(run.name, qrels.name, k, rel, fingerprint) if keepable else None
     leaks_within_k: int | None = None
+    rescore_facts: dict[str, object] | None = None
     if stored is not None:
         categorised, list_id, reused = _categorised_from(stored.entries), stored.list_id, True
     else:
@@ -266,10 +364,15 @@ def categorised_misses(
         if ineligible:
             gold = {t: tuple(g for g in gs if (t, g[0]) in ineligible)
                     for t, gs in report.eligibility[0].restricted.ineligible_gold.items()}  # type: ignore[union-attr]
-            misses, leaks_within_k = with_ineligible(misses, gold, _ranks_of(run_ref, open_store, trust_file_order,
-                                                                              set(gold)), k)
-        evidence = gather_evidence(store, name, version, misses, depth, analyser, filters=filter_texts,
-                                   ineligible=ineligible)
+            ranks = view.documents.lists if view is not None else run_lists
+            misses, leaks_within_k = with_ineligible(
+                misses, gold, {t: {d: i for i, d in enumerate(ranks.get(t, ()), 1)} for t in gold}, k)
+        doc_texts = _texts_from_chunks(store, view) if view is not None and not view.doc_collection else None
+        evidence = gather_evidence(store, doc_collection, doc_version, misses, depth, analyser, filters=filter_texts,
+                                   ineligible=ineligible, doc_texts=doc_texts,
+                                   topics_collection=doc_collection if view is None or view.doc_collection else name)
+        evidence, rescore_facts = _deeper_evidence(store, info, evidence, misses, run_lists, view, analyser,
+                                                   progress)
         categorised = [categorise(e, k) for e in evidence]
         list_id, reused = None, False
         if keepable:
@@ -281,6 +384,7 @@ def categorised_misses(
                                            {**sources, "collection": name}, entries)
     extra: dict[str, object] = {"list_id": list_id, "reused": reused, "rules_version": RULES_VERSION,
                                 "eligibility": eligibility_sources, "ineligible_within_k": leaks_within_k,
+                                "unit": unit, "rescored": rescore_facts,
                                 "collection": name, "collection_version": version, "depth": depth,
                                 "fingerprint": fingerprint}
     ml = MissList(run.name, qrels.name, k, (), count(()), analyser.params, extra)
