@@ -3,7 +3,7 @@
 A self-contained section (ui16 owns the page layout): the page calls
 ``render_misses_section`` once. It shows, per run, the misses per cause
 (``workbench misses --categorise``: not indexed, filtered out, chunk boundary,
-found deeper, vocabulary mismatch, uncategorised), the total, how many a lead
+found deeper, vocabulary mismatch, beyond depth, uncategorised), the total, how many a lead
 set, the residue and whether the list is closed; then one run's misses,
 filtered by cause. Everything comes from ``services.misses`` (no scoring here).
 """
@@ -49,7 +49,8 @@ def render_misses_section(store: Any, qrels_version: str, run_names: Sequence[st
         "A miss is a relevant document not in the run's top k. Causes, first rule that holds: not indexed (not "
         "in the run's collection version, or empty text), filtered out (ineligible under the topic's filter), "
         "chunk boundary, found deeper (rank > k within the run's depth), vocabulary mismatch (no analysed query "
-        "term in the document), else uncategorised: the residue. A list is closed when its residue is 0; a "
+        "term in the document), beyond depth (shares query terms, cut off by the run's depth; a BM25 run is "
+        "re-scored for the rank), else uncategorised: the residue. A list is closed when its residue is 0; a "
         "lead sets a cause with `workbench miss-cause`.")
     run = c2.selectbox("Run", list(rows), key="scoreboard_misses_run")
     cause = c3.selectbox("Cause", [ALL, *CAUSES], key="scoreboard_misses_cause")

@@ -27,8 +27,8 @@ def miss_cause(
     topic: Annotated[str | None, typer.Option(help="The topic of the miss.")] = None,
     doc: Annotated[str | None, typer.Option(help="The relevant document missed.")] = None,
     cause: Annotated[str | None, typer.Option(
-        help="The cause: not indexed, filtered out, chunk boundary, found deeper, vocabulary mismatch or "
-             "uncategorised.")] = None,
+        help="The cause: not indexed, filtered out, chunk boundary, found deeper, vocabulary mismatch, "
+             "beyond depth or uncategorised.")] = None,
     note: Annotated[str | None, typer.Option(help="Why (required with --cause).")] = None,
     accept_suggested: Annotated[bool, typer.Option(
         "--accept-suggested", help="Accept every cause a lead set on the same (topic, document) miss of another "

@@ -267,7 +267,7 @@ def misses_cmd(
     trust_file_order: TrustOpt = False,
     categorise: Annotated[bool, typer.Option(
         "--categorise", help="Give each miss a cause (not indexed, filtered out, chunk boundary, found deeper, "
-                             "vocabulary mismatch, uncategorised) with its evidence, counts per cause and the "
+                             "vocabulary mismatch, beyond depth, uncategorised) with its evidence, counts per cause and the "
                              "residue; the list is kept per run and qrels version, a lead's causes win.")] = False,
     cause: Annotated[str | None, typer.Option(
         "--cause", help="With --categorise: list only the misses of this cause (the counts stay whole).")] = None,
