@@ -45,10 +45,11 @@ def list_groups(
 @groups_app.command("offers")
 def offers(
     pool: Annotated[str, typer.Argument(help="The pool version.")],
-    mode: Annotated[str, typer.Option(help="offer: list unjudged group members with the judged member's grade "
-                                           "pre-filled, for the lead; skip: list them as skipped (nothing is "
-                                           "recorded; score --dedupe groups scores the group by its judged "
-                                           "member).")] = "offer",
+    mode: Annotated[str | None, typer.Option(help="offer: list unjudged group members with the judged member's "
+                                                  "grade pre-filled, for the lead; skip: list them as skipped "
+                                                  "(nothing is recorded; score --dedupe groups scores the group "
+                                                  "by its judged member). Default: the pool's mode (`workbench "
+                                                  "groups mode`).")] = None,
     accept: Annotated[bool, typer.Option(help="With --mode offer: save the offers without conflict as the "
                                               "lead's judgments (lead only).")] = False,
     lead: Annotated[str | None, typer.Option(help="The lead (user name), with --accept.")] = None,
@@ -60,11 +61,13 @@ def offers(
     from workbench.judging.groups import GROUP_MODES
     from workbench.services.group_judging import accept_group_offers, pool_group_offers
 
+    store = common.STATE.store(client="workbench groups offers")
+    if mode is None:
+        mode = store.group_mode(pool)
     if mode not in GROUP_MODES:
         raise ValidationError(f"expected --mode {' or '.join(GROUP_MODES)}, found {mode!r}")
     if accept and mode != "offer":
         raise ValidationError("--accept saves offers: use it with --mode offer")
-    store = common.STATE.store(client="workbench groups offers")
     found = pool_group_offers(store, pool)
     verb = "offered" if mode == "offer" else "skipped"
     common.out("topic\tdoc\tpre-filled grade\tjudged members\tgrades\tconflict")
@@ -78,3 +81,24 @@ def offers(
         session = svc.sign_in(store, lead or "", token or "")
         saved, left = accept_group_offers(store, session, pool, found)
         common.out(f"saved {saved:,} judgment(s) as {session.user}; {left:,} conflicting offer(s) left to judge")
+
+
+@groups_app.command("mode")
+def mode_cmd(
+    pool: Annotated[str, typer.Argument(help="The pool version.")],
+    mode: Annotated[str, typer.Argument(help="offer (the default: the lead is offered the other members of a "
+                                             "group with a judged member, grade pre-filled) or skip (they leave "
+                                             "the assessors' queues once one member is graded).")],
+    lead: Annotated[str, typer.Option(help="The lead (user name).")],
+    token: Annotated[str | None, typer.Option(envvar="WORKBENCH_TOKEN",
+                                              help="The lead's token (or $WORKBENCH_TOKEN).")] = None,
+) -> None:
+    """Set how a pool version's duplicate groups are judged: offer them to the lead, or skip them in queues."""
+    from workbench.services import judging as svc
+    from workbench.services.group_judging import set_group_mode
+
+    store = common.STATE.store(client="workbench groups mode")
+    session = svc.sign_in(store, lead, token or "")
+    set_group_mode(store, session, pool, mode)
+    what = "skipped in the assessors' queues" if mode == "skip" else "offered to the lead"
+    common.out(f"pool {pool}: duplicate groups {what} (mode {mode})")

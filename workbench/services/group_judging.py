@@ -8,6 +8,10 @@ member, all in one transaction through the import path (rubric checked,
 idempotent: accepting twice saves nothing the second time). Assessors never
 see offers. With ``mode="skip"`` nothing is recorded: the members are left
 unjudged and ``score --dedupe groups`` scores the group by its judged member.
+The mode of a pool version is stored (``set_group_mode``, ``workbench groups
+mode``): in ``skip`` mode the other members leave every assessor's queue as
+soon as one member is graded for the topic (``store.group_modes``), unless the
+assessor had already saved something on them.
 Offers whose members were graded differently (``conflict``) are never
 accepted in bulk: the lead judges them one by one.
 """
@@ -64,3 +68,20 @@ def accept_group_offers(store: LabelStore, session: Session, pool_version: str,
     saved = store.record_judgments(items, collection=info.collection, pool_version=pool_version,
                                    lead=session.user) if items else []
     return sum(1 for s in saved if s.new), len(offers) - len(todo)
+
+
+def set_group_mode(store: LabelStore, session: Session, pool_version: str, mode: str) -> int:
+    """A lead sets how a pool version's duplicate groups are judged: ``offer`` or ``skip`` (append-only).
+
+    Returns:
+        The setting's id.
+
+    Raises:
+        PermissionDeniedError: the session is not a lead's.
+        ValidationError: an unknown mode.
+        UnknownNameError: unknown pool version.
+    """
+    from workbench.services.judging import require_lead
+
+    require_lead(session, "set the duplicate-group mode")
+    return store.set_group_mode(pool_version, mode, lead=session.user)

@@ -70,6 +70,23 @@ VISIBLE = (
 """SQL on ``assignments a``: the entry is in the queue (its topic's judging has not
 stopped, or a person judged the document)."""
 
+GROUP_SKIPPED = (
+    "(EXISTS (SELECT 1 FROM current_group_modes gm WHERE gm.pool_version = a.pool_version AND gm.mode = 'skip') "
+    "AND EXISTS (SELECT 1 FROM pools p "
+    "  JOIN duplicate_groups g1 ON g1.collection_version = p.collection_version AND g1.doc_id = a.doc_id "
+    "  JOIN duplicate_groups g2 ON g2.collection_version = g1.collection_version AND g2.source = g1.source "
+    "       AND g2.group_id = g1.group_id AND g2.doc_id <> g1.doc_id "
+    "  JOIN current_judgments j ON j.collection = a.collection AND j.topic_id = a.topic_id AND j.doc_id = g2.doc_id "
+    "       AND j.grade IS NOT NULL AND j.assessor NOT IN (SELECT user_name FROM model_assessors) "
+    "  WHERE p.pool_version = a.pool_version) "
+    "AND NOT EXISTS (SELECT 1 FROM judgments m WHERE m.collection = a.collection AND m.topic_id = a.topic_id "
+    "  AND m.doc_id = a.doc_id AND m.assessor = a.assessor))"
+)
+"""SQL on ``assignments a``: the entry is skipped as a duplicate (``judging.groups``, mode ``skip``): its pool
+version's current group mode is ``skip``, another member of the document's duplicate group (same
+collection version, same group of the same source) has a person's current grade for the topic, and this
+assessor has saved nothing on the document (what an assessor saved stays in their queue)."""
+
 
 class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
     """Assignment plans, assessor queues and the judging view."""
@@ -182,7 +199,7 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
                 "       coalesce(m.grade IS NOT NULL OR m.unsure, false), m.grade, coalesce(m.unsure, false) "
                 "FROM assignments a LEFT JOIN mine m ON m.rn = 1 AND m.collection = a.collection "
                 "     AND m.topic_id = a.topic_id AND m.doc_id = a.doc_id "
-                f"WHERE a.assessor = ? AND {VISIBLE} ORDER BY a.position, a.assignment_id",
+                f"WHERE a.assessor = ? AND {VISIBLE} AND NOT {GROUP_SKIPPED} ORDER BY a.position, a.assignment_id",
                 [assessor, assessor],
             ).fetchall()
         return [QueueEntry(i, p, c, t, d, bool(j), None if g is None else int(g), bool(u))
@@ -198,12 +215,12 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
         if position < 1:
             raise ValidationError(f"queue position must be >= 1, found {position}")
         with self.connection("read document to judge") as cur:
-            n = _one(cur.execute(f"SELECT count(*) FROM assignments a WHERE a.assessor = ? AND {VISIBLE}",
+            n = _one(cur.execute(f"SELECT count(*) FROM assignments a WHERE a.assessor = ? AND {VISIBLE} AND NOT {GROUP_SKIPPED}",
                                  [assessor]))[0]
             row = _one(cur.execute(
                 "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, p.collection_version "
                 "FROM assignments a JOIN pools p ON p.pool_version = a.pool_version "
-                f"WHERE a.assessor = ? AND {VISIBLE} ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
+                f"WHERE a.assessor = ? AND {VISIBLE} AND NOT {GROUP_SKIPPED} ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
                 [assessor, position - 1],
             ))
             if row is None:

@@ -36,7 +36,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -566,6 +566,24 @@ DDL_V10_UNDO: tuple[str, ...] = (
             FROM judgments) WHERE rn = 1 AND (grade IS NOT NULL OR unsure)""",
 )
 
+DDL_V11_GROUP_MODES: tuple[str, ...] = (
+    # How duplicate groups are judged in a pool version (``workbench groups mode``), append-only:
+    # ``offer`` (the default: the lead is offered the other members with the grade pre-filled) or
+    # ``skip`` (the other members leave the assessors' queues once one member is judged).
+    "CREATE SEQUENCE IF NOT EXISTS group_mode_seq",
+    """CREATE TABLE IF NOT EXISTS group_modes (
+        setting_id BIGINT PRIMARY KEY DEFAULT nextval('group_mode_seq'),
+        pool_version VARCHAR NOT NULL,
+        mode VARCHAR NOT NULL,                    -- workbench.judging.groups.GROUP_MODES
+        set_by VARCHAR NOT NULL,                  -- the lead
+        set_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE OR REPLACE VIEW current_group_modes AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (PARTITION BY pool_version ORDER BY setting_id DESC) AS rn
+            FROM group_modes) WHERE rn = 1""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -578,6 +596,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     7: DDL_V8_JUDGING_ORDER,  # judging strategies, topic orders and stops, model assessors
     8: DDL_V9_UNITS,  # chunk maps, chunk sources, duplicate groups (issue 13)
     9: DDL_V10_UNDO,  # judgments.undoes; current_judgments holds graded or unsure rows only
+    10: DDL_V11_GROUP_MODES,  # group_modes: duplicate groups offered to the lead or skipped in queues (issue 13)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

@@ -15,6 +15,7 @@ from workbench.store.audit import AuditMixin
 from workbench.store.collections import CollectionsMixin
 from workbench.store.embeddings import EmbeddingsMixin
 from workbench.store.evaluations import EvaluationsMixin
+from workbench.store.group_modes import GroupModesMixin
 from workbench.store.judging import JudgingMixin
 from workbench.store.lineage import LineageMixin
 from workbench.store.metadata import MetadataMixin
@@ -43,6 +44,7 @@ class LabelStore(
     MissesMixin,
     RevisionMixin,
     UnitsMixin,
+    GroupModesMixin,
 ):
     """The workbench store. See ``docs/store.md`` and ``workbench.store.core``.
 
