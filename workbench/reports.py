@@ -372,6 +372,9 @@ def render_scores(
     keys = slice_keys or {}
     if f == "table":
         text = _scores_table(header, evaluations, per_topic)
+        na = no_answer_block_lines(header.get("no_answer"))
+        if na:
+            text += "\n" + "\n".join(na) + "\n"
         if sl:
             from workbench.reports_slices import score_slice_tables
 
@@ -391,6 +394,28 @@ def render_scores(
     if f == "jsonl":
         return "".join(jsonout.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     return _delimited(rows, "," if f == "csv" else "\t")
+
+
+def no_answer_block_lines(block: Mapping[str, Any] | None) -> list[str]:
+    """The no-answer block of a score report (``services.no_answer.no_answer_json``): accuracy and false-answer
+    rate per run with their counts, beside (never inside) the recall averages; [] when no topic is marked."""
+    if not block:
+        return []
+    threshold = block.get("threshold")
+    rule = "returns nothing" if threshold is None else f"returns nothing scored above {threshold!r}"
+    topics = list(block.get("topics", ()))
+    lines = [f"no-answer topics: {len(topics):,} ({block.get('source', '')}); a run abstains on a topic when it "
+             f"{rule}. Left out of every average above."]
+    rows = []
+    for r in block.get("runs", ()):
+        n = int(r["n_no_answer"])
+        acc, far = r["no_answer_accuracy"], r["false_answer_rate"]
+        rows.append([str(r["run"]), "-" if acc is None else f"{acc:.4f}", f"{len(r['abstained'])}/{n}",
+                     "-" if far is None else f"{far:.4f}", f"{len(r['answered'])}/{n}",
+                     f"{len(r['answerable_abstained'])}/{r['n_answerable']}"])
+    lines.append(table(["run", "no-answer accuracy", "abstained", "false-answer rate", "answered",
+                        "answerable abstained"], rows))
+    return lines
 
 
 def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per_topic: bool) -> str:

@@ -117,7 +117,9 @@ def _json(report: UnitReport) -> dict[str, Any]:
                                            "relevant_merged": v.dedupe.n_relevant_merged,
                                            "topics_merged": v.dedupe.n_topics_merged,
                                            "run_lines_collapsed": v.dedupe.n_run_collapsed},
-                      "header": v.report.header(), "runs": runs})
+                      "header": v.report.header(), "runs": runs,
+                      "evaluation_ids": list(v.report.evaluation_ids),
+                      "slices": _slices_json(v)})
     return {
         "run_unit": report.run_unit, "qrels_unit": report.qrels_unit, "chunk_collection": report.chunk_collection,
         "chunk_source": report.chunk_source.__dict__ if report.chunk_source else None, "views": views,
@@ -127,6 +129,30 @@ def _json(report: UnitReport) -> dict[str, Any]:
                        "answerable_abstained": list(r.answerable_abstained)} for r in report.no_answer],
         "no_answer_source": report.no_answer_source, "warnings": list(report.warnings),
     }
+
+
+def _slices_json(v: UnitView) -> Any:
+    if not v.report.slices:
+        return None
+    from workbench.reports_slices import score_slices_json
+
+    return score_slices_json(v.report.slices, v.report.slice_keys)
+
+
+def _view_extra_lines(v: UnitView) -> list[str]:
+    """A view's eligibility block, its slices (``--by``) and its recorded evaluations (table format)."""
+    from workbench.reports import _eligibility_lines
+
+    lines = _eligibility_lines(v.report.header())
+    if v.report.slices:
+        from workbench.reports_slices import score_slice_tables
+
+        for e in v.report.evaluations:
+            for block in score_slice_tables(e.run_name, v.report.slices.get(e.run_name, {}), v.report.slice_keys):
+                lines += ["", f"[{v.unit}] {block}"]
+    if v.report.evaluation_ids:
+        lines.append(f"[{v.unit}] recorded evaluations: {', '.join(v.report.evaluation_ids)}")
+    return lines
 
 
 def render_units(report: UnitReport, fmt: str = "table") -> str:
@@ -143,6 +169,10 @@ def render_units(report: UnitReport, fmt: str = "table") -> str:
     lines = header_lines(report)
     for i in range(len(report.views[0].report.evaluations)):
         lines += [""] + _run_table(report, i)
+    for v in report.views:
+        extra = _view_extra_lines(v)
+        if extra:
+            lines += [""] + extra
     na = no_answer_lines(report.no_answer, report.no_answer_source)
     if na:
         lines += [""] + na

@@ -165,8 +165,10 @@ def score(
 
     unit_options = UnitOptions(tuple(unit or ()), chunk_map, spans, span_overlap, qrels_to_chunks, dedupe, groups,
                                no_answer, answer_threshold)
-    if unit_options.active():
-        _score_units(runs, qrels, unit_options, measure, k, rel, missing, trust_file_order, collection, fmt, out)
+    if unit_options.unit_mode():
+        _score_units(runs, qrels, unit_options, measure, k, rel, missing, trust_file_order, collection, fmt, out,
+                     by=by or (), topic_set=topic_set, min_topics=min_topics, filters=filters, filter_key=filter_key,
+                     strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
         return
     check_units(runs, qrels, _opener("workbench score"), collection)
     report = score_runs(
@@ -177,6 +179,7 @@ def score(
         keep_documents=per_topic and fmt in ("table", "json"),  # only these print document lists
         before_record=write_plot,
         filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility,
+        no_answer="auto", no_answer_file=no_answer, answer_threshold=answer_threshold,
     )
     if report.coverage and report.coverage.notice():
         common.info(f"workbench: {report.coverage.notice()}")
@@ -199,15 +202,19 @@ def score(
 
 
 def _score_units(runs: list[str], qrels: str, options: object, measure: list[str] | None, k: str | None, rel: int,
-                 missing: str, trust_file_order: bool, collection: str | None, fmt: str, out: Path | None) -> None:
-    """``workbench score`` with --unit, --dedupe, --no-answer or --answer-threshold (``services.units``)."""
+                 missing: str, trust_file_order: bool, collection: str | None, fmt: str, out: Path | None, *,
+                 by: list[str] | tuple[str, ...], topic_set: str | None, min_topics: int, filters: str,
+                 filter_key: str, strict_eligibility: bool, record: bool | None, min_id_coverage: float) -> None:
+    """``workbench score`` with --unit, --spans, --dedupe or --chunk-map (``services.units``)."""
     from workbench.reports_units import render_units
     from workbench.services.units import UnitOptions, score_units
 
     assert isinstance(options, UnitOptions)
     report = score_units(runs, qrels, options, open_store=_opener("workbench score"), measures=measure,
                          cutoffs=_cutoffs(k), rel=rel, missing=missing, trust_file_order=trust_file_order,
-                         collection=collection, progress=common.info)
+                         collection=collection, progress=common.info, topic_set=topic_set, by=by,
+                         slice_min_topics=min_topics, filters=filters, filter_key=filter_key,
+                         strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
     text = render_units(report, fmt)
     if out is None:
         common.out(text)

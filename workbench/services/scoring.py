@@ -27,6 +27,7 @@ from workbench import __version__
 from workbench.errors import UnknownNameError, ValidationError, WorkbenchError
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
+from workbench.scoring.abstention import NoAnswerResult
 from workbench.scoring.compare import MIN_TOPICS, Comparison, compare
 from workbench.scoring.idaudit import IdAudit
 from workbench.scoring.measures import (
@@ -48,6 +49,7 @@ from workbench.scoring.results import (
 from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow, slice_table
 from workbench.scoring.small import SmallEvaluator, SmallRun
 from workbench.scoring.validity import Completion, TopicCoverage
+from workbench.services.no_answer import no_answer_json
 
 if TYPE_CHECKING:
     from workbench.scoring.columns import QrelsColumns, RankedRun
@@ -196,6 +198,8 @@ class ScoreReport:
     slice_keys: Mapping[str, SliceKey] = field(default_factory=dict)
     git_commit: str = ""
     eligibility: tuple[RunEligibility | None, ...] = ()
+    no_answer: tuple[NoAnswerResult, ...] = ()
+    no_answer_source: str = ""
 
     def header(self) -> dict[str, object]:
         """The lineage block of every rendering (JSON-ready)."""
@@ -224,6 +228,7 @@ class ScoreReport:
             "evaluation_ids": list(self.evaluation_ids),
             "warnings": list(self.warnings),
             "eligibility": self.eligibility_header(),
+            "no_answer": no_answer_json(self.no_answer, self.no_answer_source),
         }
 
     def eligibility_header(self) -> dict[str, object] | None:
@@ -454,6 +459,9 @@ def score_runs(
     filters: str = "auto",
     filter_key: str = "filter",
     strict_eligibility: bool = False,
+    no_answer: str = "off",
+    no_answer_file: Path | None = None,
+    answer_threshold: float | None = None,
 ) -> ScoreReport:
     """Score runs against qrels, optionally recording the results in the store.
 
@@ -511,6 +519,12 @@ def score_runs(
             ``on`` (require them) or ``off`` (score unfiltered).
         filter_key: the topic metadata key holding the filters.
         strict_eligibility: fail when a judged-relevant document is ineligible.
+        no_answer: ``auto`` (topics marked no-answer in the collection's topic
+            metadata, or listed in ``no_answer_file``, are left out of every
+            average and evaluated apart: ``ScoreReport.no_answer``) or ``off``
+            (the default of the API, compare and gate: topics are scored as the qrels say).
+        no_answer_file: a file of no-answer topic ids (with ``no_answer="auto"``).
+        answer_threshold: a result answers only when scored above it (no-answer accuracy).
 
     Returns:
         The ``ScoreReport``.
@@ -542,7 +556,7 @@ def score_runs(
     small = None
     if (qrels is None and run_sources is None and topic_set is None and not by and not collection
             and not exclude_topics and not trust_file_order and not record and filters != "on"):
-        small = small_runs(run_refs, qrels_ref)
+        small = small_runs(run_refs, qrels_ref) if no_answer_file is None and answer_threshold is None else None
     evaluator: Evaluator | SmallEvaluator
     set_info: TopicSetInfo | None = None
     set_topics: tuple[str, ...] = ()
@@ -557,6 +571,8 @@ def score_runs(
         if positives_only((g for docs in qrels_map.values() for g in docs.values()), rel):
             warnings.append(f"qrels {qref.name}: {positives_only_warning(rel)}")
         elig, restricted = None, None
+        marks = None
+        answerable_qrels = {}
         evaluator = SmallEvaluator(qrels_map, ms, rel=rel, missing=policy)
         qrels_topics = evaluator.topic_ids
     else:
@@ -576,6 +592,22 @@ def score_runs(
             if strict_eligibility:
                 check_no_ineligible_gold(restricted, what=f"qrels {qref.name}")
             qcols = qrels_columns_from_mapping(restricted.qrels)
+        marks = None
+        if no_answer not in ("auto", "off"):
+            raise ValidationError(f"expected no_answer auto or off, found {no_answer!r}")
+        if no_answer == "auto":
+            from workbench.services.no_answer import find_marks
+
+            marks = find_marks(open_store, _marks_collection(open_store, run_refs, qref, collection), no_answer_file,
+                               _qrels_mapping(qcols), rel)
+            if marks.warning():
+                warnings.append(marks.warning())
+            if marks.topics:
+                exclude_topics = (*exclude_topics, *marks.topics)
+            elif no_answer_file is not None or answer_threshold is not None:
+                warnings.append("no topic is marked no-answer (topic metadata no_answer, or --no-answer FILE): "
+                                "no-answer accuracy is not reported; |R| = 0 is never taken as a mark")
+        answerable_qrels = _qrels_mapping(qcols) if marks is not None and marks.topics else {}
         evaluator = Evaluator(qcols, ms, rel=rel, missing=policy)
         qrels_topics = qcols.topic_ids
     eligible = evaluator.eligible_topics()
@@ -638,6 +670,7 @@ def score_runs(
     evaluations: list[Evaluation] = []
     seconds: list[float] = []
     run_elig: list[RunEligibility | None] = []
+    na_results: list[NoAnswerResult] = []
     cutoffs_all = sorted({m.cutoff for m in ms})
     for i in range(len(run_refs)):
         t0 = time.perf_counter()
@@ -654,6 +687,14 @@ def score_runs(
             run_elig.append(_run_eligibility(open_store, run_ref, rr, elig, restricted, cutoffs_all))
         else:
             run_elig.append(None)
+        if marks is not None and marks.topics:
+            from workbench.services.no_answer import answerable_topics, evaluate_run, run_scores
+
+            scores = run_scores(run_refs[i], run_ref, open_store) if run_sources is None else {
+                t: [1.0] * n for t, n in e.n_results.items() if n}  # a loaded run: any result answers
+            na_results.append(evaluate_run(scores, marks, answerable_topics(answerable_qrels, marks, rel),
+                                           threshold=answer_threshold if run_sources is None else None,
+                                           run_name=run_ref.name))
         del pair, rr
         refs.append(run_ref)
         evaluations.append(e)
@@ -697,6 +738,8 @@ def score_runs(
         # The commit costs two git calls: asked for only when something is recorded (or by the gate).
         git_commit=git_commit() if command != "score" or record or set_info is not None else "",
         eligibility=tuple(run_elig),
+        no_answer=tuple(dataclasses.replace(r, run_name=ref.name) for r, ref in zip(na_results, refs, strict=False)),
+        no_answer_source=marks.source if marks is not None else "",
     )
     if before_record is not None:  # e.g. write the plot: a failure there leaves the store unchanged
         before_record(report)
@@ -746,6 +789,18 @@ def run_warnings(run_ref: RunRef, e: Evaluation, qref: QrelsRef, *, trust_file_o
             f"({', '.join(none[:10])}{' ...' if len(none) > 10 else ''}): left out of its mean, which is over "
             f"{e.aggregates[jm].n_topics} topic(s)")
     return out
+
+
+def _marks_collection(open_store: StoreOpener | None, run_refs: Sequence[str], qref: QrelsRef,
+                      collection: str | None) -> str:
+    """The collection whose topic metadata marks no-answer topics: --collection, the stored qrels', a stored run's."""
+    name = (collection or "").split("@")[0] or qref.collection
+    if name or open_store is None:
+        return name
+    for ref in run_refs:
+        if not Path(ref).is_file() and open_store().has_run(ref):
+            return open_store().get_run_info(ref).collection
+    return ""
 
 
 def _qrels_mapping(q: QrelsColumns) -> dict[str, dict[str, int]]:
@@ -883,16 +938,18 @@ def _renamed(e: Evaluation, name: str) -> Evaluation:
     return dataclasses.replace(e, run_name=name)
 
 
-def record_report(report: ScoreReport, store: LabelStore) -> list[str]:
+def record_report(report: ScoreReport, store: LabelStore, extra_params: Mapping[str, object] | None = None,
+                  ) -> list[str]:
     """Record every evaluation of ``report`` (one transaction per run); returns the ids.
 
     Each evaluation's params keep the lineage: threshold, policy, qrels hash,
     collection versions, the run's origin, location and content hash, the
-    evaluator's git commit, the topic set and the topic counts.
+    evaluator's git commit, the topic set and the topic counts; ``extra_params``
+    are added (e.g. the retrieval unit and the mappings of ``services.units``).
     """
     ids: list[str] = []
     for run_ref, e in zip(report.runs, report.evaluations, strict=True):
-        params: dict[str, object] = {
+        params: dict[str, object] = {**(extra_params or {}),
             "rel": report.rel,
             "missing": report.missing,
             "trust_file_order": report.trust_file_order,
@@ -914,6 +971,14 @@ def record_report(report: ScoreReport, store: LabelStore) -> list[str]:
             "duplicates": e.n_duplicates,
             "measures": [str(m) for m in e.measures],
         }
+        na = next((r for r in report.no_answer if r.run_name == run_ref.name), None)
+        if na is not None:
+            params["no_answer"] = {"source": report.no_answer_source, "threshold": na.threshold,
+                                   "topics": list(na.no_answer), "abstained": list(na.abstained),
+                                   "answered": list(na.answered), "no_answer_accuracy": na.accuracy,
+                                   "false_answer_rate": na.false_answer_rate,
+                                   "answerable_abstained": list(na.answerable_abstained),
+                                   "n_answerable": len(na.answerable)}
         el = report.eligibility[len(ids)] if len(report.eligibility) > len(ids) else None
         if el is not None:
             params["eligibility"] = {"filter_key": el.filter_key, "filters_sha256": el.filters_digest,

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 from workbench.errors import ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.scoring.abstention import NoAnswerResult, evaluate_no_answer, no_answer_topics
+from workbench.scoring.compare import MIN_TOPICS
 from workbench.scoring.groups import (
     DedupeFacts,
     DuplicateGroups,
@@ -68,6 +69,7 @@ from workbench.scoring.units import (
     spans_to_doc_qrels,
     to_documents,
 )
+from workbench.services.no_answer import run_scores
 from workbench.services.scoring import (
     QrelsRef,
     RunRef,
@@ -116,6 +118,11 @@ class UnitOptions:
         """True when anything beyond a plain score was asked for."""
         return bool(self.units or self.spans or self.dedupe != "none" or self.no_answer_file
                     or self.answer_threshold is not None or self.chunk_map)
+
+    def unit_mode(self) -> bool:
+        """True when the score needs unit views (units, spans, duplicate groups, a chunk map); no-answer
+        options alone are handled by a plain score."""
+        return bool(self.units or self.spans or self.dedupe != "none" or self.chunk_map)
 
 
 @dataclass(frozen=True)
@@ -172,19 +179,6 @@ class _Loaded:
     lists: dict[str, list[str]]
     scores: dict[str, list[float]]
     rr: RankedRun
-
-
-def _run_scores(ref: str, run_ref: RunRef, open_store: StoreOpener | None) -> dict[str, list[float]]:
-    """topic_id -> the scores of the run's results (for abstention)."""
-    if run_ref.origin == "stored" and open_store is not None:
-        return {t: list(d.values()) for t, d in open_store().get_run(ref).items()}
-    from workbench.formats.columnar import read_run_columns
-
-    cols = read_run_columns(ref)
-    out: dict[str, list[float]] = {}
-    for code, score in zip(cols.topic_codes.tolist(), cols.scores.tolist(), strict=True):
-        out.setdefault(cols.topic_ids[code], []).append(score)
-    return out
 
 
 def _chunk_collection_of(run_ref: RunRef, collection: str | None, open_store: StoreOpener | None,
@@ -274,6 +268,21 @@ def _groups(open_store: StoreOpener | None, collection: str, version: str | None
     return merge_groups(parts)
 
 
+def _recorded(view: UnitView, loaded: Sequence[_Loaded], qref: QrelsRef, store: LabelStore) -> ScoreReport:
+    """Record one view's evaluations under the stored run and qrels version names, with the unit in the params."""
+    from workbench.services.provenance import git_commit
+    from workbench.services.scoring import _with_file_hashes, record_report
+
+    report = view.report
+    as_stored = dataclasses.replace(report, runs=tuple(ld.ref for ld in loaded), qrels=qref,
+                                    git_commit=report.git_commit or git_commit())
+    params = {"unit": view.unit, "unit_labelled": view.labelled, "run_mapping": view.run_mapping,
+              "qrels_mapping": view.qrels_mapping, "unit_qrels_content_hash": report.qrels.content_hash,
+              "dedupe": {"applied": view.dedupe.applied, "groups": view.dedupe.n_groups}}
+    ids = tuple(record_report(_with_file_hashes(as_stored), store, params))
+    return dataclasses.replace(report, evaluation_ids=ids, git_commit=as_stored.git_commit)
+
+
 def score_units(
     run_refs: Sequence[str],
     qrels_ref: str,
@@ -287,17 +296,35 @@ def score_units(
     trust_file_order: bool = False,
     collection: str | None = None,
     progress: Progress | None = None,
+    topic_set: str | None = None,
+    by: Sequence[str] = (),
+    slice_min_topics: int = MIN_TOPICS,
+    filters: str = "auto",
+    filter_key: str = "filter",
+    strict_eligibility: bool = False,
+    record: bool | None = None,
+    min_id_coverage: float = 1.0,
 ) -> UnitReport:
     """Score runs at each requested unit, with groups and no-answer topics (see the module docstring).
+
+    Each view is scored as plain ``score_runs`` scores: the topic set
+    (``topic_set``; its use recorded once), slices (``by``), the topics'
+    eligibility filters of the view's collection (``filters``: the doc view of a
+    chunk run is filtered by the source collection's filters over the mapped
+    documents, leaks counted on them) and recording: with ``record`` (None =
+    when the qrels and every run are stored) each view's evaluations are stored
+    under the stored run and qrels version names, their params giving the unit,
+    whether the names carry it, both mappings and the duplicate groups.
 
     Args:
         run_refs: run files or stored run names (one unit: all chunk runs of one chunk collection, or all document runs).
         qrels_ref: qrels file (or span qrels with ``options.spans``) or a stored qrels version.
         options: the units, mappings, groups and no-answer options.
-        open_store, measures, cutoffs, rel, missing, trust_file_order, collection, progress: as ``score_runs``.
+        open_store, measures, cutoffs, rel, missing, trust_file_order, collection, progress, topic_set, by,
+            slice_min_topics, filters, filter_key, strict_eligibility, record, min_id_coverage: as ``score_runs``.
 
     Returns:
-        A ``UnitReport``; nothing is recorded in the store.
+        A ``UnitReport``; ``views[i].report.evaluation_ids`` are the recorded evaluations (empty when none).
 
     Raises:
         ValidationError: a unit that needs a mapping that was not asked for (the message names the option),
@@ -321,7 +348,7 @@ def score_units(
     maps: list[tuple[str, str, ChunkMap | None, ChunkSource | None]] = []
     for ref in run_refs:
         run_ref, rr = load_run(ref, open_store, trust_file_order=trust_file_order)
-        loaded.append(_Loaded(run_ref, ranked_lists(rr), _run_scores(ref, run_ref, open_store), rr))
+        loaded.append(_Loaded(run_ref, ranked_lists(rr), run_scores(ref, run_ref, open_store), rr))
         if options.chunk_map is not None:
             from workbench.formats.units import read_chunk_map
 
@@ -375,8 +402,19 @@ def score_units(
         warnings.append(f"{len(judged_na)} topic(s) marked no-answer have relevant judgments (e.g. {judged_na[0]}); "
                         "the mark wins: they are left out of the recall averages")
 
+    na_results: list[NoAnswerResult] = []
+    if na_topics:
+        answerable = [t for t, g in given.items() if any(x >= rel for x in g.values()) and t not in set(na_topics)]
+        for ld in loaded:
+            na_results.append(evaluate_no_answer(ld.scores, na_topics, answerable,
+                                                 threshold=options.answer_threshold, run_name=ld.ref.name))
+    elif options.no_answer_file is not None or options.answer_threshold is not None:
+        warnings.append("no topic is marked no-answer (topic metadata no_answer, or --no-answer FILE): "
+                        "no-answer accuracy is not reported; |R| = 0 is never taken as a mark")
+
     views: list[UnitView] = []
     labelled = len(units) > 1
+    stored_sources = qref.origin == "stored" and not options.spans and all(ld.ref.origin == "stored" for ld in loaded)
     for unit in units:
         if unit == "chunk" and run_unit == "doc":
             raise ValidationError("--unit chunk: the runs rank documents, which have no chunks; score them with "
@@ -453,17 +491,18 @@ def score_units(
             run_refs, qrels_ref, open_store=open_store, measures=measures, cutoffs=cutoffs, rel=rel, missing=missing,
             trust_file_order=trust_file_order, record=False, progress=progress, collection=None,
             qrels=(uq, qrels_columns_from_mapping(q)), run_sources=sources_, exclude_topics=na_topics,
+            topic_set=topic_set, command="score" if not views else "score --unit", by=by,
+            filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility,
+            min_id_coverage=min_id_coverage, slice_min_topics=slice_min_topics,
         )
-        views.append(UnitView(unit, labelled or unit != run_unit, report, rmap, qmap, collapsed, facts))
+        report = dataclasses.replace(report, no_answer=tuple(na_results), no_answer_source="; ".join(sources))
+        view = UnitView(unit, labelled or unit != run_unit, report, rmap, qmap, collapsed, facts)
+        if stored_sources and (record is None or record) and open_store is not None:
+            view = dataclasses.replace(view, report=_recorded(view, loaded, qref, open_store()))
+        elif record and not stored_sources:
+            raise ValidationError("--record: evaluations are recorded for stored runs against a stored qrels "
+                                  "version; these are files (drop --record)")
+        views.append(view)
 
-    na_results: list[NoAnswerResult] = []
-    if na_topics:
-        answerable = [t for t, g in given.items() if any(x >= rel for x in g.values()) and t not in set(na_topics)]
-        for ld in loaded:
-            na_results.append(evaluate_no_answer(ld.scores, na_topics, answerable,
-                                                 threshold=options.answer_threshold, run_name=ld.ref.name))
-    elif options.no_answer_file is not None or options.answer_threshold is not None:
-        warnings.append("no topic is marked no-answer (topic metadata no_answer, or --no-answer FILE): "
-                        "no-answer accuracy is not reported; |R| = 0 is never taken as a mark")
     return UnitReport(run_unit, qrels_unit, chunk_name, csource, tuple(views), tuple(na_results),
                       "; ".join(sources), tuple(warnings))
