@@ -244,3 +244,25 @@ def test_unknown_stored_names_list_the_known_ones(capsys, project):
     assert code == 1 and "v9: no such file, and no stored qrels version has that name; stored: v1" in err
     code, _, err = cli(capsys, "--db", db, "score", "bm2", "--qrels", "v1")
     assert code == 1 and "bm2: no such file, and no stored run has that name; stored: bm25, broken" in err
+
+
+def test_dash_is_standard_input_even_beside_a_file_named_dash(capsys, files, tmp_path, monkeypatch):
+    """`score -` reads the run from standard input; a file called '-' in the current folder (e.g. left by
+    `run export --out -`) is never read instead (fresh-user finding: it was, on the small-file path)."""
+    import sys
+
+    from workbench.formats import trec
+
+    q, a, b = files
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").write_text(RUN_B)  # the decoy: run B's lines
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(RUN_A.encode())))
+    monkeypatch.setattr(trec, "_STDIN", None)
+    code, out, err = cli(capsys, "score", "-", "--qrels", q, "-m", "R@2", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    # R@2, run A (stdin): topic 1 {a, d9} of |R| = 3 -> 2/3 (d9 before d10 in the tie), topic 2 {x, c} -> 1;
+    # run B (the decoy file) would give topic 1 {d10, a} -> 1/3.
+    (ra,) = doc["runs"]
+    assert ra["run"] == "bm25"
+    assert ra["measures"]["R@2"]["macro"] == pytest.approx((2 / 3 + 1) / 2)

@@ -391,7 +391,9 @@ def read_run_columns(path: str | Path, *, trust_file_order: bool = False) -> Run
 
     if parquet.is_parquet(p):
         return read_parquet_run_columns(p, trust_file_order=trust_file_order)
-    if p.is_file() and os.access(p, os.R_OK):
+    if str(path) == "-":  # standard input, never a file named '-' in the current folder
+        p = Path("-")
+    elif p.is_file() and os.access(p, os.R_OK):
         try:
             if p.stat().st_size <= SMALL_BYTES:
                 return _read_small(p.read_bytes(), trust_file_order)

@@ -408,7 +408,10 @@ def is_parquet(path: str | Path) -> bool:
     Anything that is not a regular file (``-`` for standard input, a FIFO, a
     device, a folder) is False without being opened: opening a FIFO with no
     writer blocks forever, so the text readers' refusal gets to name it.
+    ``-`` is standard input even when a file named ``-`` exists.
     """
+    if str(path) == "-":
+        return False
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return False

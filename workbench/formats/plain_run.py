@@ -49,8 +49,11 @@ _NOT_IN_SCORES = str.maketrans("", "", "0123456789.+-eE")
 def small_text_file(path: str | Path, max_bytes: int = SMALL_RUN_BYTES) -> int | None:
     """The size of ``path`` when it is a non-empty regular file of at most ``max_bytes`` that is not Parquet, else None.
 
-    Anything that is not a regular file (``-``, a FIFO, a folder) is None without being opened.
+    Anything that is not a regular file (``-``, a FIFO, a folder) is None without being opened;
+    ``-`` is standard input even when a file named ``-`` exists in the current folder.
     """
+    if str(path) == "-":
+        return None
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= max_bytes:
@@ -79,6 +82,8 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
         >>> read_small_run("bm25.run").ranked["1"][:3]  # doctest: +SKIP
         ['d12', 'd7', 'd3']
     """
+    if str(path) == "-":  # standard input, never a file named '-'
+        return None
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= max_bytes:
