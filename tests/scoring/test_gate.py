@@ -126,6 +126,19 @@ def test_critical_topics_by_metadata_selector_and_no_loss_passes():
     assert res.diffs[0].topic_id == "4" and res.diffs[0].critical      # listed though unchanged
 
 
+def test_critical_topics_none_evaluated_make_the_rule_invalid_not_pass():
+    """A policy naming critical topics none of which is paired (not in the qrels, excluded, ...) checked nothing:
+    the rule is invalid (the gate exits 2), never a pass (fresh-user finding: "0 critical evaluated ... pass")."""
+    a, b = evals(BOTH, BOTH)
+    res = evaluate_gate(policy('[critical]\ntopics = ["nosuch", "other"]\n'), inputs(a, b))
+    crit = rule(res, "critical")
+    assert (crit.verdict, crit.measured) == ("invalid", 0.0)
+    assert crit.detail.startswith("0 critical topic(s) evaluated")
+    assert res.critical_not_evaluated == ("nosuch", "other") and res.exit_code == 2
+    some = evaluate_gate(policy('[critical]\ntopics = ["4", "nosuch"]\n'), inputs(a, b))
+    assert rule(some, "critical").verdict == "pass"                 # topic 4 evaluated, nothing lost
+
+
 def test_diff_list_sorts_critical_first_then_largest_losses():
     cand = dict(BOTH)
     cand["7"] = {"x7": 1.0}                                   # -1

@@ -566,7 +566,9 @@ def _critical_rule(policy: GatePolicy, deltas: Sequence[TopicDelta], critical: S
         parts.append(f"not evaluated (not in the qrels, |R| = 0, excluded or outside the topic set): "
                      f"{', '.join(not_evaluated[:10])}" + (" ..." if len(not_evaluated) > 10 else ""))
     parts.append("any lost relevant document fails, whatever the averages")
-    return RuleResult("critical", f"R@{k}", "quality", "fail" if n_lost else "pass", float(n_lost), 0.0, "==",
+    # Critical topics named but none evaluated: the rule checked nothing, so it cannot pass (invalid, exit 2).
+    verdict: Verdict = "fail" if n_lost else "invalid" if len(not_evaluated) == len(critical) else "pass"
+    return RuleResult("critical", f"R@{k}", "quality", verdict, float(n_lost), 0.0, "==",
                       "; ".join(parts), line=policy.critical.line)
 
 
