@@ -33,6 +33,7 @@ A = [("1", "d1", "ann", 2, "", "a1"), ("1", "d2", "ann", None, "unsure", "a2"), 
      ("2", "d4", "bob", 0, "", "a4"), ("2", "d5", "ann", 1, "x", "a5")]
 B = [("1", "d1", "ann", 3, "again", "a3"), ("2", "d4", "bob", 1, "", "b1"), ("1", "d3", "bob", 2, "", "b2")]  # a3 stored
 C = [("1", "d1", "ann", 3, "again", "a3"), ("1", "d1", "ann", 0, "changed", "c1")]  # a skipped item gets a new row
+D = [("1", "d1", "ann", 1, "first", "d1"), ("1", "d1", "ann", 3, "again", "a3")]  # appended, then a stored line
 
 
 def _rows(s):
@@ -48,23 +49,24 @@ def test_bulk_and_row_paths_store_the_same(tmp_path, monkeypatch):
         monkeypatch.setattr(bulk, "BULK_MIN", minimum)
         s = _store(tmp_path / f"{mode}.duckdb")
         got = [s.record_judgments(_items(spec), collection="toy", pool_version="p1", lead="boss")
-               for spec in (A, A, B, C)]
+               for spec in (A, A, B, C, D)]
         results[mode] = (got, _rows(s), [(j.topic_id, j.doc_id, j.assessor, j.grade) for j in s.current_judgments("toy")])
     assert results["bulk"] == results["row"]
     got, rows, current = results["bulk"]
     assert [r.new for r in got[1]] == [False] * 5                                  # a second import writes nothing
     assert [r.new for r in got[2]] == [False, True, True]
-    assert ("1", "d1", "ann", 0) in current and ("2", "d4", "bob", 1) in current   # the last row of an item wins
+    assert ("1", "d1", "ann", 1) in current and ("2", "d4", "bob", 1) in current   # the last row of an item wins
+    assert [(r.new, r.grade) for r in got[4]] == [(True, 1), (False, 1)]  # a3 skipped: reports d1's row, current then
 
 
-def test_bulk_declines_what_only_the_order_decides(tmp_path, monkeypatch):
+def test_bulk_declines_what_only_the_row_path_decides(tmp_path, monkeypatch):
     monkeypatch.setattr(bulk, "BULK_MIN", 1)
     s = _store(tmp_path / "wb.duckdb")
     s.record_judgments(_items(A), collection="toy", pool_version="p1", lead="boss")
     with s.transaction() as cur:
         users = {"boss", "ann", "bob"}
         assert bulk.record_bulk(cur, _items(C), collection="toy", pool_version="p1", rubric=s._rubric(cur, "toy"),
-                                known_users=users) is None                     # a3 skipped, c1 appended: same item
+                                known_users=users) is not None     # a3 skipped, c1 appended (same item): stays bulk
         assert bulk.record_bulk(cur, _items([A[0], A[0]]), collection="toy", pool_version="p1",
                                 rubric=s._rubric(cur, "toy"), known_users=users) is None   # one token twice
 

@@ -9,9 +9,14 @@ exist, grades on the rubric, topics of the collection), the already stored
 tokens found with one join, the new rows appended by one ``INSERT ... SELECT``
 from an Arrow table in input order, their ids read back by token. It declines
 (returns None, the row path then runs) whenever its result could differ from
-the row path's: a token given twice or missing, or an item (topic, document,
-assessor) that is both skipped and appended in one import (its "current
-judgment at that moment" depends on the order). After the insert the ids are
+the row path's: a token given twice or missing, or a stored token that
+belongs to another item. An item (topic, document, assessor) both skipped and
+appended in one import (a file re-imported with lines added) stays on the
+bulk path: a skipped line reports the item's judgment current at that moment
+of the input order (the stored one, or the last row this import appended
+before it), as the row path does; declining there sent such a file down the
+row path, whose per-row lookups scan the table (quadratic: 200,000 lines did
+not finish in 13 minutes). After the insert the ids are
 checked to increase with the input order (``judgment_id`` order is the save
 order the ``current_judgments`` view relies on); if DuckDB ever assigned them
 otherwise the error rolls the transaction back.
@@ -99,8 +104,6 @@ def record_bulk(
         stored = {r[0] for r in cur.execute(
             "SELECT b.save_token FROM wb_bulk_judgments b JOIN judgments j USING (save_token)").fetchall()}
         skipped_items = {(j.topic_id, j.doc_id, j.assessor) for j, t, _ in items if t in stored}
-        if any((j.topic_id, j.doc_id, j.assessor) in skipped_items for j, t, _ in items if t not in stored):
-            return None
         latest: dict[tuple[str, str, str], tuple[int, int | None, bool]] = {}
         if stored:
             for topic, doc, assessor, jid, grade, unsure in cur.execute(
@@ -126,8 +129,9 @@ def record_bulk(
     out: list[SavedJudgment] = []
     previous = -1
     for j, token, _ in items:
+        item = (j.topic_id, j.doc_id, j.assessor)
         if token in stored:
-            jid, grade, unsure = latest[(j.topic_id, j.doc_id, j.assessor)]
+            jid, grade, unsure = latest[item]
             out.append(SavedJudgment(jid, False, grade, unsure))
             continue
         jid = int(ids[token])
@@ -135,6 +139,8 @@ def record_bulk(
             raise StoreError("bulk judgment import: ids were not assigned in input order; nothing was imported "
                              "(run the import again)")
         previous = jid
+        if item in latest:  # the current judgment a later skipped line of this item reports
+            latest[item] = (jid, j.grade, bool(j.unsure))
         out.append(SavedJudgment(jid, True, j.grade, bool(j.unsure)))
     return out
 

@@ -1,0 +1,67 @@
+"""`workbench judgments import`: linear imports of repeated lines, conflicting and duplicate lines,
+timestamps in the future, documents outside the pool.
+
+Pool p1 of collection "toy": topic 1 pools d1, d2, d3; d9 is in the collection but never pooled.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.cli import main
+from workbench.store import LabelStore
+
+LEAD = ("--lead", "boss", "--token", "boss-token")
+
+
+@pytest.fixture
+def db(tmp_path):
+    from pooling.pool import build_pool
+    from workbench.types import Document, RunInfo, Topic
+
+    path = tmp_path / "wb.duckdb"
+    store = LabelStore(path, client="seed")
+    run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
+    store.ingest_collection("toy", [Document(d, "", f"text {d}") for d in ("d1", "d2", "d3", "d9")],
+                            [Topic("1", "topic 1")])
+    version = store.latest_collection_version("toy")
+    store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
+    store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
+    for args in (["users", "add", "boss", "--role", "lead", "--token", "boss-token"],
+                 ["users", "add", "ann", "--token", "ann-token-1", "--lead", "boss", "--lead-token", "boss-token"]):
+        assert main(["--db", str(path), *args]) == 0
+    return path
+
+
+def wb(db, *args):
+    return main(["--db", str(db), *[str(a) for a in args]])
+
+
+def imp(db, f, *extra):
+    return wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD, *extra)
+
+
+def test_reimport_with_lines_added_stays_on_the_bulk_path(db, tmp_path, capsys, monkeypatch):
+    # 1/d1 imported once; then a file of 2,500 lines (over BULK_MIN) whose first line is that stored one and
+    # whose other lines append history of the same document (d1) and of d2: the row path (one table scan per
+    # line) must not run.
+    first = tmp_path / "one.csv"
+    first.write_text("topic_id,doc_id,grade,timestamp\n1,d1,2,2024-01-01T00:00:00Z\n")
+    assert imp(db, first) == 0
+    lines = ["1,d1,2,2024-01-01T00:00:00Z"]
+    lines += [f"1,{'d1' if i % 2 else 'd2'},{i % 3},2024-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+              for i in range(1, 2500)]
+    big = tmp_path / "big.csv"
+    big.write_text("topic_id,doc_id,grade,timestamp\n" + "\n".join(lines) + "\n")
+
+    def no_row_path(*a, **k):
+        raise AssertionError("row path used")
+
+    monkeypatch.setattr(LabelStore, "_save_in", no_row_path)
+    capsys.readouterr()
+    assert imp(db, big) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("): 2,499 saved, 1 already stored")
+    store = LabelStore(db, client="test")
+    assert store.count_judgments("toy") == 2500
+    current = {j.doc_id: j.grade for j in store.current_judgments("toy")}
+    assert current == {"d1": 2499 % 3, "d2": 2498 % 3}  # last lines: i = 2499 (d1, grade 0), 2498 (d2, grade 2)
