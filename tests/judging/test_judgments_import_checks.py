@@ -65,3 +65,27 @@ def test_reimport_with_lines_added_stays_on_the_bulk_path(db, tmp_path, capsys, 
     assert store.count_judgments("toy") == 2500
     current = {j.doc_id: j.grade for j in store.current_judgments("toy")}
     assert current == {"d1": 2499 % 3, "d2": 2498 % 3}  # last lines: i = 2499 (d1, grade 0), 2498 (d2, grade 2)
+
+
+def test_conflicting_grades_for_one_document_are_refused_and_nothing_is_written(db, tmp_path, capsys):
+    f = tmp_path / "j.csv"
+    f.write_text("topic_id,doc_id,grade\n1,d1,2\n1,d1,3\n")
+    capsys.readouterr()
+    assert imp(db, f) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"workbench: error: {f}:3: expected one grade for topic '1' and document 'd1', found 3 here and 2 on line 2. "
+        "Keep one of the two lines (or give both their timestamps, if the file is a history)."]
+    assert LabelStore(db, client="test").count_judgments("toy") == 0
+
+
+def test_exact_duplicate_lines_are_imported_once_and_counted(db, tmp_path, capsys):
+    f = tmp_path / "j.csv"
+    f.write_text("topic_id,doc_id,grade\n" + "1,d1,2\n" * 5 + "1,d2,0\n")
+    capsys.readouterr()
+    assert imp(db, f) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].endswith("): 2 saved, 0 already stored")
+    assert captured.out.splitlines()[0].startswith("imported 2 judgments of 'ann'")
+    assert f"workbench: 4 duplicate line(s) in {f} dropped (a line repeated exactly): each was imported once" \
+        in captured.err
+    assert LabelStore(db, client="test").count_judgments("toy") == 2

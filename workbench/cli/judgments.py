@@ -52,6 +52,9 @@ def import_(
     store = common.STATE.store(client="workbench judgments import")
     session = svc.sign_in(store, lead, token)
     r = import_judgments(store, session, file, pool_version=pool, assessor=assessor, fmt=fmt)  # type: ignore[arg-type]
+    if r.duplicates:
+        common.info(f"workbench: {r.duplicates:,} duplicate line(s) in {file} dropped (a line repeated exactly): "
+                    "each was imported once")
     common.out(f"imported {r.n_lines:,} judgments of {r.assessor!r} into {r.collection!r} (pool {r.pool_version}, "
                f"rubric {r.rubric_version}): {r.n_saved:,} saved, {r.n_already:,} already stored")
     share = r.n_covered / r.n_pooled if r.n_pooled else 0.0

@@ -8,9 +8,16 @@ collection's rubric or unsure, the file's ``assessor`` column if any,
 timestamps not going back in time for one document); then all lines go
 through the store's save path (``LabelStore.record_judgments``, the checks of
 a UI save) in **one transaction**: all land or none. Each line has a save
-token derived from its content (and its repeat count in the file), so
-importing the same file twice writes nothing the second time. Rows are
-appended in file order; an imported timestamp becomes the row's ``saved_at``.
+token derived from its content, so importing the same file twice writes
+nothing the second time. Rows are appended in file order; an imported
+timestamp becomes the row's ``saved_at``.
+
+Repeated lines, as ``qrels import`` treats them: an exact repeat of an
+earlier line (every field equal) is dropped and counted
+(``ImportReport.duplicates``). Two lines giving one document different
+grades (or one unsure) are refused, naming both lines, unless both carry
+timestamps and they differ: then the file is a history (as ``judgments
+export --history`` writes it) and the later line is the current judgment.
 
 The report says which pooled documents (the pool version and its ancestors)
 the file covered and which it did not, and how many lines judged documents
@@ -58,6 +65,7 @@ class ImportReport:
         n_covered: of those, pairs the file judged.
         not_covered: topic -> pooled documents the file did not judge (topics with some).
         outside_pool: lines judging a document that is not pooled for its topic.
+        duplicates: exact repeats of an earlier line, dropped (not in ``n_lines``).
     """
 
     path: str
@@ -72,6 +80,7 @@ class ImportReport:
     n_covered: int
     not_covered: dict[str, int] = field(default_factory=dict)
     outside_pool: int = 0
+    duplicates: int = 0
 
 
 def _token(collection: str, assessor: str, line: jfiles.JudgmentLine, repeat: int) -> str:
@@ -79,6 +88,37 @@ def _token(collection: str, assessor: str, line: jfiles.JudgmentLine, repeat: in
              str(line.duration_ms), line.timestamp.isoformat() if line.timestamp else "", str(repeat)]
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
     return f"import:{digest}"
+
+
+def _shown_grade(ln: jfiles.JudgmentLine) -> str:
+    return "unsure" if ln.grade is None else str(ln.grade) + (" (unsure)" if ln.unsure else "")
+
+
+def _drop_repeats(path: str, lines: Sequence[jfiles.JudgmentLine]) -> tuple[list[jfiles.JudgmentLine], int]:
+    """The lines without exact repeats, and how many were dropped; a conflicting grade is an error.
+
+    Raises:
+        InputFormatError: a document given two grades (or a grade and unsure) by lines that are not a
+            history (both timestamped, at different times); names both lines, as ``qrels import`` does.
+    """
+    seen: set[tuple[Any, ...]] = set()
+    last: dict[tuple[str, str], jfiles.JudgmentLine] = {}
+    kept: list[jfiles.JudgmentLine] = []
+    for ln in lines:
+        key = (ln.topic_id, ln.doc_id, ln.grade, ln.unsure, ln.note, ln.duration_ms, ln.timestamp)
+        if key in seen:
+            continue
+        seen.add(key)
+        prev = last.get((ln.topic_id, ln.doc_id))
+        if (prev is not None and (prev.grade, prev.unsure) != (ln.grade, ln.unsure)
+                and (prev.timestamp is None or ln.timestamp is None or prev.timestamp == ln.timestamp)):
+            raise InputFormatError(path, ln.line, f"expected one grade for topic {shown_id(ln.topic_id)} and document "
+                                                  f"{shown_id(ln.doc_id)}, found {_shown_grade(ln)} here and "
+                                                  f"{_shown_grade(prev)} on line {prev.line}. Keep one of the two "
+                                                  "lines (or give both their timestamps, if the file is a history).")
+        last[(ln.topic_id, ln.doc_id)] = ln
+        kept.append(ln)
+    return kept, len(lines) - len(kept)
 
 
 def _check_lines(path: str, lines: Sequence[jfiles.JudgmentLine], assessor: str, topics: set[str],
@@ -140,14 +180,14 @@ def import_judgments(
         UnknownNameError: unknown pool version or assessor.
         InputFormatError: a malformed line, an unknown topic or document, a grade
             off the rubric, an assessor column naming someone else, timestamps
-            going back (file:line); nothing is written.
+            going back, two grades for one document (file:line); nothing is written.
     """
     from workbench.services.judging import require_lead
 
     require_lead(session, "import judgments")
     p = str(path)
     chosen = fmt or jfiles.sniff_format(path)
-    lines = jfiles.read_judgments(path, chosen)
+    lines, n_repeats = _drop_repeats(p, jfiles.read_judgments(path, chosen))
     collection = store.get_pool(pool_version).collection
     try:
         store.get_user(assessor)
@@ -160,14 +200,10 @@ def import_judgments(
     rubric = store.collection_rubric(collection)
     _check_lines(p, lines, assessor, topics, missing, len(doc_ids), rubric, collection)
 
-    repeats: dict[tuple[Any, ...], int] = {}
     items = []
-    for ln in lines:
-        key = (ln.topic_id, ln.doc_id, ln.grade, ln.unsure, ln.note, ln.duration_ms, ln.timestamp)
-        k = repeats.get(key, 0)
-        repeats[key] = k + 1
+    for ln in lines:  # no exact repeats left: the token's repeat count is 0 (as files imported before had it)
         j = Judgment(ln.topic_id, ln.doc_id, assessor, ln.grade, ln.unsure, ln.note, ln.duration_ms)
-        items.append((j, _token(collection, assessor, ln, k), ln.timestamp))
+        items.append((j, _token(collection, assessor, ln, 0), ln.timestamp))
     saved = store.record_judgments(items, collection=collection, pool_version=pool_version, lead=session.user)
 
     pooled = store.pool_documents(pool_version, with_ancestors=True)
@@ -181,7 +217,7 @@ def import_judgments(
         rubric_version=rubric.version_id, n_lines=len(lines), n_saved=n_new, n_already=len(saved) - n_new,
         n_pooled=n_pooled, n_covered=n_pooled - sum(not_covered.values()),
         not_covered={t: n for t in sorted(not_covered, key=natural_key) if (n := not_covered[t])},
-        outside_pool=outside,
+        outside_pool=outside, duplicates=n_repeats,
     )
 
 
