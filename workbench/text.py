@@ -9,6 +9,13 @@ control characters escaped (``printable``).
 
 Control characters here: the C0 set U+0000-U+001F, DEL U+007F and the C1 set
 U+0080-U+009F (Unicode general category Cc), as in ECMA-48 / ISO 6429.
+
+Names and ids (``check_name``, ``formats.trec.check_id``) also refuse the
+invisible format characters (category Cf) that reorder or hide text: the bidi
+embeddings, overrides and isolates U+202A-U+202E and U+2066-U+2069 (the
+"Trojan Source" characters, CVE-2021-42574), the marks U+200E/U+200F, the
+zero-width space U+200B, word joiner U+2060 and U+FEFF (``UNSAFE``). Zero-width
+(non-)joiners U+200C/U+200D are kept: scripts and emoji need them.
 """
 
 from __future__ import annotations
@@ -20,15 +27,35 @@ from workbench.errors import ValidationError
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """Any control character (Unicode category Cc)."""
 
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+"""A character refused in names and ids: a control character or an invisible bidi/zero-width format character."""
+
 _SHOWN_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tab and newline keep their layout role
 
 
+def escape_char(char: str) -> str:
+    """One character as an escape: ``\\x1b``, ``\\u202e``."""
+    c = ord(char)
+    return f"\\x{c:02x}" if c <= 0xFF else f"\\u{c:04x}"
+
+
 def _escape(m: re.Match[str]) -> str:
-    return f"\\x{ord(m.group(0)):02x}"
+    return escape_char(m.group(0))
+
+
+def unsafe_char(value: str) -> str | None:
+    """Where ``value`` holds an ``UNSAFE`` character, e.g. ``"\\x1b at position 2"``; None when it holds none.
+
+    Example:
+        >>> unsafe_char("g\x1b1")
+        '\\x1b at position 2'
+    """
+    m = UNSAFE.search(value)
+    return None if m is None else f"{_escape(m)} at position {m.start() + 1}"
 
 
 def check_name(kind: str, name: str) -> str:
-    """Return ``name`` if it holds no control character.
+    """Return ``name`` if it holds no control character (nor another ``UNSAFE`` one).
 
     Args:
         kind: what the name names, for the message (``run name``, ``qrels version``).
@@ -42,11 +69,11 @@ def check_name(kind: str, name: str) -> str:
         >>> check_name("run name", "bm25")
         'bm25'
     """
-    m = CONTROL.search(name)
-    if m is not None:
+    where = unsafe_char(name)
+    if where is not None:
         raise ValidationError(
-            f"{kind} {printable(name)!r}: expected no control characters, found {_escape(m)} at position "
-            f"{m.start() + 1}; use letters, digits and punctuation only.")
+            f"{kind} {printable(name)!r}: expected no control characters, found {where}; use letters, digits "
+            "and punctuation only.")
     return name
 
 

@@ -51,9 +51,11 @@ from typing import Any, Literal
 from workbench import ranking
 from workbench.errors import InputFormatError, ValidationError
 from workbench.formats.io import atomic_write
+from workbench.text import UNSAFE, escape_char, unsafe_char
 from workbench.types import Topic
 
 _WS = " \t\r\f\v"
+_UNSAFE_IN_LINE = re.compile(UNSAFE.pattern.replace("\x00-\x1f", "\x00-\x08\x0e-\x1f"))  # separators and LF are fine
 _SPLIT = re.compile(r"[ \t\r\f\v]+").split
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUM = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -174,7 +176,19 @@ def iter_columns(path: str | Path) -> Iterator[tuple[int, list[str]]]:
     Columns are separated by any run of spaces and tabs; BOM and CRLF are
     normalised by ``read_text``, whose errors it raises.
     """
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+    text = read_text(path)
+    m = _UNSAFE_IN_LINE.search(text)
+    if m is not None:  # one scan of the file, not one per id: every column of these files is an id, tag or number
+        lineno = text.count("\n", 0, m.start()) + 1
+        line = text.split("\n", lineno)[lineno - 1]
+        col = len(_SPLIT(line[: m.start() - (text.rfind("\n", 0, m.start()) + 1)].lstrip(_WS)))
+        raise InputFormatError(
+            str(path), lineno,
+            f"expected no control characters, found {escape_char(m.group(0))} in column {col} "
+            f"({shown_id(_SPLIT(line.strip(_WS))[col - 1])}). Ids with them would act on the terminal "
+            "and in every file they are written to; remove them.",
+        )
+    for lineno, line in enumerate(text.split("\n"), 1):
         stripped = line.strip(_WS)
         if stripped:
             yield lineno, _SPLIT(stripped)
@@ -264,19 +278,28 @@ def check_grade(path: str | Path, lineno: int, token: str, column: int) -> int:
 
 
 def check_id(path: str | Path, lineno: int, value: str, what: str) -> str:
-    """``value`` if it is a usable id: non-empty and without whitespace.
+    """``value`` if it is a usable id: non-empty, without whitespace and without control characters.
 
     TREC run and qrels files separate columns by whitespace, so an id holding
-    a space or tab could never be exported.
+    a space or tab could never be exported. A control character (or another
+    ``text.UNSAFE`` one, e.g. a bidi override) would act on the terminal of
+    anyone listing or diffing the id: the rule of names (``text.check_name``).
 
     Raises:
-        InputFormatError: the id is empty or contains whitespace.
+        InputFormatError: the id is empty, contains whitespace or an unsafe character.
     """
     if not value or any(c.isspace() for c in value):
         raise InputFormatError(
             str(path), lineno,
             f"expected a non-empty {what} without whitespace, found {shown_id(value)}. "
             "TREC formats cannot carry ids with spaces or tabs; replace them (e.g. by '_').",
+        )
+    where = unsafe_char(value)
+    if where is not None:
+        raise InputFormatError(
+            str(path), lineno,
+            f"expected a {what} without control characters, found {shown_id(value)} ({where}). "
+            "They would act on the terminal and in every file the id is written to; remove them.",
         )
     return value
 
