@@ -83,7 +83,7 @@ def test_duplicate_groups_are_added_per_source_and_merged(store):
     g = store.get_duplicate_groups("c")
     assert dict(g.members) == {"d1": ("d1", "d2", "d3"), "d4": ("d4", "d5")}
     assert g.sources["d1"] == ("identical text", "mirrors.tsv") and g.sources["d4"] == ("mirrors.tsv",)
-    with pytest.raises(ValidationError, match="not documents of collection 'c'.*'zz'"):
+    with pytest.raises(ValidationError, match="expected documents of collection 'c' version .*, found doc id 'zz'"):
         store.add_duplicate_groups("c", [["d1", "zz"]], source="bad.tsv")
 
 

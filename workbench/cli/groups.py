@@ -19,13 +19,17 @@ def import_groups(
     path: Annotated[Path, typer.Argument(help="Groups file: group_id doc_id per line (near-duplicates, mirrors).")],
     collection: Annotated[str, typer.Option(help="The collection (its latest version, or NAME@VERSION-PREFIX).")],
 ) -> None:
-    """Add a groups file's groups to a collection version (rows only added; re-importing adds nothing)."""
-    from workbench.formats.units import read_groups
+    """Add a groups file's groups to a collection version (rows only added; re-importing adds nothing).
 
-    groups = read_groups(path)
+    Refused (file:line, nothing written): an id that is not a document of the version, a group of one
+    document, a document already in another group of an earlier import."""
+    from workbench.formats.units import read_group_lines
+
+    groups, lines = read_group_lines(path)
     name, _, version = collection.partition("@")
     store = common.STATE.store(client="workbench groups import")
-    added = store.add_duplicate_groups(name, groups, source=path.name, version=version or None)
+    added = store.add_duplicate_groups(name, groups, source=path.name, version=version or None,
+                                     lines=(str(path), lines))
     common.out(f"{len(groups):,} group(s) from {path.name}: {added:,} row(s) added to collection {name}")
 
 

@@ -130,9 +130,25 @@ def read_groups(path: str | Path) -> dict[str, list[str]]:
         InputFormatError: a line without 2 columns, a bad id, a document in two
             groups, a group of one document, or no line at all (file:line).
     """
+    groups, _lines = read_group_lines(path)
+    single = [g for g, m in groups.items() if len(m) < 2]
+    if single:
+        raise InputFormatError(str(path), _lines[groups[single[0]][0]], f"group {shown_id(single[0])} has one "
+                                                                        "document; a group needs at least two.")
+    return groups
+
+
+def read_group_lines(path: str | Path) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """``read_groups`` without the size check: (group_id -> members, doc_id -> its line).
+
+    For an importer that checks the doc ids against the collection first (an
+    unknown id is then named as such, not as a group of one document).
+
+    Raises:
+        InputFormatError: as ``read_groups``, except a group of one document.
+    """
     groups: dict[str, list[str]] = {}
     where: dict[str, tuple[str, int]] = {}
-    first_line: dict[str, int] = {}
     for lineno, cols in _rows(path, GROUPS_HEADER):
         if len(cols) != 2:
             raise InputFormatError(str(path), lineno, f"expected 2 columns (group_id doc_id), found {len(cols)}.")
@@ -145,15 +161,10 @@ def read_groups(path: str | Path) -> dict[str, list[str]]:
             raise InputFormatError(str(path), lineno, f"document {shown_id(doc)} is already in group {shown_id(other)} "
                                                       f"(line {line}); a document belongs to one group. Merge the groups.")
         where[doc] = (gid, lineno)
-        first_line.setdefault(gid, lineno)
         groups.setdefault(gid, []).append(doc)
     if not groups:
         raise InputFormatError(str(path), 0, "expected group lines (group_id doc_id), found none.")
-    single = [g for g, m in groups.items() if len(m) < 2]
-    if single:
-        raise InputFormatError(str(path), first_line[single[0]], f"group {shown_id(single[0])} has one document; "
-                                                                 "a group needs at least two.")
-    return groups
+    return groups, {doc: line for doc, (_, line) in where.items()}
 
 
 def write_groups(path: str | Path, groups: Mapping[str, Iterable[str]]) -> None:

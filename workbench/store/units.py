@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.errors import ValidationError
+from workbench.errors import InputFormatError, ValidationError, WorkbenchError
 from workbench.scoring.groups import DuplicateGroups, merge_groups
 from workbench.scoring.units import ChunkMap, ChunkSpan
 from workbench.store.collections import latest_version, missing_ids, require_collection, shown_id
@@ -161,8 +161,17 @@ class UnitsMixin(StoreCore):
         *,
         source: str,
         version: str | None = None,
+        lines: tuple[str, Mapping[str, int]] | None = None,
     ) -> int:
         """Add duplicate groups to a collection version (latest when None), in one transaction.
+
+        Checked in this order, before any row is written: every member is a
+        document of the version; every group has two members or more; no
+        member of a file's group (any source but ``identical text``) is already
+        in another file group of the version (a document belongs to one group;
+        groups found by identical text merge with file groups, ``merge_groups``).
+        Rows already stored (same group id and document, from any file) are
+        skipped: re-importing a group adds nothing.
 
         Args:
             collection: the collection.
@@ -170,13 +179,17 @@ class UnitsMixin(StoreCore):
                 from the first member).
             source: where they came from (``identical text`` or a file's name).
             version: a collection version or unique prefix.
+            lines: (the file as given, doc_id -> its line): errors then name
+                file:line (``InputFormatError``).
 
         Returns:
-            Rows added (rows already stored for this source are skipped).
+            Rows added.
 
         Raises:
             UnknownNameError: unknown collection or version.
-            ValidationError: a member that is not a document of the version, or an empty source.
+            ValidationError: a member that is not a document of the version, a group of
+                one document, a document in another group, or an empty source
+                (``InputFormatError``, with file:line, when ``lines`` is given).
         """
         import pyarrow as pa
 
@@ -188,13 +201,36 @@ class UnitsMixin(StoreCore):
         docs = [d for ms in named.values() for d in ms]
         if not docs:
             return 0
+        line_of = lines[1] if lines is not None else {}
+
+        def refuse(doc: str | None, message: str) -> WorkbenchError:
+            if lines is not None and doc is not None and doc in line_of:
+                return InputFormatError(lines[0], line_of[doc], message)
+            return ValidationError(f"duplicate groups ({source}): {message}")
+
         with self.transaction(f"add duplicate groups to {collection}") as cur:
             v = self._version_of(cur, collection, version)
-            unknown = sorted(missing_ids(cur, v, docs))
-            if unknown:
-                raise ValidationError(
-                    f"duplicate groups ({source}): {len(unknown):,} member(s) are not documents of collection "
-                    f"{collection!r} version {v[:12]}, e.g. {shown_id(unknown[0])}; check the ids")
+            missing = missing_ids(cur, v, docs)
+            if missing:
+                first = min(missing, key=lambda d: (line_of.get(d, 0), d))
+                raise refuse(first, f"expected documents of collection {collection!r} version {v[:12]}, found doc "
+                                    f"id {shown_id(first)}" + (f" ({len(missing):,} unknown ids)" if len(missing) > 1
+                                                               else "") + "; check the ids")
+            for gid, ms in named.items():
+                if len(set(ms)) < 2:
+                    raise refuse(ms[0] if ms else None,
+                                 f"group {shown_id(gid)} has one document; a group needs at least two.")
+            if source != IDENTICAL_TEXT:
+                held = dict(cur.execute(
+                    "SELECT doc_id, group_id FROM duplicate_groups WHERE collection_version = ? AND source <> ?",
+                    [v, IDENTICAL_TEXT]).fetchall())
+                for gid, ms in named.items():
+                    for d in ms:
+                        if d in held and held[d] != gid:
+                            raise refuse(d, f"document {shown_id(d)} is already in group {shown_id(held[d])} of "
+                                            f"collection {collection!r} (imported before), found it here in group "
+                                            f"{shown_id(gid)}; a document belongs to one group. Merge the groups "
+                                            f"(use group id {shown_id(held[d])}).")
             cur.register("wb_groups", pa.table({"group_id": gids, "doc_id": docs}))
             try:
                 before = int(cur.execute("SELECT count(*) FROM duplicate_groups WHERE collection_version = ?",
@@ -203,7 +239,8 @@ class UnitsMixin(StoreCore):
                     "INSERT INTO duplicate_groups (collection_version, group_id, doc_id, source) "
                     "SELECT DISTINCT ?, g.group_id, g.doc_id, ? FROM wb_groups g WHERE NOT EXISTS ("
                     "  SELECT 1 FROM duplicate_groups x WHERE x.collection_version = ? AND x.doc_id = g.doc_id "
-                    "  AND x.source = ?)", [v, source, v, source])
+                    "  AND (x.source = ? OR (x.group_id = g.group_id AND x.source <> ?)))",
+                    [v, source, v, source, IDENTICAL_TEXT])
                 after = int(cur.execute("SELECT count(*) FROM duplicate_groups WHERE collection_version = ?",
                                         [v]).fetchall()[0][0])
             finally:
