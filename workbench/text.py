@@ -27,6 +27,9 @@ from workbench.errors import ValidationError
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """Any control character (Unicode category Cc)."""
 
+NAME_MAX = 200
+"""The longest name (``check_name``) and run tag (``formats.trec.read_run``), in characters."""
+
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 """A character refused in names and ids: a control character or an invisible bidi/zero-width format character."""
 
@@ -47,28 +50,32 @@ def unsafe_char(value: str) -> str | None:
     """Where ``value`` holds an ``UNSAFE`` character, e.g. ``"\\x1b at position 2"``; None when it holds none.
 
     Example:
-        >>> unsafe_char("g\x1b1")
-        '\\x1b at position 2'
+        >>> unsafe_char("g\\x1b1")
+        '\\\\x1b at position 2'
     """
     m = UNSAFE.search(value)
     return None if m is None else f"{_escape(m)} at position {m.start() + 1}"
 
 
 def check_name(kind: str, name: str) -> str:
-    """Return ``name`` if it holds no control character (nor another ``UNSAFE`` one).
+    """Return ``name`` if it is at most ``NAME_MAX`` characters and holds no control character (nor another ``UNSAFE`` one).
 
     Args:
         kind: what the name names, for the message (``run name``, ``qrels version``).
         name: the name.
 
     Raises:
-        ValidationError: a control character; the message shows it escaped
-            (``\\x1b``) and where it is.
+        ValidationError: longer than ``NAME_MAX``; a control character (the message shows it escaped
+            (``\\x1b``) and where it is).
 
     Example:
         >>> check_name("run name", "bm25")
         'bm25'
     """
+    if len(name) > NAME_MAX:
+        raise ValidationError(
+            f"{kind} {printable(name[:40])!r}… ({len(name):,} characters): expected at most {NAME_MAX} characters; "
+            "use a shorter name (put the details in the description).")
     where = unsafe_char(name)
     if where is not None:
         raise ValidationError(

@@ -51,7 +51,7 @@ from typing import Any, Literal
 from workbench import ranking
 from workbench.errors import InputFormatError, ValidationError
 from workbench.formats.io import atomic_write
-from workbench.text import UNSAFE, escape_char, unsafe_char
+from workbench.text import NAME_MAX, UNSAFE, escape_char, unsafe_char
 from workbench.types import Topic
 
 _WS = " \t\r\f\v"
@@ -375,6 +375,9 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
                 f"expected a numeric score in column 5, found {score_s!r}. Write the score as a decimal number such as 12.5.",
             )
         if tag is None:
+            if len(line_tag) > NAME_MAX:
+                raise InputFormatError(p, lineno, f"run tag {shown_id(line_tag)}: expected at most {NAME_MAX} "
+                                                  "characters; shorten the tag (column 6).")
             tag, tag_line = line_tag, lineno
         elif line_tag != tag:
             raise InputFormatError(

@@ -1,0 +1,48 @@
+"""Length limits: names (NAME_MAX = 200 characters) and run tags; `--out -` means standard output."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+
+
+@pytest.fixture
+def project(tiny_template, tmp_path):
+    folder, db = tiny_template
+    work = tmp_path / "p"
+    shutil.copytree(folder, work, ignore=shutil.ignore_patterns("*.waiting", "*.holder.json"))
+    return work, work / db.relative_to(folder)
+
+
+def run(capsys, db: Path, *argv: object) -> tuple[int, str, str]:
+    code = main(["--db", str(db), *[str(a) for a in argv]])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_name_over_200_characters_is_refused_and_200_is_accepted(project, capsys):
+    folder, db = project
+    qrels = folder / "tiny" / "qrels.reference.txt"
+    code, _out, err = run(capsys, db, "qrels", "import", qrels, "--name", "q" * 5000, "--collection", "tiny")
+    assert code == 1
+    assert err.strip() == (f"workbench: error: qrels version name {'q' * 40!r}… (5,000 characters): expected at most "
+                           "200 characters; use a shorter name (put the details in the description).")
+    assert "q" * 41 not in err
+    code, _out, err = run(capsys, db, "qrels", "import", qrels, "--name", "q" * 200, "--collection", "tiny")
+    assert code == 0, err
+
+
+def test_a_run_tag_over_200_characters_is_refused_with_file_and_line(project, capsys):
+    folder, db = project
+    f = folder / "long.trec"
+    f.write_text(f"1 Q0 d1 1 2.0 {'t' * 201}\n")
+    code, _out, err = run(capsys, db, "run", "import", f, "--name", "long", "--collection", "tiny")
+    assert code == 1
+    assert err.strip().startswith(f"workbench: error: {f}:1: run tag 'tttt")
+    assert err.strip().endswith("(201 characters): expected at most 200 characters; shorten the tag (column 6).")
+    code, out, _err = run(capsys, db, "run", "list")
+    assert "long" not in out
