@@ -89,3 +89,20 @@ def test_exact_duplicate_lines_are_imported_once_and_counted(db, tmp_path, capsy
     assert f"workbench: 4 duplicate line(s) in {f} dropped (a line repeated exactly): each was imported once" \
         in captured.err
     assert LabelStore(db, client="test").count_judgments("toy") == 2
+
+
+def test_a_timestamp_more_than_a_day_ahead_is_refused(db, tmp_path, capsys):
+    from datetime import UTC, datetime, timedelta
+
+    f = tmp_path / "j.csv"
+    soon = (datetime.now(UTC) + timedelta(hours=12)).replace(microsecond=0).isoformat()
+    f.write_text(f"topic_id,doc_id,grade,timestamp\n1,d1,2,{soon}\n1,d2,1,9999-12-31T23:59:59\n")
+    capsys.readouterr()
+    assert imp(db, f) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"workbench: error: {f}:3: expected a timestamp at most one day in the future (up to ")
+    assert err.endswith("), found 9999-12-31T23:59:59+00:00. A judgment cannot be made later than now: check the "
+                        "clock or the time zone.")
+    assert LabelStore(db, client="test").count_judgments("toy") == 0
+    f.write_text(f"topic_id,doc_id,grade,timestamp\n1,d1,2,{soon}\n")  # 12 hours ahead: clock skew, accepted
+    assert imp(db, f) == 0

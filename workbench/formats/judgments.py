@@ -8,7 +8,8 @@ Read (``read_judgments``), one judgment per line or row:
   ``docno``), ``grade`` (or ``relevance``), and optionally ``note``,
   ``unsure`` (``true``/``false``, ``1``/``0``, ``yes``/``no``; empty = false),
   ``duration_ms`` (milliseconds; or ``duration`` in seconds), ``timestamp``
-  (ISO 8601; without a zone it is UTC) and ``assessor``. Other columns (e.g.
+  (ISO 8601; without a zone it is UTC; at most ``FUTURE_LIMIT``, one day,
+  after now) and ``assessor``. Other columns (e.g.
   ``pool_version``, ``judgment_id`` of an export) are ignored.
 * ``jsonl``: one JSON object per line with the same keys; grades are JSON
   integers (or null with ``unsure``), ``unsure`` a boolean.
@@ -31,7 +32,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -70,6 +71,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "timestamp": ("timestamp",),
     "assessor": ("assessor",),
 }
+FUTURE_LIMIT = timedelta(days=1)
+"""How far in the future a judgment's timestamp may be (clock skew, time zones); later ones are refused."""
 _TRUE = {"true", "1", "yes", "y", "t"}
 _FALSE = {"false", "0", "no", "n", "f", ""}
 _INT = re.compile(r"[+-]?[0-9]+")
@@ -205,7 +208,13 @@ def _timestamp(p: str, lineno: int, value: Any) -> datetime | None:
     except ValueError:
         raise InputFormatError(p, lineno, f"expected an ISO 8601 timestamp such as 2024-05-01T12:30:00Z, found "
                                           f"{shown_id(str(value))}.") from None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+    t = t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+    limit = datetime.now(UTC) + FUTURE_LIMIT
+    if t > limit:
+        raise InputFormatError(p, lineno, f"expected a timestamp at most one day in the future (up to "
+                                          f"{limit.isoformat(timespec='seconds')}), found {t.isoformat()}. A judgment "
+                                          "cannot be made later than now: check the clock or the time zone.")
+    return t
 
 
 def _line(p: str, lineno: int, get: Mapping[str, Any]) -> JudgmentLine:
