@@ -46,3 +46,22 @@ def test_a_run_tag_over_200_characters_is_refused_with_file_and_line(project, ca
     assert err.strip().endswith("(201 characters): expected at most 200 characters; shorten the tag (column 6).")
     code, out, _err = run(capsys, db, "run", "list")
     assert "long" not in out
+
+
+def test_out_dash_is_standard_output_for_text_and_refused_for_parquet(project, capsys, monkeypatch, tmp_path):
+    folder, db = project
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, db, "run", "export", "imp", "--out", "-")
+    assert code == 0, err
+    assert out.splitlines()[0].split()[:3] == ["1", "Q0", "d1"] and len(out.splitlines()) == 4
+    code, out, err = run(capsys, db, "qrels", "export", "tiny-reference", "--out", "-")
+    assert code == 0, err
+    assert sorted(out.splitlines()) == ["1 0 d1 2", "1 0 d2 0", "2 0 d2 1", "2 0 d5 3", "3 0 d4 2"]
+    code, out, err = run(capsys, db, "score", "imp", "--qrels", "tiny-reference", "--out", "-", "--format", "tsv")
+    assert code == 0, err
+    assert out.startswith("#") or "\t" in out
+    code, out, err = run(capsys, db, "judgments", "export", "tiny-pool-v1", "--format", "parquet", "--out", "-")
+    assert code == 1
+    assert err.strip().endswith("--out -: this output is binary (e.g. Parquet); standard output takes text only. "
+                                "Give a file path.")
+    assert not (tmp_path / "-").exists()

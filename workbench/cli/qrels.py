@@ -117,12 +117,15 @@ def show(
 @qrels_app.command("export")
 def export(
     name: Annotated[str, typer.Argument(help="The qrels version.")],
-    out: Annotated[Path | None, typer.Option(help="Target file. Default: labels/<NAME>.qrels next to the database.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Target file ('-': stdout). Default: labels/<NAME>.qrels next to the database.")] = None,
 ) -> None:
     """Write a qrels version as a TREC qrels file (atomic) and record it in manifest.json beside it."""
     from workbench.services.ingest import export_qrels
 
     store = common.STATE.store(client="workbench qrels export")
     result = export_qrels(store, name, out=out, labels_dir=common.STATE.config.labels_dir)
+    if result.manifest is None:  # --out -: the qrels went to stdout
+        common.info(f"qrels {name} -> standard output, sha256 {result.sha256}")
+        return
     common.info(f"manifest: {result.manifest}")
     common.out(f"{result.path}\tsha256 {result.sha256}")

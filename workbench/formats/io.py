@@ -26,6 +26,25 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~umask
 
 
+STDOUT = "-"
+"""The path that means standard output (``--out -``)."""
+
+
+def _stdout(mode: str) -> Iterator[IO[Any]]:
+    import io
+    import sys
+
+    from workbench.errors import ValidationError
+
+    if mode != "w":
+        raise ValidationError("--out -: this output is binary (e.g. Parquet); standard output takes text only. "
+                              "Give a file path.")
+    buf = io.StringIO(newline="\n")
+    yield buf
+    sys.stdout.write(buf.getvalue())
+    sys.stdout.flush()
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]:
     """Open ``path`` for writing so that it is replaced atomically on success.
@@ -45,7 +64,10 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
         IsADirectoryError: ``path`` is a folder.
 
     A target that exists and is not a regular file (a device such as
-    ``/dev/stdout``, a FIFO) is written through, not replaced.
+    ``/dev/stdout``, a FIFO) is written through, not replaced. ``-`` is
+    standard output (text only; the text is written when the block ends
+    without an error, so a failing command prints nothing): every command's
+    ``--out -`` means stdout, as ``-`` means stdin for run and qrels files.
 
     Example:
         >>> with atomic_write("labels/x.qrels") as f:  # doctest: +SKIP
@@ -53,6 +75,9 @@ def atomic_write(path: str | Path, mode: Literal["w", "wb"] = "w") -> Iterator[I
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', found {mode!r}")
+    if str(path) == STDOUT:
+        yield from _stdout(mode)
+        return
     target = Path(path)
     if target.exists() and not target.is_file():
         if target.is_dir():
@@ -133,6 +158,8 @@ def check_writable(path: str | Path, *, what: str = "output", suffixes: tuple[st
     from workbench.errors import ValidationError
 
     target = Path(path)
+    if str(path) == STDOUT and suffixes is None:  # standard output (atomic_write); binary outputs have suffixes
+        return target
     suffix = target.suffix.lower()
     if suffixes is not None and suffix not in suffixes:
         raise ValidationError(

@@ -570,12 +570,18 @@ def write_table(path: str | Path, table: Any, *, compression: str = "zstd") -> P
 
     Raises:
         IsADirectoryError: ``path`` is a folder.
+        ValidationError: ``path`` is ``-`` (standard output takes text, ``formats.io.atomic_write``).
     """
     import os
     import tempfile
 
     import pyarrow.parquet as pq
 
+    from workbench.formats.io import STDOUT, atomic_write
+
+    if str(path) == STDOUT:
+        with atomic_write(path, "wb"):  # refuses binary output to stdout
+            pass  # pragma: no cover
     target = Path(path)
     if target.is_dir():
         raise IsADirectoryError(21, "is a folder, not a file", str(target))

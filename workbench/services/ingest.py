@@ -185,11 +185,11 @@ class FolderIngest:
 
 @dataclass(frozen=True)
 class ExportResult:
-    """An exported qrels version: the file, its sha256 and the manifest updated."""
+    """An exported qrels version: the file, its sha256 and the manifest updated (None: written to stdout, ``-``)."""
 
     path: Path
     sha256: str
-    manifest: Path
+    manifest: Path | None
 
 
 # -- reading a folder -------------------------------------------------------------------
@@ -915,7 +915,7 @@ def export_qrels(store: LabelStore, name: str, *, out: str | Path | None = None,
     Args:
         store: the store.
         name: the qrels version.
-        out: the target file; default ``<labels_dir>/<name>.qrels``.
+        out: the target file; default ``<labels_dir>/<name>.qrels``; ``-`` is standard output (no manifest).
         labels_dir: the default folder (the database's folder).
 
     Returns:
@@ -928,6 +928,17 @@ def export_qrels(store: LabelStore, name: str, *, out: str | Path | None = None,
     """
     info = store.get_qrels_info(name)
     qrels = store.get_qrels(name)
+    if out is not None and str(out) == "-":  # standard output: the qrels only, no manifest (there is no folder)
+        import sys
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="wb-qrels-") as tmp:
+            staged = Path(tmp) / f"{name}.qrels"
+            trec.write_qrels(staged, qrels)
+            data = staged.read_bytes()
+        sys.stdout.write(data.decode("utf-8"))
+        sys.stdout.flush()
+        return ExportResult(Path("-"), hashlib.sha256(data).hexdigest(), None)
     path = Path(out) if out is not None else Path(labels_dir) / f"{name}.qrels"
     trec.write_qrels(path, qrels)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
