@@ -106,3 +106,18 @@ def test_a_timestamp_more_than_a_day_ahead_is_refused(db, tmp_path, capsys):
     assert LabelStore(db, client="test").count_judgments("toy") == 0
     f.write_text(f"topic_id,doc_id,grade,timestamp\n1,d1,2,{soon}\n")  # 12 hours ahead: clock skew, accepted
     assert imp(db, f) == 0
+
+
+def test_a_document_outside_the_pool_is_refused_unless_allowed(db, tmp_path, capsys):
+    f = tmp_path / "j.csv"
+    f.write_text("topic_id,doc_id,grade\n1,d1,2\n1,d9,1\n")  # d9: a document of the collection, never pooled
+    capsys.readouterr()
+    assert imp(db, f) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"workbench: error: {f}:3: expected a document pooled for topic '1' in pool p1 (or its ancestors), found "
+        "doc id 'd9' (1 line(s) of the file are outside the pool). Check --pool, or pass --allow-outside-pool to "
+        "keep them.")
+    assert LabelStore(db, client="test").count_judgments("toy") == 0
+    assert imp(db, f, "--allow-outside-pool") == 0
+    assert "  1 line(s) judge documents outside the pool" in capsys.readouterr().out
+    assert LabelStore(db, client="test").count_judgments("toy") == 2

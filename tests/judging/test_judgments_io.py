@@ -52,7 +52,7 @@ def test_import_csv_report_idempotent_and_history(db, tmp_path, capsys):
     f = tmp_path / "ann.csv"
     f.write_text(CSV)
     capsys.readouterr()
-    assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD) == 0
+    assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD, "--allow-outside-pool") == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("imported 4 judgments of 'ann' into 'toy' (pool p1, rubric default@builtin-")
     assert out[0].endswith("): 4 saved, 0 already stored")
@@ -68,7 +68,7 @@ def test_import_csv_report_idempotent_and_history(db, tmp_path, capsys):
     assert (current[("1", "d2")].grade, current[("1", "d2")].unsure) == (None, True)
     n = store.count_judgments("toy")
 
-    assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD) == 0
+    assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD, "--allow-outside-pool") == 0
     assert capsys.readouterr().out.splitlines()[0].endswith("): 0 saved, 4 already stored")
     assert store.count_judgments("toy") == n
 
@@ -82,7 +82,7 @@ def test_import_csv_report_idempotent_and_history(db, tmp_path, capsys):
 def test_export_import_round_trip_csv_jsonl_and_parquet(db, tmp_path, capsys):
     f = tmp_path / "ann.csv"
     f.write_text(CSV)
-    assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD) == 0
+    assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD, "--allow-outside-pool") == 0
     for fmt in ("csv", "jsonl"):
         out = tmp_path / f"export.{fmt}"
         assert wb(db, "judgments", "export", "p1", "--assessor", "ann", "--format", fmt, "--out", out) == 0
@@ -94,7 +94,7 @@ def test_export_import_round_trip_csv_jsonl_and_parquet(db, tmp_path, capsys):
         shutil.copy(db, other)
         with LabelStore(other, client="t").transaction() as cur:
             cur.execute("DELETE FROM judgments")
-        assert wb(other, "judgments", "import", out, "--pool", "p1", "--assessor", "ann", *LEAD) == 0
+        assert wb(other, "judgments", "import", out, "--pool", "p1", "--assessor", "ann", *LEAD, "--allow-outside-pool") == 0
         again = tmp_path / f"again.{fmt}"
         assert wb(other, "judgments", "export", "p1", "--assessor", "ann", "--format", fmt, "--out", again) == 0
         if fmt == "csv":

@@ -36,6 +36,9 @@ def import_(
     token: TokenOpt,
     fmt: Annotated[str | None, typer.Option(
         "--format", help="trec, csv or jsonl. Default: by suffix (.csv, .jsonl), else trec.")] = None,
+    allow_outside_pool: Annotated[bool, typer.Option(
+        "--allow-outside-pool", help="Keep lines judging documents not pooled for their topic in --pool "
+                                     "(default: refused, file:line).")] = False,
 ) -> None:
     """Import judgments through the UI's save path: one transaction, errors with file:line, idempotent.
 
@@ -51,7 +54,8 @@ def import_(
         raise ValidationError(f"expected --format one of {', '.join(IN_FORMATS)}, found {fmt!r}")
     store = common.STATE.store(client="workbench judgments import")
     session = svc.sign_in(store, lead, token)
-    r = import_judgments(store, session, file, pool_version=pool, assessor=assessor, fmt=fmt)  # type: ignore[arg-type]
+    r = import_judgments(store, session, file, pool_version=pool, assessor=assessor, fmt=fmt,  # type: ignore[arg-type]
+                         allow_outside_pool=allow_outside_pool)
     if r.duplicates:
         common.info(f"workbench: {r.duplicates:,} duplicate line(s) in {file} dropped (a line repeated exactly): "
                     "each was imported once")

@@ -20,8 +20,9 @@ timestamps and they differ: then the file is a history (as ``judgments
 export --history`` writes it) and the later line is the current judgment.
 
 The report says which pooled documents (the pool version and its ancestors)
-the file covered and which it did not, and how many lines judged documents
-outside the pool.
+the file covered and which it did not. A line judging a document that is not
+pooled for its topic is refused unless ``allow_outside_pool`` (then it is kept
+and counted: it counts once the pool reaches the document).
 
 Export (``export_rows``): the current judgments of a pool's documents (or the
 whole append-only history), optionally one assessor's, as rows for
@@ -161,6 +162,7 @@ def import_judgments(
     pool_version: str,
     assessor: str,
     fmt: jfiles.InFormat | None = None,
+    allow_outside_pool: bool = False,
 ) -> ImportReport:
     """Import a judgment file as ``assessor``'s judgments on ``pool_version``'s collection (lead only).
 
@@ -171,6 +173,8 @@ def import_judgments(
         pool_version: the pool version the judgments belong to (recorded on each row).
         assessor: an existing user whose judgments these are.
         fmt: ``trec``, ``csv`` or ``jsonl``; None chooses by suffix (``formats.judgments.sniff_format``).
+        allow_outside_pool: keep lines judging a document of the collection that is not pooled for its
+            topic in ``pool_version`` (or an ancestor); default False refuses them (file:line).
 
     Returns:
         The ``ImportReport``.
@@ -180,7 +184,8 @@ def import_judgments(
         UnknownNameError: unknown pool version or assessor.
         InputFormatError: a malformed line, an unknown topic or document, a grade
             off the rubric, an assessor column naming someone else, timestamps
-            going back, two grades for one document (file:line); nothing is written.
+            going back, two grades for one document, a document outside the pool
+            without ``allow_outside_pool`` (file:line); nothing is written.
     """
     from workbench.services.judging import require_lead
 
@@ -199,6 +204,14 @@ def import_judgments(
     missing = store.missing_doc_ids(collection, doc_ids)
     rubric = store.collection_rubric(collection)
     _check_lines(p, lines, assessor, topics, missing, len(doc_ids), rubric, collection)
+    pooled = store.pool_documents(pool_version, with_ancestors=True)
+    outside_lines = [ln for ln in lines if ln.doc_id not in pooled.get(ln.topic_id, set())]
+    if outside_lines and not allow_outside_pool:
+        ln = outside_lines[0]
+        raise InputFormatError(p, ln.line, f"expected a document pooled for topic {shown_id(ln.topic_id)} in pool "
+                                           f"{pool_version} (or its ancestors), found doc id {shown_id(ln.doc_id)} "
+                                           f"({len(outside_lines):,} line(s) of the file are outside the pool). "
+                                           "Check --pool, or pass --allow-outside-pool to keep them.")
 
     items = []
     for ln in lines:  # no exact repeats left: the token's repeat count is 0 (as files imported before had it)
@@ -206,11 +219,10 @@ def import_judgments(
         items.append((j, _token(collection, assessor, ln, 0), ln.timestamp))
     saved = store.record_judgments(items, collection=collection, pool_version=pool_version, lead=session.user)
 
-    pooled = store.pool_documents(pool_version, with_ancestors=True)
     judged = {(ln.topic_id, ln.doc_id) for ln in lines}
     n_pooled = sum(len(d) for d in pooled.values())
     not_covered = {t: sum(1 for d in docs if (t, d) not in judged) for t, docs in pooled.items()}
-    outside = sum(1 for ln in lines if ln.doc_id not in pooled.get(ln.topic_id, set()))
+    outside = len(outside_lines)
     n_new = sum(1 for s in saved if s.new)
     return ImportReport(
         path=p, pool_version=pool_version, collection=collection, assessor=assessor,
