@@ -178,3 +178,31 @@ def test_ingest_refuses_a_topic_filter_that_names_a_key_no_document_has_and_writ
                           "'yaer', which no document has; known keys: year" in err
     code, out, _ = cli(capsys, "--db", db, "collections")
     assert "toy" not in out
+
+
+def test_a_run_older_than_the_document_metadata_names_its_version_and_the_way_out(capsys, tmp_path, monkeypatch,
+                                                                                   write):
+    """Fresh-user finding: metadata imported after a run makes a new collection version; filters name its keys, so
+    scoring the older run failed with "no document has" and no hint. The error names the runs' version, says a
+    later one exists, and offers --filters off (which scores it)."""
+    from workbench.store import LabelStore
+
+    path = tmp_path / "wb.duckdb"
+    LabelStore(path, client="pytest", lock_timeout_s=30).ingest_collection("toy", DOCS, TOPICS)  # no metadata
+    monkeypatch.setenv("WORKBENCH_DB", str(path))
+    code, _, err = cli(capsys, "run", "bm25", "--collection", "toy", "--name", "old", "--depth", "5")
+    assert code == 0, err
+    years = write("dm.tsv", "doc_id\tyear\n" + "".join(f"{d}\t{y}\n" for d, y in YEARS.items()))
+    code, _, err = cli(capsys, "metadata", "import-documents", years, "--collection", "toy")
+    assert code == 0, err
+    code, _, err = cli(capsys, "filters", "import", write("f.tsv", "topic_id\tfilter\n1\tyear <= 1956\n"),
+                       "--collection", "toy")
+    assert code == 0, err
+    q = write("q.txt", QRELS)
+    code, _, err = cli(capsys, "score", "old", "--qrels", q, "-m", "R@5")
+    assert code == 1
+    assert "eligibility of collection 'toy' version " in err and "(the version the runs were produced over)" in err
+    assert "names the metadata key 'year', which no document has" in err
+    assert "came later (metadata imports make a new version)" in err and "--filters off" in err
+    code, out, err = cli(capsys, "score", "old", "--qrels", q, "-m", "R@5", "--filters", "off")
+    assert code == 0, err

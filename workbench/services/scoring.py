@@ -860,7 +860,19 @@ def _eligibility_for(
     if len(distinct) > 1:
         warnings.append(f"runs were produced over {len(distinct)} versions of {name!r}; eligibility uses the document "
                         f"metadata of {'version ' + version[:12] if version else 'the latest version'}")
-    elig = collection_eligibility(store, name, version, key=filter_key, require=filters == "on")
+    from workbench.scoring.filters import UnknownMetadataKeyError
+
+    try:
+        elig = collection_eligibility(store, name, version, key=filter_key, require=filters == "on")
+    except UnknownMetadataKeyError as e:
+        # Name what was read: the runs' collection version, which may predate the document metadata.
+        latest = store.latest_collection_version(name)
+        which = f"version {version[:12]}" if version else "the latest version"
+        later = (f"; the latest version {latest[:12]} came later (metadata imports make a new version): re-run the "
+                 "retrievers over it" if version and latest and latest != version else "")
+        raise ValidationError(
+            f"eligibility of collection {name!r} {which} (the version the runs were produced over): {e}{later}, "
+            "or score with --filters off") from None
     if elig is None:
         return None, None
     from workbench.scoring.eligibility import restrict_qrels
