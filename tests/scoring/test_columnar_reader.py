@@ -191,12 +191,15 @@ def test_scores_are_read_as_python_reads_them(write, monkeypatch):
     assert cols.scores.tolist() == [float(v) for v in values]
 
 
-def test_odd_bytes_in_ids_are_kept_as_the_strict_reader_keeps_them(write, monkeypatch):
+def test_odd_bytes_in_ids_are_kept_by_the_scorer_and_refused_by_the_strict_reader(write, monkeypatch):
+    # the strict reader (run import: ids stored) refuses control characters (file:line); scoring a file
+    # stores nothing and keeps them (NOTE: the columnar reader does not refuse them yet)
     text = "1 Q0 a\x1cb 1 2.0 s\n1 Q0 é 2 1.0 s\nt\x1f Q0 c 1 1.0 s"         # no final newline
     cols = columnar.read_run_columns(write("o.trec", text))
-    strict = trec.read_run(write("o2.trec", text))
+    with pytest.raises(InputFormatError, match=r":1: expected no control characters, found \\x1c in column 3"):
+        trec.read_run(write("o2.trec", text))
     e = Evaluator({"1": {"a\x1cb": 1, "é": 1}, "t\x1f": {"c": 1}}, ["R@1"]).evaluate(cols)
-    assert cols.topic_ids == tuple(strict.run) == ("1", "t\x1f") and cols.n_lines == 3
+    assert cols.topic_ids == ("1", "t\x1f") and cols.n_lines == 3
     assert e.value("R@1", "1") == 0.5 and e.value("R@1", "t\x1f") == 1.0
 
 
