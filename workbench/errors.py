@@ -50,6 +50,28 @@ class UnknownNameError(WorkbenchError, KeyError):
         return str(self.args[0])
 
 
+class ValidationError(WorkbenchError):
+    """A value is outside what the operation accepts (e.g. a grade not in the rubric)."""
+
+
+class UsageError(ValidationError):
+    """The command line is wrong: an option's value is not one of its choices
+    (``--format xml``) or not of its type (``--k x``).
+
+    Like an unknown option, a usage error exits with code 2; every other
+    ``WorkbenchError`` exits with 1.
+    """
+
+
+class UnknownOptionValueError(UnknownNameError, UsageError):
+    """An option names something the data does not hold (``--by nosuch``, ``--filter-key nosuch``).
+
+    The known names come from the data (topic metadata keys), so the option's
+    parser cannot refuse it; the command does, before any work, and it is a
+    usage error (exit 2) like any bad option value.
+    """
+
+
 class DuplicateNameError(WorkbenchError):
     """A name is already taken (a run, pool version or qrels version is immutable)."""
 
@@ -82,16 +104,3 @@ class StoreLockedError(StoreError):
 
 class PermissionDeniedError(WorkbenchError):
     """The user's role does not allow the operation (e.g. an assessor publishing)."""
-
-
-class ValidationError(WorkbenchError):
-    """A value is outside what the operation accepts (e.g. a grade not in the rubric)."""
-
-
-class UsageError(ValidationError):
-    """The command line is wrong: an option's value is not one of its choices
-    (``--format xml``) or not of its type (``--k x``).
-
-    Like an unknown option, a usage error exits with code 2; every other
-    ``WorkbenchError`` exits with 1.
-    """

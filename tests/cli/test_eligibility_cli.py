@@ -95,7 +95,7 @@ def test_pre_and_post_filtered_bm25_runs_record_the_mode_and_count_short_topics(
     assert shown["1"]["message"] == "post-filter kept 1 of 3 retrieved documents" and shown["1"]["results"] == 1
     assert '"filter": {"filters_sha256": "' in err and '"mode": "post"' in err and '"topics_short": 1' in err
     code, _, err = cli(capsys, "run", "bm25", "--collection", "toy", "--name", "x", "--filter-mode", "mid")
-    assert code == 1 and "expected --filter-mode none, pre, post, found 'mid'" in err
+    assert code == 2 and "expected --filter-mode none, pre, post, found 'mid'" in err
 
 
 def test_filtered_scoring_reports_ineligible_gold_leaks_and_short_topics(capsys, filtered):

@@ -103,14 +103,16 @@ def test_scoring_files_imports_no_heavy_module_and_opens_no_store(tmp_path, writ
     code, mods, _ = _modules_after(["score", str(run), "--qrels", str(qrels)], tmp_path, {"WORKBENCH_DB": str(db)})
     assert code == 0 and sorted(mods & {"numpy", *HEAVY}) == [] and db.read_bytes() == b""
     cli_modules = sorted(m for m in mods if m.startswith("workbench.cli."))
-    assert cli_modules == ["workbench.cli.common", "workbench.cli.lazy", "workbench.cli.root", "workbench.cli.score"]
+    assert cli_modules == ["workbench.cli.common", "workbench.cli.lazy", "workbench.cli.options", "workbench.cli.root",
+                           "workbench.cli.score"]
 
 
 def test_a_command_of_a_noun_loads_only_that_nouns_modules(tmp_path):
     code, mods, _ = _modules_after(["run", "--help"], tmp_path)
     assert code == 0
     assert sorted(m for m in mods if m.startswith("workbench.cli.")) == sorted(
-        ["workbench.cli.common", "workbench.cli.lazy", "workbench.cli.root", *COMMANDS["run"].modules])
+        ["workbench.cli.common", "workbench.cli.lazy", "workbench.cli.options", "workbench.cli.root",
+         *COMMANDS["run"].modules])
     assert "workbench.cli.score" not in mods and "workbench.cli.judging" not in mods
 
 

@@ -185,7 +185,7 @@ def test_cli_categorise_table_json_and_cause_filter(capsys, db):
                        "--cause", "not indexed", "--format", "jsonl")
     assert sorted(json.loads(x)["doc_id"] for x in out.splitlines()) == ["d3", "ghost"]
     code, _, err = cli(capsys, "misses", "bm25", "--qrels", "toy-v1", "--cause", "deeper")
-    assert code == 1 and "unknown miss cause 'deeper'" in err
+    assert code == 2 and "unknown miss cause 'deeper'" in err
 
 
 def test_cli_miss_cause_sets_and_accepts(capsys, db):
@@ -199,7 +199,7 @@ def test_cli_miss_cause_sets_and_accepts(capsys, db):
     assert code == 0, err and "accepted 1 suggested cause(s)" in out
     code, _, err = cli(capsys, "miss-cause", "bm25", "--qrels", "toy-v2", "--topic", "1", "--lead", "lead",
                        "--token", "lead-token")
-    assert code == 1 and "missing --doc, --cause, --note" in err
+    assert code == 2 and "missing --doc, --cause, --note" in err  # options that go together: usage
     code, _, err = cli(capsys, "miss-cause", "bm25", "--qrels", "toy-v2", "--k", "1", "--missing", "zero",
                        "--topic", "1", "--doc", "d6", "--cause", "found deeper", "--note", "x",
                        "--lead", "lead", "--token", "wrong")

@@ -156,16 +156,16 @@ def test_stats_list_show_and_export(project, capsys, tmp_path):
     assert out.splitlines()[1].split("\t")[1] == "ok"
 
 
-def test_user_errors_are_one_line_and_exit_1(project, capsys):
+def test_user_errors_are_one_line_and_exit_1_bad_option_values_2(project, capsys):
     code, out, err = run(capsys, "--db", project, "pool", "build", "bm25", "nope")
     assert code == 1 and err.startswith("workbench: error: unknown run 'nope'") and "Traceback" not in err
     code, out, err = run(capsys, "--db", project, "run", "bm25", "--collection", "cranfield", "--name", "bm25")
     assert code == 1 and "already exists" in err
     code, out, err = run(capsys, "--db", project, "run", "bm25", "--collection", "cranfield", "--name", "x",
                          "--variant", "lucene", "--backend", "rank_bm25")
-    assert code == 1 and "not available in backend 'rank_bm25'" in err
+    assert code == 2 and "not available in backend 'rank_bm25'" in err  # a combination of options: usage
     code, out, err = run(capsys, "--db", project, "run", "fuse", "bm25", "--name", "y", "--method", "borda")
-    assert code == 1 and "unknown fusion method 'borda'; known: combmnz, combsum, rrf" in err
+    assert code == 2 and "'--method': unknown fusion method 'borda'; known: combmnz, combsum, rrf" in err
 
 
 def test_help_lists_every_registered_choice(capsys):

@@ -139,7 +139,7 @@ def test_missing_topics_fail_with_one_line_and_the_policy_options(capsys, files,
 def test_bad_input_is_one_error_line(capsys, files, write):
     q, a, _ = files
     code, _, err = cli(capsys, "score", a, "--qrels", q, "-m", "recall@10")
-    assert code == 1 and "unknown measure 'recall'; known: Judged, P, R, RR, Success, nDCG" in err
+    assert code == 2 and "unknown measure 'recall'; known: Judged, P, R, RR, Success, nDCG" in err
     code, _, err = cli(capsys, "score", a, "--qrels", q, "--format", "xml")
     assert code == 2 and "--format" in err  # a usage error (issue 9: one exit-code convention)
     bad = write("bad.run", "1 Q0 a 1 1.0 s\n1 Q0 b 2\n")
@@ -148,7 +148,7 @@ def test_bad_input_is_one_error_line(capsys, files, write):
     code, _, err = cli(capsys, "score", "no-such-run", "--qrels", q)
     assert code == 1 and "unknown run file or stored run 'no-such-run'" in err
     code, _, err = cli(capsys, "score", a, "--qrels", q, "--k", "x")
-    assert code == 2 and "--k: expected comma-separated integers" in err
+    assert code == 2 and "'--k': expected comma-separated cutoffs k >= 1" in err
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".html", b"<!DOCTYPE html>"), (".svg", b"<svg")])

@@ -60,7 +60,7 @@ def test_score_by_n_relevant_matches_a_hand_computed_table(capsys, files):
 def test_score_by_an_unknown_key_lists_the_known_ones(capsys, files):
     q, a, _ = files
     code, _, err = cli(capsys, "score", a, "--qrels", q, "--by", "intent")
-    assert code == 1 and "unknown slice key" in err and "n_relevant, pool_coverage, query_length" in err
+    assert code == 2 and "unknown slice key" in err and "n_relevant, pool_coverage, query_length" in err
 
 
 def test_a_subset_report_says_so_in_its_first_line(capsys, files, write):

@@ -83,7 +83,7 @@ def test_stages_names_every_row_by_its_stage_and_checks_the_permutation(project,
     assert set(p["diagnosis"][1]["counts"]) == {"ranking problem", "candidate generation problem",
                                                  "check ingestion", "stop"}
     code, _, err = run(capsys, "--db", project, "stages", "rr", "--qrels", "toy-reference", "--recall-threshold", "2")
-    assert code == 1 and "between 0 and 1" in err
+    assert code == 2 and "'--recall-threshold': expected a share in [0, 1], found 2.0" in err
 
 
 def _write_run(path: Path, rows: list[tuple[str, str, float]], tag: str = "ext") -> Path:
@@ -127,9 +127,9 @@ def test_run_import_reranks_stores_a_permutation_with_its_lineage(project, capsy
                          "--candidate-depth", "2")
     assert code == 0 and "unchanged" in out  # an identical re-import is a no-op
     code, _, err = run(capsys, "--db", project, "run", "import", good, "--name", "y", "--reranks", "bm25")
-    assert code == 1 and "go together" in err
+    assert code == 2 and "go together" in err
     code, _, err = run(capsys, "--db", project, "run", "import", good, "--name", "y")
-    assert code == 1 and "--collection is required" in err
+    assert code == 2 and "--collection is required" in err
 
 
 def test_depth_sweep_prints_the_table_the_fit_and_writes_the_plot(project, capsys, tmp_path):

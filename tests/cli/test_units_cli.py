@@ -59,7 +59,7 @@ def test_convert_chunk_writes_a_passage_collection_whose_map_points_into_the_doc
 def test_convert_chunk_refuses_a_bad_overlap_and_a_foreign_folder(capsys, tmp_path, docs):
     code, _, err = run(capsys, "convert", "chunk", docs, "--size", 4, "--overlap", 4, "--name", "x",
                        "--out", tmp_path / "x")
-    assert code == 1 and "expected an overlap between 0 and size - 1 = 3, found 4" in err
+    assert code == 2 and "--overlap 4 with --size 4: expected an overlap of 0 .. size - 1 = 3" in err
     code, _, err = run(capsys, "convert", "chunk", docs, "--size", 4, "--name", "x", "--out", docs)
     assert code == 1 and "without chunk_map.tsv" in err and not (docs / "chunk_map.tsv").exists()
 

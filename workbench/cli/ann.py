@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 from workbench.cli.score import FORMATS, FormatOpt, MissingOpt, QrelsOpt, RelOpt
 
 ModelOpt = Annotated[Path | None, typer.Option(
@@ -24,7 +24,8 @@ ModelOpt = Annotated[Path | None, typer.Option(
 @app.command("ann-recall")
 def ann_recall_cmd(
     run: Annotated[str, typer.Argument(help="A stored dense run (hnsw, ivf, or exact).")],
-    k: Annotated[list[int] | None, typer.Option("--k", help="Cutoff k of ANN-recall@k (repeatable). Default 10.")] = None,
+    k: Annotated[list[int] | None, typer.Option("--k", callback=options.count,
+        help="Cutoff k of ANN-recall@k (repeatable). Default 10.")] = None,
     reference: Annotated[str | None, typer.Option(
         help="The exact run to compare with. Default: a stored exact run of the same model, similarity and "
              "collection version at least k+1 deep, else one built now (<run>.exact).")] = None,
@@ -59,17 +60,22 @@ def ann_recall_cmd(
 def ann_sweep_cmd(
     collection: Annotated[str, typer.Option(help="The ingested collection to search (its latest version).")],
     qrels: QrelsOpt,
-    index: Annotated[str, typer.Option(help="Approximate index: hnsw or ivf.")] = "hnsw",
+    index: Annotated[str, typer.Option(callback=options.choice("hnsw", "ivf"),
+                                       help="Approximate index: hnsw or ivf.")] = "hnsw",
     param: Annotated[list[str] | None, typer.Option(
         "--param", help="NAME=V[,V...] (repeatable): hnsw M, efConstruction, efSearch; ivf nlist, nprobe. "
                         "The product of the lists is swept; others take their defaults.")] = None,
     k: Annotated[int, typer.Option("--k", min=1, help="k of ANN-recall@k and R@k.")] = 10,
     depth: Annotated[int | None, typer.Option(
+        callback=options.depth,
         help="Depth of each run (default k). HNSW searches with a beam of max(efSearch, depth).")] = None,
     model: ModelOpt = None,
-    name_prefix: Annotated[str, typer.Option(help="Prefix of the stored runs' names.")] = "sweep",
-    threads: Annotated[int | None, typer.Option(help="faiss threads while building. Default: faiss's.")] = None,
-    target: Annotated[float, typer.Option(help="ANN-recall at which the diagnosis calls the index good.")] = 0.95,
+    name_prefix: Annotated[str, typer.Option(callback=options.name("run"),
+                                             help="Prefix of the stored runs' names.")] = "sweep",
+    threads: Annotated[int | None, typer.Option(callback=options.count,
+                                                help="faiss threads while building. Default: faiss's.")] = None,
+    target: Annotated[float, typer.Option(callback=options.share,
+                                          help="ANN-recall at which the diagnosis calls the index good.")] = 0.95,
     plot: Annotated[Path | None, typer.Option(
         help="Write the recall-against-QPS chart to this .png, .html, .svg or .json file.")] = None,
     rel: RelOpt = 1,

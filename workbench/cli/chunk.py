@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import common
+from workbench.cli import common, options
 from workbench.cli.ingest import convert_app
 
 
@@ -16,10 +16,13 @@ def convert_chunk(
     collection: Annotated[str, typer.Argument(
         help="The document collection: a collection folder, or a stored collection NAME[@VERSION-PREFIX].")],
     size: Annotated[int, typer.Option("--size", min=1, help="Tokens (or characters, --by chars) per chunk.")],
-    name: Annotated[str, typer.Option("--name", help="The chunk collection's name, e.g. cranfield-p64.")],
+    name: Annotated[str, typer.Option("--name", callback=options.name("collection"),
+                                                help="The chunk collection's name, e.g. cranfield-p64.")],
     overlap: Annotated[int, typer.Option("--overlap", min=0, help="Tokens (or characters) shared by consecutive "
                                                                   "chunks, 0 .. size - 1.")] = 0,
-    by: Annotated[str, typer.Option("--by", help="What --size and --overlap count: tokens (whitespace-delimited "
+    by: Annotated[str, typer.Option("--by", callback=options.registered(
+        "workbench.scoring.units", "CHUNK_UNITS", "chunk unit"),
+        help="What --size and --overlap count: tokens (whitespace-delimited "
                                                  "words; chunks end on word boundaries) or chars.")] = "tokens",
     out: Annotated[Path | None, typer.Option("--out", help="Output folder. Default: ./NAME.")] = None,
 ) -> None:
@@ -32,7 +35,11 @@ def convert_chunk(
     An existing chunk map made elsewhere is imported the same way: put it as chunk_map.tsv next to
     the passages' corpus.jsonl and ingest the folder.
     """
+    from workbench.errors import UsageError
     from workbench.services.chunking import convert_chunk as convert
+
+    if overlap >= size:
+        raise UsageError(f"--overlap {overlap} with --size {size}: expected an overlap of 0 .. size - 1 = {size - 1}.")
 
     dest = out or Path(name)
     opener = (lambda: common.STATE.store(client="workbench convert chunk")) \

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import common
+from workbench.cli import common, options
 from workbench.cli.ingest import convert_app
-from workbench.errors import ValidationError
+from workbench.errors import UsageError
 
 DEFAULT_DOC_FIELDS = ("title=.T", "text=.W")
 DEFAULT_QUERY_FIELDS = ("text=.W",)
@@ -55,7 +55,8 @@ def convert_smart(
                             "-1=0). Default: whole numbers as written; one constant value (0.000000) = list of "
                             "relevant pairs, grade 1.")] = None,
     allow_unknown_docs: Annotated[bool, typer.Option(help="Convert even if qrels name documents not in the corpus.")] = False,
-    name: Annotated[str | None, typer.Option(help="The collection's name in the README. Default: DEST's name.")] = None,
+    name: Annotated[str | None, typer.Option(callback=options.name("collection"),
+                                             help="The collection's name in the README. Default: DEST's name.")] = None,
 ) -> None:
     """Convert any SMART collection (documents, queries, qrels) into the workbench's layout.
 
@@ -68,20 +69,20 @@ def convert_smart(
     from workbench.services.convert import convert_smart as convert
 
     if unknown not in ("keep", "ignore"):
-        raise ValidationError(f"expected --unknown keep or ignore, found {unknown!r}")
+        raise UsageError(f"expected --unknown keep or ignore, found {unknown!r}")
     if query_numbering not in ("auto", "id", "position"):
-        raise ValidationError(f"expected --query-numbering auto, id or position, found {query_numbering!r}")
+        raise UsageError(f"expected --query-numbering auto, id or position, found {query_numbering!r}")
     skips: tuple[str, ...] = ("X",)
     if skip is not None:
         try:
             skips = tuple(smart.marker_of(s) for s in skip if s.strip().lower() != "none")
         except ValueError as e:
-            raise ValidationError(f"--skip: expected a marker such as .X, found {e.args[0]!r}") from None
+            raise UsageError(f"--skip: expected a marker such as .X, found {e.args[0]!r}") from None
     try:
         roles = smart.parse_roles(qrels_columns) if qrels_columns else None
         gmap = smart.parse_grade_map(grade_map) if grade_map else None
     except ValueError as e:
-        raise ValidationError(f"--qrels-columns/--grade-map: {e}") from None
+        raise UsageError(f"--qrels-columns/--grade-map: {e}") from None
     spec = SmartSpec(
         docs=docs, queries=queries, qrels=qrels,
         doc_fields=_with_defaults(field, DEFAULT_DOC_FIELDS, "--field"),

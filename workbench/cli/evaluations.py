@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from workbench import jsonout
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 evaluations_app = typer.Typer(help="Recorded evaluations (scoring actions) with their lineage.", no_args_is_help=True)
 app.add_typer(evaluations_app, name="evaluations")
@@ -26,7 +26,8 @@ FORMATS = ("table", "tsv", "csv", "jsonl")
 def list_(
     run: Annotated[str | None, typer.Option(help="Only this run's evaluations.")] = None,
     qrels: Annotated[str | None, typer.Option(help="Only evaluations against this qrels version.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help=f"Output: {', '.join(FORMATS)}.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
+                                                 help=f"Output: {', '.join(FORMATS)}.")] = "table",
 ) -> None:
     """Recorded evaluations, oldest first, with evaluator version, commit, run hash and topic set; then the
     uses of protected topic sets."""
@@ -70,7 +71,8 @@ def list_(
 @evaluations_app.command("show")
 def show(
     evaluation_id: Annotated[str, typer.Argument(help="An evaluation id (or a unique prefix of one).")],
-    fmt: Annotated[str, typer.Option("--format", help=f"Output: {', '.join(FORMATS)}.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
+                                                 help=f"Output: {', '.join(FORMATS)}.")] = "table",
 ) -> None:
     """One recorded evaluation: its lineage, then every value with numerator and denominator (full precision)."""
     from workbench.cli.runs import render

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 filters_app = typer.Typer(
     help="Topic eligibility filters: show each filtered topic's eligible documents and ineligible judged-relevant "
@@ -36,8 +36,10 @@ def show(
     qrels: Annotated[str | None, typer.Option(
         help="A qrels version or file: also count each topic's judged-relevant documents and list the ineligible "
              "ones (ineligible gold).")] = None,
-    rel: Annotated[int, typer.Option(help="Minimum grade of a relevant document (inclusive).")] = 1,
-    fmt: Annotated[str, typer.Option("--format", help="Output format: table, tsv, csv, jsonl.")] = "table",
+    rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
+                                     help="Minimum grade of a relevant document (inclusive).")] = 1,
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice("table", "tsv", "csv", "jsonl"),
+                                     help="Output format: table, tsv, csv, jsonl.")] = "table",
 ) -> None:
     """Each filtered topic: its filter, eligible documents (count and share) and, with --qrels, ineligible gold."""
     from workbench.cli.runs import render

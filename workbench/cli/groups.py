@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 groups_app = typer.Typer(help="Duplicate groups: import a groups file, list a collection's groups, judging offers.",
                          no_args_is_help=True)
@@ -61,7 +61,7 @@ def offers(
                                               help="The lead's token (or $WORKBENCH_TOKEN).")] = None,
 ) -> None:
     """Once one member of a duplicate group is judged, offer the others to the lead with that grade, or skip them."""
-    from workbench.errors import ValidationError
+    from workbench.errors import UsageError
     from workbench.judging.groups import GROUP_MODES
     from workbench.services.group_judging import accept_group_offers, pool_group_offers
 
@@ -69,9 +69,9 @@ def offers(
     if mode is None:
         mode = store.group_mode(pool)
     if mode not in GROUP_MODES:
-        raise ValidationError(f"expected --mode {' or '.join(GROUP_MODES)}, found {mode!r}")
+        raise UsageError(f"expected --mode {' or '.join(GROUP_MODES)}, found {mode!r}")
     if accept and mode != "offer":
-        raise ValidationError("--accept saves offers: use it with --mode offer")
+        raise UsageError("--accept saves offers: use it with --mode offer")
     found = pool_group_offers(store, pool)
     verb = "offered" if mode == "offer" else "skipped"
     common.out("topic\tdoc\tpre-filled grade\tjudged members\tgrades\tconflict")

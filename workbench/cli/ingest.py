@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from workbench import jsonout
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 convert_app = typer.Typer(help="Convert raw collections into the workbench's layout.", no_args_is_help=True)
 app.add_typer(convert_app, name="convert")
@@ -28,7 +28,8 @@ def ingest(
             "downloaded)."
         )),
     ],
-    name: Annotated[str | None, typer.Option(help="Collection name. Default: the folder's name.")] = None,
+    name: Annotated[str | None, typer.Option(callback=options.name("collection"),
+                                             help="Collection name. Default: the folder's name.")] = None,
     allow_unknown_docs: Annotated[
         bool, typer.Option(help="Import qrels even if some of their doc ids are not in the corpus.")
     ] = False,
@@ -54,7 +55,8 @@ def ingest(
 
 @app.command()
 def collections(
-    fmt: Annotated[str, typer.Option("--format", help="table, tsv or jsonl.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice("table", "tsv", "jsonl"),
+                                     help="table, tsv or jsonl.")] = "table",
     versions: Annotated[bool, typer.Option(help="Also list every version of each collection.")] = False,
 ) -> None:
     """List collections with their latest version, counts and (optionally) version history."""

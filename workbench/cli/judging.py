@@ -17,8 +17,8 @@ from typing import Annotated
 import typer
 
 from workbench import jsonout
-from workbench.cli import app, common
-from workbench.errors import UsageError, ValidationError, WorkbenchError
+from workbench.cli import app, common, options
+from workbench.errors import UsageError, WorkbenchError
 
 users_app = typer.Typer(help="Users: assessors and leads, each with an access token.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
@@ -39,8 +39,10 @@ def _lead_session(client: str, lead: str, token: str):  # -> services.judging.Se
 
 @users_app.command("add")
 def users_add(
-    name: Annotated[str, typer.Argument(help="New user's name (letters, digits, _.@-).")],
-    role: Annotated[str, typer.Option(help="assessor or lead.")] = "assessor",
+    name: Annotated[str, typer.Argument(callback=options.name("user"),
+                                        help="New user's name (letters, digits, _.@-).")],
+    role: Annotated[str, typer.Option(callback=options.choice("assessor", "lead"),
+                                      help="assessor or lead.")] = "assessor",
     token: Annotated[
         str | None, typer.Option(help="The new user's token (>= 8 characters). Default: a random one, printed once.")
     ] = None,
@@ -90,21 +92,28 @@ def assign(
     assessors: Annotated[str, typer.Option(help="Comma-separated user names, e.g. ann,bob.")],
     lead: LeadOpt,
     token: TokenOpt,
-    overlap: Annotated[int | None, typer.Option(help="Assessors per document (default 1).")] = None,
+    overlap: Annotated[int | None, typer.Option(callback=options.count,
+                                                help="Assessors per document (default 1).")] = None,
     double_share: Annotated[
-        float | None, typer.Option(help="Instead of --overlap: share of each topic's documents judged twice (0-1).")
+        float | None, typer.Option(callback=options.share,
+                                   help="Instead of --overlap: share of each topic's documents judged twice (0-1).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the split and of each assessor's order.")] = 0,
-    band_size: Annotated[int, typer.Option(help="Documents per priority band; order is shuffled within a band.")] = 20,
+    band_size: Annotated[int, typer.Option(callback=options.count,
+                                           help="Documents per priority band; order is shuffled within a band.")] = 20,
     strategy: Annotated[str | None, typer.Option(
+        callback=options.strategy,
         help="Judging strategy the queues follow live: rank (default: priority bands), mtf, bandit, bandit-mm, "
              "bandit-ts, cal, cal-model, optionally with parameters, e.g. cal(batch=5). See `workbench strategy`.",
     )] = None,
-    refresh_every: Annotated[int, typer.Option(help="With --strategy: re-order a topic after this many saves.")] = 1,
+    refresh_every: Annotated[int, typer.Option(callback=options.count,
+                                               help="With --strategy: re-order a topic after this many saves.")] = 1,
     stop: Annotated[str, typer.Option(
+        callback=options.stopping,
         help="With --strategy: per-topic stopping rule, e.g. knee(min_judged=30) or stop_after_nonrelevant(n=20).",
     )] = "",
     budget: Annotated[int | None, typer.Option(
+        callback=options.count,
         help="With --strategy: stop judging a topic after this many judgments (per-topic budgets: "
              "`workbench strategy --topic-budget`).")] = None,
 ) -> None:
@@ -126,7 +135,8 @@ def assign(
 @app.command("agreement")
 def agreement(
     pool: Annotated[str, typer.Argument(help="The pool version (its ancestors included).")],
-    weights: Annotated[str, typer.Option(help="Kappa weights: linear or quadratic.")] = "linear",
+    weights: Annotated[str, typer.Option(callback=options.choice("linear", "quadratic"),
+                                         help="Kappa weights: linear or quadratic.")] = "linear",
 ) -> None:
     """Cohen's weighted kappa per assessor pair and Krippendorff's alpha per topic and overall (TSV)."""
     from workbench.services import judging as svc
@@ -151,16 +161,19 @@ def agreement(
 @app.command("publish")
 def publish(
     pool: Annotated[str, typer.Argument(help="The pool version whose final grades are frozen.")],
-    name: Annotated[str, typer.Option(help="Name of the new qrels version (immutable).")],
+    name: Annotated[str, typer.Option(callback=options.name("qrels"),
+                                      help="Name of the new qrels version (immutable).")],
     lead: LeadOpt,
     token: TokenOpt,
     parent: Annotated[str | None, typer.Option(help="The qrels version this one revises (its entries are kept).")] = None,
     rule: Annotated[
-        str, typer.Option(help="Final-grade fallback after adjudicated > unanimous: median, majority, max or min.")
+        str, typer.Option(callback=options.final_grade_rule,
+                          help="Final-grade fallback after adjudicated > unanimous: median, majority, max or min.")
     ] = "median",
     note: Annotated[str, typer.Option(help="Free text recorded with the version.")] = "",
     export: Annotated[bool, typer.Option(help="Also write labels/<NAME>.qrels and update the manifest.")] = True,
-    fmt: Annotated[str, typer.Option("--format", help="table (field, value lines), tsv, jsonl or json.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice(*PUBLISH_FORMATS),
+                                     help="table (field, value lines), tsv, jsonl or json.")] = "table",
     include_model: Annotated[bool, typer.Option(
         help="Where no person judged a document, take model assessors' grades (recorded in the version). "
              "Default: model judgments are left out.")] = False,
@@ -169,7 +182,7 @@ def publish(
     from workbench.services import judging as svc
 
     if fmt not in PUBLISH_FORMATS:
-        raise ValidationError(f"expected --format one of {', '.join(PUBLISH_FORMATS)}, found {fmt!r}")
+        raise UsageError(f"expected --format one of {', '.join(PUBLISH_FORMATS)}, found {fmt!r}")
 
     store, session = _lead_session("workbench publish", lead, token)
     res = svc.publish(store, session, pool, name, rule=rule, parent_version=parent,

@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
-from workbench.errors import ValidationError
+from workbench.cli import app, common, options
+from workbench.errors import UsageError
 
 judgments_app = typer.Typer(
     help="Judgments in and out: import a file as one assessor's judgments (lead only), export current "
@@ -35,7 +35,8 @@ def import_(
     lead: LeadOpt,
     token: TokenOpt,
     fmt: Annotated[str | None, typer.Option(
-        "--format", help="trec, csv or jsonl. Default: by suffix (.csv, .jsonl), else trec.")] = None,
+        "--format", callback=options.registered("workbench.formats.judgments", "IN_FORMATS", "judgments format"),
+        help="trec, csv or jsonl. Default: by suffix (.csv, .jsonl), else trec.")] = None,
     allow_outside_pool: Annotated[bool, typer.Option(
         "--allow-outside-pool", help="Keep lines judging documents not pooled for their topic in --pool "
                                      "(default: refused, file:line).")] = False,
@@ -51,7 +52,7 @@ def import_(
     from workbench.services.judgments_io import import_judgments
 
     if fmt is not None and fmt not in IN_FORMATS:
-        raise ValidationError(f"expected --format one of {', '.join(IN_FORMATS)}, found {fmt!r}")
+        raise UsageError(f"expected --format one of {', '.join(IN_FORMATS)}, found {fmt!r}")
     store = common.STATE.store(client="workbench judgments import")
     session = svc.sign_in(store, lead, token)
     r = import_judgments(store, session, file, pool_version=pool, assessor=assessor, fmt=fmt,  # type: ignore[arg-type]
@@ -78,7 +79,9 @@ def export(
     pool: Annotated[str, typer.Argument(help="The pool version (its ancestors' documents included).")],
     assessor: Annotated[str | None, typer.Option(help="Only this assessor's judgments.")] = None,
     history: Annotated[bool, typer.Option(help="Every save of the append-only history, not only the current judgments.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet (parquet needs --out).")] = "csv",
+    fmt: Annotated[str, typer.Option("--format", callback=options.registered(
+        "workbench.formats.judgments", "OUT_FORMATS", "judgments format"),
+        help="csv, jsonl or parquet (parquet needs --out).")] = "csv",
     out: Annotated[Path | None, typer.Option(help="Write to this file (atomically). Default: stdout.")] = None,
 ) -> None:
     """Export judgments as CSV, JSON lines or Parquet: topic_id, doc_id, assessor, grade, unsure, note,
@@ -87,9 +90,9 @@ def export(
     from workbench.services.judgments_io import export_rows
 
     if fmt not in OUT_FORMATS:
-        raise ValidationError(f"expected --format one of {', '.join(OUT_FORMATS)}, found {fmt!r}")
+        raise UsageError(f"expected --format one of {', '.join(OUT_FORMATS)}, found {fmt!r}")
     if fmt == "parquet" and out is None:
-        raise ValidationError("--format parquet writes a binary file: give --out FILE.parquet")
+        raise UsageError("--format parquet writes a binary file: give --out FILE.parquet")
     store = common.STATE.store(client="workbench judgments export")
     rows = export_rows(store, pool, assessor=assessor, history=history)
     if out is None:
@@ -113,7 +116,8 @@ def adjudicate(
     rationale: Annotated[str | None, typer.Option(help="Why this grade is final (required).")] = None,
     lead: Annotated[str | None, typer.Option(help="The lead (user name).")] = None,
     token: Annotated[str | None, typer.Option(envvar="WORKBENCH_TOKEN", help="The lead's token (or $WORKBENCH_TOKEN).")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="With --list: table, tsv, csv or jsonl.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice("table", "tsv", "csv", "jsonl"),
+                                     help="With --list: table, tsv, csv or jsonl.")] = "table",
 ) -> None:
     """The lead's adjudication, as on the Adjudicate page: --list shows the disagreement queue (grades differ,
     or an assessor was unsure; widest spread first); --topic T --doc D --grade G --rationale TEXT sets a
@@ -136,7 +140,7 @@ def adjudicate(
     if topic is None or doc is None or grade is None or rationale is None or lead is None:
         missing = [n for n, v in (("--topic", topic), ("--doc", doc), ("--grade", grade),
                                   ("--rationale", rationale), ("--lead", lead)) if v is None]
-        raise ValidationError(f"adjudicate: expected --list, or --topic, --doc, --grade, --rationale and --lead; "
+        raise UsageError(f"adjudicate: expected --list, or --topic, --doc, --grade, --rationale and --lead; "
                               f"missing {', '.join(missing)}")
     session = svc.sign_in(store, lead, token or "")
     adj_id = svc.adjudicate(store, session, pool, topic, doc, grade, rationale)

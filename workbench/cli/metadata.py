@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 metadata_app = typer.Typer(
     help="Document and topic metadata: list keys and values, import side files (CSV, TSV, JSONL, Parquet).",
@@ -21,7 +21,8 @@ metadata_app = typer.Typer(
 app.add_typer(metadata_app, name="metadata")
 
 CollectionOpt = Annotated[str, typer.Option(help="The collection.")]
-FmtOpt = Annotated[str, typer.Option("--format", help="Output format: table, tsv, csv, jsonl.")]
+FmtOpt = Annotated[str, typer.Option("--format", callback=options.choice("table", "tsv", "csv", "jsonl"),
+                                                 help="Output format: table, tsv, csv, jsonl.")]
 
 
 def _cell(value: Any) -> Any:

@@ -13,7 +13,13 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
+
+
+def _check_cause(cause: str) -> None:
+    from workbench.scoring.misses import check_cause
+
+    check_cause(cause)
 
 
 @app.command("miss-cause")
@@ -27,18 +33,21 @@ def miss_cause(
     topic: Annotated[str | None, typer.Option(help="The topic of the miss.")] = None,
     doc: Annotated[str | None, typer.Option(help="The relevant document missed.")] = None,
     cause: Annotated[str | None, typer.Option(
+        callback=options.checked(lambda v: _check_cause(v)),
         help="The cause: not indexed, filtered out, chunk boundary, found deeper, vocabulary mismatch, "
              "beyond depth or uncategorised.")] = None,
     note: Annotated[str | None, typer.Option(help="Why (required with --cause).")] = None,
     accept_suggested: Annotated[bool, typer.Option(
         "--accept-suggested", help="Accept every cause a lead set on the same (topic, document) miss of another "
                                    "run of the collection.")] = False,
-    rel: Annotated[int, typer.Option(help="Minimum grade counted as relevant (inclusive).")] = 1,
-    missing: Annotated[str, typer.Option(help="Missing-topic policy of the list: fail, zero, exclude.")] = "fail",
+    rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
+                                     help="Minimum grade counted as relevant (inclusive).")] = 1,
+    missing: Annotated[str, typer.Option(callback=options.choice("fail", "zero", "exclude"),
+                                         help="Missing-topic policy of the list: fail, zero, exclude.")] = "fail",
 ) -> None:
     """A lead sets or overrides the cause of a run's misses, each with a note (append-only), or accepts the
     causes inherited from other runs' identical misses. Prints the counts per cause and the residue after."""
-    from workbench.errors import ValidationError
+    from workbench.errors import UsageError
     from workbench.reports_misses import summary_lines
     from workbench.services import judging as jsvc
     from workbench.services.misses import accept_suggestions, set_miss_causes
@@ -46,7 +55,7 @@ def miss_cause(
     store = common.STATE.store(client="workbench miss-cause")
     if accept_suggested:
         if any(v is not None for v in (topic, doc, cause, note)):
-            raise ValidationError("miss-cause: --accept-suggested takes no --topic, --doc, --cause or --note")
+            raise UsageError("miss-cause: --accept-suggested takes no --topic, --doc, --cause or --note")
         session = jsvc.sign_in(store, lead, token)
         ids, after = accept_suggestions(store, session, run, qrels, k, rel=rel, missing=missing)
         common.out(f"accepted {len(ids):,} suggested cause(s) for run {run} against {qrels} at k = {k}")
@@ -54,7 +63,7 @@ def miss_cause(
         absent = [n for n, v in (("--topic", topic), ("--doc", doc), ("--cause", cause), ("--note", note))
                   if v is None]
         if absent:
-            raise ValidationError(f"miss-cause: expected --topic, --doc, --cause and --note (or "
+            raise UsageError(f"miss-cause: expected --topic, --doc, --cause and --note (or "
                                   f"--accept-suggested); missing {', '.join(absent)}")
         item = (str(topic), str(doc), str(cause), str(note))
         session = jsvc.sign_in(store, lead, token)

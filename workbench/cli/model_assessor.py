@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from workbench import jsonout
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 
 @app.command("judge-with-model")
@@ -15,7 +15,8 @@ def judge_with_model(
     pool: Annotated[str, typer.Argument(help="The pool version whose documents the model grades.")],
     model: Annotated[str, typer.Option(
         help="'minilm' (the bundled bi-encoder's cosine) or a local model folder (bi-encoder or CrossEncoder).")],
-    name: Annotated[str, typer.Option("--as", help="The model assessor's user name (created on first use).")],
+    name: Annotated[str, typer.Option("--as", callback=options.name("user"),
+                                              help="The model assessor's user name (created on first use).")],
     lead: Annotated[str, typer.Option("--lead", help="The lead doing this (user name).")],
     token: Annotated[str, typer.Option("--token", envvar="WORKBENCH_TOKEN",
                                        help="The lead's access token (or $WORKBENCH_TOKEN).")],
@@ -24,7 +25,8 @@ def judge_with_model(
     fit_on: Annotated[str | None, typer.Option(
         help="Fit the thresholds on people's grades of the pool's documents in this qrels version (or file); "
              "prints the fit's agreement.")] = None,
-    rel: Annotated[int, typer.Option(help="Relevance threshold of the fit's relevant/non-relevant agreement.")] = 1,
+    rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
+                                     help="Relevance threshold of the fit's relevant/non-relevant agreement.")] = 1,
 ) -> None:
     """Grade a pool's documents with a model, through the same append-only save path as a person, as an
     assessor of kind 'model' (identity: model, weights hash, grade mapping). Its judgments never reach an

@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from workbench import jsonout
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 from workbench.cli.runs import FORMATS, render
 from workbench.ranking import natural_key
 
@@ -38,10 +38,12 @@ pool_app = typer.Typer(
 )
 app.add_typer(pool_app, name="pool")
 
-FmtOpt = Annotated[str, typer.Option("--format", help=f"Output format: {', '.join(FORMATS)}.")]
+FmtOpt = Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
+                                                 help=f"Output format: {', '.join(FORMATS)}.")]
 BudgetOpt = Annotated[int | None, typer.Option(
-    help="Per-topic cap: keep only this many documents per topic, highest priority first.")]
-RrfOpt = Annotated[float, typer.Option(help="k of the RRF judging priority, sum of 1/(k + rank).")]
+    callback=options.count, help="Per-topic cap: keep only this many documents per topic, highest priority first.")]
+RrfOpt = Annotated[float, typer.Option(callback=options.number(0),
+                                       help="k of the RRF judging priority, sum of 1/(k + rank).")]
 TopicsOpt = Annotated[str, typer.Option(
     help="Topics to pool: all; judged (topics with an entry in any qrels version of the collection, or a "
          "judgment); judged:QRELS (topics of that qrels version); or a file of topic ids, one per line.")]
@@ -59,8 +61,10 @@ def _topics(store: Any, runs: list[str], spec: str) -> Any:
 @pool_app.command("build")
 def build(
     runs: Annotated[list[str], typer.Argument(help="Stored runs to pool (one collection version).")],
-    depth: Annotated[int, typer.Option(help="Pool depth k: the top k documents of each run per topic.")] = 20,
+    depth: Annotated[int, typer.Option(callback=options.depth,
+                                       help="Pool depth k: the top k documents of each run per topic.")] = 20,
     name: Annotated[str | None, typer.Option(
+        callback=options.name("pool"),
         help="Name of the pool version. Default: <collection>-pool-v<N> (or the existing identical pool).")] = None,
     budget: BudgetOpt = None,
     rrf_k: RrfOpt = 60.0,
@@ -92,8 +96,10 @@ def extend(
     from_: Annotated[str | None, typer.Option(
         "--from", help="Pool version to extend. Default: the newest version of the collection's pool lineage; "
                        "required when the collection has several (they are listed).")] = None,
-    depth: Annotated[int | None, typer.Option(help="Depth k for the new runs. Default: the parent's depth.")] = None,
-    name: Annotated[str | None, typer.Option(help="Name of the child version. Default: <collection>-pool-v<N>.")] = None,
+    depth: Annotated[int | None, typer.Option(callback=options.depth,
+                                              help="Depth k for the new runs. Default: the parent's depth.")] = None,
+    name: Annotated[str | None, typer.Option(callback=options.name("pool"),
+        help="Name of the child version. Default: <collection>-pool-v<N>.")] = None,
     budget: BudgetOpt = None,
     rrf_k: RrfOpt = 60.0,
     exclude_qrels: Annotated[list[str] | None, typer.Option(
@@ -191,7 +197,7 @@ def show(
 @pool_app.command("files")
 def files(
     run_files: Annotated[list[Path], typer.Argument(help="TREC or Parquet run files (named by file stem).")],
-    depth: Annotated[int, typer.Option(help="Pool depth k.")] = 20,
+    depth: Annotated[int, typer.Option(callback=options.depth, help="Pool depth k.")] = 20,
     budget: BudgetOpt = None,
     rrf_k: RrfOpt = 60.0,
     fmt: FmtOpt = "tsv",

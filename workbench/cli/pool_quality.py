@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import common
+from workbench.cli import common, options
 from workbench.cli.pool import pool_app
 from workbench.errors import UsageError
 
@@ -22,9 +22,11 @@ def _check(fmt: str) -> None:
 def reusability(
     pool: Annotated[str, typer.Argument(help="The pool version (its ancestors included).")],
     qrels: Annotated[str, typer.Option(help="The qrels version judged from the pool.")],
-    k: Annotated[int, typer.Option(help="Cutoff k of R@k.")] = 20,
-    rel: Annotated[int, typer.Option(help="Minimum grade of a relevant document.")] = 1,
-    fmt: Annotated[str, typer.Option("--format", help="table, tsv or json.")] = "table",
+    k: Annotated[int, typer.Option(callback=options.count, help="Cutoff k of R@k.")] = 20,
+    rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
+                                     help="Minimum grade of a relevant document.")] = 1,
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
+                                                 help="table, tsv or json.")] = "table",
 ) -> None:
     """Leave-one-run-out: each pooled run rescored on the qrels without the documents only it contributed
     (drop, Kendall's tau of the run ordering, unique relevant documents). A topic whose relevant documents
@@ -44,9 +46,11 @@ def reusability(
 def bias(
     pooled: Annotated[str, typer.Option(help="The qrels version judged from a pool.")],
     full: Annotated[str, typer.Option(help="Complete (or fuller) judgments of the same topics.")],
-    k: Annotated[int, typer.Option(help="Cutoff k of R@k.")] = 20,
-    rel: Annotated[int, typer.Option(help="Minimum grade of a relevant document.")] = 1,
-    fmt: Annotated[str, typer.Option("--format", help="table, tsv or json.")] = "table",
+    k: Annotated[int, typer.Option(callback=options.count, help="Cutoff k of R@k.")] = 20,
+    rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
+                                     help="Minimum grade of a relevant document.")] = 1,
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
+                                                 help="table, tsv or json.")] = "table",
 ) -> None:
     """Pool bias: each run's R@k on the pooled qrels and on the full qrels, over the same topics, and the gap.
     The runs are those of the pooled version's pool (else every stored run of the collection)."""

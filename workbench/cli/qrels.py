@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 import typer
 
 from workbench import jsonout
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 qrels_app = typer.Typer(
     help="Qrels versions: import a file, list, show, export. Versions are immutable and named.",
@@ -44,11 +44,13 @@ def _rows(rows: list[dict[str, object]], columns: list[str], fmt: str) -> None:
 def import_(
     file: Annotated[Path, typer.Argument(help="TREC qrels (topic iter doc grade), BEIR qrels TSV with header, cranqrel, "
                                               "or Parquet (topic_id, doc_id, grade).")],
-    name: Annotated[str, typer.Option(help="Name of the new qrels version (immutable).")],
+    name: Annotated[str, typer.Option(callback=options.name("qrels"),
+                                      help="Name of the new qrels version (immutable).")],
     collection: Annotated[str, typer.Option(help="The collection the qrels judge (must be ingested).")],
     rule: Annotated[str, typer.Option(help="How the grades were obtained, e.g. a grade mapping. Recorded on the version.")] = "",
     fmt: Annotated[
-        str | None, typer.Option("--format", help="trec, beir, cranqrel or parquet. Default: Parquet for a Parquet file, "
+        str | None, typer.Option("--format", callback=options.choice("trec", "beir", "cranqrel", "parquet"),
+                                 help="trec, beir, cranqrel or parquet. Default: Parquet for a Parquet file, "
                                                   "BEIR if the header is present, else TREC.")
     ] = None,
     allow_unknown_docs: Annotated[
@@ -77,7 +79,8 @@ def import_(
 @qrels_app.command("list")
 def list_(
     collection: Annotated[str | None, typer.Option(help="Only this collection's versions.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, tsv or jsonl.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice("table", "tsv", "jsonl"),
+                                     help="table, tsv or jsonl.")] = "table",
 ) -> None:
     """List qrels versions, oldest first."""
     store = common.STATE.store(client="workbench qrels list")
@@ -98,7 +101,8 @@ def list_(
 @qrels_app.command("show")
 def show(
     name: Annotated[str, typer.Argument(help="The qrels version.")],
-    fmt: Annotated[str, typer.Option("--format", help="table or jsonl.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.choice("table", "jsonl"),
+                                                 help="table or jsonl.")] = "table",
 ) -> None:
     """Show a qrels version's lineage, rule, counts per grade and coverage of its collection."""
     store = common.STATE.store(client="workbench qrels show")

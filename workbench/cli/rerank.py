@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from workbench.cli import common
+from workbench.cli import common, options
 from workbench.cli.runs import run_app
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ CrossOpt = Annotated[Path | None, typer.Option(
     "--cross-encoder", help="Cross-encoder reranker: a local sentence-transformers CrossEncoder folder; reads each "
                             "(query, document) pair. Nothing is downloaded.")]
 BatchOpt = Annotated[int | None, typer.Option(
+    callback=options.count,
     help="Pairs or texts per forward pass. Default: 64 (bi-encoder), 32 (cross-encoder).")]
 DeviceOpt = Annotated[str, typer.Option(help="Torch device, e.g. cpu or cuda:0.")]
 ThreadsOpt = Annotated[int | None, typer.Option(
@@ -44,8 +45,10 @@ def reranker_spec(model: Path | None, cross_encoder: Path | None, batch_size: in
 @run_app.command("rerank")
 def rerank(
     candidates: Annotated[str, typer.Option(help="The stored candidate run whose top D are reranked.")],
-    depth: Annotated[int, typer.Option(help="D: candidates reranked per topic (at most the candidate run's depth).")],
-    name: Annotated[str, typer.Option(help="Name of the new rerank run (also its TREC tag).")],
+    depth: Annotated[int, typer.Option(callback=options.depth,
+                                       help="D: candidates reranked per topic (at most the candidate run's depth).")],
+    name: Annotated[str, typer.Option(callback=options.name("run"),
+                                      help="Name of the new rerank run (also its TREC tag).")],
     model: ModelOpt = None,
     cross_encoder: CrossOpt = None,
     batch_size: BatchOpt = None,

@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from workbench.cli import app, common
-from workbench.errors import ValidationError
+from workbench.errors import UsageError
 
 
 class _CollectionByDefault(TyperGroup):
@@ -60,7 +60,7 @@ def collection_rubric(
         from workbench.services import judging as svc
 
         if lead is None:
-            raise ValidationError("setting a rubric needs --lead NAME and --token TOKEN")
+            raise UsageError("setting a rubric needs --lead NAME and --token TOKEN")
         session = svc.sign_in(store, lead, token or "")
         store.set_collection_rubric(collection, name, lead=session.user)
     r = store.collection_rubric(collection)
@@ -84,7 +84,7 @@ def define(
     from workbench.services.rubrics import define_rubric_file
 
     if lead is None:
-        raise ValidationError("defining a rubric needs --lead NAME and --token TOKEN")
+        raise UsageError("defining a rubric needs --lead NAME and --token TOKEN")
     store = common.STATE.store(client="workbench rubric define")
     session = svc.sign_in(store, lead, token or "")
     d = define_rubric_file(store, session, file)

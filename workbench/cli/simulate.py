@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 from workbench.errors import UsageError
 
 
@@ -16,16 +16,20 @@ def simulate(
     pool: Annotated[str, typer.Argument(help="The stored pool version to replay (its ancestors included).")],
     oracle: Annotated[str, typer.Option(help="Grades to replay: a TREC qrels file or a stored qrels version.")],
     strategies: Annotated[str, typer.Option(
+        callback=options.strategies,
         help="Comma-separated judging strategies: rank, mtf, bandit, bandit-mm, bandit-ts, cal, cal-model, "
              "each optionally with parameters, e.g. bandit(method='thompson').")] = "rank,mtf,bandit,cal",
     budget: Annotated[int | None, typer.Option(
-        help="At most this many judgments per topic (default: the whole pool).")] = None,
+        callback=options.count, help="At most this many judgments per topic (default: the whole pool).")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed of the randomised strategies (Thompson sampling, CAL).")] = None,
-    measure: Annotated[str, typer.Option(help="Measure the runs are rescored with at each budget.")] = "R@20",
-    rel: Annotated[int, typer.Option(help="Minimum grade of a relevant document.")] = 1,
+    measure: Annotated[str, typer.Option(callback=options.measure,
+                                         help="Measure the runs are rescored with at each budget.")] = "R@20",
+    rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
+                                     help="Minimum grade of a relevant document.")] = 1,
     plot: Annotated[list[Path] | None, typer.Option(
         help="Write the curve (relevant found against judgments made): .png, .svg, .html or .json; repeatable.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, tsv or json.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", callback=options.registered(
+        "workbench.reports_simulation", "SIM_FORMATS", "format"), help="table, tsv or json.")] = "table",
     qrels_out: Annotated[Path | None, typer.Option(
         help="Write the qrels each strategy would have published at each budget to this folder "
              "(<strategy>@<budget>.qrels, TREC format).")] = None,

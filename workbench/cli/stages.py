@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 from workbench.cli.rerank import (
     BatchOpt,
     CrossOpt,
@@ -36,11 +36,12 @@ def stages(
     qrels: QrelsOpt,
     final_k: FinalKOpt = 10,
     depth: Annotated[int | None, typer.Option(
+        callback=options.depth,
         help="D for runs that rerank nothing (default 50); a rerank run uses its own candidate depth.")] = None,
     recall_threshold: Annotated[float, typer.Option(
-        help="Diagnosis: R@D at or above this is high (0..1).")] = 0.8,
+        callback=options.share, help="Diagnosis: R@D at or above this is high (0..1).")] = 0.8,
     ndcg_threshold: Annotated[float, typer.Option(
-        help="Diagnosis: nDCG@k at or above this is high (0..1).")] = 0.5,
+        callback=options.share, help="Diagnosis: nDCG@k at or above this is high (0..1).")] = 0.5,
     rel: RelOpt = 1,
     missing: MissingOpt = "fail",
     fmt: FormatOpt = "table",

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 from workbench.errors import UsageError
 
 
@@ -24,14 +24,18 @@ def _budgets(values: list[str] | None) -> dict[str, int]:
 def strategy(
     pool: Annotated[str, typer.Argument(help="The pool version.")],
     spec: Annotated[str | None, typer.Argument(
+        callback=options.strategy,
         help="New strategy: rank, mtf, bandit, bandit-mm, bandit-ts, cal, cal-model, optionally with parameters "
              "(bandit(method='thompson', seed=1)). Omit to show the current one.")] = None,
     lead: Annotated[str | None, typer.Option(help="The lead changing it.")] = None,
     token: Annotated[str | None, typer.Option(envvar="WORKBENCH_TOKEN", help="The lead's token.")] = None,
-    refresh_every: Annotated[int, typer.Option(help="Re-order a topic's queues after this many saves.")] = 1,
+    refresh_every: Annotated[int, typer.Option(callback=options.count,
+                                               help="Re-order a topic's queues after this many saves.")] = 1,
     stop: Annotated[str, typer.Option(
+        callback=options.stopping,
         help="Per-topic stopping rule: knee, knee(min_judged=30), stop_after_nonrelevant(n=20), budget(n=50).")] = "",
-    budget: Annotated[int | None, typer.Option(help="Stop judging a topic after this many judgments.")] = None,
+    budget: Annotated[int | None, typer.Option(callback=options.count,
+                                               help="Stop judging a topic after this many judgments.")] = None,
     topic_budget: Annotated[list[str] | None, typer.Option(
         help="A topic's own budget, TOPIC=N; repeatable.")] = None,
 ) -> None:

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli import app, common
+from workbench.cli import app, common, options
 
 topics_app = typer.Typer(help="Topic sets: named, versioned lists of topics (a smoke set, a protected release set).",
                          no_args_is_help=True)
@@ -25,9 +25,11 @@ FORMATS = ("table", "tsv", "csv", "jsonl")
 
 @topics_app.command("set")
 def set_(
-    name: Annotated[str, typer.Argument(help="The set's name (letters, digits, _ . -).")],
+    name: Annotated[str, typer.Argument(callback=options.name("topic set"),
+                                        help="The set's name (letters, digits, _ . -).")],
     source: Annotated[Path, typer.Option("--from", help="Topic ids, one per line (# comments; a qrels file works).")],
-    collection: Annotated[str | None, typer.Option(help="Check the ids against this collection's topics.")] = None,
+    collection: Annotated[str | None, typer.Option(callback=options.nonempty("a collection name"),
+                                                   help="Check the ids against this collection's topics.")] = None,
     protected: Annotated[bool, typer.Option(
         "--protected", help="A held-out set: its uses are listed by `workbench evaluations list`.")] = False,
     description: Annotated[str, typer.Option(help="Free text.")] = "",
@@ -47,7 +49,8 @@ def set_(
 
 
 @topics_app.command("list")
-def list_(fmt: Annotated[str, typer.Option("--format", help=f"Output: {', '.join(FORMATS)}.")] = "table") -> None:
+def list_(fmt: Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
+                                                       help=f"Output: {', '.join(FORMATS)}.")] = "table") -> None:
     """Every version of every topic set, with its use count."""
     from workbench.cli.runs import render
 

@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.errors import UnknownNameError, ValidationError
+from workbench.errors import UnknownNameError, UnknownOptionValueError, ValidationError
 from workbench.ranking import natural_key
 from workbench.scoring.compare import (
     MIN_TOPICS,
@@ -188,7 +188,7 @@ def slice_key(key: str, sources: SliceSources, topics: Sequence[str]) -> SliceKe
         return builders[key]()
     known = sources.known_keys()
     if key not in known:
-        raise UnknownNameError("slice key (derived, or a topic-metadata key)", key, known)
+        raise UnknownOptionValueError("slice key (derived, or a topic-metadata key)", key, known)
     values = {t: _shown(sources.metadata[t][key]) for t in topics
               if t in sources.metadata and key in sources.metadata[t]}
     present = sorted(set(values.values()), key=natural_key)

@@ -24,7 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from workbench import __version__
-from workbench.errors import UnknownNameError, ValidationError, WorkbenchError
+from workbench.errors import (
+    UnknownNameError,
+    UnknownOptionValueError,
+    UsageError,
+    ValidationError,
+    WorkbenchError,
+)
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
 from workbench.scoring.abstention import NoAnswerResult
@@ -810,6 +816,37 @@ def _qrels_mapping(q: QrelsColumns) -> dict[str, dict[str, int]]:
     return out
 
 
+def _no_filter_key(filter_key: str) -> None:
+    """A --filter-key given where there is no collection whose topic metadata could hold it."""
+    from workbench.scoring.eligibility import DEFAULT_FILTER_KEY
+
+    if filter_key != DEFAULT_FILTER_KEY:
+        raise UsageError(f"--filter-key {filter_key!r}: the filters are topic metadata of a collection; score stored "
+                         "runs or qrels, or pass --collection")
+
+
+def _check_filter_key(store: LabelStore, collection: str, filter_key: str) -> None:
+    """Refuse a --filter-key no topic of ``collection`` has (the default key may be absent: no filters).
+
+    Raises:
+        UnknownOptionValueError: listing the collection's topic metadata keys (and saying when the key is
+            a document metadata key instead).
+    """
+    from workbench.scoring.eligibility import DEFAULT_FILTER_KEY
+
+    if filter_key == DEFAULT_FILTER_KEY:
+        return
+    topic_keys = store.topic_metadata_keys(collection)
+    if filter_key in topic_keys:
+        return
+    doc_keys = store.document_metadata_keys(collection)
+    e = UnknownOptionValueError(f"topic metadata key of collection {collection!r}", filter_key, topic_keys)
+    hint = (f". {filter_key!r} is a document metadata key; --filter-key names the topic metadata key that holds "
+            "each topic's filter expression") if filter_key in doc_keys else ""
+    e.args = (f"--filter-key: {e.args[0]}{hint}",)
+    raise e
+
+
 def _eligibility_for(
     open_store: StoreOpener | None,
     run_refs: Sequence[str],
@@ -843,6 +880,7 @@ def _eligibility_for(
         # Files only: no collection to take filters from, and the store is not opened at all.
         if filters == "on":
             raise ValidationError("filtered scoring needs a collection: score stored runs or qrels, or pass --collection")
+        _no_filter_key(filter_key)
         return None, None
     store = open_store()
     versions: list[tuple[str, str]] = []
@@ -854,7 +892,9 @@ def _eligibility_for(
     if not name:
         if filters == "on":
             raise ValidationError("filtered scoring needs a collection: score stored runs or qrels, or pass --collection")
+        _no_filter_key(filter_key)
         return None, None
+    _check_filter_key(store, name, filter_key)
     distinct = sorted({v for c, v in versions if c == name})
     version = distinct[0] if len(distinct) == 1 else (qref.collection_version or None)
     if len(distinct) > 1:

@@ -69,6 +69,18 @@ _COLS = ("pool_version, collection, collection_version, coalesce(parent_version,
          "strategy, params, runs, n_topics, n_entries, content_hash, created_at")
 
 
+def check_pool_name(name: str) -> str:
+    """``name`` if it can be a pool version name: no control character, no white space, no '/'.
+
+    Raises:
+        ValidationError: naming the value and the rule.
+    """
+    check_name("pool version name", name)
+    if not name or any(c.isspace() for c in name) or "/" in name:
+        raise ValidationError(f"expected a pool version name without spaces or '/', found {name!r}")
+    return name
+
+
 def _info(row: Sequence[Any]) -> PoolInfo:
     return PoolInfo(row[0], row[1], row[2], row[3], int(row[4]), row[5], json.loads(row[6]),
                     tuple(json.loads(row[7])), int(row[8]), int(row[9]), row[10], row[11])
@@ -131,9 +143,7 @@ class PoolsMixin(StoreCore):
         """
         import pyarrow as pa
 
-        check_name("pool version name", name)
-        if not name or any(c.isspace() for c in name) or "/" in name:
-            raise ValidationError(f"expected a pool version name without spaces or '/', found {name!r}")
+        check_pool_name(name)
         if isinstance(pool, PoolColumns):
             ecols, pcols = pool.entries, pool.provenance
         else:

@@ -126,6 +126,19 @@ _INFO_COLUMNS = (
 )
 
 
+def check_qrels_name(name: str) -> str:
+    """``name`` if it can be a qrels version name (it becomes the export's file name): no control
+    character, no white space around it, no '/' or '\\'.
+
+    Raises:
+        ValidationError: naming the value and the rule.
+    """
+    check_name("qrels version name", name)
+    if not name or name != name.strip() or any(c in name for c in "/\\\n\t"):
+        raise ValidationError(f"expected a qrels version name without spaces around it or '/', found {name!r}")
+    return name
+
+
 class QrelsMixin(StoreCore):
     """Domain verbs on qrels; every multi-row change is one ``transaction()``."""
 
@@ -173,11 +186,7 @@ class QrelsMixin(StoreCore):
         """
         import pyarrow as pa
 
-        check_name("qrels version name", name)
-        if not name or name != name.strip() or any(c in name for c in "/\\\n\t"):
-            raise ValidationError(
-                f"expected a qrels version name without spaces around it or '/', found {name!r}"
-            )
+        check_qrels_name(name)
         if origin not in ("published", "imported"):
             raise ValidationError(f"expected origin 'published' or 'imported', found {origin!r}")
         topics: list[str] = []

@@ -118,6 +118,18 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     return name, int(version) if version else None
 
 
+def check_topic_set_name(name: str) -> str:
+    """``name`` if it can be a topic set name (1 to 64 letters, digits, '_', '.' or '-').
+
+    Raises:
+        ValidationError: naming the value and the rule.
+    """
+    if not TOPIC_SET_NAME.fullmatch(name):
+        raise ValidationError(
+            f"expected a topic set name of 1 to 64 letters, digits, '_', '.' or '-', found {shown_id(name)}.")
+    return name
+
+
 class TopicSetsMixin(StoreCore):
     """Domain verbs on topic sets; every multi-row change is one ``transaction()``."""
 
@@ -153,9 +165,7 @@ class TopicSetsMixin(StoreCore):
         """
         import pyarrow as pa
 
-        if not TOPIC_SET_NAME.fullmatch(name):
-            raise ValidationError(
-                f"expected a topic set name of 1 to 64 letters, digits, '_', '.' or '-', found {shown_id(name)}.")
+        check_topic_set_name(name)
         ids = sorted(set(topic_ids), key=natural_key)
         if not ids:
             raise ValidationError(f"topic set {name!r}: expected at least one topic id, found none.")

@@ -44,6 +44,17 @@ _DUMMY_HASH = f"pbkdf2-sha256${PBKDF2_ITERATIONS}${'0' * 64}"
 """What an unknown user name is checked against: the same PBKDF2 cost as a real user."""
 
 
+def check_user_name(name: str) -> str:
+    """``name`` if it can be a user name: letters, digits and ``_.@-``, 1-64 characters, a letter or digit first.
+
+    Raises:
+        ValidationError: naming the value and the rule.
+    """
+    if not _NAME_RE.match(name or ""):
+        raise ValidationError(f"expected a user name of letters, digits and _.@- (1-64 characters), found {name!r}")
+    return name
+
+
 def hash_token(token: str, salt: str, iterations: int = PBKDF2_ITERATIONS) -> str:
     """The stored form of a token: ``pbkdf2-sha256$<iterations>$<hex digest>``.
 
@@ -157,10 +168,7 @@ class UsersMixin(StoreCore):
             DuplicateNameError: the name is taken.
             PermissionDeniedError: a lead exists and ``lead`` is missing or not a lead.
         """
-        if not _NAME_RE.match(name or ""):
-            raise ValidationError(
-                f"expected a user name of letters, digits and _.@- (1-64 characters), found {name!r}"
-            )
+        check_user_name(name)
         if role not in ROLES:
             raise ValidationError(f"expected role 'assessor' or 'lead', found {role!r}")
         if token is not None and (len(token) < 8 or token != token.strip()):
