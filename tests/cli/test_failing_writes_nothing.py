@@ -64,6 +64,14 @@ def _cases(folder: Path) -> dict[str, list[str]]:
     a_folder = folder / "a-folder.png"
     a_folder.mkdir(exist_ok=True)
     (folder / "labels" / "v1.qrels").mkdir(parents=True, exist_ok=True)
+    filters = folder / "filters.csv"
+    filters.write_text("topic_id,filter\n1,year >= 1960\nnope,year >= 1\n")
+    groups = folder / "groups.tsv"
+    groups.write_text("g1\td1\ng1\td2\ng2\td3\ng2\tnope\n")
+    no_answer = folder / "no_answer.csv"
+    no_answer.write_text("topic_id,no_answer\n1,true\nzz,true\n")
+    chunks = str(folder / "labels" / "chunks")  # beside the store: a stray write shows in the snapshot
+    lead = ["--lead", "lead", "--token", LEAD_TOKEN]
     return {
         "score --plot out.exe": ["score", "bm25", "--qrels", "tiny-reference", "--plot", str(folder / "out.exe")],
         "score --plot /proc/x.png": ["score", "bm25", "--qrels", "tiny-reference", "--plot", "/proc/x.png"],
@@ -103,6 +111,35 @@ def _cases(folder: Path) -> dict[str, list[str]]:
                                                   str(policy), "--topic-set", "held", "--out", "/proc/x.md"],
         "score --topic-set --plot out.exe": ["score", "bm25", "--qrels", "tiny-reference", "--topic-set", "held",
                                              "--plot", str(folder / "out.exe")],
+        # The newer writing commands (robustness trial, item 5): each fails and must leave the store as it was.
+        "misses --categorise unknown --collection": ["misses", "bm25", "--qrels", "tiny-reference", "--categorise",
+                                                     "--collection", "nope"],
+        "misses --categorise --cause bogus": ["misses", "bm25", "--qrels", "tiny-reference", "--categorise",
+                                              "--cause", "bogus"],
+        "miss-cause on a document that is not a miss": ["miss-cause", "bm25", "--qrels", "tiny-reference", *lead,
+                                                        "--k", "1", "--topic", "1", "--doc", "d1", "--cause",
+                                                        "found deeper", "--note", "n"],
+        "miss-cause --cause bogus": ["miss-cause", "bm25", "--qrels", "tiny-reference", *lead, "--k", "1", "--topic",
+                                     "2", "--doc", "d5", "--cause", "bogus", "--note", "n"],
+        "run dense --index hnsw --param nope=3": ["run", "dense", "--collection", "tiny", "--name", "d", "--index",
+                                                  "hnsw", "--param", "nope=3"],
+        "run dense --index ivf, nlist > documents": ["run", "dense", "--collection", "tiny", "--name", "d", "--index",
+                                                     "ivf", "--param", "nlist=100"],
+        "run dense --index bogus": ["run", "dense", "--collection", "tiny", "--name", "d", "--index", "bogus"],
+        "filters import unknown topic": ["filters", "import", str(filters), "--collection", "tiny"],
+        "groups import unknown document": ["groups", "import", str(groups), "--collection", "tiny"],
+        "convert chunk --overlap = --size": ["convert", "chunk", "tiny", "--name", "c1", "--size", "4", "--overlap",
+                                             "4", "--out", chunks],
+        "convert chunk unknown collection": ["convert", "chunk", "nope", "--name", "c1", "--size", "4", "--out",
+                                             chunks],
+        "no-answer marks for an unknown topic": ["metadata", "import-topics", str(no_answer), "--collection", "tiny"],
+        "score --no-answer missing file": ["score", "bm25", "--qrels", "tiny-reference", "--no-answer",
+                                           str(folder / "nope.txt")],
+        "judgments import --format xml": ["judgments", "import", str(judged), "--pool", "tiny-pool-v1", "--assessor",
+                                          "ann", *lead, "--format", "xml"],
+        "run rerank deeper than the candidates": ["run", "rerank", "--candidates", "bm25", "--depth", "50", "--name",
+                                                  "rr"],
+        "run rerank name taken": ["run", "rerank", "--candidates", "bm25", "--depth", "3", "--name", "bm25b"],
     }
 
 SETUP = {  # steps a case needs first (not part of the snapshot comparison)

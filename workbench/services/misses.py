@@ -456,9 +456,12 @@ def set_miss_causes(
         if not note.strip():
             raise ValidationError(f"topic {topic_id} document {doc_id}: a miss cause needs a note saying why "
                                   "(--note)")
-    before = categorised_misses(run_name, qrels_version, k, open_store=lambda: store, rel=rel, missing=missing)
-    _require_stored(before)
-    known = {(r.evidence.topic_id, r.evidence.doc_id) for r in before.misses.rows}
+    # The items are checked against the list computed WITHOUT keeping it: a refused item stores nothing
+    # (not even the list); the list is kept only once every item is a miss of it.
+    probe = categorised_misses(run_name, qrels_version, k, open_store=lambda: store, rel=rel, missing=missing,
+                               keep=False)
+    _require_stored(probe)
+    known = {(r.evidence.topic_id, r.evidence.doc_id) for r in probe.misses.rows}
     decisions = []
     for topic_id, doc_id, cause, note in items:
         if (topic_id, doc_id) not in known:
@@ -467,6 +470,7 @@ def set_miss_causes(
                                   f"{qrels_version} --k {k} --categorise` lists them)")
         decisions.append(LeadCause(topic_id, doc_id, check_cause(cause), note, session.user, run_name,
                                    qrels_version))
+    before = categorised_misses(run_name, qrels_version, k, open_store=lambda: store, rel=rel, missing=missing)
     ids = store.record_miss_causes(before.collection, decisions)
     return ids, with_decisions(store, before)
 
@@ -489,6 +493,11 @@ def accept_suggestions(
     Raises:
         As ``set_miss_causes``.
     """
+    from workbench.errors import PermissionDeniedError
+
+    if not session.is_lead:  # before the list is computed and kept
+        raise PermissionDeniedError(f"accept miss causes: user {session.user!r} has role {session.role!r}, "
+                                    "expected 'lead'")
     before = categorised_misses(run_name, qrels_version, k, open_store=lambda: store, rel=rel, missing=missing)
     _require_stored(before)
     items = [(r.evidence.topic_id, r.evidence.doc_id, s.cause,

@@ -309,6 +309,9 @@ def make_dense_run(
                                index=index, index_params=index_params, index_threads=index_threads)
 
     def build(docs: dict[str, str], version: str) -> None:
+        from pooling.retrievers.ann import resolve_params
+
+        resolve_params(index, index_params or {}, len(docs))  # before the first vector is encoded (and cached)
         retriever.index(docs, text_hashes=store.document_text_hashes(collection, version))
         distinct = retriever.last_encoded + retriever.last_cached
         same = f" ({len(docs) - distinct:,} share another document's text: encoded once)" if distinct < len(docs) else ""
