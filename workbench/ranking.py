@@ -19,6 +19,7 @@ column instead (ties in the rank column broken by file position).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from operator import itemgetter
 
@@ -97,14 +98,21 @@ def scores_from_order(doc_ids: Iterable[str]) -> dict[str, float]:
     return {doc_id: float(n - i) for i, doc_id in enumerate(ids)}
 
 
-def natural_key(id_: str) -> tuple[int, int, str]:
-    """Display order of ids: all-digit ids by number first, then the others as strings.
+_DIGITS = re.compile(r"([0-9]+)")
 
-    Only for listing topics to people (``2`` before ``10``); ids stay ``str`` and
-    the ranking rule above never uses it.
+
+def natural_key(id_: str) -> tuple[int, int, tuple[int | str, ...], str]:
+    """Display order of ids: all-digit ids by number first, then the others with their digit runs
+    compared as numbers (``d2`` before ``d10``, ``q9#1`` before ``q10#0``), ties by the id itself.
+
+    Only for listing topics and documents to people; ids stay ``str`` and the ranking rule above
+    never uses it.
 
     Example:
-        >>> sorted(["10", "2", "b", "a"], key=natural_key)
-        ['2', '10', 'a', 'b']
+        >>> sorted(["10", "2", "b", "a", "d10", "d2", "d1"], key=natural_key)
+        ['2', '10', 'a', 'b', 'd1', 'd2', 'd10']
     """
-    return (0, int(id_), id_) if id_.isascii() and id_.isdigit() else (1, 0, id_)
+    if id_.isascii() and id_.isdigit():
+        return (0, int(id_), (), id_)
+    parts = _DIGITS.split(id_)  # str, digits, str, digits, ..., str: each position keeps one type
+    return (1, 0, tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), id_)

@@ -15,7 +15,10 @@ import typer
 from workbench.cli import app, common, options
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from workbench.scoring.evaluate import Evaluation
+    from workbench.scoring.measures import Measure
     from workbench.services.scoring import StoreOpener
 
 FORMATS = "table, json, jsonl, csv, tsv"
@@ -187,6 +190,7 @@ def score(
     )
     if report.coverage and report.coverage.notice():
         common.info(f"workbench: {report.coverage.notice()}")
+    _warn_shallow(report.evaluations, report.measures)
     if fmt == "parquet" and out is not None:
         from workbench.reports import write_scores_parquet
 
@@ -312,6 +316,20 @@ def misses_cmd(
     e = report.evaluations[0]
     _warn_depth(e, k)
     common.out(render_misses(report.header(), e.run_name, misses, k, fmt))
+
+
+def _warn_shallow(evaluations: Sequence[Evaluation], measures: Sequence[Measure]) -> None:
+    """One note per run scored at an R@k deeper than it returns: R@k for k > depth D equals R@D for it."""
+    from workbench.scoring.measures import R
+
+    recall = [m for m in measures if isinstance(m, R)]
+    for e in evaluations:
+        depth = max(e.n_results.values(), default=0)
+        deeper = [str(m) for m in recall if m.cutoff > depth]
+        if depth and deeper:
+            common.info(f"workbench: note: run {e.run_name!r} returns at most {depth} document(s) per topic: R@k for "
+                        f"k > {depth} equals R@{depth} for it ({', '.join(deeper)}); a deeper run is needed to "
+                        "measure them")
 
 
 def _check_cause(cause: str) -> None:

@@ -622,14 +622,16 @@ class Evaluator:
         th = max(self.rel, 0)
         rank_of = dict(zip(qi.tolist(), jr.tolist(), strict=True))
         pos = {i: p for p, i in enumerate(s_q)}
+        # Topic order, then grade descending, then doc id in natural order (d2 before d10): the order
+        # the miss lists print, independent of the qrels file's line order.
         entries = [
-            (pos[c], -g, i)
+            (pos[c], -g, natural_key(q.doc_ids[i]), i)
             for i, (c, g) in enumerate(zip(q.topic_codes.tolist(), q.grades.tolist(), strict=True))
             if g >= th and c in pos
         ]
         entries.sort()
         out = []
-        for _, neg_g, i in entries:
+        for _, neg_g, _key, i in entries:
             c = int(q.topic_codes[i])
             r = rank_of.get(i) if live[c] else None
             out.append(RelevantDoc(q.topic_ids[c], q.doc_ids[i], -neg_g, r))

@@ -43,6 +43,27 @@ def qrels_grades(qrels: Mapping[str, Mapping[str, int]]) -> list[int]:
     return [g for docs in qrels.values() for g in docs.values()]
 
 
-def positives_only_warning(rel: int = 1) -> str:
-    """``POSITIVES_ONLY`` for threshold ``rel``."""
-    return POSITIVES_ONLY.format(rel=rel)
+def positives_only_warning(rel: int = 1, short: Mapping[str, tuple[int, int]] | None = None) -> str:
+    """``POSITIVES_ONLY`` for threshold ``rel``, its Judged@k clause limited to where it holds.
+
+    Judged@k divides by the documents a run returned in the top k (min(k, returned)), P@k by k;
+    with positives-only qrels they are equal only where a run returns at least k documents. A run
+    that returns fewer (a depth-100 run scored at Judged@1000, or a short run) is named instead of
+    being told that its Judged@k equals P@k.
+
+    Args:
+        rel: the relevance threshold.
+        short: run name -> (its depth D: most documents it returns for a topic, the largest Judged
+            cutoff k > D) for the runs shorter than a Judged cutoff of the report; None or empty when
+            every run returns at least k documents per topic (or no Judged measure is reported).
+
+    Example:
+        >>> positives_only_warning(1, {"bm25": (5, 10)}).split(": ", 1)[1][:60]
+        'every non-relevant document a run retrieves counts as unjudg'
+    """
+    if not short:
+        return POSITIVES_ONLY.format(rel=rel)
+    shown = ", ".join(f"{name} returns at most {d} (Judged@{k})" for name, (d, k) in sorted(short.items()))
+    return (f"the qrels hold no non-relevant judgments (every grade >= {rel}): every non-relevant document a run "
+            "retrieves counts as unjudged (pool-novel); Judged@k equals P@k only where a run returns at least k "
+            f"documents, and {shown}: there Judged@k = P@k * k / documents returned")

@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from workbench.errors import UnknownNameError, UnknownOptionValueError, ValidationError
+from workbench.errors import UnknownOptionValueError, ValidationError
 from workbench.ranking import natural_key
 from workbench.scoring.compare import (
     MIN_TOPICS,

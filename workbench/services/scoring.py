@@ -506,7 +506,8 @@ def score_runs(
             were produced over (for the identifier audit and the topics' texts).
         slice_min_topics: slices with fewer topics are marked too small.
         exclude_topics: topics left out before scoring (e.g. flagged by the leakage check).
-        command: what is recorded as the topic set's use (``score``, ``compare``, ``gate``).
+        command: what is recorded as the topic set's use (``score``, ``compare``, ``gate``); any command
+            but ``score`` puts the git commit in the header even when nothing is recorded (``misses``).
         qrels: the qrels already loaded for ``qrels_ref`` (``load_qrels``), to read them once.
         min_id_coverage: below this share of judged-relevant ids in the collection
             version, the report warns (default 1.0: every one must be there).
@@ -574,8 +575,8 @@ def score_runs(
         qref = QrelsRef(qrels_ref, "file", qrels_content_hash(qrels_map), n_topics=len(qrels_map),
                         n_entries=sum(len(d) for d in qrels_map.values()))
         warnings: list[str] = []
-        if positives_only((g for docs in qrels_map.values() for g in docs.values()), rel):
-            warnings.append(f"qrels {qref.name}: {positives_only_warning(rel)}")
+        # the positives-only warning is worded once the runs' depths are known (after scoring)
+        positives = positives_only((g for docs in qrels_map.values() for g in docs.values()), rel)
         elig, restricted = None, None
         marks = None
         answerable_qrels = {}
@@ -588,8 +589,7 @@ def score_runs(
         qref, qcols = qrels if qrels is not None else load_qrels(qrels_ref, open_store)
         set_info, set_topics = resolve_topic_set(open_store, topic_set)
         warnings = []
-        if positives_only(qcols.grades, rel):
-            warnings.append(f"qrels {qref.name}: {positives_only_warning(rel)}")
+        positives = positives_only(qcols.grades, rel)
         elig, restricted = _eligibility_for(open_store, run_refs, qref, qcols, collection, filters=filters,
                                             filter_key=filter_key, rel=rel, warnings=warnings)
         if restricted is not None:
@@ -707,6 +707,8 @@ def score_runs(
         seconds.append(time.perf_counter() - t0)
         say(f"[finished] scoring {run_ref.name}: {len(e.topics):,} topics [elapsed] {seconds[-1]:.2f} s")
         warnings.extend(run_warnings(run_ref, e, qref, trust_file_order=trust_file_order))
+    if positives:
+        warnings.insert(0, f"qrels {qref.name}: {positives_only_warning(rel, _shorter_than_judged(evaluations, ms))}")
     audits, audit_note = auditor.result()
     for a in audits:
         if a.relevant.share < min_id_coverage:
@@ -813,6 +815,18 @@ def _qrels_mapping(q: QrelsColumns) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {t: {} for t in q.topic_ids}
     for code, doc, grade in zip(q.topic_codes.tolist(), q.doc_ids, q.grades.tolist(), strict=True):
         out[q.topic_ids[code]][doc] = int(grade)
+    return out
+
+
+def _shorter_than_judged(evaluations: Sequence[Evaluation], measures: Sequence[Measure]) -> dict[str, tuple[int, int]]:
+    """run name -> (depth D, largest Judged cutoff k > D) for the runs that return fewer than k documents."""
+    ks = [m.cutoff for m in measures if isinstance(m, Judged)]
+    out: dict[str, tuple[int, int]] = {}
+    for e in evaluations:
+        depth = max(e.n_results.values(), default=0)
+        deeper = [k for k in ks if k > depth]
+        if deeper:
+            out[e.run_name] = (depth, max(deeper))
     return out
 
 
@@ -1117,6 +1131,8 @@ def find_misses(
         (the R@k score report, the misses in topic then grade order, each with
         the rank where the run found it beyond k, or None).
     """
+    # command="misses": the header carries the git commit as a recorded score's does (same provenance lines).
     report = score_runs([run_ref], qrels_ref, open_store=open_store, measures=[f"R@{k}"], rel=rel,
-                        missing=missing, trust_file_order=trust_file_order, record=False, progress=progress)
+                        missing=missing, trust_file_order=trust_file_order, record=False, progress=progress,
+                        command="misses")
     return report, report.evaluations[0].misses(k)
