@@ -28,9 +28,10 @@ Source:
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import typer
@@ -226,22 +227,21 @@ count: Callback = number(1, what="a count")
 """A callback for a positive count (a budget, a batch size, threads, resamples)."""
 
 
-class usage_errors:  # noqa: N801 - used as a context manager, like contextlib's
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
     """A context manager: a ``ValidationError`` or ``UnknownNameError`` raised inside is a usage error (exit 2).
 
     For the checks of option values and combinations at the top of a command, before its
     first read or write, that need the domain's rules (``--param`` of an index kind).
     """
+    from workbench.errors import UsageError
 
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: object) -> bool:
-        from workbench.errors import UsageError
-
-        if e is not None and isinstance(e, (ValidationError, UnknownNameError)) and not isinstance(e, UsageError):
-            raise UsageError(str(e)) from None
-        return False
+    try:
+        yield
+    except UsageError:
+        raise
+    except (ValidationError, UnknownNameError) as e:
+        raise UsageError(str(e)) from None
 
 
 def _check_strategy(v: str) -> None:

@@ -122,8 +122,8 @@ def bm25(
     from workbench.services.pooling import make_bm25_run
 
     with options.usage_errors():  # the options together (--variant lucene needs --backend bm25s), before the store
-        Bm25Retriever(backend=backend, k1=k1, b=b, variant=variant,  # type: ignore[arg-type]
-                      stemmer=stemmer, stopwords=stopwords)
+        Bm25Retriever(backend=backend, k1=k1, b=b, variant=variant, stemmer=stemmer,  # type: ignore[arg-type]
+                      stopwords=stopwords)
     store = common.STATE.store(client="workbench run bm25")
     _report(make_bm25_run(store, collection, name, k1=k1, b=b, variant=variant, backend=backend,
                           stemmer=stemmer, stopwords=stopwords, depth=depth, description=description,
