@@ -166,9 +166,11 @@ def name(kind: str) -> Callback:
     """
     module, attribute = _NAME_RULES[kind]
 
+    label = {"qrels": "qrels version", "pool": "pool version"}.get(kind, kind)
+
     def check(v: str) -> None:
         if not v.strip():
-            raise ValidationError(f"expected a {kind} name, found {v!r} (empty)")
+            raise ValidationError(f"expected a {label} name, found {v!r} (empty)")
         getattr(importlib.import_module(module), attribute)(v)
 
     return checked(check)
