@@ -110,7 +110,7 @@ def test_export_import_round_trip_csv_jsonl_and_parquet(db, tmp_path, capsys):
     assert [(r["topic_id"], r["doc_id"], r["grade"], r["unsure"]) for r in t] == [
         ("1", "d1", 3, False), ("1", "d2", None, True), ("2", "d9", 1, False)]
     capsys.readouterr()
-    assert wb(db, "judgments", "export", "p1", "--format", "parquet") == 1
+    assert wb(db, "judgments", "export", "p1", "--format", "parquet") == 2  # needs --out: usage
     assert "--format parquet writes a binary file: give --out FILE.parquet" in capsys.readouterr().err
 
 
@@ -187,5 +187,5 @@ def test_adjudicate_from_the_command_line(db, tmp_path, capsys):
     assert capsys.readouterr().out.strip() == "topic  doc  spread  judgments  adjudicated"
     assert wb(db, "adjudicate", "p1", "--list", "--all", "--format", "csv") == 0
     assert capsys.readouterr().out.splitlines()[1] == "1,d1,3,ann:3 bob:0,2 by boss"
-    assert wb(db, "adjudicate", "p1", "--topic", "1") == 1
+    assert wb(db, "adjudicate", "p1", "--topic", "1") == 2  # options that go together: usage
     assert "missing --doc, --grade, --rationale, --lead" in capsys.readouterr().err

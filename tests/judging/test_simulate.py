@@ -132,7 +132,7 @@ def test_simulate_cli_on_a_stored_pool(toy_pool, tmp_path, capsys):
     assert (out_dir / "rank@90pct.qrels").read_text() == "1 0 d1 0\n1 0 d2 0\n1 0 d3 1\n2 0 d4 0\n2 0 d5 2\n"
     assert sorted(p.name for p in out_dir.iterdir()) == [
         "rank@50pct.qrels", "rank@80pct.qrels", "rank@90pct.qrels", "rank@95pct.qrels", "rank@whole_pool.qrels"]
-    assert main(["--db", str(db), "simulate", "p1", "--oracle", str(qrels), "--strategies", "greedy"]) == 1
+    assert main(["--db", str(db), "simulate", "p1", "--oracle", str(qrels), "--strategies", "greedy"]) == 2  # an unknown strategy: a bad option value
     assert "unknown judging strategy 'greedy'" in capsys.readouterr().err
 
 
