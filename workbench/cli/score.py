@@ -318,7 +318,7 @@ def misses_cmd(
     common.out(render_misses(report.header(), e.run_name, misses, k, fmt))
 
 
-def _warn_shallow(evaluations: Sequence[Evaluation], measures: Sequence[Measure]) -> None:
+def _warn_shallow(evaluations: "Sequence[Evaluation]", measures: "Sequence[Measure]") -> None:
     """One note per run scored at an R@k deeper than it returns: R@k for k > depth D equals R@D for it."""
     from workbench.scoring.measures import R
 
