@@ -454,6 +454,7 @@ class SmallEvaluator:
             if t not in zeroed:
                 wanted = {d for d, g in docs.items() if g >= th}
                 rank_of = {d: r for r, d in enumerate(run.ranked.get(t, ()), 1) if d in wanted}
-            entries = sorted(((-g, i, d) for i, (d, g) in enumerate(docs.items()) if g >= th))
-            out.extend(RelevantDoc(t, d, -neg_g, rank_of.get(d)) for neg_g, _i, d in entries)
+            # grade descending, then doc id in natural order (d2 before d10): the columnar scorer's order
+            entries = sorted(((-g, natural_key(d), i, d) for i, (d, g) in enumerate(docs.items()) if g >= th))
+            out.extend(RelevantDoc(t, d, -neg_g, rank_of.get(d)) for neg_g, _key, _i, d in entries)
         return tuple(out)

@@ -568,6 +568,7 @@ def score_runs(
     set_info: TopicSetInfo | None = None
     set_topics: tuple[str, ...] = ()
     if small is not None:
+        _no_filter_key(filter_key)  # files only: no collection whose topic metadata could hold the key
         from workbench.formats import trec
         from workbench.formats.plain_run import read_small_qrels
 
