@@ -101,15 +101,27 @@ def scores_from_order(doc_ids: Iterable[str]) -> dict[str, float]:
 _DIGITS = re.compile(r"([0-9]+)")
 
 
-def natural_key(id_: str) -> tuple[int, int, tuple[int | str, ...], str]:
-    """Display order of ids: all-digit ids by number first, then the others with their digit runs
-    compared as numbers (``d2`` before ``d10``, ``q9#1`` before ``q10#0``), ties by the id itself.
+def natural_key(id_: str) -> tuple[int, int, str]:
+    """Order of ids in listings and exports: all-digit ids by number first, then the others as strings.
 
-    Only for listing topics and documents to people; ids stay ``str`` and the ranking rule above
-    never uses it.
+    ``2`` before ``10``; ids stay ``str`` and the ranking rule above never uses
+    it. Exported files (qrels versions) and stored choices (a duplicate group's
+    canonical member) are ordered by it, so it must not change between
+    releases; ``display_key`` orders mixed ids for people.
 
     Example:
-        >>> sorted(["10", "2", "b", "a", "d10", "d2", "d1"], key=natural_key)
+        >>> sorted(["10", "2", "b", "a"], key=natural_key)
+        ['2', '10', 'a', 'b']
+    """
+    return (0, int(id_), id_) if id_.isascii() and id_.isdigit() else (1, 0, id_)
+
+
+def display_key(id_: str) -> tuple[int, int, tuple[int | str, ...], str]:
+    """Order of ids in lists people read (miss lists): ``natural_key``, with digit runs inside other
+    ids compared as numbers (``d2`` before ``d10``, ``q9#1`` before ``q10#0``), ties by the id itself.
+
+    Example:
+        >>> sorted(["10", "2", "b", "a", "d10", "d2", "d1"], key=display_key)
         ['2', '10', 'a', 'b', 'd1', 'd2', 'd10']
     """
     if id_.isascii() and id_.isdigit():

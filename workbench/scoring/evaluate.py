@@ -57,7 +57,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from workbench.errors import MissingTopicsError, ValidationError
-from workbench.ranking import natural_key
+from workbench.ranking import display_key, natural_key
 from workbench.scoring.columns import (
     QrelsColumns,
     RankedRun,
@@ -625,7 +625,7 @@ class Evaluator:
         # Topic order, then grade descending, then doc id in natural order (d2 before d10): the order
         # the miss lists print, independent of the qrels file's line order.
         entries = [
-            (pos[c], -g, natural_key(q.doc_ids[i]), i)
+            (pos[c], -g, display_key(q.doc_ids[i]), i)
             for i, (c, g) in enumerate(zip(q.topic_codes.tolist(), q.grades.tolist(), strict=True))
             if g >= th and c in pos
         ]

@@ -42,7 +42,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.errors import MissingTopicsError, ValidationError
-from workbench.ranking import natural_key
+from workbench.ranking import display_key, natural_key
 from workbench.scoring.gains import discounts, gain
 from workbench.scoring.measures import (
     RR,
@@ -455,6 +455,6 @@ class SmallEvaluator:
                 wanted = {d for d, g in docs.items() if g >= th}
                 rank_of = {d: r for r, d in enumerate(run.ranked.get(t, ()), 1) if d in wanted}
             # grade descending, then doc id in natural order (d2 before d10): the columnar scorer's order
-            entries = sorted(((-g, natural_key(d), i, d) for i, (d, g) in enumerate(docs.items()) if g >= th))
+            entries = sorted(((-g, display_key(d), i, d) for i, (d, g) in enumerate(docs.items()) if g >= th))
             out.extend(RelevantDoc(t, d, -neg_g, rank_of.get(d)) for neg_g, _key, _i, d in entries)
         return tuple(out)
