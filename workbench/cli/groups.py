@@ -49,7 +49,7 @@ def list_groups(
 @groups_app.command("offers")
 def offers(
     pool: Annotated[str, typer.Argument(help="The pool version.")],
-    mode: Annotated[str | None, typer.Option(help="offer: list unjudged group members with the judged member's "
+    mode: Annotated[str | None, typer.Option(callback=options.choice("offer", "skip"), help="offer: list unjudged group members with the judged member's "
                                                   "grade pre-filled, for the lead; skip: list them as skipped "
                                                   "(nothing is recorded; score --dedupe groups scores the group "
                                                   "by its judged member). Default: the pool's mode (`workbench "
