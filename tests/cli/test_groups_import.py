@@ -28,7 +28,7 @@ def test_groups_across_imports(tmp_path, capsys):
     d.write_text("g3 d4\ng3 nosuch\ng4 d5\n")  # an unknown id, and a group of one (d5)
     assert main(["--db", str(db), "groups", "import", str(a), "--collection", "c"]) == 0
     assert main(["--db", str(db), "groups", "import", str(b), "--collection", "c"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "1 group(s) from b.tsv: 0 row(s) added to collection c"
+    assert capsys.readouterr().out.splitlines()[-1] == f"1 group(s) from {b}: 0 row(s) added to collection c"
     assert main(["--db", str(db), "groups", "import", str(c), "--collection", "c"]) == 1
     err = capsys.readouterr().err.strip()
     assert err == (f"workbench: error: {c}:2: document 'd1' is already in group 'g1' of collection 'c' (imported "

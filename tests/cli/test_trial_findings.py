@@ -42,7 +42,7 @@ def test_groups_import_names_the_path_as_typed_and_the_line_of_an_unknown_member
     (work / "data" / "groups.tsv").write_text("group_id\tdoc_id\ng1\td1\ng1\td2\ng2\td3\ng2\tnope\n")
     code, _, err = run(capsys, db, "groups", "import", "data/groups.tsv", "--collection", "tiny")
     assert code == 1
-    assert err.startswith("workbench: error: data/groups.tsv:5: expected a document of collection 'tiny'"), err
+    assert err.startswith("workbench: error: data/groups.tsv:5: expected documents of collection 'tiny'"), err
     assert "'nope'" in err and "Traceback" not in err
     code, out, _ = run(capsys, db, "groups", "import", "data/groups.tsv", "--collection", "tiny")
     (work / "data" / "ok.tsv").write_text("g1\td1\ng1\td2\n")

@@ -30,7 +30,7 @@ def import_groups(
     store = common.STATE.store(client="workbench groups import")
     added = store.add_duplicate_groups(name, groups, source=path.name, version=version or None,
                                      lines=(str(path), lines))
-    common.out(f"{len(groups):,} group(s) from {path.name}: {added:,} row(s) added to collection {name}")
+    common.out(f"{len(groups):,} group(s) from {path}: {added:,} row(s) added to collection {name}")
 
 
 @groups_app.command("list")
