@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from workbench.cli import main
+from tests.cli.helpers import cli
 from workbench.types import Document, Topic
 
 DOCS = [Document("d1", "", "flow"), Document("d2", "", "flow wing"), Document("d3", "", "flow wing drag"),
@@ -23,12 +23,6 @@ YEARS = {"d1": 1960, "d2": 1958, "d3": 1950, "d4": 1956, "d5": 1940, "d6": 1962}
 TOPICS = [Topic("1", "flow"), Topic("2", "heat")]
 # Topic 1: d1 (ineligible: 1960) and d4 are relevant; topic 2: d5.
 QRELS = "1 0 d1 1\n1 0 d4 2\n1 0 d2 0\n2 0 d5 1\n"
-
-
-def cli(capsys, *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

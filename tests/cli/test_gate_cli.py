@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from workbench.cli import main
+from tests.cli.helpers import cli
 from workbench.store import LabelStore
 from workbench.types import Document, RunInfo, Topic
 
@@ -37,12 +37,6 @@ resamples = 1000
 [validity]
 id_audit = "when-available"
 """
-
-
-def cli(capsys, *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ import shutil
 
 import pytest
 
-from workbench.cli import main
+from tests.cli.helpers import cli
 from workbench.scoring.misses import CAUSES
 from workbench.services.judging import Session
 from workbench.services.misses import accept_suggestions, categorised_misses, set_miss_causes
@@ -65,12 +65,6 @@ def db(seeded_db, tmp_path, monkeypatch):
     shutil.copy(seeded_db, path)
     monkeypatch.setenv("WORKBENCH_DB", str(path))
     return path
-
-
-def cli(capsys, *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _list(path, qrels="toy-v1", run="bm25", k=1):

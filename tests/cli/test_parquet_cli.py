@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.cli.helpers import cli
 from tests.cli.test_ingest import beir_folder, table_counts
 from workbench.cli import main
 from workbench.store import LabelStore
@@ -18,12 +19,6 @@ RUN = {"topic_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "d10", "d9", "x", 
        "score": [3.0, 2.0, 2.0, 1.0, 0.5], "rank": [1, 2, 3, 1, 2]}
 QRELS_TEXT = "1 0 a 1\n1 0 d9 2\n1 0 z 1\n2 0 c 1\n3 0 q 0\n"
 RUN_TEXT = "1 Q0 a 1 3.0 bm25\n1 Q0 d10 2 2.0 bm25\n1 Q0 d9 3 2.0 bm25\n2 Q0 x 1 1.0 bm25\n2 Q0 c 2 0.5 bm25\n"
-
-
-def cli(capsys, *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from workbench.cli import main
+from tests.cli.helpers import cli
 from workbench.store import LabelStore
 from workbench.types import Document, RunInfo, Topic
 
@@ -21,12 +21,6 @@ QRELS = "1 0 a 1\n1 0 d9 2\n1 0 z 1\n2 0 c 1\n3 0 q 0\n"
 RUN_A = "1 Q0 a 1 3.0 bm25\n1 Q0 d10 2 2.0 bm25\n1 Q0 d9 3 2.0 bm25\n2 Q0 x 1 1.0 bm25\n2 Q0 c 2 0.5 bm25\n"
 RUN_B = "1 Q0 d10 1 3.0 dense\n1 Q0 a 2 2.0 dense\n2 Q0 c 1 1.0 dense\n"
 # Run A, topic 1 in trec_eval order: a (3.0), d9 and d10 tie at 2.0 -> d9 before d10 (doc_id descending).
-
-
-def cli(capsys, *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -18,16 +18,10 @@ import json
 
 import pytest
 
-from workbench.cli import main
+from tests.cli.helpers import cli
 
 RUN = "1 Q0 1 1 0.9 r\n1 Q0 2 2 0.8 r\n2 Q0 2 1 0.8 r\n2 Q0 3 2 0.3 r\n3 Q0 3 1 0.5 r\n"
 QRELS = "1 0 1 1\n2 0 2 1\n2 0 1 1\n2 0 3 1\n3 0 3 1\n"
-
-
-def cli(capsys, *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import json
 import duckdb
 import pytest
 
-from workbench.cli import main
+from tests.cli.helpers import cli
 from workbench.store import LabelStore
 from workbench.store.schema import DDL_V1
 from workbench.types import Document, Topic
@@ -19,12 +19,6 @@ QRELS = ("1 0 a 1\n2 0 b 1\n" + "".join(f"3 0 c{i} 1\n" for i in range(3)) + "".
 RUN_A = ("1 Q0 a 1 3 A\n2 Q0 x 1 3 A\n3 Q0 c0 1 3 A\n3 Q0 c1 2 2 A\n4 Q0 e0 1 3 A\n5 Q0 f0 1 3 A\n5 Q0 f1 2 2 A\n"
          "6 Q0 g0 1 3 A\n")
 RUN_B = "1 Q0 a 1 3 B\n2 Q0 b 1 3 B\n3 Q0 c0 1 3 B\n4 Q0 y 1 3 B\n5 Q0 f0 1 3 B\n6 Q0 g0 1 3 B\n6 Q0 g1 2 2 B\n"
-
-
-def cli(capsys, *argv: object) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

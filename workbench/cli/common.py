@@ -80,3 +80,16 @@ def out(text: str) -> None:
         text = printable(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
+
+
+def emit(text: str, path: Path | None) -> None:
+    """Text output: on stdout (``out``) when ``path`` is None, else written to ``path`` atomically
+    (``formats.io.atomic_write``; ``-`` is stdout there too), with ``wrote PATH`` on stderr."""
+    if path is None:
+        out(text)
+        return
+    from workbench.formats.io import atomic_write
+
+    with atomic_write(path) as f:
+        f.write(text)
+    info(f"wrote {path}")

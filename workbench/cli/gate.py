@@ -70,7 +70,7 @@ def gate(
     permutation test, critical topics (any lost relevant document fails), slice floors, eligibility leaks.
     With several gated measures, p-values and intervals are corrected (Holm-Bonferroni by default)."""
     from workbench.errors import UnknownNameError, WorkbenchError
-    from workbench.formats.io import atomic_write, check_writable
+    from workbench.formats.io import check_writable
     from workbench.reports_gate import check_gate_format, render_gate
     from workbench.services.gate import GateUsageError, run_gate
 
@@ -92,9 +92,7 @@ def gate(
         _fail(f"gate INVALID: the comparison could not be made: {e}", 2)
     text = render_gate(report, fmt, max_topics=max_topics)
     if out is not None:
-        with atomic_write(out, "w") as f:
-            f.write(text)
-        common.info(f"wrote {out}")
+        common.emit(text, out)
     common.out(text)
     common.info(f"workbench gate: {report.verdict.upper()} (exit {report.exit_code}) [elapsed] {report.seconds:.2f} s")
     raise typer.Exit(report.exit_code)

@@ -52,8 +52,6 @@ def users_add(
     ] = None,
 ) -> None:
     """Add a user; prints the access token on stdout (only its hash is stored)."""
-    if role not in ("assessor", "lead"):
-        raise UsageError(f"expected --role assessor or lead, found {role!r}")
     store = common.STATE.store(client="workbench users add")
     if lead is not None:
         store.authenticate(lead, lead_token or "")
@@ -141,8 +139,6 @@ def agreement(
     """Cohen's weighted kappa per assessor pair and Krippendorff's alpha per topic and overall (TSV)."""
     from workbench.services import judging as svc
 
-    if weights not in ("linear", "quadratic"):
-        raise UsageError(f"expected --weights linear or quadratic, found {weights!r}")
     store = common.STATE.store(client="workbench agreement")
     rep = svc.agreement(store, pool, weights=weights)  # type: ignore[arg-type]
     common.out("figure\tscope\tvalue\tn_items\tnote")
@@ -181,8 +177,6 @@ def publish(
     """Publish the final grades of a pool version as an immutable qrels version (lead only)."""
     from workbench.services import judging as svc
 
-    if fmt not in PUBLISH_FORMATS:
-        raise UsageError(f"expected --format one of {', '.join(PUBLISH_FORMATS)}, found {fmt!r}")
 
     store, session = _lead_session("workbench publish", lead, token)
     res = svc.publish(store, session, pool, name, rule=rule, parent_version=parent,

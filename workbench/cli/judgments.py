@@ -47,12 +47,9 @@ def import_(
     duration_ms (or duration in seconds), timestamp (ISO 8601), assessor. Prints which pooled documents
     the file covered and which it did not.
     """
-    from workbench.formats.judgments import IN_FORMATS
     from workbench.services import judging as svc
     from workbench.services.judgments_io import import_judgments
 
-    if fmt is not None and fmt not in IN_FORMATS:
-        raise UsageError(f"expected --format one of {', '.join(IN_FORMATS)}, found {fmt!r}")
     store = common.STATE.store(client="workbench judgments import")
     session = svc.sign_in(store, lead, token)
     r = import_judgments(store, session, file, pool_version=pool, assessor=assessor, fmt=fmt,  # type: ignore[arg-type]
@@ -86,11 +83,9 @@ def export(
 ) -> None:
     """Export judgments as CSV, JSON lines or Parquet: topic_id, doc_id, assessor, grade, unsure, note,
     duration_ms, timestamp, pool_version, rubric_version, judgment_id."""
-    from workbench.formats.judgments import OUT_FORMATS, render_judgments, write_judgments
+    from workbench.formats.judgments import render_judgments, write_judgments
     from workbench.services.judgments_io import export_rows
 
-    if fmt not in OUT_FORMATS:
-        raise UsageError(f"expected --format one of {', '.join(OUT_FORMATS)}, found {fmt!r}")
     if fmt == "parquet" and out is None:
         raise UsageError("--format parquet writes a binary file: give --out FILE.parquet")
     store = common.STATE.store(client="workbench judgments export")

@@ -16,12 +16,6 @@ import typer
 from workbench.cli import app, common, options
 
 
-def _check_cause(cause: str) -> None:
-    from workbench.scoring.misses import check_cause
-
-    check_cause(cause)
-
-
 @app.command("miss-cause")
 def miss_cause(
     run: Annotated[str, typer.Argument(help="The stored run whose miss it is.")],
@@ -33,7 +27,7 @@ def miss_cause(
     topic: Annotated[str | None, typer.Option(help="The topic of the miss.")] = None,
     doc: Annotated[str | None, typer.Option(help="The relevant document missed.")] = None,
     cause: Annotated[str | None, typer.Option(
-        callback=options.checked(lambda v: _check_cause(v)),
+        callback=options.miss_cause,
         help="The cause: not indexed, filtered out, chunk boundary, found deeper, vocabulary mismatch, "
              "beyond depth or uncategorised.")] = None,
     note: Annotated[str | None, typer.Option(help="Why (required with --cause).")] = None,

@@ -265,6 +265,12 @@ def _check_rule(v: str) -> None:
     get_rule(v)
 
 
+def _check_cause(v: str) -> None:
+    from workbench.scoring.misses import check_cause
+
+    check_cause(v)
+
+
 def _check_strategies(v: str) -> None:
     from workbench.services.simulation import parse_strategies
 
@@ -279,3 +285,5 @@ stopping: Callback = checked(_check_stopping)
 """A callback for a per-topic stopping rule spec (``knee(min_judged=30)``; empty = none)."""
 final_grade_rule: Callback = checked(_check_rule)
 """A callback for a final-grade rule name (``median``, ``majority``, ``max``, ``min``)."""
+miss_cause: Callback = checked(_check_cause)
+"""A callback for a miss cause (``found deeper``, ``vocabulary mismatch``, ...; ``scoring.misses.check_cause``)."""

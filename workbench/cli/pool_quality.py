@@ -8,14 +8,8 @@ import typer
 
 from workbench.cli import common, options
 from workbench.cli.pool import pool_app
-from workbench.errors import UsageError
 
 FORMATS = ("table", "tsv", "json")
-
-
-def _check(fmt: str) -> None:
-    if fmt not in FORMATS:
-        raise UsageError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
 
 
 @pool_app.command("reusability")
@@ -34,7 +28,6 @@ def reusability(
     from workbench.reports_pool_quality import render_reusability
     from workbench.services.pool_quality import reusability as analyse
 
-    _check(fmt)
     store = common.STATE.store(client="workbench pool reusability")
     rep = analyse(store, pool, qrels, k=k, rel=rel)
     common.out(render_reusability(rep, fmt))
@@ -57,7 +50,6 @@ def bias(
     from workbench.reports_pool_quality import render_bias
     from workbench.services.pool_quality import bias as analyse
 
-    _check(fmt)
     store = common.STATE.store(client="workbench pool bias")
     common.out(render_bias(analyse(store, pooled, full, k=k, rel=rel), fmt))
 

@@ -199,14 +199,7 @@ def score(
     else:
         text = render_scores(report.header(), report.evaluations, fmt, per_topic=per_topic, slices=report.slices,
                              slice_keys=report.slice_keys)
-        if out is None:
-            common.out(text)
-        else:
-            from workbench.formats.io import atomic_write
-
-            with atomic_write(out) as f:
-                f.write(text)
-            common.info(f"wrote {out}")
+        common.emit(text, out)
 
 
 def _score_units(runs: list[str], qrels: str, options: object, measure: list[str] | None, k: str | None, rel: int,
@@ -224,14 +217,7 @@ def _score_units(runs: list[str], qrels: str, options: object, measure: list[str
                          slice_min_topics=min_topics, filters=filters, filter_key=filter_key,
                          strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
     text = render_units(report, fmt)
-    if out is None:
-        common.out(text)
-    else:
-        from workbench.formats.io import atomic_write
-
-        with atomic_write(out) as f:
-            f.write(text)
-        common.info(f"wrote {out}")
+    common.emit(text, out)
 
 
 @app.command("compare")
@@ -289,7 +275,7 @@ def misses_cmd(
                              "vocabulary mismatch, beyond depth, uncategorised) with its evidence, counts per cause and the "
                              "residue; the list is kept per run and qrels version, a lead's causes win.")] = False,
     cause: Annotated[str | None, typer.Option(
-        "--cause", callback=options.checked(lambda v: _check_cause(v)),
+        "--cause", callback=options.miss_cause,
                    help="With --categorise: list only the misses of this cause (the counts stay whole).")] = None,
     collection: CollectionOpt = None,
 ) -> None:
@@ -330,12 +316,6 @@ def _warn_shallow(evaluations: "Sequence[Evaluation]", measures: "Sequence[Measu
             common.info(f"workbench: note: run {e.run_name!r} returns at most {depth} document(s) per topic: R@k for "
                         f"k > {depth} equals R@{depth} for it ({', '.join(deeper)}); a deeper run is needed to "
                         "measure them")
-
-
-def _check_cause(cause: str) -> None:
-    from workbench.scoring.misses import check_cause
-
-    check_cause(cause)
 
 
 def _warn_depth(e: "Evaluation", k: int) -> None:

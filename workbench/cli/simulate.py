@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from workbench.cli import app, common, options
-from workbench.errors import UsageError
 
 
 @app.command("simulate")
@@ -40,11 +39,9 @@ def simulate(
     writes nothing to the store. Example: workbench simulate cranfield-pool-v1 --oracle cranfield-reference"""
     from workbench.formats.io import check_writable, check_writable_folder
     from workbench.reports import CHART_SUFFIXES, save_chart
-    from workbench.reports_simulation import SIM_FORMATS, render_simulation, simulation_chart
+    from workbench.reports_simulation import render_simulation, simulation_chart
     from workbench.services.simulation import simulate_stored_pool
 
-    if fmt not in SIM_FORMATS:
-        raise UsageError(f"expected --format {', '.join(SIM_FORMATS)}, found {fmt!r}")
     # Output targets first: a bad one fails before minutes of simulation, and nothing is written.
     for path in plot or []:
         check_writable(path, what="--plot", suffixes=CHART_SUFFIXES)

@@ -45,6 +45,7 @@ from workbench.formats.trec import (
     check_grade,
     check_id,
     iter_columns,
+    iter_json_objects,
     read_text,
     shown_id,
 )
@@ -289,16 +290,7 @@ def _read_csv(path: str | Path) -> list[JudgmentLine]:
 def _read_jsonl(path: str | Path) -> list[JudgmentLine]:
     p = str(path)
     out = []
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputFormatError(p, lineno, f"expected a JSON object, found invalid JSON ({e.msg} at column "
-                                              f"{e.colno}). Fix or remove the line.") from None
-        if not isinstance(obj, dict):
-            raise InputFormatError(p, lineno, f"expected a JSON object, found a JSON {type(obj).__name__}.")
+    for lineno, obj in iter_json_objects(path):
         keyed = {key: next((obj[n] for n in names if n in obj), None) for key, names in _ALIASES.items()}
         out.append(_line(p, lineno, keyed))
     return out

@@ -52,6 +52,15 @@ def small_text_file(path: str | Path, max_bytes: int = SMALL_RUN_BYTES) -> int |
     Anything that is not a regular file (``-``, a FIFO, a folder) is None without being opened;
     ``-`` is standard input even when a file named ``-`` exists in the current folder.
     """
+    found = _small_bytes(path, max_bytes, head=4)
+    return None if found is None or found[1] == b"PAR1" else found[0]
+
+
+def _small_bytes(path: str | Path, max_bytes: int, *, head: int = -1) -> tuple[int, bytes] | None:
+    """(size, the first ``head`` bytes, all with -1) of a non-empty regular file of at most ``max_bytes``, else None.
+
+    ``-`` (standard input, even beside a file named ``-``), FIFOs and folders are None without being opened.
+    """
     if str(path) == "-":
         return None
     try:
@@ -59,7 +68,7 @@ def small_text_file(path: str | Path, max_bytes: int = SMALL_RUN_BYTES) -> int |
         if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= max_bytes:
             return None
         with open(path, "rb") as f:
-            return None if f.read(4) == b"PAR1" else st.st_size
+            return st.st_size, f.read(head)
     except OSError:
         return None
 
@@ -82,16 +91,12 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
         >>> read_small_run("bm25.run").ranked["1"][:3]  # doctest: +SKIP
         ['d12', 'd7', 'd3']
     """
-    if str(path) == "-":  # standard input, never a file named '-'
+    found = _small_bytes(path, max_bytes)
+    if found is None:
         return None
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= max_bytes:
-            return None
-        with open(path, "rb") as f:
-            data = f.read()
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = found[1].decode("utf-8")
+    except UnicodeDecodeError:
         return None
     if text.startswith(("\ufeff", "PAR1")) or any(c in text for c in _ODD):
         return None

@@ -20,31 +20,16 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from workbench.errors import UnknownNameError, ValidationError
+from workbench.scoring.results import ValueRow
 from workbench.store.core import StoreCore
 from workbench.text import check_name
 
-
-class EvaluationRow(NamedTuple):
-    """One row of the ``evaluations`` table (before it gets its id and time).
-
-    Attributes:
-        measure: canonical measure name, e.g. ``R@100``.
-        aggregate: ``macro`` | ``micro`` | ``ceiling`` | ``optimistic`` | ``unjudged`` | a topic_id.
-        value: full-precision value.
-        numerator: e.g. relevant hits, or the sum of per-topic values for ``macro``.
-        denominator: e.g. |R|, or the number of topics for ``macro``.
-        n_topics: topics behind the value (1 for a per-topic row).
-    """
-
-    measure: str
-    aggregate: str
-    value: float
-    numerator: float
-    denominator: float
-    n_topics: int
+EvaluationRow = ValueRow
+"""One row of the ``evaluations`` table (before it gets its id and time): the scorer's long-form
+``scoring.results.ValueRow`` (measure, aggregate, value, numerator, denominator, n_topics), stored as is."""
 
 
 @dataclass(frozen=True)
