@@ -298,8 +298,11 @@ def _order(cols: RunColumns) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]
     ok = bool(np.all((codes[1:] > codes[:-1]) | (same_topic & (sc[1:] <= sc[:-1]))))
     order: np.ndarray | None = None if ok else np.lexsort((-sc, codes))
     sc_o = sc if order is None else sc[order]
-    co_o = codes if order is None else codes[order]
-    tie = (sc_o[1:] == sc_o[:-1]) & (co_o[1:] == co_o[:-1])
+    if order is None:
+        tie = (sc[1:] == sc[:-1]) & same_topic
+    else:
+        co_o = codes[order]
+        tie = (sc_o[1:] == sc_o[:-1]) & (co_o[1:] == co_o[:-1])
     if not tie.any():
         return order, empty, empty
     # Rows in tie groups: i and i+1 for each tie at i; resolve by doc words descending.
@@ -336,7 +339,7 @@ def _segment_grid(values: np.ndarray, codes: np.ndarray, starts: np.ndarray, wid
     m = len(values)
     lengths = np.diff(starts)
     if m == n_topics * width and np.all(lengths == width):
-        return values.reshape(n_topics, width).copy()
+        return np.array(values.reshape(n_topics, width), copy=True, order="C")
     grid = np.full((n_topics, width), np.iinfo(values.dtype).max, dtype=values.dtype)
     flat = grid.reshape(-1)
     shift = np.arange(n_topics, dtype=np.int64) * width - starts[:-1]  # flat index = row + shift[code]
@@ -364,8 +367,9 @@ def _find_duplicates(codes: np.ndarray, words: np.ndarray, starts: np.ndarray, h
     if n_topics * longest <= 2 * m + 1024:
         # The high 31 bits suffice to find suspect topics (half the bytes to sort of 64-bit keys);
         # a chance collision only adds a topic to the exact check below. 31 bits < the uint32 padding.
+        # (A strided view of h's high halves: the grid below is its only copy.)
         halves = np.ascontiguousarray(h).view(np.uint32)
-        h31 = np.ascontiguousarray(halves[1::2] if np.little_endian else halves[0::2])
+        h31 = halves[1::2] if np.little_endian else halves[0::2]
         grid = _segment_grid(h31, codes, starts, longest)
         grid.sort(axis=1)
         eq = (grid[:, 1:] == grid[:, :-1]) & (grid[:, 1:] != np.uint32(0xFFFFFFFF))
@@ -405,6 +409,15 @@ def _compact(arr: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return arr[:out]
 
 
+def _starts(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """int64 (n_codes + 1,): the rows of code c are ``starts[c]:starts[c+1]`` in non-decreasing ``codes``.
+
+    A binary search per code (the codes are in canonical order), not a pass over the rows.
+    """
+    starts: np.ndarray = np.searchsorted(codes, np.arange(n_codes + 1, dtype=codes.dtype), side="left")
+    return starts.astype(np.int64, copy=False)
+
+
 def rank_run(cols: RunColumns, *, reuse: bool = False) -> RankedRun:
     """Order a run canonically and drop repeated doc ids.
 
@@ -434,9 +447,7 @@ def rank_run(cols: RunColumns, *, reuse: bool = False) -> RankedRun:
             words = words.copy()
         words[tie_rows] = moved
     n_codes = len(cols.topic_ids)
-    counts = np.bincount(codes, minlength=n_codes) if len(codes) else np.zeros(n_codes, dtype=np.int64)
-    starts = np.zeros(n_codes + 1, dtype=np.int64)
-    np.cumsum(counts, out=starts[1:])
+    starts = _starts(codes, n_codes)
     h = hash_words(words)
     h >>= _U64(1)
     drop = _find_duplicates(codes, words, starts, h)
@@ -451,8 +462,7 @@ def rank_run(cols: RunColumns, *, reuse: bool = False) -> RankedRun:
         else:
             codes, words = codes[keep], words[keep]
         h = _compact(h, keep)
-        counts = np.bincount(codes, minlength=n_codes)
-        np.cumsum(counts, out=starts[1:])
+        starts = _starts(codes, n_codes)
     return RankedRun(
         topic_ids=cols.topic_ids,
         topic_codes=codes,
