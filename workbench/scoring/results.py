@@ -169,7 +169,8 @@ class Evaluation:
         out: dict[Measure, tuple[str, ...]] = {}
         for m in self.measures:
             if isinstance(m, Judged):
-                none = tuple(t for t in self.topics if math.isnan(self.per_topic[m][t].value))
+                values = topic_value_list(self.per_topic[m], self.topics)
+                none = tuple(t for t, v in zip(self.topics, values, strict=True) if math.isnan(v))
                 if none:
                     out[m] = none
         return out
@@ -190,6 +191,23 @@ class Evaluation:
     def n_duplicates(self) -> int:
         """Total duplicate lines dropped."""
         return sum(self.duplicates.values())
+
+
+def topic_value_list(per_topic: Mapping[str, TopicMetric], topics: tuple[str, ...]) -> list[float]:
+    """The values of one measure's per-topic mapping for ``topics``, in order, as floats.
+
+    The columnar scorer's mappings (``scoring.evaluate.TopicMetrics``) give them
+    from their arrays at once (``value_list``), without a ``TopicMetric`` per
+    topic; any other mapping is read topic by topic.
+
+    Raises:
+        KeyError: a topic that is not in the mapping.
+    """
+    fast = getattr(per_topic, "value_list", None)
+    if fast is not None:
+        values: list[float] = fast(topics)
+        return values
+    return [per_topic[t].value for t in topics]
 
 
 def _as_measure(measure: Measure | str) -> Measure:

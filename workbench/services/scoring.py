@@ -50,6 +50,7 @@ from workbench.scoring.results import (
     MissingPolicy,
     RelevantDoc,
     check_policy,
+    topic_value_list,
     value_rows,
 )
 from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow, slice_table
@@ -786,7 +787,10 @@ def run_warnings(run_ref: RunRef, e: Evaluation, qref: QrelsRef, *, trust_file_o
     if e.n_duplicates:
         out.append(f"run {run_ref.name!r}: {e.n_duplicates} duplicate line(s) dropped (best rank kept)")
     for m, tm in e.per_topic.items():
-        bad = [t for t in e.topics if not isinstance(m, Judged) and not math.isfinite(tm[t].value)]
+        if isinstance(m, Judged):
+            continue
+        values = topic_value_list(tm, e.topics)
+        bad = [t for t, v in zip(e.topics, values, strict=True) if not math.isfinite(v)]
         if bad:
             out.append(
                 f"run {run_ref.name!r}: {m} is not a finite number for {len(bad)} topic(s) "
