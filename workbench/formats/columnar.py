@@ -39,6 +39,7 @@ from workbench.scoring.columns import (
     pack_ids,
     qrels_columns_from_mapping,
     run_columns_from_mapping,
+    with_small_pages,
     words_for,
 )
 
@@ -423,6 +424,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
     )
 
 
+@with_small_pages
 def read_run_columns(path: str | Path, *, trust_file_order: bool = False) -> RunColumns:
     """Read a TREC run file or a Parquet run into ``RunColumns`` (the scorer's input).
 

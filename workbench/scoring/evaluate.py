@@ -67,6 +67,7 @@ from workbench.scoring.columns import (
     rank_run,
     run_columns_from_mapping,
     widen,
+    with_small_pages,
 )
 from workbench.scoring.gains import discounts
 from workbench.scoring.measures import (
@@ -356,6 +357,7 @@ class Evaluator:
 
     # -- scoring -------------------------------------------------------------------
 
+    @with_small_pages
     def evaluate(
         self,
         run: Run | RunColumns | RankedRun,
