@@ -33,6 +33,18 @@ NAME_MAX = 200
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 """A character refused in names and ids: a control character or an invisible bidi/zero-width format character."""
 
+CONTROL_BYTES = bytes([*range(0, 10), *range(11, 32), 127])
+"""The single-byte (ASCII) control characters but LF, as bytes of UTF-8 text: a file's
+other control characters (C1) and ``UNSAFE`` format characters are multi-byte."""
+
+UNSAFE_NON_ASCII = re.compile(UNSAFE.pattern.replace("\x00-\x1f\x7f-\x9f", "\x80-\x9f"))
+"""The ``UNSAFE`` characters above ASCII (C1 controls, bidi and zero-width marks): with a byte check
+for ``CONTROL_BYTES``, the check of whole files whose LF, tab and CR are separators."""
+
+NOT_CONTROL_BYTES = bytes(sorted(set(range(256)) - set(CONTROL_BYTES)))
+"""Every other byte value: ``data.translate(None, NOT_CONTROL_BYTES)`` is the control bytes of ``data``
+(one C pass, no regex), empty when it holds none."""
+
 _SHOWN_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # tab and newline keep their layout role
 
 

@@ -61,8 +61,12 @@ def test_out_dash_is_standard_output_for_text_and_refused_for_parquet(project, c
     code, out, err = run(capsys, db, "score", "imp", "--qrels", "tiny-reference", "--out", "-", "--format", "tsv")
     assert code == 0, err
     assert out.startswith("#") or "\t" in out
+    # Binary output to standard output is a usage error (exit 2), refused before any work.
     code, out, err = run(capsys, db, "judgments", "export", "tiny-pool-v1", "--format", "parquet", "--out", "-")
-    assert code == 1
-    assert err.strip().endswith("--out -: this output is binary (e.g. Parquet); standard output takes text only. "
-                                "Give a file path.")
+    assert (code, out) == (2, "")
+    assert err.strip().endswith("--format parquet writes a binary file: give --out FILE.parquet "
+                                "(standard output takes text only)")
+    code, out, err = run(capsys, db, "score", "imp", "--qrels", "tiny-reference", "--format", "parquet", "--out", "-")
+    assert (code, out) == (2, "")
+    assert "[starting]" not in err and err.strip().endswith("(standard output takes text only).")
     assert not (tmp_path / "-").exists()

@@ -191,16 +191,43 @@ def test_scores_are_read_as_python_reads_them(write, monkeypatch):
     assert cols.scores.tolist() == [float(v) for v in values]
 
 
-def test_odd_bytes_in_ids_are_kept_by_the_scorer_and_refused_by_the_strict_reader(write, monkeypatch):
-    # the strict reader (run import: ids stored) refuses control characters (file:line); scoring a file
-    # stores nothing and keeps them (NOTE: the columnar reader does not refuse them yet)
-    text = "1 Q0 a\x1cb 1 2.0 s\n1 Q0 é 2 1.0 s\nt\x1f Q0 c 1 1.0 s"         # no final newline
-    cols = columnar.read_run_columns(write("o.trec", text))
-    with pytest.raises(InputFormatError, match=r":1: expected no control characters, found \\x1c in column 3"):
-        trec.read_run(write("o2.trec", text))
-    e = Evaluator({"1": {"a\x1cb": 1, "é": 1}, "t\x1f": {"c": 1}}, ["R@1"]).evaluate(cols)
-    assert cols.topic_ids == ("1", "t\x1f") and cols.n_lines == 3
-    assert e.value("R@1", "1") == 0.5 and e.value("R@1", "t\x1f") == 1.0
+@pytest.mark.parametrize(
+    "line, shown",
+    [
+        ("1 Q0 a\x1cb 2 1.0 s", r"found \\x1c in column 3"),          # a separator byte the CSV parser keeps
+        ("t\x1f Q0 c 2 1.0 s", r"found \\x1f in column 1"),           # in the topic id
+        ("1 Q0 \x00 2 1.0 s", r"found \\x00 in column 3"),            # NUL
+        ("1 Q0 a\x7f 2 1.0 s", r"found \\x7f in column 3"),           # DEL
+        ("1 Q\x1b0 c 2 1.0 s", r"found \\x1b in column 2"),           # the Q0 column, read by nobody
+        ("1 Q0 d\x9b2 2 1.0 s", r"found \\x9b in column 3"),          # a C1 control (two UTF-8 bytes)
+        ("1 Q0 d\u202e2 2 1.0 s", r"found \\u202e in column 3"),      # a bidi override (Trojan Source)
+        ("1 Q0 c 2 1.0 s\x07", r"found \\x07 in column 6"),           # in the run tag
+    ],
+)
+def test_control_characters_in_any_column_are_refused_by_the_fast_readers_as_by_the_strict_one(write, line, shown):
+    # Regression (issue 9): the fast readers kept them, so scoring a file accepted what importing it refused.
+    text = "1 Q0 é 1 2.0 s\n" + line + "\n" + "1 Q0 z 3 0.5 s\n"
+    for read in (columnar.read_run_columns, trec.read_run):
+        with pytest.raises(InputFormatError, match=r":2: expected no control characters, " + shown) as e:
+            read(write("o.trec", text))
+        assert e.value.line == 2
+
+
+def test_control_characters_are_found_in_a_later_slice(write, monkeypatch):
+    monkeypatch.setattr(columnar, "SLICE_BYTES", 64)
+    lines = [f"1 Q0 d{i} {i + 1} {100 - i}.0 s\n" for i in range(40)]
+    lines[37] = "1 Q0 d\x0537 38 63.0 s\n"
+    with pytest.raises(InputFormatError, match=r":38: expected no control characters, found \\x05"):
+        columnar.read_run_columns(write("late.trec", "".join(lines)))
+
+
+def test_non_ascii_ids_without_control_characters_take_the_fast_path(write, monkeypatch):
+    _no_fallback(monkeypatch)
+    text = "1 Q0 é 1 2.0 s\n1 Q0 naïve 2 1.0 s\nτ Q0 日本 1 1.0 s\n1 Q0 a\u200db 3 0.5 s\n"  # ZWJ is no bidi mark
+    cols = columnar.read_run_columns(write("u.trec", text))
+    e = Evaluator({"1": {"naïve": 1, "a\u200db": 1}, "τ": {"日本": 1}}, ["R@2"]).evaluate(cols)
+    assert cols.topic_ids == ("1", "τ") and cols.n_lines == 4
+    assert e.value("R@2", "1") == 0.5 and e.value("R@2", "τ") == 1.0
 
 
 def test_bytes_that_are_not_utf8_name_the_line(write):

@@ -83,11 +83,13 @@ def export(
 ) -> None:
     """Export judgments as CSV, JSON lines or Parquet: topic_id, doc_id, assessor, grade, unsure, note,
     duration_ms, timestamp, pool_version, rubric_version, judgment_id."""
+    from workbench.formats.io import STDOUT
     from workbench.formats.judgments import render_judgments, write_judgments
     from workbench.services.judgments_io import export_rows
 
-    if fmt == "parquet" and out is None:
-        raise UsageError("--format parquet writes a binary file: give --out FILE.parquet")
+    if fmt == "parquet" and (out is None or str(out) == STDOUT):
+        raise UsageError("--format parquet writes a binary file: give --out FILE.parquet "
+                         "(standard output takes text only)")
     store = common.STATE.store(client="workbench judgments export")
     rows = export_rows(store, pool, assessor=assessor, history=history)
     if out is None:

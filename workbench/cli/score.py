@@ -143,7 +143,7 @@ def score(
     Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
     completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
     from workbench.errors import UsageError
-    from workbench.formats.io import check_writable
+    from workbench.formats.io import STDOUT, check_writable
     from workbench.reports import (
         CHART_SUFFIXES,
         check_format,
@@ -154,8 +154,9 @@ def score(
     from workbench.reports import FORMATS as ALL_FORMATS
     from workbench.services.scoring import ScoreReport, score_runs
 
-    if check_format(fmt, ALL_FORMATS) == "parquet" and out is None:
-        raise UsageError("--format parquet writes a binary file: give it with --out FILE.parquet.")
+    if check_format(fmt, ALL_FORMATS) == "parquet" and (out is None or str(out) == STDOUT):
+        raise UsageError("--format parquet writes a binary file: give it with --out FILE.parquet "
+                         "(standard output takes text only).")
     # Output targets before any work: a bad one must not fail the command after it recorded evaluations.
     if plot is not None:
         check_writable(plot, what="--plot", suffixes=CHART_SUFFIXES)

@@ -42,6 +42,7 @@ from workbench.scoring.columns import (
     with_small_pages,
     words_for,
 )
+from workbench.text import CONTROL_BYTES, UNSAFE_NON_ASCII
 
 SLICE_BYTES = 32 << 20
 """Bytes parsed per slice: bounds the parser's memory to a few times this."""
@@ -50,8 +51,10 @@ SMALL_BYTES = 24 << 20
 """Run files up to this size are parsed without pyarrow (``_read_small``); measured
 crossover on 2 cores: about 40 MB, where pyarrow's import (0.15-0.3 s) is repaid."""
 
-_ODD_WHITESPACE = np.zeros(256, dtype=bool)
-_ODD_WHITESPACE[[9, 11, 12, 13]] = True
+_STRICT_ONLY = np.zeros(256, dtype=bool)
+"""Bytes that send a file to the strict reader: tab, VT, FF and CR (it splits columns on
+them) and every other ASCII control character but LF (it refuses them in ids, with file:line)."""
+_STRICT_ONLY[list(CONTROL_BYTES)] = True
 _SEPARATOR = np.zeros(256, dtype=bool)
 _SEPARATOR[[10, 32]] = True
 _LINE = np.array([32, 32, 32, 32, 32, 10], dtype=np.uint8)
@@ -186,6 +189,27 @@ def _column_bytes(raw: np.ndarray, starts: np.ndarray, lengths: np.ndarray, widt
     return out
 
 
+def _has_control_or_unsafe(block: bytearray, length: int, raw: np.ndarray) -> bool:
+    """Whether a slice holds an ASCII control character other than LF, or DEL, or (in
+    non-ASCII text) another ``text.UNSAFE`` character. ``raw`` is the slice as uint8
+    (a copy); ``block[:length]`` holds the same bytes and is overwritten (scratch).
+
+    Vectorised, without a per-byte table: ``(b ^ 0x0A) - 1`` (uint8, wrapping) maps LF
+    to 255, the other bytes below 0x20 to 0..30 and every byte from 0x20 up to 31 or
+    more, so one minimum answers for all of them. DEL is one ``find``; only a slice
+    with bytes above 0x7F is decoded and searched for C1 controls and bidi or
+    zero-width characters.
+    """
+    if block.find(b"\x7f", 0, length) >= 0:
+        return True
+    if int(raw.max()) >= 0x80 and UNSAFE_NON_ASCII.search(bytes(block[:length]).decode("utf-8", "replace")):
+        return True
+    s = np.frombuffer(block, dtype=np.uint8, count=length)
+    np.bitwise_xor(raw, 0x0A, out=s)
+    np.subtract(s, 1, out=s)
+    return int(s.min()) < 31
+
+
 def _read_small(data: bytes, trust_file_order: bool) -> RunColumns:
     """``RunColumns`` of a whole run file held in memory, with numpy only (no pyarrow, no Python
     object per line).
@@ -205,11 +229,12 @@ def _read_small(data: bytes, trust_file_order: bool) -> RunColumns:
         data += b"\n"
     if not data.isascii():
         try:
-            data.decode("utf-8")
+            if UNSAFE_NON_ASCII.search(data.decode("utf-8")):  # C1 controls, bidi and zero-width characters
+                raise _Fallback
         except UnicodeDecodeError:
             raise _Fallback from None
     raw = np.frombuffer(data, dtype=np.uint8)
-    if _ODD_WHITESPACE[raw].any():  # the strict reader also splits on these
+    if _STRICT_ONLY[raw].any():  # separators the strict reader splits on, control characters it refuses
         raise _Fallback
     # Separators (spaces and line ends) must come as 5 spaces then a line end, never two in a
     # row and never first: exactly 6 non-empty columns on every line, no blank line.
@@ -281,8 +306,9 @@ def _parsed_slices(f, size: int, pool, options) -> Iterator[tuple[int, int, Any]
     slice i + 1, i.e. once it is done with slice i's table.
 
     Raises:
-        _Fallback: other whitespace than spaces and LF, or a slice pyarrow
-            cannot parse with the fast path's types (the strict reader decides).
+        _Fallback: other whitespace than spaces and LF, a control character,
+            or a slice pyarrow cannot parse with the fast path's types (the strict
+            reader decides).
     """
     import pyarrow as pa
     import pyarrow.csv as pcsv
@@ -295,7 +321,7 @@ def _parsed_slices(f, size: int, pool, options) -> Iterator[tuple[int, int, Any]
     # returned, and releasing a Python-owned buffer takes the GIL; at interpreter exit that
     # worker is then killed by ``pthread_exit`` inside a C++ destructor and the process aborts
     # ("terminate called without an active exception", exit 134). The bytearray is only the
-    # fast ``find`` of the whitespace check.
+    # fast ``find`` of the whitespace and control-character checks (and their scratch).
     buffers: list[tuple[bytearray, Any]] = []
 
     def parse(i: int) -> Any:
@@ -312,8 +338,11 @@ def _parsed_slices(f, size: int, pool, options) -> Iterator[tuple[int, int, Any]
         f.readinto(view)
         if any(block.find(c, 0, length) >= 0 for c in _OTHER_WHITESPACE):  # the strict reader splits on these
             raise _Fallback
-        np.frombuffer(native, dtype=np.uint8, count=length)[:] = np.frombuffer(view, dtype=np.uint8)
+        arrow_bytes = np.frombuffer(native, dtype=np.uint8, count=length)
+        arrow_bytes[:] = np.frombuffer(view, dtype=np.uint8)
         del view
+        if _has_control_or_unsafe(block, length, arrow_bytes):  # block is scratch from here on
+            raise _Fallback  # the strict reader names the line
         try:
             return pcsv.read_csv(pa.BufferReader(native.slice(0, length)), read_options=read_opts,
                                  parse_options=parse_opts, convert_options=conv_opts, memory_pool=pool)

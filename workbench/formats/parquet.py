@@ -48,6 +48,7 @@ import numpy as np
 
 from workbench.errors import InputFormatError
 from workbench.formats.trec import GRADE_MAX, GRADE_MIN, RunFile, add_grade, shown_id
+from workbench.text import UNSAFE, unsafe_char
 from workbench.types import Document, Topic
 
 Kind = Literal["id", "text", "grade", "score", "int"]
@@ -227,7 +228,7 @@ def _fast_values(col: Column, raw: list[Any]) -> list[Any] | None:
     if col.kind in ("id", "text"):
         if types != {str}:
             return None
-        if col.kind == "id" and (min(map(len, raw)) == 0 or _WHITESPACE("\0".join(raw))):
+        if col.kind == "id" and (min(map(len, raw)) == 0 or _WHITESPACE("\0".join(raw)) or UNSAFE.search("".join(raw))):
             return None
         return raw
     if col.kind == "int":
@@ -256,6 +257,11 @@ def _check_values(path: str | Path, col: Column, name: str, raw: list[Any]) -> l
                 found = "NULL" if v is None else shown_id(v)
                 raise row_error(path, row, f"expected a non-empty id without whitespace in column {name!r}, found "
                                            f"{found}. TREC formats cannot carry such ids; fix the value.")
+            where = unsafe_char(v)
+            if where is not None:  # the rule of the text readers (formats.trec.check_id)
+                raise row_error(path, row, f"expected an id without control characters in column {name!r}, found "
+                                           f"{shown_id(v)} ({where}). They would act on the terminal and in every "
+                                           "file the id is written to; remove them.")
         return raw
     if col.kind == "text":
         if col.required:
@@ -401,6 +407,12 @@ MAGIC = b"PAR1"
 SPACE_CLASS = (r"[\t\n\x{0b}\x{0c}\r\x{1c}-\x{1f} \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}"
                 r"\x{202f}\x{205f}\x{3000}]")
 
+UNSAFE_CLASS = "[" + "".join(c if c == "-" else f"\\x{{{ord(c):x}}}" for c in UNSAFE.pattern[1:-1]) + "]"
+"""``text.UNSAFE`` (control, bidi and zero-width characters) as an RE2 class."""
+
+BAD_ID_RE2 = SPACE_CLASS + "|" + UNSAFE_CLASS
+"""An id character ``_check_values`` refuses (whitespace or ``text.UNSAFE``), for DuckDB's ``regexp_matches``."""
+
 
 def is_parquet(path: str | Path) -> bool:
     """True for a readable regular file that starts with the Parquet magic bytes ``PAR1`` (whatever its suffix).
@@ -535,7 +547,7 @@ def read_run_arrow(path: str | Path) -> Any:
         if "rank" in q:
             bad["rank"] = f"{q['rank']} IS NULL"
         checks = ", ".join(f"min(file_row_number) FILTER (WHERE {cond})" for cond in bad.values())
-        params = [SPACE_CLASS, SPACE_CLASS, str(p)]
+        params = [BAD_ID_RE2, BAD_ID_RE2, str(p)]
         try:
             firsts = con.execute(f"SELECT count(*), {checks} FROM read_parquet(?, file_row_number = true)",
                                  params).fetchall()[0]

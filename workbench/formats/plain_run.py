@@ -11,7 +11,8 @@ when the file is in the plain dialect the columnar fast path reads
 spaces and LF, UTF-8 without a byte-order mark, one run tag, integer ranks
 (``[+-]?[0-9]{1,18}``) and finite plain decimal scores (``formats.trec``'s
 pattern), no blank line, no repeated doc id within a topic. Anything else
-(a larger file, Parquet, tabs, CR, a duplicate, a bad field) gives None, and the
+(a larger file, Parquet, tabs, CR, a duplicate, a bad field, a control or other
+``text.UNSAFE`` character anywhere) gives None, and the
 caller reads the file with ``formats.columnar.read_run_columns``, which reads
 the rest of the format or raises the strict reader's ``InputFormatError``
 naming the file and line. So a file is accepted here only if the other readers
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from workbench.ranking import ranked_ids
 from workbench.scoring.small import SmallRun
+from workbench.text import NOT_CONTROL_BYTES, UNSAFE_NON_ASCII
 
 SMALL_RUN_BYTES = 4 << 20
 """Run files up to this size (about 100,000 lines) are scored without numpy (``scoring.small``).
@@ -42,7 +44,6 @@ columnar scorer's per-line speed wins. ``bench/scoring/bench_scoring.py`` measur
 both sides (its dl and msmarco cases)."""
 
 _RANK = re.compile(r"[+-]?[0-9]{1,18}")
-_ODD = ("\t", "\r", "\x0b", "\x0c")
 _NOT_IN_SCORES = str.maketrans("", "", "0123456789.+-eE")
 
 
@@ -92,13 +93,8 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
         ['d12', 'd7', 'd3']
     """
     found = _small_bytes(path, max_bytes)
-    if found is None:
-        return None
-    try:
-        text = found[1].decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    if text.startswith(("\ufeff", "PAR1")) or any(c in text for c in _ODD):
+    text = None if found is None else _plain_text(found[1])
+    if text is None or text.startswith("PAR1"):
         return None
     if not text.endswith("\n"):
         text += "\n"
@@ -133,6 +129,25 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
     if not all(math.isfinite(sum(docs.values())) for docs in scores.values()):  # 1e999 reads as inf
         return None
     return SmallRun({t: ranked_ids(docs) for t, docs in scores.items()}, name=tag, n_lines=len(lines))
+
+
+def _plain_text(data: bytes) -> str | None:
+    """``data`` as text when the plain readers may read it, else None (the strict reader then
+    reads the file, or names the line that breaks its rules).
+
+    None for: a byte that is not UTF-8, a byte-order mark, a tab, CR, VT or FF (the
+    strict reader's separators), any other control character or ``text.UNSAFE``
+    character (the strict reader refuses them in ids, ``formats.trec.iter_columns``).
+    """
+    if data.translate(None, NOT_CONTROL_BYTES):  # one C pass over the bytes
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if text.startswith("\ufeff") or (not text.isascii() and UNSAFE_NON_ASCII.search(text)):  # isascii: O(1) on str
+        return None
+    return text
 
 
 def _plain_ranks(ranks: list[str]) -> bool:
@@ -171,10 +186,10 @@ def read_small_qrels(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> d
         return None
     try:
         with open(path, "rb") as f:
-            text = f.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+            text = _plain_text(f.read())
+    except OSError:
         return None
-    if text.startswith("\ufeff") or any(c in text for c in _ODD):
+    if text is None:
         return None
     if not text.endswith("\n"):
         text += "\n"

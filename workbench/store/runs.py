@@ -574,7 +574,7 @@ def _parquet_raw(con: Any, files: Sequence[str]) -> bool:
     """Create view ``wb_raw`` over Parquet run files (columns found by name, per file); False if DuckDB cannot.
 
     ``ok`` applies ``formats.parquet``'s rules in SQL: ids non-empty without
-    whitespace, finite scores (NULLs make it false).
+    whitespace or control characters, finite scores (NULLs make it false).
     """
     import duckdb
 
@@ -588,7 +588,7 @@ def _parquet_raw(con: Any, files: Sequence[str]) -> bool:
             except InputFormatError:
                 return False  # the strict reader says what is wrong
             t, d, sc = (parquet.quote(names[r]) for r in ("topic_id", "doc_id", "score"))
-            space = parquet.SPACE_CLASS  # a constant of the module, not user data
+            space = parquet.BAD_ID_RE2  # a constant of the module, not user data
             ok = (f"coalesce({t} <> '' AND NOT regexp_matches({t}, '{space}') AND {d} <> '' AND "
                   f"NOT regexp_matches({d}, '{space}') AND isfinite({sc}::DOUBLE), false)")
             rel = con.read_parquet(f, filename=True).project(
