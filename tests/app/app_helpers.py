@@ -157,14 +157,23 @@ def browser_sign_in(page, user: str, token: str | None = None) -> None:
     page.get_by_role("button", name="Sign in").click()
 
 
-def press_key(page, key: str) -> None:
-    """Press a key with the focus on the page (the topic card), not in a field.
+KEY_BUTTONS = ".st-key-judge_bar button, .st-key-judge_prev_end button, .st-key-adjudicate_bar button"
+"""The buttons whose key bindings (Streamlit's ``shortcut=``) the judging and adjudication pages use."""
 
-    Waits first for the bar's buttons: Streamlit loads a widget's code lazily, so
-    in a fresh browser the run's status marker can be on screen while the grade
-    buttons (and their key bindings) are not yet mounted; a key pressed then is lost."""
-    page.locator(".st-key-judge_bar button, .st-key-judge_prev_end button, .st-key-adjudicate_bar button"
-                 ).first.wait_for(state="visible", timeout=SIGNAL_TIMEOUT_MS)
+
+def wait_for_keys(page) -> None:
+    """Wait until the bar's buttons, and so their key bindings, are mounted.
+
+    Streamlit loads a widget's code lazily, so in a fresh browser the run's status
+    marker can be on screen while the grade buttons (and their key bindings) are
+    not yet mounted; a key pressed then is lost (all eight presses of the rapid
+    key test once, under load). A button binds its key when it mounts."""
+    page.locator(KEY_BUTTONS).first.wait_for(state="visible", timeout=SIGNAL_TIMEOUT_MS)
+
+
+def press_key(page, key: str) -> None:
+    """Press a key with the focus on the page (the topic card), not in a field, once the keys are bound."""
+    wait_for_keys(page)
     page.locator("[data-testid='wb-topic']").first.click()
     page.keyboard.press(key)
 

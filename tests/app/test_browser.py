@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from app_helpers import COLLECTION, SCREENSHOTS, TOKENS, status, sync
+from app_helpers import COLLECTION, SCREENSHOTS, TOKENS, press_key, status, sync, wait_for_keys
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -30,9 +30,7 @@ def _at(page, position: int) -> None:
     expect(page.get_by_text(re.compile(rf"^Document {position} of 6"))).to_be_visible(timeout=TIMEOUT)
 
 
-def _key(page, key: str) -> None:
-    page.locator("[data-testid='wb-topic']").first.click()  # focus the page, not an input
-    page.keyboard.press(key)
+_key = press_key  # focus the page (not an input) once the keys are bound, then press
 
 
 def test_keyboard_judging_then_lead_agreement(ui_server, page):
@@ -134,6 +132,7 @@ def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, p
     page.goto(url)
     _sign_in(page, "ann")
     _at(page, 1)
+    wait_for_keys(page)  # else the whole burst can go to a page whose grade buttons are not mounted yet
     page.locator("[data-testid='wb-topic']").click()
     for _ in range(8):
         page.keyboard.press("1")
