@@ -296,7 +296,7 @@ def save_judgment_outcome(
         pool_version=view.pool_version,
         save_token=save_token,
     )
-    if saved.new:  # the pool's judging strategy (if any) re-orders the topic's queues now
+    if saved.new and saved.judging_setting:  # the pool's judging strategy re-orders the topic's queues now
         from workbench.services.judging_order import after_save_quietly
 
         after_save_quietly(store, view.pool_version, view.topic.topic_id)

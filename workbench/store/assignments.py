@@ -215,12 +215,15 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
         if position < 1:
             raise ValidationError(f"queue position must be >= 1, found {position}")
         with self.connection("read document to judge") as cur:
-            n = _one(cur.execute(f"SELECT count(*) FROM assignments a WHERE a.assessor = ? AND {VISIBLE} AND NOT {GROUP_SKIPPED}",
+            # VISIBLE scans every judgment (its EXISTS): needed only while some topic's judging has stopped.
+            visible = f" AND {VISIBLE}" if _one(cur.execute(
+                "SELECT count(*) FROM current_topic_orders WHERE stopped <> ''"))[0] else ""
+            n = _one(cur.execute(f"SELECT count(*) FROM assignments a WHERE a.assessor = ?{visible} AND NOT {GROUP_SKIPPED}",
                                  [assessor]))[0]
             row = _one(cur.execute(
                 "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, p.collection_version "
                 "FROM assignments a JOIN pools p ON p.pool_version = a.pool_version "
-                f"WHERE a.assessor = ? AND {VISIBLE} AND NOT {GROUP_SKIPPED} ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
+                f"WHERE a.assessor = ?{visible} AND NOT {GROUP_SKIPPED} ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
                 [assessor, position - 1],
             ))
             if row is None:

@@ -68,12 +68,17 @@ class SavedJudgment:
             (a double submit), so nothing was written.
         grade: the grade the store holds now (None when unsure).
         unsure: the unsure flag the store holds now.
+        judging_setting: the pool version had a judging setting (a strategy)
+            when the row was saved, read in the save's own transaction, so the
+            save path needs no second lease to learn that there is nothing to
+            re-order (True when unknown).
     """
 
     judgment_id: int
     new: bool
     grade: int | None
     unsure: bool
+    judging_setting: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,7 +361,9 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             [collection, j.topic_id, j.doc_id, user.name, j.grade, bool(j.unsure), j.note,
              int(j.duration_ms), pool_version, token, rubric.version_id, saved_at],
         ))
-        return SavedJudgment(int(row[0]), True, j.grade, bool(j.unsure))
+        setting = repeat == "correction" and bool(pool_version) and _one(cur.execute(
+            "SELECT count(*) FROM current_judging_settings WHERE pool_version = ?", [pool_version]))[0] > 0
+        return SavedJudgment(int(row[0]), True, j.grade, bool(j.unsure), setting)
 
     def record_judgments(
         self,
