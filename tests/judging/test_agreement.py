@@ -108,3 +108,94 @@ def test_report_pairs_topics_and_unsure():
     assert set(rep.alpha_by_topic) == {"1", "2"}
     assert rep.alpha_by_topic["1"].n_items == 2 and rep.alpha_by_topic["2"].n_items == 2
     assert rep.alpha_overall.n_items == 4
+
+
+def _random_units(rng: random.Random, n_items: int, n_assessors: int, scale: list[int],
+                  missing: float) -> list[dict[str, int]]:
+    units = []
+    for _ in range(n_items):
+        truth = rng.choice(scale)
+        u = {f"a{k}": (truth if rng.random() < 0.6 else rng.choice(scale)) for k in range(n_assessors)
+             if rng.random() >= missing}
+        units.append(u)
+    return units
+
+
+def _oracle_alpha(units: list[dict[str, int]], scale: list[int]) -> float:
+    import krippendorff
+    import numpy as np
+
+    rows = [u for u in units if len(u) >= 2]
+    names = sorted({a for u in rows for a in u})
+    data = np.full((len(names), len(rows)), np.nan)
+    for j, u in enumerate(rows):
+        for a, g in u.items():
+            data[names.index(a), j] = g
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=scale))
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("size", [12, 400])
+def test_alpha_from_counts_equals_the_krippendorff_package_two_assessors(seed, size):
+    """Two assessors per item (the campaign's case): coincidence counts are integers and
+    the value is the package's to the last bit."""
+    rng = random.Random(seed)
+    scale = [0, 1, 2, 3]
+    units = _random_units(rng, size, 2, scale, missing=0.0)
+    assert krippendorff_alpha(units, scale=scale).value == _oracle_alpha(units, scale)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("size", [12, 400])
+def test_alpha_from_counts_equals_the_krippendorff_package_with_missing_values(seed, size):
+    """Up to 5 assessors with missing grades (items graded by 2..5): equal to the package
+    up to float rounding of the 1/(m-1) weights (summed in another order)."""
+    rng = random.Random(100 + seed)
+    scale = [0, 1, 2, 3, 4]
+    units = _random_units(rng, size, 5, scale, missing=0.45)
+    assert krippendorff_alpha(units, scale=scale).value == pytest.approx(_oracle_alpha(units, scale),
+                                                                          rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_report_from_sql_counts_equals_the_package_per_topic_and_overall(tmp_path, seed):
+    """The store's SQL aggregation (``LabelStore.agreement_counts``) gives the figures
+    of the package (alpha) and of sklearn (kappa) on the same stored judgments."""
+    from workbench.judging.agreement import agreement_from_counts
+    from workbench.store import LabelStore
+    from workbench.types import Document, Judgment, Topic
+
+    rng = random.Random(seed)
+    scale = [0, 1, 2, 3]
+    store = LabelStore(tmp_path / "wb.duckdb")
+    docs = [Document(f"d{i}", "", "text") for i in range(60)]
+    store.ingest_collection("c", docs, [Topic(str(t), "q") for t in (1, 2, 10)])
+    for name in ("ann", "bob", "cat"):
+        store.add_user(name, "assessor")
+    grades: dict[tuple[str, str], dict[str, int | None]] = {}
+    for t in ("1", "2", "10"):
+        for i in range(60):
+            for who in ("ann", "bob", "cat"):
+                if rng.random() < 0.3:
+                    continue
+                g = None if rng.random() < 0.05 else rng.choice(scale)
+                for _ in range(rng.choice([1, 1, 2])):  # a re-grade: only the latest counts
+                    g = None if g is None else rng.choice(scale)
+                    store.record_judgment(Judgment(t, f"d{i}", who, g, unsure=g is None), collection="c")
+                grades.setdefault((t, f"d{i}"), {})[who] = g
+    from_sql = agreement_from_counts(store.agreement_counts("c"), scale=scale)
+    in_python = agreement_report(grades, scale=scale)
+    assert from_sql == in_python
+    units = [{a: g for a, g in u.items() if g is not None} for u in grades.values()]
+    assert from_sql.alpha_overall.value == pytest.approx(_oracle_alpha(units, scale), rel=1e-12, abs=1e-12)
+    for t in ("1", "2", "10"):
+        per_topic = [{a: g for a, g in u.items() if g is not None} for (tt, _d), u in grades.items() if tt == t]
+        assert from_sql.alpha_by_topic[t].value == pytest.approx(_oracle_alpha(per_topic, scale), rel=1e-12,
+                                                                 abs=1e-12)
+    assert list(from_sql.alpha_by_topic) == ["1", "2", "10"]
+    for pair in from_sql.pairs:
+        both = [(u[pair.assessor_a], u[pair.assessor_b]) for u in units
+                if pair.assessor_a in u and pair.assessor_b in u]
+        a, b = zip(*both, strict=True)
+        assert pair.kappa.value == pytest.approx(cohen_kappa_score(a, b, weights="linear", labels=scale), abs=1e-12)
+        assert pair.kappa.n_items == len(both) and pair.n_agree == sum(x == y for x, y in both)

@@ -16,7 +16,16 @@ Two figures, each reported with the number of items behind it:
   ``labels``, ``sklearn.metrics.cohen_kappa_score(weights=...)``.
 * **Krippendorff's alpha**, ordinal level, per topic and overall, over every
   document graded by at least two assessors (any number of assessors, missing
-  values allowed). Computed by the ``krippendorff`` package.
+  values allowed), from the coincidence matrix with the ``krippendorff``
+  package's formula (its ``alpha``: ``1 - sum(o * d) / sum(e * d)``); the tests
+  keep the package as the oracle.
+
+Both figures are computed from *counts*, never from per-item rows: a
+confusion matrix per assessor pair (``Confusion``) and, for alpha, the
+coincidence counts of each topic split by how many assessors graded a
+document (``Coincidences``). The store aggregates both in SQL over any number
+of judgments (``AgreementCounts``); ``agreement_report`` builds the same counts
+from a Python mapping, so both paths give bit-identical figures.
 
 Conventions:
 
@@ -51,6 +60,14 @@ ItemKey = tuple[str, str]
 
 MIN_ITEMS = 2
 """Fewest items behind a defined agreement figure."""
+
+Confusion = Mapping[tuple[int, int], int]
+"""(grade of assessor A, grade of assessor B) -> number of items."""
+
+Coincidences = Mapping[int, Mapping[tuple[int, int], int]]
+"""m -> (value c, value k) -> sum over the items graded by exactly m assessors of
+n_c * (n_k - [c == k]), where n_c is how many of the item's assessors gave c:
+the item's coincidences before the division by m - 1 (Krippendorff 2004, 12.2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,22 +167,43 @@ def cohen_kappa(
         >>> round(cohen_kappa([(0, 0), (1, 1), (2, 1), (2, 2)]).value, 4)
         0.7143
     """
+    confusion: dict[tuple[int, int], int] = {}
+    for a, b in pairs:
+        confusion[(a, b)] = confusion.get((a, b), 0) + 1
+    return cohen_kappa_counts(confusion, weights=weights)
+
+
+def cohen_kappa_counts(confusion: Confusion, *, weights: Weights = "linear") -> AgreementFigure:
+    """Weighted Cohen's kappa from a confusion matrix (see ``cohen_kappa``).
+
+    Args:
+        confusion: (grade of A, grade of B) -> number of items (counts >= 0).
+        weights: ``"linear"`` or ``"quadratic"``.
+
+    Returns:
+        ``AgreementFigure`` whose ``n_items`` is the total count. The sums run
+        over grades in ascending order, so equal counts give a bit-identical
+        value whatever order the items came in.
+
+    Raises:
+        ValueError: unknown ``weights``.
+    """
     if weights not in ("linear", "quadratic"):
         raise ValueError(f"weights must be 'linear' or 'quadratic', found {weights!r}")
-    n = len(pairs)
+    n = sum(confusion.values())
     if n < MIN_ITEMS:
         return AgreementFigure(None, n, f"fewer than {MIN_ITEMS} items graded by both")
     count_a: dict[int, int] = {}
     count_b: dict[int, int] = {}
     observed = 0.0
-    for a, b in pairs:
-        count_a[a] = count_a.get(a, 0) + 1
-        count_b[b] = count_b.get(b, 0) + 1
-        observed += _weight(a, b, weights)
+    for (a, b), c in sorted(confusion.items()):
+        count_a[a] = count_a.get(a, 0) + c
+        count_b[b] = count_b.get(b, 0) + c
+        observed += _weight(a, b, weights) * c  # integer weights: an exact sum
     observed /= n
     expected = 0.0
-    for a, ca in count_a.items():
-        for b, cb in count_b.items():
+    for a, ca in sorted(count_a.items()):
+        for b, cb in sorted(count_b.items()):
             expected += _weight(a, b, weights) * (ca / n) * (cb / n)
     if expected == 0.0:
         return AgreementFigure(None, n, "chance disagreement is 0: every grade is the same category")
@@ -193,40 +231,144 @@ def krippendorff_alpha(
         ValidationError: a grade is not in ``scale`` (a WorkbenchError).
 
     Source:
-        Krippendorff (2004), ordinal metric; computed by the ``krippendorff``
-        package (``level_of_measurement="ordinal"``, ``value_domain=scale``).
+        Krippendorff (2004), ordinal metric; the value of the ``krippendorff``
+        package (``level_of_measurement="ordinal"``, ``value_domain=scale``),
+        computed from coincidence counts (``krippendorff_alpha_counts``).
     """
-    rows = [dict(u) for u in units if len(u) >= 2]
-    n = len(rows)
-    if n < MIN_ITEMS:
-        return AgreementFigure(None, n, f"fewer than {MIN_ITEMS} items graded by two or more assessors")
-    allowed = set(scale)
-    values = {g for u in rows for g in u.values()}
-    off = sorted(values - allowed)
+    counts: dict[int, dict[tuple[int, int], int]] = {}
+    n = 0
+    for u in units:
+        if len(u) < 2:
+            continue
+        n += 1
+        add_coincidences(counts, list(u.values()))
+    return krippendorff_alpha_counts(counts, n, scale=scale)
+
+
+def add_coincidences(counts: dict[int, dict[tuple[int, int], int]], grades: Sequence[int]) -> None:
+    """Add one item's grades (two or more) to ``Coincidences`` counts, in place."""
+    m = len(grades)
+    by_value: dict[int, int] = {}
+    for g in grades:
+        by_value[g] = by_value.get(g, 0) + 1
+    cell = counts.setdefault(m, {})
+    for c, nc in by_value.items():
+        for k, nk in by_value.items():
+            add = nc * (nk - (1 if c == k else 0))
+            if add:
+                cell[(c, k)] = cell.get((c, k), 0) + add
+
+
+def krippendorff_alpha_counts(counts: Coincidences, n_items: int, *, scale: Sequence[int]) -> AgreementFigure:
+    """Krippendorff's alpha (ordinal) from coincidence counts (see ``Coincidences``).
+
+    The coincidence matrix is o_ck = sum_m counts[m][c, k] / (m - 1); then, as
+    the ``krippendorff`` package computes it: n_c = sum_k o_ck, the expected
+    coincidences e_ck = (n_c n_k - [c == k] n_c) / (n - 1), the ordinal
+    distance d_ck = (sum_{g between c and k} n_g - (n_c + n_k) / 2)^2 over the
+    value domain, and alpha = 1 - sum(o * d) / sum(e * d).
+
+    Args:
+        counts: m -> (c, k) -> summed n_c * (n_k - [c == k]) of the items graded
+            by m >= 2 assessors.
+        n_items: the number of those items (``n_items`` of the figure).
+        scale: the ordered value domain (the rubric's grades).
+
+    Returns:
+        ``AgreementFigure``; None with a reason for fewer than 2 items or when
+        every grade is the same.
+
+    Raises:
+        ValidationError: a counted grade is not in ``scale``.
+
+    Source:
+        Krippendorff (2004/2019), Content Analysis, ch. 12 (coincidence matrix,
+        ordinal metric); Hayes & Krippendorff (2007), doi:10.1080/19312450709336664;
+        the formula of ``krippendorff.alpha`` (its ``_coincidences``,
+        ``_random_coincidences``, ``_ordinal_metric``).
+    """
+    if n_items < MIN_ITEMS:
+        return AgreementFigure(None, n_items, f"fewer than {MIN_ITEMS} items graded by two or more assessors")
+    values = {v for cell in counts.values() for (c, k), x in cell.items() if x for v in (c, k)}
+    off = sorted(values - set(scale))
     if off:
         raise ValidationError(
             f"expected grades in the rubric scale {list(scale)}, found {off}; the rubric changed after "
             "judging? set the rubric the documents were judged on (workbench rubric COLLECTION NAME)"
         )
     if len(values) < 2:
-        return AgreementFigure(None, n, "every grade is the same category: no variation to agree on")
-    import krippendorff
+        return AgreementFigure(None, n_items, "every grade is the same category: no variation to agree on")
     import numpy as np  # lazily: the pure layer stays cheap to import
 
-    assessors = sorted({a for u in rows for a in u})
-    data = np.full((len(assessors), n), np.nan)
-    index = {a: i for i, a in enumerate(assessors)}
-    for j, u in enumerate(rows):
-        for a, g in u.items():
-            data[index[a], j] = g
-    value = float(
-        krippendorff.alpha(
-            reliability_data=data, level_of_measurement="ordinal", value_domain=list(scale)
-        )
-    )
-    if value != value:  # NaN: the package could not compute it
-        return AgreementFigure(None, n, "undefined: no disagreement expected by chance")
-    return AgreementFigure(value, n)
+    index = {v: i for i, v in enumerate(scale)}
+    size = len(scale)
+    o = np.zeros((size, size))
+    for m in sorted(counts):
+        part = np.zeros((size, size))
+        for (c, k), x in counts[m].items():
+            part[index[c], index[k]] = x
+        o += part / (m - 1)
+    n_v = o.sum(axis=0)
+    e = (np.outer(n_v, n_v) - np.diagflat(n_v)) / (n_v.sum() - 1)
+    i = np.arange(size)
+    lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
+    ranges = np.dstack((lo, hi + 1))  # the package's _ordinal_metric, operation for operation
+    between = np.add.reduceat(np.append(n_v, 0), ranges.reshape(-1))[::2].reshape(*lo.shape)
+    d = (between - np.divide(n_v[lo] + n_v[hi], 2)) ** 2
+    denominator = float((e * d).sum())
+    if denominator == 0.0 or denominator != denominator:
+        return AgreementFigure(None, n_items, "undefined: no disagreement expected by chance")
+    return AgreementFigure(1.0 - float((o * d).sum()) / denominator, n_items)
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementCounts:
+    """What agreement needs, as counts (aggregated in SQL by the store).
+
+    Attributes:
+        pairs: (assessor_a, assessor_b) with a < b -> confusion counts of the
+            items both graded.
+        coincidences_by_topic: topic_id -> ``Coincidences`` of its items graded
+            by two or more assessors.
+        items_by_topic: topic_id -> the number of those items.
+    """
+
+    pairs: Mapping[tuple[str, str], Confusion]
+    coincidences_by_topic: Mapping[str, Coincidences]
+    items_by_topic: Mapping[str, int]
+
+
+def agreement_from_counts(counts: AgreementCounts, *, scale: Sequence[int],
+                          weights: Weights = "linear") -> AgreementReport:
+    """Kappa per assessor pair and alpha per topic and overall, from counts.
+
+    Args:
+        counts: the confusion and coincidence counts (``AgreementCounts``).
+        scale: the rubric's ordered grade values (Krippendorff's value domain).
+        weights: kappa weights, ``linear`` or ``quadratic``.
+
+    Returns:
+        ``AgreementReport`` (see ``agreement_report``).
+
+    Raises:
+        ValidationError: a grade outside ``scale``.
+    """
+    pairs = [
+        PairAgreement(a, b, cohen_kappa_counts(conf, weights=weights),
+                      sum(x for (ga, gb), x in conf.items() if ga == gb), weights)
+        for (a, b), conf in sorted(counts.pairs.items()) if sum(conf.values())
+    ]
+    topics = sorted((t for t, n in counts.items_by_topic.items() if n), key=natural_key)
+    alpha_by_topic = {t: krippendorff_alpha_counts(counts.coincidences_by_topic.get(t, {}), counts.items_by_topic[t],
+                                                   scale=scale) for t in topics}
+    overall: dict[int, dict[tuple[int, int], int]] = {}
+    for t in topics:
+        for m, cell in counts.coincidences_by_topic.get(t, {}).items():
+            into = overall.setdefault(m, {})
+            for key, x in cell.items():
+                into[key] = into.get(key, 0) + x
+    n_multi = sum(counts.items_by_topic[t] for t in topics)
+    return AgreementReport(pairs, krippendorff_alpha_counts(overall, n_multi, scale=scale), alpha_by_topic, n_multi)
 
 
 def agreement_report(
@@ -250,26 +392,16 @@ def agreement_report(
     Source:
         See the module docstring (Cohen 1968; Krippendorff 2004).
     """
-    graded: dict[ItemKey, dict[str, int]] = {}
-    for key, by_assessor in grades.items():
-        g = {a: int(v) for a, v in by_assessor.items() if v is not None}
-        if g:
-            graded[key] = g
-    multi = {k: v for k, v in graded.items() if len(v) >= 2}
-
-    by_pair: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    for key in sorted(multi):
-        u = multi[key]
+    pairs: dict[tuple[str, str], dict[tuple[int, int], int]] = {}
+    coincidences: dict[str, dict[int, dict[tuple[int, int], int]]] = {}
+    items: dict[str, int] = {}
+    for (topic_id, _doc), by_assessor in grades.items():
+        u = {a: int(v) for a, v in by_assessor.items() if v is not None}
+        if len(u) < 2:
+            continue
         for a, b in itertools.combinations(sorted(u), 2):
-            by_pair.setdefault((a, b), []).append((u[a], u[b]))
-    pairs = [
-        PairAgreement(a, b, cohen_kappa(p, weights=weights), sum(x == y for x, y in p), weights)
-        for (a, b), p in sorted(by_pair.items())
-    ]
-
-    by_topic: dict[str, list[dict[str, int]]] = {}
-    for (topic_id, _doc), u in sorted(multi.items(), key=lambda kv: (natural_key(kv[0][0]), kv[0][1])):
-        by_topic.setdefault(topic_id, []).append(u)
-    alpha_by_topic = {t: krippendorff_alpha(us, scale=scale) for t, us in by_topic.items()}
-    overall = krippendorff_alpha([multi[k] for k in sorted(multi)], scale=scale)
-    return AgreementReport(pairs, overall, alpha_by_topic, len(multi))
+            conf = pairs.setdefault((a, b), {})
+            conf[(u[a], u[b])] = conf.get((u[a], u[b]), 0) + 1
+        add_coincidences(coincidences.setdefault(topic_id, {}), list(u.values()))
+        items[topic_id] = items.get(topic_id, 0) + 1
+    return agreement_from_counts(AgreementCounts(pairs, coincidences, items), scale=scale, weights=weights)

@@ -38,7 +38,11 @@ from workbench.judging.adjudication import (
     get_rule,
     suggest_grade,
 )
-from workbench.judging.agreement import AgreementReport, Weights, agreement_report
+from workbench.judging.agreement import (
+    AgreementReport,
+    Weights,
+    agreement_from_counts,
+)
 from workbench.judging.queue import (
     DEFAULT_BAND_SIZE,
     JudgingView,
@@ -434,15 +438,17 @@ def assign_pool(
 
 def pool_collection(store: LabelStore, pool_version: str) -> str:
     """The collection of a pool version (UnknownNameError when unknown)."""
-    return store.judging_pool_items(pool_version)[0]
+    return store.get_pool(pool_version).collection
 
 
 def agreement(store: LabelStore, pool_version: str, *, weights: Weights = "linear") -> AgreementReport:
     """Kappa per assessor pair and alpha per topic and overall on a pool version's
-    lineage, over the collection's rubric scale."""
+    lineage, over the collection's rubric scale, from counts aggregated in the
+    store (``LabelStore.agreement_counts``; equal to ``agreement_report`` over
+    ``item_grades``)."""
     collection = pool_collection(store, pool_version)
     scale = store.collection_rubric(collection).values
-    return agreement_report(store.item_grades(collection, pool_version), scale=scale, weights=weights)
+    return agreement_from_counts(store.agreement_counts(collection, pool_version), scale=scale, weights=weights)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ per responsibility:
 * ``assignments``: assignment plans, assessor queues, the blind judging view;
 * ``judgments``: the append-only save path, current judgments and history;
 * ``adjudications``: a lead's final grades, rule-derived final grades;
+* ``agreement_counts``: confusion and coincidence counts for agreement, in SQL;
 * ``publishing``: freezing final grades into qrels versions, qrels diffs;
 * ``progress``: per-topic judging progress and per-run contributions;
 * ``judging_order``: a pool's judging strategy and stopping settings, queue
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from workbench.store._rows import ItemKey
 from workbench.store.adjudications import StoredAdjudication
+from workbench.store.agreement_counts import AgreementCountsMixin
 from workbench.store.assignments import AssignReport, QueueEntry
 from workbench.store.judging_order import JudgingOrderMixin, JudgingSetting, TopicOrderState
 from workbench.store.judgments import SavedJudgment, StoredJudgment
@@ -52,7 +54,7 @@ __all__ = [
 ]
 
 
-class JudgingMixin(PublishingMixin, JudgingOrderMixin, ModelAssessorsMixin, ProgressMixin):
+class JudgingMixin(PublishingMixin, JudgingOrderMixin, ModelAssessorsMixin, ProgressMixin, AgreementCountsMixin):
     """Domain verbs on judging; every multi-row change is one ``transaction()``.
 
     No two of these mixins define the same method, so the method resolution
