@@ -73,11 +73,18 @@ class FinalGradeRule:
         fallback: registry name of the fallback (``median``, ``majority``, ``max``, ``min``).
         resolve: the fallback function: non-empty grades -> one grade.
         description: one line for the UI and the CLI help.
+        sql: the same fallback as a DuckDB aggregate over one item's rows
+            ``(grade, c, cum, n, mc)``: each distinct integer grade, how many gave
+            it, how many gave it or a lower grade, the item's number of grades,
+            and the largest ``c`` of the item; "" when the rule has none (the
+            store then applies ``resolve`` in Python). The store's publish path
+            uses it; tests check it equals ``resolve``.
     """
 
     fallback: str
     resolve: Callable[[Sequence[int]], int]
     description: str
+    sql: str = ""
 
     @property
     def name(self) -> str:
@@ -96,10 +103,13 @@ def register_rule(rule: FinalGradeRule) -> FinalGradeRule:
     return rule
 
 
-register_rule(FinalGradeRule("median", lower_median, "lower median of the grades"))
-register_rule(FinalGradeRule("majority", majority, "most frequent grade, ties to the lower"))
-register_rule(FinalGradeRule("max", max, "highest grade (lenient)"))
-register_rule(FinalGradeRule("min", min, "lowest grade (strict)"))
+register_rule(FinalGradeRule("median", lower_median, "lower median of the grades",
+                             # sorted(grades)[(n - 1) // 2]: the lowest grade whose cumulative count reaches it
+                             "min(grade) FILTER (WHERE cum >= (n - 1) // 2 + 1)"))
+register_rule(FinalGradeRule("majority", majority, "most frequent grade, ties to the lower",
+                             "min(grade) FILTER (WHERE c = mc)"))
+register_rule(FinalGradeRule("max", max, "highest grade (lenient)", "max(grade)"))
+register_rule(FinalGradeRule("min", min, "lowest grade (strict)", "min(grade)"))
 
 DEFAULT_RULE = "median"
 

@@ -858,11 +858,7 @@ def publish_coverage(store: LabelStore, pool_version: str, qrels_version: str) -
     document without an entry is unjudged: every run that retrieves it sees it as
     pool-novel, so publishing with low coverage deserves a warning.
     """
-    pooled = store.pool_documents(pool_version, with_ancestors=True)
-    qrels = store.get_qrels(qrels_version)
-    n_pooled = sum(len(d) for d in pooled.values())
-    n_graded = sum(1 for t, docs in pooled.items() for d in docs if d in qrels.get(t, {}))
-    return n_pooled, n_graded
+    return store.pool_coverage(pool_version, qrels_version)
 
 
 @dataclass(frozen=True, slots=True)

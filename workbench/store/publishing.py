@@ -11,14 +11,37 @@ and a re-judged v1 document shows up as *changed* in the diff.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ValidationError
-from workbench.judging.adjudication import FinalGrades, QrelsDiff, diff_qrels, get_rule
+from workbench.judging.adjudication import FinalGradeRule, FinalGrades, QrelsDiff, get_rule
 from workbench.store.adjudications import AdjudicationsMixin
+from workbench.store.model_assessors import PERSON_ASSESSOR
+from workbench.types import Qrel
 
 if TYPE_CHECKING:
     from workbench.store.qrels import QrelsVersionInfo
+
+_FINAL_SQL = """
+WITH cj AS (SELECT topic_id, doc_id, grade FROM current_judgments WHERE collection = ?{where} AND {person}),
+vc AS (SELECT topic_id, doc_id, grade, count(*) AS c FROM cj WHERE grade IS NOT NULL GROUP BY topic_id, doc_id, grade),
+w AS (SELECT *, sum(c) OVER (PARTITION BY topic_id, doc_id) AS n,
+             sum(c) OVER (PARTITION BY topic_id, doc_id ORDER BY grade
+                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum,
+             max(c) OVER (PARTITION BY topic_id, doc_id) AS mc FROM vc),
+g AS (SELECT topic_id, doc_id, count(*) AS nd, min(grade) AS lo, {fallback} AS fb FROM w GROUP BY topic_id, doc_id),
+adj AS (SELECT topic_id, doc_id, grade FROM current_adjudications WHERE collection = ?{where}),
+items AS (SELECT topic_id, doc_id FROM cj UNION SELECT topic_id, doc_id FROM adj)
+SELECT i.topic_id, i.doc_id,
+       CASE WHEN a.grade IS NOT NULL THEN a.grade WHEN g.nd = 1 THEN g.lo WHEN g.nd > 1 THEN g.fb END AS grade,
+       CASE WHEN a.grade IS NOT NULL THEN 'adjudicated' WHEN g.nd = 1 THEN 'unanimous'
+            WHEN g.nd > 1 THEN 'fallback' ELSE 'unresolved' END AS how
+FROM items i LEFT JOIN adj a ON a.topic_id = i.topic_id AND a.doc_id = i.doc_id
+LEFT JOIN g ON g.topic_id = i.topic_id AND g.doc_id = i.doc_id
+"""
+"""Final grades of a pool lineage in one query (``workbench.judging.adjudication.final_grades``:
+adjudicated > unanimous > the rule's ``sql`` fallback; items with only unsure judgments
+are ``unresolved``, grade NULL)."""
 
 
 class PublishingMixin(AdjudicationsMixin):
@@ -78,7 +101,11 @@ class PublishingMixin(AdjudicationsMixin):
             UnknownNameError: unknown pool version, rule or parent version.
             ValidationError: nothing to publish.
         """
-        canonical = get_rule(rule).name
+        final_rule = get_rule(rule)
+        canonical = final_rule.name
+        if final_rule.sql and not include_model:
+            return self._publish_in_sql(name, pool_version, final_rule, parent_version=parent_version,
+                                        created_by=created_by, note=note)
         with self.connection("publish: check lead") as cur:
             self._require_lead(cur, created_by, "publish")
             collection, _v, _p = self._pool_row(cur, pool_version)
@@ -113,12 +140,120 @@ class PublishingMixin(AdjudicationsMixin):
             model_inputs=used if include_model else None,
         )
 
+    def _publish_in_sql(self, name: str, pool_version: str, rule: FinalGradeRule, *, parent_version: str | None,
+                        created_by: str, note: str) -> QrelsVersionInfo:
+        """``publish_qrels`` as set work in DuckDB, in one transaction: the final grades
+        of the lineage (``_FINAL_SQL``) overlaid on the parent's entries, inserted with
+        one statement each; counts and the content hash aggregated from the stored
+        entries (``stored_content_hash``, equal to ``hashing.qrels_content_hash``).
+        The same version, entries, hash and note as the Python path (tested)."""
+        from workbench.store.qrels import check_version_name, stored_content_hash
+
+        check_version_name(name, "published")
+        with self.transaction(f"publish {name}") as cur:
+            self._require_lead(cur, created_by, "publish")
+            collection, _v, _p = self._pool_row(cur, pool_version)
+            version = self._check_new_version(cur, name, collection, parent_version, pool_version)  # type: ignore[attr-defined]
+            if parent_version is not None:
+                self._check_content_hash(cur, self._qrels_info(cur, parent_version))  # type: ignore[attr-defined]
+            where, params = self._lineage_filter(cur, pool_version)
+            final = cur.sql(_FINAL_SQL.format(where=where, person=PERSON_ASSESSOR, fallback=rule.sql),
+                            params=[collection, *params, collection, *params]).to_arrow_table()
+            cur.register("wb_final", final)
+            try:
+                _check_ids(cur, name)
+                decided = dict(cur.execute("SELECT how, count(*) FROM wb_final GROUP BY how").fetchall())
+                if parent_version is not None:
+                    cur.execute(
+                        "INSERT INTO qrels_entries SELECT ?, p.topic_id, p.doc_id, p.grade FROM qrels_entries p "
+                        "WHERE p.qrels_version = ? AND NOT EXISTS (SELECT 1 FROM wb_final f WHERE f.grade IS NOT NULL "
+                        "AND f.topic_id = p.topic_id AND f.doc_id = p.doc_id)", [name, parent_version])
+                cur.execute("INSERT INTO qrels_entries SELECT ?, topic_id, doc_id, grade FROM wb_final "
+                            "WHERE grade IS NOT NULL", [name])
+            finally:
+                cur.unregister("wb_final")
+            n_topics, n_entries, n_relevant = cur.execute(
+                "SELECT count(DISTINCT topic_id), count(*), count(*) FILTER (WHERE grade >= 1) FROM qrels_entries "
+                "WHERE qrels_version = ?", [name]).fetchall()[0]
+            if not n_entries:
+                raise ValidationError(
+                    f"publish {name!r}: pool version {pool_version!r} has no judged documents yet; judge some first"
+                )
+            summary = (
+                f"{decided.get('unanimous', 0)} unanimous, {decided.get('adjudicated', 0)} adjudicated, "
+                f"{decided.get('fallback', 0)} by fallback, {decided.get('unresolved', 0)} unresolved (unsure only)"
+            )
+            cur.execute(
+                "INSERT INTO qrels_versions (qrels_version, collection, collection_version, parent_version, "
+                "pool_version, origin, rule, source, n_topics, n_entries, n_relevant, content_hash, created_by, note) "
+                "VALUES (?, ?, ?, ?, ?, 'published', ?, '', ?, ?, ?, ?, ?, ?)",
+                [name, collection, version, parent_version, pool_version, rule.name, int(n_topics), int(n_entries),
+                 int(n_relevant), stored_content_hash(cur, name), created_by,
+                 (note + "; " if note else "") + summary],
+            )
+            info: QrelsVersionInfo = self._qrels_info(cur, name)  # type: ignore[attr-defined]
+        return info
+
     def qrels_diff(self, old_version: str | None, new_version: str) -> QrelsDiff:
         """Entries added, changed and removed from ``old_version`` (None = empty) to ``new_version``.
 
+        One full outer join in DuckDB returns the differences only, sorted by
+        (topic_id, doc_id) as ``workbench.judging.adjudication.diff_qrels`` sorts
+        them; both versions' content hashes are checked first (as ``get_qrels``).
+
         Raises:
             UnknownNameError: unknown qrels version.
+            StoreError: a version no longer matches its content hash.
         """
-        new = self.get_qrels(new_version)  # type: ignore[attr-defined]
-        old = self.get_qrels(old_version) if old_version else {}  # type: ignore[attr-defined]
-        return diff_qrels(old, new)
+        with self.connection("diff qrels") as cur:
+            for version in (old_version, new_version):
+                if version is not None:
+                    self._check_content_hash(cur, self._qrels_info(cur, version))  # type: ignore[attr-defined]
+            rows = cur.execute(
+                "SELECT coalesce(n.topic_id, o.topic_id) AS t, coalesce(n.doc_id, o.doc_id) AS d, o.grade, n.grade "
+                "FROM (SELECT * FROM qrels_entries WHERE qrels_version = ?) o "
+                "FULL OUTER JOIN (SELECT * FROM qrels_entries WHERE qrels_version = ?) n "
+                "ON o.topic_id = n.topic_id AND o.doc_id = n.doc_id "
+                "WHERE o.grade IS DISTINCT FROM n.grade ORDER BY t, d",
+                [old_version, new_version]).fetchall()
+        added = [Qrel(t, d, int(g)) for t, d, o, g in rows if o is None]
+        removed = [Qrel(t, d, int(o)) for t, d, o, g in rows if g is None]
+        changed = [(t, d, int(o), int(g)) for t, d, o, g in rows if o is not None and g is not None]
+        return QrelsDiff(added, changed, removed)
+
+    def pool_coverage(self, pool_version: str, qrels_version: str) -> tuple[int, int]:
+        """(documents pooled in a pool version and its ancestors, of those with an entry
+        in a qrels version), counted in DuckDB; the qrels version's hash is checked.
+
+        Raises:
+            UnknownNameError: unknown pool or qrels version.
+            StoreError: the qrels version no longer matches its content hash.
+        """
+        with self.connection("read pool coverage") as cur:
+            lineage = self._lineage(cur, pool_version)
+            self._check_content_hash(cur, self._qrels_info(cur, qrels_version))  # type: ignore[attr-defined]
+            row = cur.execute(
+                "WITH p AS (SELECT DISTINCT topic_id, doc_id FROM pool_entries WHERE list_contains(?, pool_version)) "
+                "SELECT count(*), count(q.grade) FROM p LEFT JOIN qrels_entries q ON q.qrels_version = ? "
+                "AND q.topic_id = p.topic_id AND q.doc_id = p.doc_id", [lineage, qrels_version]).fetchall()[0]
+        return int(row[0]), int(row[1])
+
+
+_SPACE = "".join(chr(i) for i in range(0x110000) if chr(i).isspace())
+"""Every character ``str.isspace`` accepts (ASCII and Unicode white space)."""
+
+
+def _check_ids(cur: Any, name: str) -> None:
+    """Entries of ``wb_final`` have non-empty ids without white space (as ``create_qrels_version`` checks)."""
+    from workbench.store.collections import shown_id
+
+    row = cur.execute(
+        "SELECT topic_id, doc_id FROM wb_final WHERE grade IS NOT NULL AND (topic_id = '' OR doc_id = '' "
+        "OR regexp_matches(topic_id || doc_id, ?)) ORDER BY topic_id, doc_id LIMIT 1",
+        ["[" + _SPACE + "]"]).fetchall()
+    if row:
+        topic, doc = row[0]
+        raise ValidationError(
+            f"qrels {name!r}: expected non-empty topic and doc ids without whitespace, "
+            f"found {shown_id(topic)}/{shown_id(doc)}; TREC formats cannot carry such ids"
+        )

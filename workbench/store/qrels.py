@@ -186,9 +186,7 @@ class QrelsMixin(StoreCore):
         """
         import pyarrow as pa
 
-        check_qrels_name(name)
-        if origin not in ("published", "imported"):
-            raise ValidationError(f"expected origin 'published' or 'imported', found {origin!r}")
+        check_version_name(name, origin)
         topics: list[str] = []
         docs: list[str] = []
         grades: list[int] = []
@@ -218,27 +216,7 @@ class QrelsMixin(StoreCore):
         content_hash = qrels_content_hash(qrels)
 
         with self.transaction(f"create qrels version {name}") as cur:
-            require_collection(cur, collection)
-            if cur.execute("SELECT 1 FROM qrels_versions WHERE qrels_version = ?", [name]).fetchall():
-                raise DuplicateNameError(
-                    f"qrels version {name!r} already exists and qrels versions are immutable; choose a new name"
-                )
-            if parent_version is not None:
-                rows = cur.execute(
-                    "SELECT collection FROM qrels_versions WHERE qrels_version = ?", [parent_version]
-                ).fetchall()
-                if not rows:
-                    raise UnknownNameError("qrels version", parent_version, self._qrels_names(cur))
-                if rows[0][0] != collection:
-                    raise ValidationError(
-                        f"parent qrels version {parent_version!r} belongs to collection {rows[0][0]!r}, not {collection!r}"
-                    )
-            if pool_version is not None and not cur.execute(
-                "SELECT 1 FROM pools WHERE pool_version = ?", [pool_version]
-            ).fetchall():
-                known = [r[0] for r in cur.execute("SELECT pool_version FROM pools").fetchall()]
-                raise UnknownNameError("pool version", pool_version, known)
-            version = latest_version(cur, collection)
+            version = self._check_new_version(cur, name, collection, parent_version, pool_version)
             cur.execute(
                 "INSERT INTO qrels_versions (qrels_version, collection, collection_version, parent_version, "
                 "pool_version, origin, rule, source, n_topics, n_entries, n_relevant, content_hash, created_by, note) "
@@ -260,6 +238,32 @@ class QrelsMixin(StoreCore):
                 cur.execute("INSERT INTO qrels_model_inputs VALUES (?, ?, ?)", [name, assessor, int(n)])
             info = self._qrels_info(cur, name)
         return info
+
+    def _check_new_version(self, cur: Any, name: str, collection: str, parent_version: str | None,
+                           pool_version: str | None) -> str:
+        """Inside the creating transaction: the collection exists, the name is free, the
+        parent (same collection) and the pool version exist. Returns the collection version."""
+        require_collection(cur, collection)
+        if cur.execute("SELECT 1 FROM qrels_versions WHERE qrels_version = ?", [name]).fetchall():
+            raise DuplicateNameError(
+                f"qrels version {name!r} already exists and qrels versions are immutable; choose a new name"
+            )
+        if parent_version is not None:
+            rows = cur.execute(
+                "SELECT collection FROM qrels_versions WHERE qrels_version = ?", [parent_version]
+            ).fetchall()
+            if not rows:
+                raise UnknownNameError("qrels version", parent_version, self._qrels_names(cur))
+            if rows[0][0] != collection:
+                raise ValidationError(
+                    f"parent qrels version {parent_version!r} belongs to collection {rows[0][0]!r}, not {collection!r}"
+                )
+        if pool_version is not None and not cur.execute(
+            "SELECT 1 FROM pools WHERE pool_version = ?", [pool_version]
+        ).fetchall():
+            known = [r[0] for r in cur.execute("SELECT pool_version FROM pools").fetchall()]
+            raise UnknownNameError("pool version", pool_version, known)
+        return str(latest_version(cur, collection))
 
     # -- reading --------------------------------------------------------------
 
@@ -326,10 +330,7 @@ class QrelsMixin(StoreCore):
         return out
 
     def _check_content_hash(self, cur: Any, info: QrelsVersionInfo) -> None:
-        found = cur.execute(
-            "SELECT sha256(coalesce(string_agg(topic_id || chr(9) || doc_id || chr(9) || CAST(grade AS VARCHAR) "
-            "|| chr(10), '' ORDER BY topic_id, doc_id), '')) FROM qrels_entries WHERE qrels_version = ?",
-            [info.name]).fetchall()[0][0]
+        found = stored_content_hash(cur, info.name)
         if found != info.content_hash:
             raise StoreError(
                 f"{self.path}: qrels version {info.name!r} no longer matches its content hash (recorded "
@@ -406,6 +407,24 @@ class QrelsMixin(StoreCore):
             collection=collection,
             collection_version=version,
         )
+
+
+def check_version_name(name: str, origin: str) -> None:
+    """A new qrels version's name and origin are valid (ValidationError otherwise)."""
+    check_qrels_name(name)
+    if origin not in ("published", "imported"):
+        raise ValidationError(f"expected origin 'published' or 'imported', found {origin!r}")
+
+
+def stored_content_hash(cur: Any, name: str) -> str:
+    """The content hash of a stored qrels version's entries, in one DuckDB aggregate:
+    sha256 over the ``topic\tdoc\tgrade\n`` lines sorted by (topic_id, doc_id) as
+    byte strings (UTF-8 order is code point order, as Python sorts ``str``), equal
+    to ``hashing.qrels_content_hash`` of the same entries."""
+    return str(cur.execute(
+        "SELECT sha256(coalesce(string_agg(topic_id || chr(9) || doc_id || chr(9) || CAST(grade AS VARCHAR) "
+        "|| chr(10), '' ORDER BY topic_id, doc_id), '')) FROM qrels_entries WHERE qrels_version = ?",
+        [name]).fetchall()[0][0])
 
 
 def entries_of(qrels: Mapping[str, Mapping[str, int]]) -> Iterable[tuple[str, str, int]]:

@@ -1,0 +1,128 @@
+"""Publishing and diffing as set work in DuckDB (issue 17, the store at campaign size):
+the same qrels versions as the Python path, to the entry, hash, count and note.
+
+The Python path (``final_grades`` over ``item_grades``, ``create_qrels_version``,
+``diff_qrels``) is the oracle: it is what a rule without SQL still runs, and the
+rules' own unit tests pin it by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from pooling.pool import build_pool
+from workbench.errors import ValidationError
+from workbench.judging import adjudication
+from workbench.judging.adjudication import diff_qrels, final_grades
+from workbench.store import LabelStore
+from workbench.types import Document, Judgment, RunInfo, Topic
+
+RULES = ["median", "majority", "max", "min"]
+
+
+def _python_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every built-in rule one without SQL: the store then publishes in Python."""
+    for name in RULES:
+        monkeypatch.setitem(adjudication._RULES, name, dataclasses.replace(adjudication._RULES[name], sql=""))
+
+
+def _seed(tmp_path, seed: int) -> LabelStore:
+    """Two pool versions (root and a delta child), three people, unsure marks, re-grades and adjudications, drawn at random."""
+    rng = random.Random(seed)
+    store = LabelStore(tmp_path / "wb.duckdb")
+    docs = [Document(f"d{i}", "", "text") for i in range(40)]
+    topics = [Topic(str(t), "q") for t in (1, 2, 10)]
+    store.ingest_collection("c", docs, topics)
+    version = store.latest_collection_version("c")
+    root = {t.topic_id: {f"d{i}": float(40 - i) for i in range(25)} for t in topics}
+    delta = {t.topic_id: {f"d{i}": float(40 - i) for i in range(20, 40)} for t in topics}
+    store.save_run(RunInfo("r1", "imported", {}, 25, "c", version), root)
+    store.save_run(RunInfo("r2", "imported", {}, 20, "c", version), delta)
+    store.save_pool("p1", build_pool({"r1": root}, 25), collection="c", collection_version=version)
+    store.save_pool("p2", build_pool({"r2": delta}, 20), collection="c", collection_version=version,
+                    parent_version="p1")
+    store.add_user("lead", "lead", token="lead-token-1")
+    for name in ("ann", "bob", "cat"):
+        store.add_user(name, "assessor", lead="lead")
+    for t in topics:
+        for i in range(40):
+            for who in ("ann", "bob", "cat"):
+                if rng.random() < 0.35:
+                    continue
+                for _ in range(rng.choice([1, 1, 2])):
+                    g = None if rng.random() < 0.08 else rng.choice([0, 1, 2, 3])
+                    store.record_judgment(Judgment(t.topic_id, f"d{i}", who, g, unsure=g is None), collection="c")
+            if rng.random() < 0.1:
+                store.adjudicate("c", t.topic_id, f"d{i}", rng.choice([0, 1, 2, 3]), lead="lead")
+    return store
+
+
+def _published(store: LabelStore, name: str) -> tuple[dict[str, dict[str, int]], tuple[object, ...]]:
+    info = store.get_qrels_info(name)
+    return store.get_qrels(name), (info.n_topics, info.n_entries, info.n_relevant, info.content_hash, info.note,
+                                   info.rule, info.parent_version, info.pool_version, info.origin)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("rule", RULES)
+def test_sql_publish_equals_the_python_path(tmp_path, monkeypatch, rule, seed):
+    store = _seed(tmp_path, seed)
+    store.publish_qrels("sql-v1", "p1", rule=rule, created_by="lead", note="first")
+    store.publish_qrels("sql-v2", "p2", rule=rule, parent_version="sql-v1", created_by="lead")
+    with monkeypatch.context() as m:
+        _python_path(m)
+        store.publish_qrels("py-v1", "p1", rule=rule, created_by="lead", note="first")
+        store.publish_qrels("py-v2", "p2", rule=rule, parent_version="py-v1", created_by="lead")
+    for version in ("v1", "v2"):
+        sql, sql_info = _published(store, f"sql-{version}")
+        py, py_info = _published(store, f"py-{version}")
+        assert sql == py
+        assert sql_info[:6] == py_info[:6]  # counts, hash, note, rule
+        assert sql_info[7:] == py_info[7:]
+    # and against final_grades over the store's item grades, by hand of the pure rule
+    fg = final_grades(store.item_grades("c", "p1"),
+                      {k: a.grade for k, a in store.current_adjudications("c", "p1").items()}, rule)
+    assert store.get_qrels("sql-v1") == {t: dict(sorted(d.items())) for t, d in fg.qrels.items()}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sql_diff_equals_diff_qrels(tmp_path, seed):
+    store = _seed(tmp_path, seed)
+    store.publish_qrels("v1", "p1", rule="median", created_by="lead")
+    store.publish_qrels("v2", "p2", rule="max", created_by="lead")  # no parent: some entries removed, some added
+    store.publish_qrels("v3", "p2", rule="min", parent_version="v1", created_by="lead")
+    for old, new in (("v1", "v2"), ("v2", "v1"), ("v1", "v3"), (None, "v1"), ("v2", "v2")):
+        expected = diff_qrels(store.get_qrels(old) if old else {}, store.get_qrels(new))
+        assert store.qrels_diff(old, new) == expected
+    assert store.qrels_diff("v1", "v2").changed  # the case is not trivial
+
+
+def test_sql_publish_is_one_transaction_and_refuses_nothing_to_publish(tmp_path):
+    store = _seed(tmp_path, 0)
+    store.publish_qrels("v1", "p1", rule="median", created_by="lead")
+    n_before = store.count_judgments()
+    with pytest.raises(ValidationError, match="no judged documents"):
+        empty = LabelStore(tmp_path / "empty.duckdb")
+        empty.ingest_collection("c", [Document("d0", "", "t")], [Topic("1", "q")])
+        v = empty.latest_collection_version("c")
+        run = {"1": {"d0": 1.0}}
+        empty.save_run(RunInfo("r", "imported", {}, 1, "c", v), run)
+        empty.save_pool("p", build_pool({"r": run}, 1), collection="c", collection_version=v)
+        empty.add_user("lead", "lead")
+        empty.publish_qrels("v1", "p", rule="median", created_by="lead")
+    assert [q.name for q in empty.list_qrels_versions()] == []
+    assert store.count_judgments() == n_before
+
+
+def test_pool_coverage_counts_pooled_documents_with_an_entry(tmp_path):
+    store = _seed(tmp_path, 1)
+    store.publish_qrels("v1", "p1", rule="median", created_by="lead")
+    pooled = store.pool_documents("p2", with_ancestors=True)
+    qrels = store.get_qrels("v1")
+    expected = (sum(len(d) for d in pooled.values()),
+                sum(1 for t, docs in pooled.items() for d in docs if d in qrels.get(t, {})))
+    assert store.pool_coverage("p2", "v1") == expected
+    assert 0 < expected[1] < expected[0]
