@@ -18,7 +18,7 @@ from workbench.errors import ValidationError
 from workbench.judging import adjudication
 from workbench.judging.adjudication import diff_qrels, final_grades
 from workbench.store import LabelStore
-from workbench.types import Document, Judgment, RunInfo, Topic
+from workbench.types import Document, RunInfo, Topic
 
 RULES = ["median", "majority", "max", "min"]
 
@@ -47,16 +47,22 @@ def _seed(tmp_path, seed: int) -> LabelStore:
     store.add_user("lead", "lead", token="lead-token-1")
     for name in ("ann", "bob", "cat"):
         store.add_user(name, "assessor", lead="lead")
+    rows, decided = [], []
     for t in topics:
         for i in range(40):
             for who in ("ann", "bob", "cat"):
                 if rng.random() < 0.35:
                     continue
-                for _ in range(rng.choice([1, 1, 2])):
+                for _ in range(rng.choice([1, 1, 2])):  # a re-grade: the later row is current
                     g = None if rng.random() < 0.08 else rng.choice([0, 1, 2, 3])
-                    store.record_judgment(Judgment(t.topic_id, f"d{i}", who, g, unsure=g is None), collection="c")
+                    rows.append(["c", t.topic_id, f"d{i}", who, g, g is None])
             if rng.random() < 0.1:
-                store.adjudicate("c", t.topic_id, f"d{i}", rng.choice([0, 1, 2, 3]), lead="lead")
+                decided.append((t.topic_id, f"d{i}", rng.choice([0, 1, 2, 3]), ""))
+    with store.transaction("seed judgments") as cur:  # one transaction: the test stays fast
+        cur.executemany("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure) "
+                        "VALUES (?, ?, ?, ?, ?, ?)", rows)
+    if decided:
+        store.adjudicate_many("c", decided, lead="lead", pool_version="p1")
     return store
 
 

@@ -361,8 +361,10 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             [collection, j.topic_id, j.doc_id, user.name, j.grade, bool(j.unsure), j.note,
              int(j.duration_ms), pool_version, token, rubric.version_id, saved_at],
         ))
-        setting = repeat == "correction" and bool(pool_version) and _one(cur.execute(
-            "SELECT count(*) FROM current_judging_settings WHERE pool_version = ?", [pool_version]))[0] > 0
+        setting = True  # unknown on the import path (as its bulk path reports)
+        if repeat == "correction":
+            setting = bool(pool_version) and _one(cur.execute(
+                "SELECT count(*) FROM current_judging_settings WHERE pool_version = ?", [pool_version]))[0] > 0
         return SavedJudgment(int(row[0]), True, j.grade, bool(j.unsure), setting)
 
     def record_judgments(
