@@ -41,17 +41,24 @@ WRITER = textwrap.dedent(
     import json, sys, time
     from pathlib import Path
     from workbench.store import LabelStore
+    from workbench.store import core
     db, name, log, go, n = sys.argv[1:6]
     s = LabelStore(db, client=name, lock_timeout_s=float(sys.argv[6]))
+    tickets = []
+    add = core.IntentQueue.add
+    def queued(self, client, purpose):  # the moment this process took its place in the queue
+        tickets.append(t := add(self, client, purpose))
+        return t
+    core.IntentQueue.add = queued
     while not Path(go).exists():
         time.sleep(0.01)
     for i in range(int(n)):
-        asked = time.time()
+        tickets.clear()
         with s.transaction("write " + name) as cur:
-            got = time.time()
+            got = time.time_ns()
             cur.execute("INSERT INTO t VALUES (?, ?)", [name, i])
-            with open(log, "a") as f:
-                f.write(json.dumps([name, asked, got]) + "\\n")
+            with open(log, "a") as f:  # [who, queued at (ns; null: the file was free), got it (ns)]
+                f.write(json.dumps([name, tickets[0] if tickets else None, got]) + "\\n")
     """
 )
 
@@ -93,7 +100,9 @@ def test_three_writers_without_linger_take_turns_without_a_stall(tmp_path):
     # with three or more writers every process was yielding to another and nobody took the file
     # (about 5 s per lease). A lease now waits only for the turns queued before it: with a
     # 4 s lock timeout (far above one turn) no lease gives up, and while one writer waits the
-    # others get at most one lease each.
+    # others get at most one lease each. A writer's wait is counted from the moment it took its
+    # place in the queue (its intent's ticket), not from when it asked: under load a process
+    # can be descheduled between asking and queueing while the others take quick turns.
     db = tmp_path / "wb.duckdb"
     store = LabelStore(db)
     with store.transaction() as cur:
@@ -108,9 +117,12 @@ def test_three_writers_without_linger_take_turns_without_a_stall(tmp_path):
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(rows) == 24
     grants = sorted(rows, key=lambda r: r[2])
-    for name, asked, got in rows:
-        others = [r for r in grants if asked < r[2] < got and r[0] != name]
-        assert len(others) <= 2 + 1, (name, others)  # the two others queued ahead, plus one in turn
+    waited = [(name, queued, got) for name, queued, got in rows if queued is not None]
+    assert waited, "no writer ever waited: the test did not exercise the queue"
+    for name, queued, got in waited:
+        others = [r for r in grants if queued < r[2] < got and r[0] != name]
+        # the two others queued ahead, plus one whose grant was logged late (descheduled)
+        assert len(others) <= 2 + 1, (name, others)
     with store.connection() as cur:
         assert cur.execute("SELECT count(*), count(DISTINCT who) FROM t").fetchall() == [(24, 3)]
 
