@@ -88,6 +88,21 @@ collection version, same group of the same source) has a person's current grade 
 assessor has saved nothing on the document (what an assessor saved stays in their queue)."""
 
 
+def _queue_filters(cur: Any) -> str:
+    """The conditions a queue query on ``assignments a`` needs now (appended to its WHERE).
+
+    ``VISIBLE`` and ``GROUP_SKIPPED`` each scan every judgment, and the second
+    the latest-judgment view: the bulk of a judging screen's lease. They change
+    nothing while no topic's judging has ever stopped and no pool was ever set to
+    skip mode, which one look at the two (append-only) tables tells: a row there
+    that is no longer current only keeps the exact, slower condition.
+    """
+    stopped, skip = _one(cur.execute(
+        "SELECT EXISTS (SELECT 1 FROM topic_orders WHERE stopped <> ''), "
+        "EXISTS (SELECT 1 FROM group_modes WHERE mode = 'skip')"))
+    return (f" AND {VISIBLE}" if stopped else "") + (f" AND NOT {GROUP_SKIPPED}" if skip else "")
+
+
 class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
     """Assignment plans, assessor queues and the judging view."""
 
@@ -191,6 +206,7 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
         """
         with self.connection("read queue") as cur:
             # The assessor's latest row per document is their state (see JudgmentsMixin).
+            shown = _queue_filters(cur)
             rows = cur.execute(
                 "WITH mine AS (SELECT collection, topic_id, doc_id, grade, unsure, row_number() OVER ("
                 "      PARTITION BY collection, topic_id, doc_id ORDER BY judgment_id DESC) AS rn "
@@ -199,7 +215,7 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
                 "       coalesce(m.grade IS NOT NULL OR m.unsure, false), m.grade, coalesce(m.unsure, false) "
                 "FROM assignments a LEFT JOIN mine m ON m.rn = 1 AND m.collection = a.collection "
                 "     AND m.topic_id = a.topic_id AND m.doc_id = a.doc_id "
-                f"WHERE a.assessor = ? AND {VISIBLE} AND NOT {GROUP_SKIPPED} ORDER BY a.position, a.assignment_id",
+                f"WHERE a.assessor = ?{shown} ORDER BY a.position, a.assignment_id",
                 [assessor, assessor],
             ).fetchall()
         return [QueueEntry(i, p, c, t, d, bool(j), None if g is None else int(g), bool(u))
@@ -215,15 +231,12 @@ class AssignmentsMixin(UsersMixin, JudgingPoolsMixin):
         if position < 1:
             raise ValidationError(f"queue position must be >= 1, found {position}")
         with self.connection("read document to judge") as cur:
-            # VISIBLE scans every judgment (its EXISTS): needed only while some topic's judging has stopped.
-            visible = f" AND {VISIBLE}" if _one(cur.execute(
-                "SELECT count(*) FROM current_topic_orders WHERE stopped <> ''"))[0] else ""
-            n = _one(cur.execute(f"SELECT count(*) FROM assignments a WHERE a.assessor = ?{visible} AND NOT {GROUP_SKIPPED}",
-                                 [assessor]))[0]
+            shown = _queue_filters(cur)
+            n = _one(cur.execute(f"SELECT count(*) FROM assignments a WHERE a.assessor = ?{shown}", [assessor]))[0]
             row = _one(cur.execute(
                 "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, p.collection_version "
                 "FROM assignments a JOIN pools p ON p.pool_version = a.pool_version "
-                f"WHERE a.assessor = ?{visible} AND NOT {GROUP_SKIPPED} ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
+                f"WHERE a.assessor = ?{shown} ORDER BY a.position, a.assignment_id LIMIT 1 OFFSET ?",
                 [assessor, position - 1],
             ))
             if row is None:
