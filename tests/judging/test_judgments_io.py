@@ -79,6 +79,34 @@ def test_import_csv_report_idempotent_and_history(db, tmp_path, capsys):
     assert rows[0]["note"] == "on topic, mostly" and rows[0]["timestamp"] == "2024-05-01T10:00:00+00:00"
 
 
+def test_a_grade_changed_back_by_a_reimport_is_saved_and_published(db, tmp_path, capsys):
+    # Regression (issue 9, breaker): a line without a timestamp was "already stored" when ANY earlier
+    # save had the same content (its save token), so importing grade 2, then 3, then 2 again left 3
+    # current and published. A timeless line is what the judgment is to be now: stored unless the
+    # current judgment already says it.
+    f = tmp_path / "g.txt"
+    reports = []
+    for grade in (2, 3, 2, 2):
+        f.write_text(f"1 0 d1 {grade}\n")
+        capsys.readouterr()
+        assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD) == 0
+        reports.append(capsys.readouterr().out.splitlines()[0].split("): ")[1])
+    assert reports == ["1 saved, 0 already stored", "1 saved, 0 already stored", "1 saved, 0 already stored",
+                       "0 saved, 1 already stored"]
+    store = LabelStore(db, client="test")
+    assert [j.grade for j in store.judgment_rows("toy", assessor="ann", history=True)] == [2, 3, 2]
+    assert wb(db, "publish", "p1", "--name", "v1", *LEAD, "--no-export") == 0
+    capsys.readouterr()
+    assert wb(db, "qrels", "export", "v1", "--out", "-") == 0
+    assert capsys.readouterr().out.splitlines() == ["1 0 d1 2"]
+    # a UI save in between counts as the current judgment too: re-importing the file then saves again
+    from workbench.types import Judgment
+    store.record_judgment(Judgment("1", "d1", "ann", 0), collection="toy", pool_version="p1")
+    assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("): 1 saved, 0 already stored")
+    assert [j.grade for j in store.judgment_rows("toy", assessor="ann", history=True)] == [2, 3, 2, 0, 2]
+
+
 def test_export_import_round_trip_csv_jsonl_and_parquet(db, tmp_path, capsys):
     f = tmp_path / "ann.csv"
     f.write_text(CSV)

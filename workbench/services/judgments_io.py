@@ -7,10 +7,14 @@ assessor's judgments. Every line is checked first, naming file and line
 collection's rubric or unsure, the file's ``assessor`` column if any,
 timestamps not going back in time for one document); then all lines go
 through the store's save path (``LabelStore.record_judgments``, the checks of
-a UI save) in **one transaction**: all land or none. Each line has a save
-token derived from its content, so importing the same file twice writes
-nothing the second time. Rows are appended in file order; an imported
-timestamp becomes the row's ``saved_at``.
+a UI save) in **one transaction**: all land or none. Importing the same file
+twice writes nothing the second time: a line without a timestamp is what the
+assessor's judgment is to be now, so it is already stored when the assessor's
+current judgment of the document says the same (grade, unsure, note, duration)
+and is saved otherwise, even when an earlier save said it (a grade changed
+back); a timestamped line is one event of a history, stored once (its save
+token is derived from its content and time). Rows are appended in file order;
+an imported timestamp becomes the row's ``saved_at``.
 
 Repeated lines, as ``qrels import`` treats them: an exact repeat of an
 earlier line (every field equal) is dropped and counted
@@ -61,7 +65,8 @@ class ImportReport:
         rubric_version: the rubric version the grades were checked against.
         n_lines: judgments read.
         n_saved: rows appended.
-        n_already: lines already stored by an earlier import (skipped).
+        n_already: lines already stored (skipped): the current judgment says the same, or
+            the timestamped line was imported before.
         n_pooled: pooled (topic, doc) pairs of the pool version and its ancestors.
         n_covered: of those, pairs the file judged.
         not_covered: topic -> pooled documents the file did not judge (topics with some).
@@ -89,6 +94,12 @@ def _token(collection: str, assessor: str, line: jfiles.JudgmentLine, repeat: in
              str(line.duration_ms), line.timestamp.isoformat() if line.timestamp else "", str(repeat)]
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
     return f"import:{digest}"
+
+
+def _current_states(store: LabelStore, collection: str, assessor: str) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """(topic_id, doc_id) -> (judgment_id, grade, unsure, note, duration_ms) of the assessor's current judgments."""
+    return {(r.topic_id, r.doc_id): (r.judgment_id, r.grade, bool(r.unsure), r.note, int(r.duration_ms))
+            for r in store.judgment_rows(collection, assessor=assessor)}
 
 
 def _shown_grade(ln: jfiles.JudgmentLine) -> str:
@@ -213,11 +224,25 @@ def import_judgments(
                                            f"({len(outside_lines):,} line(s) of the file are outside the pool). "
                                            "Check --pool, or pass --allow-outside-pool to keep them.")
 
+    current = _current_states(store, collection, assessor) if any(ln.timestamp is None for ln in lines) else {}
     items = []
+    n_current = 0
     for ln in lines:  # no exact repeats left: the token's repeat count is 0 (as files imported before had it)
+        token = _token(collection, assessor, ln, 0)
+        if ln.timestamp is None:
+            # A line without a time is what the assessor's judgment is to be now: already stored when the
+            # current judgment says the same; else a new save, even if an earlier save said it (a grade
+            # changed back), under a token of the state it replaces (a token alone matched any earlier save).
+            state = current.get((ln.topic_id, ln.doc_id))
+            if state is not None and state[1:] == (ln.grade, bool(ln.unsure), ln.note, int(ln.duration_ms)):
+                n_current += 1
+                continue
+            if state is not None:
+                token = f"{token}@{state[0]}"
         j = Judgment(ln.topic_id, ln.doc_id, assessor, ln.grade, ln.unsure, ln.note, ln.duration_ms)
-        items.append((j, _token(collection, assessor, ln, 0), ln.timestamp))
-    saved = store.record_judgments(items, collection=collection, pool_version=pool_version, lead=session.user)
+        items.append((j, token, ln.timestamp))
+    saved = store.record_judgments(items, collection=collection, pool_version=pool_version,
+                                   lead=session.user) if items else []
 
     judged = {(ln.topic_id, ln.doc_id) for ln in lines}
     n_pooled = sum(len(d) for d in pooled.values())
@@ -226,7 +251,8 @@ def import_judgments(
     n_new = sum(1 for s in saved if s.new)
     return ImportReport(
         path=p, pool_version=pool_version, collection=collection, assessor=assessor,
-        rubric_version=rubric.version_id, n_lines=len(lines), n_saved=n_new, n_already=len(saved) - n_new,
+        rubric_version=rubric.version_id, n_lines=len(lines), n_saved=n_new,
+        n_already=len(saved) - n_new + n_current,
         n_pooled=n_pooled, n_covered=n_pooled - sum(not_covered.values()),
         not_covered={t: n for t in sorted(not_covered, key=natural_key) if (n := not_covered[t])},
         outside_pool=outside, duplicates=n_repeats,
