@@ -73,10 +73,13 @@ class CostFit:
         Example:
             >>> CostFit(2.0, 3.1, 0.99, 0.97, 40).describe()
             'cost per topic = 2.00 ms + 3.1000 ms per candidate (R² 0.990); cost ~ D^0.97: linear in depth'
+            >>> CostFit(92.88, -0.084, 0.1, -0.06, 40).describe()
+            'cost per topic = 92.88 ms - 0.0840 ms per candidate (R² 0.100); cost ~ D^-0.06: flat in depth'
         """
         r2 = "-" if math.isnan(self.r2) else f"{self.r2:.3f}"
         alpha = "?" if math.isnan(self.exponent) else f"{self.exponent:.2f}"
-        return (f"cost per topic = {self.intercept_ms:.2f} ms + {self.slope_ms:.4f} ms per candidate (R² {r2}); "
+        sign = "-" if self.slope_ms < 0 else "+"  # a noisy fit can slope down: "- 0.0840 ms", not "+ -0.0840 ms"
+        return (f"cost per topic = {self.intercept_ms:.2f} ms {sign} {abs(self.slope_ms):.4f} ms per candidate (R² {r2}); "
                 f"cost ~ D^{alpha}: {self.scaling} in depth")
 
 

@@ -141,7 +141,8 @@ class PoolContributor:
         """One line for reports."""
         return (f"run {self.run!r} contributed to pool {', '.join(self.pools)} (depth {self.depth}) that qrels "
                 f"{qrels_version!r} judged: its R@k for k >= {self.depth} is measured against relevant documents it "
-                "helped find (a fusion of the pooled runs reaches R@depth = 1 by construction)")
+                "helped find (the pool, the union of the pooled runs' top-depth lists, holds every relevant document judged "
+                "from it by construction; a run that was not pooled is measured against documents other runs found)")
 
 
 def pool_contributors(store: LabelStore, qrels_version: str) -> dict[str, PoolContributor]:
