@@ -75,21 +75,47 @@ def _is_terminal(stream: object) -> bool:
 def out(text: str) -> None:
     """Data on stdout. On a terminal, control characters in it (user strings: names,
     descriptions, ids) are shown escaped (``\\x1b``) instead of being interpreted;
-    a pipe or file gets the data unchanged."""
+    a pipe or file gets the data unchanged.
+
+    Raises:
+        OSError: the write or flush failed (stdout on a full disk), naming ``standard output``.
+    """
     if _is_terminal(sys.stdout):
         text = printable(text)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left (`| head`): the root's rule (not an error) applies
+        raise
+    except OSError as e:  # e.g. stdout on a full disk: the message names the target
+        raise _named(e, "standard output") from e
+
+
+def _named(e: OSError, target: str) -> OSError:
+    """``e`` naming ``target`` as its file (a write error on a stream or device carries no file name)."""
+    if getattr(e, "filename", None):
+        return e
+    return type(e)(e.errno, e.strerror or str(e), target)
 
 
 def emit(text: str, path: Path | None) -> None:
     """Text output: on stdout (``out``) when ``path`` is None, else written to ``path`` atomically
-    (``formats.io.atomic_write``; ``-`` is stdout there too), with ``wrote PATH`` on stderr."""
+    (``formats.io.atomic_write``; ``-`` is stdout there too), with ``wrote PATH`` on stderr.
+
+    Raises:
+        OSError: the write failed (a full disk); its ``filename`` is the target
+            (``path``, or ``standard output``), so the one-line error names it.
+    """
     if path is None:
         out(text)
         return
-    from workbench.formats.io import atomic_write
+    from workbench.formats.io import STDOUT, atomic_write
 
-    with atomic_write(path) as f:
-        f.write(text)
+    try:
+        with atomic_write(path) as f:
+            f.write(text)
+    except BrokenPipeError:
+        raise
+    except OSError as e:  # e.g. --out /dev/full: the message names the target
+        raise _named(e, "standard output" if str(path) == STDOUT else str(path)) from e
     info(f"wrote {path}")

@@ -163,11 +163,24 @@ def score(
     if out is not None:
         check_writable(out, what="--out")
 
-    def write_plot(scored: ScoreReport) -> None:  # after scoring, before anything is recorded
+    def write_outputs(scored: ScoreReport) -> None:
+        """The plot and the report, after scoring and before anything is recorded: a failed write records nothing."""
         if plot is not None:
             save_chart(recall_curve_chart(scored.evaluations, title=f"Recall curve against {scored.qrels.name}"),
                        plot)
             common.info(f"wrote {plot}")
+        if scored.coverage and scored.coverage.notice():
+            common.info(f"workbench: {scored.coverage.notice()}")
+        _warn_shallow(scored.evaluations, scored.measures)
+        if fmt == "parquet" and out is not None:
+            from workbench.reports import write_scores_parquet
+
+            write_scores_parquet(scored.header(), scored.evaluations, out, per_topic=per_topic, slices=scored.slices)
+            common.info(f"wrote {out}")
+        else:
+            text = render_scores(scored.header(), scored.evaluations, fmt, per_topic=per_topic, slices=scored.slices,
+                                 slice_keys=scored.slice_keys)
+            common.emit(text, out)
 
     from workbench.services.units import UnitOptions, check_units
 
@@ -179,28 +192,16 @@ def score(
                      strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
         return
     check_units(runs, qrels, _opener("workbench score"), collection)
-    report = score_runs(
+    score_runs(
         runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
         missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
         topic_set=topic_set, by=by or (), collection=collection, slice_min_topics=min_topics,
         min_id_coverage=min_id_coverage,
         keep_documents=per_topic and fmt in ("table", "json"),  # only these print document lists
-        before_record=write_plot,
+        before_record=write_outputs,
         filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility,
         no_answer="auto", no_answer_file=no_answer, answer_threshold=answer_threshold,
     )
-    if report.coverage and report.coverage.notice():
-        common.info(f"workbench: {report.coverage.notice()}")
-    _warn_shallow(report.evaluations, report.measures)
-    if fmt == "parquet" and out is not None:
-        from workbench.reports import write_scores_parquet
-
-        write_scores_parquet(report.header(), report.evaluations, out, per_topic=per_topic, slices=report.slices)
-        common.info(f"wrote {out}")
-    else:
-        text = render_scores(report.header(), report.evaluations, fmt, per_topic=per_topic, slices=report.slices,
-                             slice_keys=report.slice_keys)
-        common.emit(text, out)
 
 
 def _score_units(runs: list[str], qrels: str, options: object, measure: list[str] | None, k: str | None, rel: int,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -521,8 +522,10 @@ def score_runs(
             numbers (``Evaluation.without_documents``), so memory does not grow
             with the number of runs; for reports that print no lists.
         before_record: called with the report once everything is scored and before
-            anything is written to the store (the CLI writes ``--plot`` there), so a
-            failure in it leaves the store unchanged.
+            anything is written to the store (the CLI writes ``--plot`` and the report,
+            to ``--out`` or standard output, there), so a failure in it (a full disk)
+            leaves the store unchanged. When recording, the report it receives already
+            carries the evaluation ids (and git commit, file hashes) then recorded.
         filters: ``auto`` (apply the topics' filters when some topic has one),
             ``on`` (require them) or ``off`` (score unfiltered).
         filter_key: the topic metadata key holding the filters.
@@ -751,15 +754,19 @@ def score_runs(
         no_answer=tuple(dataclasses.replace(r, run_name=ref.name) for r, ref in zip(na_results, refs, strict=False)),
         no_answer_source=marks.source if marks is not None else "",
     )
-    if before_record is not None:  # e.g. write the plot: a failure there leaves the store unchanged
-        before_record(report)
     all_stored = qref.origin == "stored" and all(r.origin == "stored" for r in refs)
     if record is None:
         record = open_store is not None and all_stored
     if record:
         if open_store is None:
             raise WorkbenchError("cannot record evaluations without a workbench store; drop --record or pass --db")
-        report = dataclasses.replace(_with_file_hashes(report), git_commit=git_commit())
+        # The ids are chosen now, so that the output written before recording (before_record) can show them.
+        report = dataclasses.replace(_with_file_hashes(report), git_commit=git_commit(),
+                                     evaluation_ids=tuple(uuid.uuid4().hex for _ in refs))
+    if before_record is not None:  # the plot and the report: a failure there leaves the store unchanged
+        before_record(report)
+    if record:
+        assert open_store is not None
         ids = tuple(record_report(report, open_store()))
         report = dataclasses.replace(report, evaluation_ids=ids)
     if set_info is not None and command == "score" and open_store is not None:
@@ -1013,6 +1020,9 @@ def record_report(report: ScoreReport, store: LabelStore, extra_params: Mapping[
                   ) -> list[str]:
     """Record every evaluation of ``report`` (one transaction per run); returns the ids.
 
+    The ids are ``report.evaluation_ids`` when given (one per run, chosen before the
+    output was written), else new random ones.
+
     Each evaluation's params keep the lineage: threshold, policy, qrels hash,
     collection versions, the run's origin, location and content hash, the
     evaluator's git commit, the topic set and the topic counts; ``extra_params``
@@ -1057,8 +1067,10 @@ def record_report(report: ScoreReport, store: LabelStore, extra_params: Mapping[
                                      "ineligible_gold": el.restricted.n_ineligible_gold,
                                      "leaks": el.leaks.total, "leaks_at_k": {str(k): n for k, n in el.leaks.at_k.items()},
                                      "filter_mode": el.filter_mode, "topics_short": el.n_short}
+        given = report.evaluation_ids[len(ids)] if len(report.evaluation_ids) > len(ids) else None
         ids.append(store.record_evaluation(run_ref.name, report.qrels.recorded_name, evaluation_rows(e),
-                                           evaluator_version=report.evaluator_version, params=params))
+                                           evaluator_version=report.evaluator_version, params=params,
+                                           evaluation_id=given))
     return ids
 
 
