@@ -21,6 +21,7 @@ import duckdb
 import pytest
 
 from tests.cli.helpers import cli
+from tests.cli.test_gate_cli import POLICY, QRELS, run_text
 
 FULL = Path("/dev/full")
 needs_dev_full = pytest.mark.skipif(not FULL.exists(), reason="needs /dev/full (a device that is always full)")
@@ -95,3 +96,63 @@ def test_a_written_report_shows_the_ids_then_recorded(project, capsys):
         ids = [r[0] for r in con.execute("SELECT DISTINCT evaluation_id FROM evaluations").fetchall()]
     assert len(ids) == 1
     assert f"recorded   evaluation id(s) {ids[0]}" in out
+
+
+# -- B: gate -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def gate_files(write, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DB", str(tmp_path / "nodb" / "wb.duckdb"))
+    return [write("base.run", run_text("base")), write("same.run", run_text("same")), "--qrels",
+            write("q.txt", QRELS), "--policy", write("gate.toml", POLICY)]
+
+
+def test_a_passing_gate_exits_0(gate_files, capsys):  # the premise of the cases below
+    code, _, err = cli(capsys, "gate", *gate_files)
+    assert code == 0, err
+
+
+@needs_dev_full
+def test_gate_out_on_a_full_disk_is_the_gates_error_3_never_fail(gate_files, capsys):
+    code, _, err = cli(capsys, "gate", *gate_files, "--out", FULL)
+    assert code == 3, err
+    assert "cannot write the gate's report to /dev/full: No space left on device" in err
+
+
+def test_gate_to_a_full_stdout_is_the_gates_error_3_never_fail(gate_files, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _Full())
+    code, _, err = cli(capsys, "gate", *gate_files)
+    assert code == 3, err
+    assert "cannot write the gate's report to standard output: No space left on device" in err
+
+
+def test_a_reader_leaving_early_keeps_the_gates_verdict(gate_files, write, capsys, monkeypatch):
+    worse = write("worse.run", run_text("worse", lose={"1", "2", "3", "4", "5", "6"}))
+    monkeypatch.setattr(sys, "stdout", _Closed())
+    assert cli(capsys, "gate", *gate_files)[0] == 0
+    monkeypatch.setattr(sys, "stdout", _Closed())
+    assert cli(capsys, "gate", gate_files[0], worse, *gate_files[2:])[0] == 1
+
+
+@pytest.mark.parametrize("root", [["--lock-timeout", "-1"], ["--lock-timeout", "soon"], ["--bogus"]])
+def test_a_usage_error_in_the_global_options_before_gate_is_the_gates_usage_code(gate_files, capsys, root):
+    code, _, err = cli(capsys, *root, "gate", *gate_files)
+    assert code == 3, err
+    code, _, err = cli(capsys, *root, "score", gate_files[0], "--qrels", gate_files[3])
+    assert code == 2, err  # every other command: 2
+
+
+@needs_dev_full
+def test_gate_out_on_a_full_disk_records_no_topic_set_use(project, capsys):
+    folder, db = project
+    (folder / "held.txt").write_text("1\n2\n3\n")
+    policy = folder / "gate.toml"
+    policy.write_text('[gate]\nk = 3\nmeasures = ["R@3"]\nmin_topics = 2\nmin_topic_share = 0.1\n')
+    assert cli(capsys, "--db", db, "-q", "topics", "set", "held", "--from", folder / "held.txt", "--collection",
+               "tiny", "--protected")[0] == 0
+    before = count(db, "topic_set_uses")
+    code, _, err = cli(capsys, "--db", db, "gate", "bm25", "bm25b", "--qrels", "tiny-reference", "--policy", policy,
+                       "--topic-set", "held", "--out", FULL)
+    assert code == 3, err
+    assert count(db, "topic_set_uses") == before

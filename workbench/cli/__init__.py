@@ -44,7 +44,8 @@ error (the store is locked or damaged, a file cannot be written). Nothing was ch
 EXIT_USAGE = 2
 """The command line is wrong: unknown command or option, missing argument, an option value of the
 wrong type or not among its choices. Nothing was done. (``workbench gate`` alone uses its own codes:
-0 pass, 1 fail, 2 invalid, 3 usage.)"""
+0 pass, 1 fail, 2 invalid, 3 usage or output error; a usage error in the global options before
+``gate`` is its 3 as well.)"""
 
 
 def __getattr__(name: str) -> Any:

@@ -2,12 +2,15 @@
 
 Exit codes (this command only; the rest of the CLI uses 2 for usage errors):
 0 pass, 1 fail, 2 invalid (the comparison cannot be trusted: incomplete runs,
-identifier mismatches, too few topics, leakage), 3 usage error (bad options,
-a policy file that does not parse or validate, an unknown name).
+identifier mismatches, too few topics, leakage), 3 usage or output error (bad
+options, global ones before ``gate`` included, a policy file that does not parse
+or validate, an unknown name; or the report could not be written to ``--out`` or
+standard output). 1 is only ever a verdict: no error exits 1.
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,8 +27,24 @@ class GateCommand(TyperCommand):
     """The gate's command: its usage errors (missing or bad options) exit 3, not 2.
 
     Click's usage errors carry ``exit_code = 2`` and a ``show`` method; typer
-    vendors click, so they are recognised by those two attributes.
+    vendors click, so they are recognised by those two attributes. The root group
+    reads ``usage_exit_code`` for errors in the global options before ``gate``.
+    Any read or write error that escapes the command (an ``OSError``, which the
+    root would turn into exit 1, "fail") exits 3 too.
     """
+
+    usage_exit_code = EXIT_USAGE
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            if common.STATE.debug:
+                raise
+            where = f" {e.filename}" if getattr(e, "filename", None) else ""
+            _fail(f"cannot read or write{where}: {e.strerror or e}", EXIT_USAGE)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:
@@ -68,7 +87,10 @@ def gate(
     Validity first (completion, ID audit, topic count and share, leakage): any of them not met makes the gate
     invalid, never green. Then the rules: macro change as a bound on the paired bootstrap CI, an optional
     permutation test, critical topics (any lost relevant document fails), slice floors, eligibility leaks.
-    With several gated measures, p-values and intervals are corrected (Holm-Bonferroni by default)."""
+    With several gated measures, p-values and intervals are corrected (Holm-Bonferroni by default).
+
+    Exit 3: a usage error (a global option before `gate` included, e.g. --lock-timeout -1) or a report that
+    could not be written (--out or standard output); exit 1 is only ever the verdict fail."""
     from workbench.errors import UnknownNameError, WorkbenchError
     from workbench.formats.io import check_writable
     from workbench.reports_gate import check_gate_format, render_gate
@@ -80,20 +102,41 @@ def gate(
             check_writable(out, what="--out")
     except WorkbenchError as e:
         _fail(f"usage: {e}", EXIT_USAGE)
+    reader_left = False
+
+    def write_report(report: Any) -> None:
+        """The report, before the topic set's use is recorded: a failed write records nothing and exits 3."""
+        nonlocal reader_left
+        text = render_gate(report, fmt, max_topics=max_topics)
+        try:
+            if out is not None:
+                common.emit(text, out)
+            common.out(text)
+        except BrokenPipeError:  # `gate ... | head`: the reader left; the verdict still decides the exit code
+            reader_left = True
+        except OSError as e:
+            if common.STATE.debug:
+                raise
+            _fail(f"cannot write the gate's report to {e.filename or 'its output'}: {e.strerror or e}; "
+                  f"the verdict ({report.verdict}) was reached but its report was not written", EXIT_USAGE)
+
     try:
         opener = _opener()
         report = run_gate(baseline, candidates, qrels, policy, open_store=opener, topic_set=topic_set, by=by or (),
-                          collection=collection, trust_file_order=trust_file_order, progress=common.info)
+                          collection=collection, trust_file_order=trust_file_order, progress=common.info,
+                          before_record=write_report)
     except (GateUsageError, UnknownNameError) as e:
         _fail(f"usage: {e}", EXIT_USAGE)
     except WorkbenchError as e:
         if common.STATE.debug:
             raise
         _fail(f"gate INVALID: the comparison could not be made: {e}", 2)
-    text = render_gate(report, fmt, max_topics=max_topics)
-    if out is not None:
-        common.emit(text, out)
-    common.out(text)
+    if reader_left:
+        import os
+        import sys
+
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nothing more reaches a closed pipe
     common.info(f"workbench gate: {report.verdict.upper()} (exit {report.exit_code}) [elapsed] {report.seconds:.2f} s")
     raise typer.Exit(report.exit_code)
 

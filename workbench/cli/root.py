@@ -35,9 +35,10 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer._click.exceptions import UsageError as UsageErrorClick
 
 from workbench import __version__
 from workbench.cli import EXIT_ERROR, EXIT_USAGE, common
@@ -108,12 +109,55 @@ COMMANDS = registry({
 }, package="workbench.cli")
 
 
+_ROOT_VALUED = ("--db", "--lock-timeout")  # the root options that take a value
+
+
+def _command_name(args: list[str]) -> str | None:
+    """The command named in ``args`` (the first word after the root options), if any."""
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in _ROOT_VALUED:
+            skip = True
+        elif a == "--":
+            return None
+        elif not a.startswith("-"):
+            return a
+    return None
+
+
 class _Root(LazyGroup):
+    """The root group. A usage error in the root options takes the usage exit code of the
+    command they precede: ``workbench --lock-timeout -1 gate ...`` exits as the gate's usage
+    error (3; its ``usage_exit_code``), not 2, so a CI job never reads it as a verdict."""
+
     commands_registry = COMMANDS
 
     @staticmethod
     def source() -> typer.Typer:
         return app
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        name = _command_name(args)
+        try:
+            return super().parse_args(ctx, args)
+        except UsageErrorClick as e:
+            self._recode(ctx, e, name)
+            raise
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UsageErrorClick as e:  # the root callback's checks (--lock-timeout)
+            self._recode(ctx, e, ctx.invoked_subcommand)
+            raise
+
+    def _recode(self, ctx: Any, e: Any, name: str | None) -> None:
+        if e.exit_code != EXIT_USAGE or not name or name not in self.commands_registry:
+            return
+        code = getattr(self.get_command(ctx, name), "usage_exit_code", EXIT_USAGE)
+        e.exit_code = code
 
 
 app = typer.Typer(

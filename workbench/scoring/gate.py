@@ -71,7 +71,7 @@ Verdict = Literal["pass", "fail", "invalid", "skipped"]
 RuleKind = Literal["validity", "quality"]
 
 EXIT_CODES: Mapping[str, int] = {"pass": 0, "fail": 1, "invalid": 2}
-"""Exit code of each gate verdict (3 is a usage error of the command)."""
+"""Exit code of each gate verdict (3 is a usage or output error of the command, never a verdict)."""
 
 
 @dataclass(frozen=True)

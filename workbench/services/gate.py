@@ -152,6 +152,7 @@ def run_gate(
     collection: str | None = None,
     trust_file_order: bool = False,
     progress: Progress | None = None,
+    before_record: Callable[[GateReport], None] | None = None,
 ) -> GateReport:
     """Run the release gate of ``candidate`` against ``baseline`` (see the module docstring).
 
@@ -166,6 +167,9 @@ def run_gate(
         collection: ``NAME[@VERSION-PREFIX]`` the run files were produced over.
         trust_file_order: order run files by their rank column.
         progress: receives progress lines.
+        before_record: called with the report once the verdict is known and before
+            the topic set's use is recorded (the CLI writes the report there), so a
+            failure in it (a full disk) leaves the store unchanged.
 
     Returns:
         The ``GateReport``; ``report.verdict`` is pass, fail or invalid.
@@ -187,7 +191,7 @@ def run_gate(
     try:
         return _run_gate(baseline, cands, qrels_ref, policy, policy_hash, hasher, open_store=open_store,
                          topic_set=topic_set, by=by, collection=collection, trust_file_order=trust_file_order,
-                         say=say, t0=t0)
+                         say=say, t0=t0, before_record=before_record)
     finally:
         hasher.shutdown(wait=True, cancel_futures=True)
 
@@ -207,6 +211,7 @@ def _run_gate(
     trust_file_order: bool,
     say: Progress,
     t0: float,
+    before_record: Callable[[GateReport], None] | None = None,
 ) -> GateReport:
     from workbench.services.provenance import file_sha256
     from workbench.services.scoring import EVALUATOR_VERSION, load_qrels, score_runs
@@ -263,6 +268,8 @@ def _run_gate(
     results = evaluate_gates(policy, inputs)
     titles = _titles(open_store, target, results)
     report = GateReport(policy, policy_hash, score, results, leakage, excluded, titles, time.perf_counter() - t0)
+    if before_record is not None:
+        before_record(report)
     if score.topic_set is not None and open_store is not None:
         open_store().record_topic_set_use(score.topic_set, "gate", [e.run_name for e in score.evaluations],
                                           score.qrels.recorded_name, outcome=report.verdict,
