@@ -156,3 +156,40 @@ def test_gate_out_on_a_full_disk_records_no_topic_set_use(project, capsys):
                        "--topic-set", "held", "--out", FULL)
     assert code == 3, err
     assert count(db, "topic_set_uses") == before
+
+
+# -- C: concurrent default pool names ------------------------------------------------------------------
+
+
+def test_a_pool_stored_by_another_process_meanwhile_does_not_take_the_default_name(project, capsys, monkeypatch):
+    """Another build stores its pool after this one looked at the names and before it writes
+    (what three `pool build` processes at once did): both succeed, each under its own number."""
+    from workbench.services.pooling import build_pool
+    from workbench.store import LabelStore
+    from workbench.store.core import StoreCore
+
+    _, db = project
+    store = LabelStore(db)
+    original = StoreCore.transaction
+    raced: list[str] = []
+
+    def racing(self, purpose=""):
+        if purpose.startswith("save pool") and not raced:
+            raced.append(purpose)  # the other process: its whole build, in between
+            raced.append(build_pool(store, ["bm25"], depth=5).info.pool_version)
+        return original(self, purpose)
+
+    monkeypatch.setattr(StoreCore, "transaction", racing)
+    mine = build_pool(store, ["bm25"], depth=4)
+    assert mine.created and raced[1] == "tiny-pool-v2"
+    assert mine.info.pool_version == "tiny-pool-v3"
+    assert [p.pool_version for p in store.list_pools("tiny")] == ["tiny-pool-v1", "tiny-pool-v2", "tiny-pool-v3"]
+    assert {p.depth for p in store.list_pools("tiny")} == {3, 4, 5}
+
+
+def test_an_identical_pool_is_still_reused_and_a_taken_name_still_refused(project, capsys):
+    _, db = project
+    code, out, err = cli(capsys, "--db", db, "pool", "build", "--depth", "3", "bm25")
+    assert code == 0 and "tiny-pool-v1 unchanged" in out, err
+    code, _, err = cli(capsys, "--db", db, "pool", "build", "--depth", "4", "bm25", "--name", "tiny-pool-v1")
+    assert code == 1 and "pool version 'tiny-pool-v1' already exists" in err

@@ -562,13 +562,13 @@ def build_pool(
         runs = {r: topics.restrict(run) for r, run in runs.items()}
         say(f"topics: {topics.description}")
     pool = _with_topics(_build_pool(runs, depth, priority=RRF(k=rrf_k), budget=budget), topics)
-    if name is None:
-        existing = store.find_pool_by_hash(collection, pool.content_hash)
-        if existing is not None:
-            say(f"[finished] identical to the stored pool {existing.pool_version}; nothing written")
-            return PoolOutcome(existing, False, pool)
-        name = store.next_pool_name(collection)
-    info = store.save_pool(name, pool, collection=collection, collection_version=version)
+    if name is None:  # the default name is chosen inside the transaction that stores the pool
+        info, created = store.save_pool_default(pool, collection=collection, collection_version=version)
+        if not created:
+            say(f"[finished] identical to the stored pool {info.pool_version}; nothing written")
+            return PoolOutcome(info, False, pool)
+    else:
+        info = store.save_pool(name, pool, collection=collection, collection_version=version)
     say(f"[finished] pool {info.pool_version}: {info.n_entries:,} documents over {info.n_topics} topics")
     return PoolOutcome(info, True, pool)
 
@@ -682,14 +682,15 @@ def extend_pool(
     if not extension.pool.entries:
         say(f"[finished] the runs bring no pool-novel document; pool {parent} is unchanged")
         return ExtensionOutcome(parent, None, False, extension)
-    if name is None:
-        existing = store.find_pool_by_hash(collection, extension.pool.content_hash, parent)
-        if existing is not None:
-            say(f"[finished] identical to the stored pool {existing.pool_version}; nothing written")
-            return ExtensionOutcome(parent, existing, False, extension)
-        name = store.next_pool_name(collection)
-    info = store.save_pool(name, extension.pool, collection=collection, collection_version=version,
-                           parent_version=parent)
+    if name is None:  # the default name is chosen inside the transaction that stores the pool
+        info, created = store.save_pool_default(extension.pool, collection=collection, collection_version=version,
+                                                parent_version=parent)
+        if not created:
+            say(f"[finished] identical to the stored pool {info.pool_version}; nothing written")
+            return ExtensionOutcome(parent, info, False, extension)
+    else:
+        info = store.save_pool(name, extension.pool, collection=collection, collection_version=version,
+                               parent_version=parent)
     say(f"[finished] pool {info.pool_version} (child of {parent}): {info.n_entries:,} new documents "
         f"over {info.n_topics} topics")
     return ExtensionOutcome(parent, info, True, extension)

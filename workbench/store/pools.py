@@ -96,13 +96,13 @@ class PoolsMixin(StoreCore):
     # -- writing -----------------------------------------------------------------
 
     def next_pool_name(self, collection: str) -> str:
-        """The default name of the collection's next pool: ``<collection>-pool-v<N+1>``."""
+        """The default name of the collection's next pool: ``<collection>-pool-v<N+1>``.
+
+        Only a hint: another process may take it before this one saves; ``save_pool_default``
+        chooses it inside the transaction that stores the pool.
+        """
         with self.connection("name pool") as cur:
-            names = [r[0] for r in cur.execute(
-                "SELECT pool_version FROM pools WHERE collection = ?", [collection]).fetchall()]
-        pattern = re.compile(re.escape(collection) + r"-pool-v(\d+)$")
-        taken = [int(m.group(1)) for n in names if (m := pattern.match(n))]
-        return f"{collection}-pool-v{max(taken, default=0) + 1}"
+            return _next_pool_name(cur, collection)
 
     def find_pool_by_hash(self, collection: str, content_hash: str, parent_version: str = "") -> PoolInfo | None:
         """The oldest stored pool of ``collection`` with this content and parent, if any."""
@@ -141,68 +141,50 @@ class PoolsMixin(StoreCore):
             ValidationError: a bad name, a parent of another collection, or a
                 run that is not stored.
         """
-        import pyarrow as pa
-
         check_pool_name(name)
-        if isinstance(pool, PoolColumns):
-            ecols, pcols = pool.entries, pool.provenance
-        else:
-            ecols = dict(zip(("topic_id", "doc_id", "best_rank", "n_runs", "priority", "priority_rank"),
-                             map(list, zip(*pool.entry_rows(), strict=True)), strict=True)) if pool.entries else {}
-            pcols = dict(zip(("topic_id", "doc_id", "run_name", "rank"),
-                             map(list, zip(*pool.provenance_rows(), strict=True)), strict=True)) if pool.provenance else {}
-        entries = pa.table({
-            "topic_id": pa.array(ecols.get("topic_id", []), pa.string()),
-            "doc_id": pa.array(ecols.get("doc_id", []), pa.string()),
-            "best_rank": pa.array(ecols.get("best_rank", []), pa.int32()),
-            "n_runs": pa.array(ecols.get("n_runs", []), pa.int32()),
-            "priority": pa.array(ecols.get("priority", []), pa.float64()),
-            "priority_rank": pa.array(ecols.get("priority_rank", []), pa.int32()),
-        })
-        provenance = pa.table({
-            "topic_id": pa.array(pcols.get("topic_id", []), pa.string()),
-            "doc_id": pa.array(pcols.get("doc_id", []), pa.string()),
-            "run_name": pa.array(pcols.get("run_name", []), pa.string()),
-            "rank": pa.array(pcols.get("rank", []), pa.int32()),
-        })
+        tables = _pool_tables(pool)
         with self.transaction(f"save pool {name}") as cur:
-            require_collection(cur, collection)
-            if cur.execute("SELECT 1 FROM pools WHERE pool_version = ?", [name]).fetchall():
-                raise DuplicateNameError(
-                    f"pool version {name!r} already exists and pool versions are immutable; choose another --name")
-            if parent_version:
-                rows = cur.execute("SELECT collection FROM pools WHERE pool_version = ?",
-                                   [parent_version]).fetchall()
-                if not rows:
-                    raise UnknownNameError("pool version", parent_version, _pool_names(cur))
-                if rows[0][0] != collection:
-                    raise ValidationError(
-                        f"parent pool {parent_version!r} belongs to collection {rows[0][0]!r}, not {collection!r}")
-            stored = {r[0] for r in cur.execute(
-                "SELECT run_name FROM runs WHERE collection = ?", [collection]).fetchall()}
-            unknown = sorted(set(pool.runs) - stored)
-            if unknown:
-                raise ValidationError(
-                    f"pool {name!r}: run {unknown[0]!r} is not a stored run of collection {collection!r}; "
-                    "import or produce it first (workbench run ...)")
-            cur.execute(
-                "INSERT INTO pools (pool_version, collection, collection_version, parent_version, depth, "
-                "strategy, params, runs, n_topics, n_entries, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [name, collection, collection_version, parent_version or None, pool.depth, pool.strategy,
-                 json.dumps(dict(pool.params), sort_keys=True), json.dumps(list(pool.runs)),
-                 pool.n_topics, pool.n_entries, pool.content_hash])
-            cur.register("wb_pool_entries", entries)
-            cur.register("wb_pool_provenance", provenance)
-            try:
-                cur.execute("INSERT INTO pool_entries SELECT ?, topic_id, doc_id, best_rank, n_runs, "
-                            "priority, priority_rank FROM wb_pool_entries", [name])
-                cur.execute("INSERT INTO pool_provenance SELECT ?, topic_id, doc_id, run_name, rank "
-                            "FROM wb_pool_provenance", [name])
-            finally:
-                cur.unregister("wb_pool_entries")
-                cur.unregister("wb_pool_provenance")
-            row = cur.execute(f"SELECT {_COLS} FROM pools WHERE pool_version = ?", [name]).fetchall()[0]
+            row = _insert_pool(cur, name, pool, tables, collection=collection, collection_version=collection_version,
+                               parent_version=parent_version)
         return _info(row)
+
+    def save_pool_default(
+        self,
+        pool: Pool | PoolColumns,
+        *,
+        collection: str,
+        collection_version: str,
+        parent_version: str | None = None,
+    ) -> tuple[PoolInfo, bool]:
+        """Store a pool under the default name ``<collection>-pool-v<N+1>``, chosen in the same transaction.
+
+        Several processes building pools at once each get their own number (the
+        store's file lease makes the transaction exclusive), instead of all but one
+        failing on a name chosen before the write. An identical pool (same content
+        hash and parent) already stored is returned instead, nothing written.
+
+        Args:
+            pool, collection, collection_version, parent_version: as ``save_pool``.
+
+        Returns:
+            (the ``PoolInfo``, True when it was stored now; False: the identical stored pool).
+
+        Raises:
+            As ``save_pool`` (but never ``DuplicateNameError``).
+        """
+        tables = _pool_tables(pool)
+        with self.transaction(f"save pool of {collection}") as cur:
+            rows = cur.execute(
+                f"SELECT {_COLS} FROM pools WHERE collection = ? AND content_hash = ? "
+                "AND coalesce(parent_version, '') = ? ORDER BY created_at, pool_version LIMIT 1",
+                [collection, pool.content_hash, parent_version or ""]).fetchall()
+            if rows:
+                return _info(rows[0]), False
+            name = _next_pool_name(cur, collection)
+            check_pool_name(name)
+            row = _insert_pool(cur, name, pool, tables, collection=collection, collection_version=collection_version,
+                               parent_version=parent_version)
+        return _info(row), True
 
     # -- reading -------------------------------------------------------------------
 
@@ -431,3 +413,81 @@ def pool_run_files(
         {c: entries[c].tolist() for c in ("topic_id", "doc_id", "best_rank", "n_runs", "priority", "priority_rank")},
         {c: provenance[c].tolist() for c in ("topic_id", "doc_id", "run_name", "rank")},
         params=params)
+
+
+def _next_pool_name(cur: Any, collection: str) -> str:
+    names = [r[0] for r in cur.execute("SELECT pool_version FROM pools WHERE collection = ?", [collection]).fetchall()]
+    pattern = re.compile(re.escape(collection) + r"-pool-v(\d+)$")
+    taken = [int(m.group(1)) for n in names if (m := pattern.match(n))]
+    return f"{collection}-pool-v{max(taken, default=0) + 1}"
+
+
+def _pool_tables(pool: Pool | PoolColumns) -> tuple[Any, Any]:
+    """(entries, provenance) of a pool as Arrow tables."""
+    import pyarrow as pa
+
+    if isinstance(pool, PoolColumns):
+        ecols, pcols = pool.entries, pool.provenance
+    else:
+        ecols = dict(zip(("topic_id", "doc_id", "best_rank", "n_runs", "priority", "priority_rank"),
+                         map(list, zip(*pool.entry_rows(), strict=True)), strict=True)) if pool.entries else {}
+        pcols = dict(zip(("topic_id", "doc_id", "run_name", "rank"),
+                         map(list, zip(*pool.provenance_rows(), strict=True)), strict=True)) if pool.provenance else {}
+    entries = pa.table({
+        "topic_id": pa.array(ecols.get("topic_id", []), pa.string()),
+        "doc_id": pa.array(ecols.get("doc_id", []), pa.string()),
+        "best_rank": pa.array(ecols.get("best_rank", []), pa.int32()),
+        "n_runs": pa.array(ecols.get("n_runs", []), pa.int32()),
+        "priority": pa.array(ecols.get("priority", []), pa.float64()),
+        "priority_rank": pa.array(ecols.get("priority_rank", []), pa.int32()),
+    })
+    provenance = pa.table({
+        "topic_id": pa.array(pcols.get("topic_id", []), pa.string()),
+        "doc_id": pa.array(pcols.get("doc_id", []), pa.string()),
+        "run_name": pa.array(pcols.get("run_name", []), pa.string()),
+        "rank": pa.array(pcols.get("rank", []), pa.int32()),
+    })
+    return entries, provenance
+
+
+def _insert_pool(cur: Any, name: str, pool: Pool | PoolColumns, tables: tuple[Any, Any], *, collection: str,
+                 collection_version: str, parent_version: str | None) -> Any:
+    """Insert one pool version inside the caller's transaction; returns its ``pools`` row."""
+    entries, provenance = tables
+    require_collection(cur, collection)
+    if cur.execute("SELECT 1 FROM pools WHERE pool_version = ?", [name]).fetchall():
+        raise DuplicateNameError(
+            f"pool version {name!r} already exists and pool versions are immutable; choose another --name")
+    if parent_version:
+        rows = cur.execute("SELECT collection FROM pools WHERE pool_version = ?",
+                           [parent_version]).fetchall()
+        if not rows:
+            raise UnknownNameError("pool version", parent_version, _pool_names(cur))
+        if rows[0][0] != collection:
+            raise ValidationError(
+                f"parent pool {parent_version!r} belongs to collection {rows[0][0]!r}, not {collection!r}")
+    stored = {r[0] for r in cur.execute(
+        "SELECT run_name FROM runs WHERE collection = ?", [collection]).fetchall()}
+    unknown = sorted(set(pool.runs) - stored)
+    if unknown:
+        raise ValidationError(
+            f"pool {name!r}: run {unknown[0]!r} is not a stored run of collection {collection!r}; "
+            "import or produce it first (workbench run ...)")
+    cur.execute(
+        "INSERT INTO pools (pool_version, collection, collection_version, parent_version, depth, "
+        "strategy, params, runs, n_topics, n_entries, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [name, collection, collection_version, parent_version or None, pool.depth, pool.strategy,
+         json.dumps(dict(pool.params), sort_keys=True), json.dumps(list(pool.runs)),
+         pool.n_topics, pool.n_entries, pool.content_hash])
+    cur.register("wb_pool_entries", entries)
+    cur.register("wb_pool_provenance", provenance)
+    try:
+        cur.execute("INSERT INTO pool_entries SELECT ?, topic_id, doc_id, best_rank, n_runs, "
+                    "priority, priority_rank FROM wb_pool_entries", [name])
+        cur.execute("INSERT INTO pool_provenance SELECT ?, topic_id, doc_id, run_name, rank "
+                    "FROM wb_pool_provenance", [name])
+    finally:
+        cur.unregister("wb_pool_entries")
+        cur.unregister("wb_pool_provenance")
+    row = cur.execute(f"SELECT {_COLS} FROM pools WHERE pool_version = ?", [name]).fetchall()[0]
+    return row
