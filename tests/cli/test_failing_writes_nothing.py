@@ -70,6 +70,8 @@ def _cases(folder: Path) -> dict[str, list[str]]:
     groups.write_text("g1\td1\ng1\td2\ng2\td3\ng2\tnope\n")
     no_answer = folder / "no_answer.csv"
     no_answer.write_text("topic_id,no_answer\n1,true\nzz,true\n")
+    empty_topics = folder / "empty-topics.txt"
+    empty_topics.write_text("")
     chunks = str(folder / "labels" / "chunks")  # beside the store: a stray write shows in the snapshot
     lead = ["--lead", "lead", "--token", LEAD_TOKEN]
     return {
@@ -140,6 +142,13 @@ def _cases(folder: Path) -> dict[str, list[str]]:
         "run rerank deeper than the candidates": ["run", "rerank", "--candidates", "bm25", "--depth", "50", "--name",
                                                   "rr"],
         "run rerank name taken": ["run", "rerank", "--candidates", "bm25", "--depth", "3", "--name", "bm25b"],
+        # QA trial (brk9b): outputs are written before the store changes; an empty selection pools nothing.
+        "score --out /dev/full": ["score", "bm25", "--qrels", "tiny-reference", "-m", "R@3", "--out", "/dev/full"],
+        "gate --out /dev/full, protected topic set": ["gate", "bm25", "bm25b", "--qrels", "tiny-reference",
+                                                      "--policy", str(policy), "--topic-set", "held", "--out",
+                                                      "/dev/full"],
+        "pool build --topics empty file": ["pool", "build", "bm25", "--depth", "4", "--topics", str(empty_topics),
+                                           "--name", "py"],
     }
 
 SETUP = {  # steps a case needs first (not part of the snapshot comparison)
@@ -148,6 +157,8 @@ SETUP = {  # steps a case needs first (not part of the snapshot comparison)
                                                "--protected"]],
     "score --topic-set --plot out.exe": [["topics", "set", "held", "--from", "held.txt", "--collection", "tiny",
                                           "--protected"]],
+    "gate --out /dev/full, protected topic set": [["topics", "set", "held", "--from", "held.txt", "--collection",
+                                                   "tiny", "--protected"]],
 }
 
 

@@ -193,3 +193,38 @@ def test_an_identical_pool_is_still_reused_and_a_taken_name_still_refused(projec
     assert code == 0 and "tiny-pool-v1 unchanged" in out, err
     code, _, err = cli(capsys, "--db", db, "pool", "build", "--depth", "4", "bm25", "--name", "tiny-pool-v1")
     assert code == 1 and "pool version 'tiny-pool-v1' already exists" in err
+
+
+# -- D: empty topic selections -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "# nothing here\n\n"])
+def test_a_topics_file_listing_no_topic_is_refused_before_anything_is_written(project, capsys, text):
+    folder, db = project
+    empty = folder / "e.txt"
+    empty.write_text(text)
+    before = count(db, "pools")
+    code, out, err = cli(capsys, "--db", db, "pool", "build", "bm25", "--depth", "3", "--topics", empty,
+                         "--name", "py")
+    assert code == 1, (out, err)
+    assert f"--topics {empty.as_posix()}: the file lists no topic id" in err
+    assert count(db, "pools") == before
+    code, _, err = cli(capsys, "--db", db, "pool", "build", "bm25", "--depth", "3", "--name", "py")
+    assert code == 0, err  # the name was not used up
+
+
+def test_a_selection_that_leaves_no_topic_is_refused(project, capsys):
+    import json
+
+    from workbench.errors import ValidationError
+    from workbench.services.pool_topics import select_topics
+    from workbench.store import LabelStore
+
+    folder, db = project
+    bare = folder / "bare"  # a collection without qrels: no topic is judged
+    bare.mkdir()
+    (bare / "corpus.jsonl").write_text(json.dumps({"_id": "b1", "title": "t", "text": "x"}) + "\n")
+    (bare / "queries.jsonl").write_text(json.dumps({"_id": "1", "text": "x"}) + "\n")
+    assert cli(capsys, "--db", db, "-q", "ingest", bare)[0] == 0
+    with pytest.raises(ValidationError, match="the selection leaves no topic of collection 'bare'"):
+        select_topics(LabelStore(db), "bare", "judged")

@@ -89,7 +89,8 @@ def select_topics(store: LabelStore, collection: str, spec: str = "all") -> Topi
     """Resolve a ``--topics`` choice for a collection (see the module docstring).
 
     Raises:
-        ValidationError: neither ``all``, ``judged``, ``judged:QRELS`` nor an existing file.
+        ValidationError: neither ``all``, ``judged``, ``judged:QRELS`` nor an existing file; a file
+            listing no topic id (empty, or comments only); a selection that leaves no topic.
         UnknownNameError: unknown collection or qrels version.
         InputFormatError: a file naming a topic that is not in the collection (file:line).
     """
@@ -115,7 +116,13 @@ def select_topics(store: LabelStore, collection: str, spec: str = "all") -> Topi
                                                           f"{shown_id(cols[0])}. Check the topic ids.")
             chosen.add(cols[0])
         desc = f"topics listed in {path.as_posix()}"
+        if not chosen:  # an empty pool would use up the name and be judged by nobody
+            raise ValidationError(f"--topics {path.as_posix()}: the file lists no topic id (one per line; '#' "
+                                  "starts a comment line); nothing was pooled")
     ordered = tuple(t for t in all_topics if t in chosen)
+    if not ordered:
+        raise ValidationError(f"--topics {spec}: the selection leaves no topic of collection {collection!r} "
+                              f"({desc}); nothing was pooled")
     left = tuple(t for t in all_topics if t not in chosen)
     if not left:  # every topic chosen: the same pool as ``all`` (same params, same content hash)
         return TopicSelection(spec, None, (), f"{desc}: {len(ordered):,} of {len(all_topics):,}")
