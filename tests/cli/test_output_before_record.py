@@ -88,6 +88,22 @@ def test_score_to_a_full_stdout_records_no_evaluation(project, capsys, monkeypat
     assert count(db, "evaluations") == before
 
 
+def test_score_at_a_unit_to_a_full_stdout_records_no_evaluation(project, capsys, monkeypatch):
+    _, db = project
+    before = count(db, "evaluations")
+    monkeypatch.setattr(sys, "stdout", _Full())
+    code, _, err = cli(capsys, "--db", db, "score", "bm25", "--qrels", "tiny-reference", "-m", "R@3", "--unit", "doc")
+    assert code == 1, err
+    assert "cannot read or write standard output: No space left on device" in err
+    assert count(db, "evaluations") == before
+    monkeypatch.undo()
+    code, out, err = cli(capsys, "--db", db, "score", "bm25", "--qrels", "tiny-reference", "-m", "R@3", "--unit", "doc")
+    assert code == 0, err
+    with duckdb.connect(str(db), read_only=True) as con:
+        ids = [r[0] for r in con.execute("SELECT DISTINCT evaluation_id FROM evaluations").fetchall()]
+    assert len(ids) == 1 and f"[doc] recorded evaluations: {ids[0]}" in out
+
+
 def test_a_written_report_shows_the_ids_then_recorded(project, capsys):
     _, db = project
     code, out, err = cli(capsys, "--db", db, "score", "bm25", "--qrels", "tiny-reference", "-m", "R@3")

@@ -210,16 +210,18 @@ def _score_units(runs: list[str], qrels: str, options: object, measure: list[str
                  filter_key: str, strict_eligibility: bool, record: bool | None, min_id_coverage: float) -> None:
     """``workbench score`` with --unit, --spans, --dedupe or --chunk-map (``services.units``)."""
     from workbench.reports_units import render_units
-    from workbench.services.units import UnitOptions, score_units
+    from workbench.services.units import UnitOptions, UnitReport, score_units
 
     assert isinstance(options, UnitOptions)
-    report = score_units(runs, qrels, options, open_store=_opener("workbench score"), measures=measure,
-                         cutoffs=_cutoffs(k), rel=rel, missing=missing, trust_file_order=trust_file_order,
-                         collection=collection, progress=common.info, topic_set=topic_set, by=by,
-                         slice_min_topics=min_topics, filters=filters, filter_key=filter_key,
-                         strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
-    text = render_units(report, fmt)
-    common.emit(text, out)
+    def write_report(report: UnitReport) -> None:  # before anything is recorded: a failed write records nothing
+        common.emit(render_units(report, fmt), out)
+
+    score_units(runs, qrels, options, open_store=_opener("workbench score"), measures=measure,
+                cutoffs=_cutoffs(k), rel=rel, missing=missing, trust_file_order=trust_file_order,
+                collection=collection, progress=common.info, topic_set=topic_set, by=by,
+                slice_min_topics=min_topics, filters=filters, filter_key=filter_key,
+                strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage,
+                before_record=write_report)
 
 
 @app.command("compare")

@@ -40,6 +40,7 @@ with a message naming ``--unit doc``.
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -304,6 +305,7 @@ def score_units(
     strict_eligibility: bool = False,
     record: bool | None = None,
     min_id_coverage: float = 1.0,
+    before_record: Callable[[UnitReport], None] | None = None,
 ) -> UnitReport:
     """Score runs at each requested unit, with groups and no-answer topics (see the module docstring).
 
@@ -322,6 +324,8 @@ def score_units(
         options: the units, mappings, groups and no-answer options.
         open_store, measures, cutoffs, rel, missing, trust_file_order, collection, progress, topic_set, by,
             slice_min_topics, filters, filter_key, strict_eligibility, record, min_id_coverage: as ``score_runs``.
+        before_record: called with the whole report (the evaluation ids to be recorded already in it) before
+            any view's evaluations are recorded (the CLI writes the report there): a failure in it records none.
 
     Returns:
         A ``UnitReport``; ``views[i].report.evaluation_ids`` are the recorded evaluations (empty when none).
@@ -413,6 +417,7 @@ def score_units(
                         "no-answer accuracy is not reported; |R| = 0 is never taken as a mark")
 
     views: list[UnitView] = []
+    to_record: list[tuple[int, Sequence[_Loaded], QrelsRef]] = []  # (view index, its runs, its stored qrels)
     labelled = len(units) > 1
     stored_sources = qref.origin == "stored" and not options.spans and all(ld.ref.origin == "stored" for ld in loaded)
     for unit in units:
@@ -498,11 +503,26 @@ def score_units(
         report = dataclasses.replace(report, no_answer=tuple(na_results), no_answer_source="; ".join(sources))
         view = UnitView(unit, labelled or unit != run_unit, report, rmap, qmap, collapsed, facts)
         if stored_sources and (record is None or record) and open_store is not None:
-            view = dataclasses.replace(view, report=_recorded(view, loaded, qref, open_store()))
+            # The ids are chosen now and recorded after the output is written (before_record).
+            from workbench.services.provenance import git_commit
+
+            view = dataclasses.replace(view, report=dataclasses.replace(
+                report, evaluation_ids=tuple(uuid.uuid4().hex for _ in report.runs),
+                git_commit=report.git_commit or git_commit()))
+            to_record.append((len(views), loaded, qref))
         elif record and not stored_sources:
             raise ValidationError("--record: evaluations are recorded for stored runs against a stored qrels "
                                   "version; these are files (drop --record)")
         views.append(view)
 
-    return UnitReport(run_unit, qrels_unit, chunk_name, csource, tuple(views), tuple(na_results),
-                      "; ".join(sources), tuple(warnings))
+    result = UnitReport(run_unit, qrels_unit, chunk_name, csource, tuple(views), tuple(na_results),
+                        "; ".join(sources), tuple(warnings))
+    if before_record is not None:
+        before_record(result)
+    if to_record:
+        assert open_store is not None
+        recorded = list(views)
+        for i, loaded_i, qref_i in to_record:
+            recorded[i] = dataclasses.replace(views[i], report=_recorded(views[i], loaded_i, qref_i, open_store()))
+        result = dataclasses.replace(result, views=tuple(recorded))
+    return result
