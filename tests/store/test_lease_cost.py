@@ -94,37 +94,17 @@ def test_a_store_at_rest_is_one_file_when_nobody_waits(tmp_path):
     assert _wal(db) == 0  # checkpointed at the close: the .duckdb file alone holds every save
 
 
-def test_a_hand_over_leaves_the_checkpoint_and_the_save_is_still_durable(tmp_path, other_waits):
+def test_a_hand_over_checkpoints_too_and_the_save_is_durable(tmp_path, other_waits):
+    # A log left for the next holder (tried: no checkpoint while another process waits) is replayed
+    # by every attach until someone checkpoints: hand-overs took 38 ms instead of 8 (p50, 8 writers).
     queue, leave = other_waits
     db = tmp_path / "wb.duckdb"
     store = _seed(db)
     _save_while_another_queues(store, queue)
-    assert _wal(db) > 0  # closed for the waiting process without a checkpoint
+    assert _wal(db) == 0  # checkpointed at the close, although another process waited
     leave()
-    # another process opening the file replays the log: the acknowledged save is there
     out = subprocess.run([sys.executable, "-c", READER, str(db)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1"
-
-
-def test_the_next_close_without_a_waiter_checkpoints(tmp_path, other_waits):
-    queue, leave = other_waits
-    db = tmp_path / "wb.duckdb"
-    store = _seed(db)
-    _save_while_another_queues(store, queue)
-    assert _wal(db) > 0
-    leave()
-    assert store.count_judgments("c") == 1
-    assert _wal(db) == 0
-
-
-def test_a_long_log_is_checkpointed_even_for_a_waiter(tmp_path, other_waits, monkeypatch):
-    queue, leave = other_waits
-    db = tmp_path / "wb.duckdb"
-    store = _seed(db)
-    monkeypatch.setattr(core, "WAL_DEFER_MAX_BYTES", 0)
-    _save_while_another_queues(store, queue)
-    assert _wal(db) == 0
-    leave()
 
 
 def test_a_save_on_a_pool_without_a_strategy_is_one_lease(tmp_path, monkeypatch):
