@@ -9,7 +9,6 @@ topic with no returned documents, or an nDCG whose gains overflowed).
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -37,6 +36,8 @@ def dumps(value: Any, **kwargs: Any) -> str:
         >>> dumps({"x": float("inf")})
         '{"x": null}'
     """
+    import json  # here: printing a table imports no JSON encoder
+
     default = kwargs.pop("default", None)
     if default is not None:  # objects turned into JSON by ``default`` are made safe too
         kwargs["default"] = lambda o: json_safe(default(o))

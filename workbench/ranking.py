@@ -20,7 +20,7 @@ column instead (ties in the rank column broken by file position).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 
 from workbench.types import ScoredDoc
@@ -55,6 +55,19 @@ def ranked_ids(scores: Mapping[str, float], k: int | None = None) -> list[str]:
     """The doc_ids of ``ranked(scores)``, cut at ``k`` when given (k >= 0)."""
     ids = [doc_id for doc_id, _ in _ordered(scores)]
     return ids if k is None else ids[:k]
+
+
+def ranked_ids_of(doc_ids: Sequence[str], scores: Sequence[float]) -> list[str]:
+    """``ranked_ids`` of one topic given as two columns: ``doc_ids[i]`` scored ``scores[i]``, ids distinct.
+
+    The same rule in one sort: (score, doc_id) pairs descending are score
+    descending, ties by doc_id descending (ids are distinct, so no pair ties).
+
+    Example:
+        >>> ranked_ids_of(["a", "b", "c"], [1.0, 1.0, 2.0])
+        ['c', 'b', 'a']
+    """
+    return [doc_id for _score, doc_id in sorted(zip(scores, doc_ids, strict=True), reverse=True)]
 
 
 def ranked_by_file_order(rows: Iterable[tuple[str, int, float]]) -> list[ScoredDoc]:

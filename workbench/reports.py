@@ -23,7 +23,6 @@ and a header mapping), so this module depends on no service.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from collections.abc import Mapping, Sequence
@@ -32,7 +31,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workbench import jsonout
 from workbench.errors import UsageError, ValidationError
-from workbench.formats.io import atomic_write
 from workbench.scoring.measures import R
 from workbench.scoring.results import Evaluation, RelevantDoc, value_rows
 
@@ -567,6 +565,8 @@ def _delimited(rows: list[dict[str, Any]], sep: str, fieldnames: Sequence[str] |
     names = list(fieldnames) if fieldnames is not None else (list(rows[0]) if rows else [])
     if not names:
         return ""
+    import csv
+
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=names, delimiter=sep, lineterminator="\n")
     writer.writeheader()
@@ -774,6 +774,8 @@ def save_chart(chart: Any, path: str | Path) -> Path:
         data = spec
     else:
         data = chart.to_html(inline=True)
+    from workbench.formats.io import atomic_write
+
     with atomic_write(p, "wb" if isinstance(data, bytes) else "w") as f:
         f.write(data)
     return p

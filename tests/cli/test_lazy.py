@@ -97,6 +97,14 @@ def test_scoring_files_imports_no_heavy_module_and_opens_no_store(tmp_path, writ
     r5 = next(line.split() for line in out.splitlines() if line.startswith("R@5 "))
     assert code == 0 and r5[1:3] == [f"{(1 / 2 + 1) / 2:.4f}", f"{2 / 3:.4f}"]   # topic 1: a of {a, b}; 2: c of {c}
     assert sorted(mods & {"numpy", *HEAVY}) == []      # a small run file: the pure-Python scorer
+    # Nor the rules of options nobody gave (units, slices, paired tests, eligibility, no-answer topics), the
+    # strict readers (the plain files were read by formats.plain_run) or writers of output nobody asked for.
+    unused = {"workbench.services.units", "workbench.scoring.units", "workbench.scoring.groups",
+              "workbench.scoring.slices", "workbench.scoring.compare", "workbench.scoring.eligibility",
+              "workbench.scoring.filters", "workbench.scoring.abstention", "workbench.services.no_answer",
+              "workbench.scoring.idaudit", "workbench.scoring.leakage", "workbench.formats.trec",
+              "workbench.formats.columnar", "workbench.formats.io", "workbench.metadata", "csv", "tempfile"}
+    assert sorted(mods & unused) == []
     assert not db.parent.exists() and not (tmp_path / "labels").exists()
     db.parent.mkdir()
     db.write_bytes(b"")              # a store file exists (not even a valid one): files still need none
@@ -189,3 +197,10 @@ def test_plain_coercion_is_installed_and_defers_the_unusual():
     k = next(p for p in lazy._walk(group.commands["misses"]) if p.name == "k")._runtime_param
     assert k._one("5", None, None) == 5 and k._one("0", None, None) is lazy._DEFER   # min=1: typer says why
     assert k._one("٣", None, None) is lazy._DEFER                                       # non-ASCII digit
+
+
+def test_the_scorer_knows_the_default_filter_key_without_importing_the_eligibility_rules():
+    from workbench.scoring.eligibility import DEFAULT_FILTER_KEY
+    from workbench.services import scoring
+
+    assert scoring._DEFAULT_FILTER_KEY == DEFAULT_FILTER_KEY

@@ -23,7 +23,7 @@ from workbench.errors import MissingTopicsError
 from workbench.formats.columnar import read_run_columns
 from workbench.formats.plain_run import read_small_qrels, read_small_run
 from workbench.formats.trec import read_qrels
-from workbench.ranking import ranked_ids
+from workbench.ranking import ranked_ids, ranked_ids_of
 from workbench.reports import render_scores
 from workbench.scoring.columns import rank_run, unpack_ids
 from workbench.scoring.evaluate import Evaluation, Evaluator, _discounts, _gains
@@ -100,6 +100,10 @@ def test_small_scorer_equals_the_columnar_scorer_bit_for_bit(seed, missing, rel)
     assert small.scorer == SMALL_SCORER_ID and columnar.scorer != small.scorer
     assert _plain(small) == _plain(columnar)
     assert _plain(small.without_documents()) == _plain(columnar.without_documents())
+    numbers_only = SmallEvaluator(qrels, MEASURES, rel=rel, missing=missing).evaluate(_small_run(run),
+                                                                                      keep_documents=False)
+    assert _plain(numbers_only) == _plain(small.without_documents())
+    assert not numbers_only.novel_documents.kept and numbers_only.relevant == ()
 
 
 def test_restricted_topics_failed_topics_and_default_measures_agree():
@@ -192,10 +196,35 @@ def test_the_plain_reader_gives_the_columnar_readers_run(write):
     PLAIN.replace("-1e-3", "٣"), PLAIN.replace(" 3 -1e-3", " x -1e-3"), PLAIN.replace(" 3 -1e-3", " 3.0 -1e-3"),
     PLAIN.replace("10 Q0 x 1 +7. tag", "10 Q0 x 1 +7. other"),  # a second run tag
     PLAIN.replace("10 Q0 x 1 +7. tag", "10 Q0 x 1 +7."),        # five columns
+    "1 Q0 a 1 tag\ntag Q0 b 2 1.0 tag tag\n",                  # five and seven columns: twelve fields in all
+    PLAIN.replace("1 Q0 a", " 1 Q0 a"), PLAIN.replace(" tag\n2", " tag \n2"),  # a space at a line's start, end
+    PLAIN.replace("-1e-3", "1.2.3"),                           # the score's characters, not its shape
+    PLAIN + "1 Q0 b 4 0.1 tag\n",                              # a duplicate of a topic seen earlier
     "",                                                        # empty
 ])
 def test_the_plain_reader_leaves_everything_else_to_the_other_readers(write, text):
     assert read_small_run(write("r.run", text)) is None
+
+
+def test_the_plain_reader_reads_interleaved_topics_and_ties_as_the_columnar_reader(write):
+    rng = random.Random(7)
+    lines = [f"{rng.choice(['1', '2', '10'])} Q0 d{i} {i} {rng.choice(['1', '1.0', '2.5', '-0.0', '0'])} t\n"
+             for i in range(60)]
+    for text in ("".join(lines), "".join(sorted(lines, key=lambda x: x.split()[0]))):  # interleaved, then grouped
+        path = write("r.run", text)
+        small = read_small_run(path)
+        rr = rank_run(read_run_columns(path))
+        columnar = {t: unpack_ids(rr.doc_words[rr.starts[c]: rr.starts[c + 1]]) for c, t in enumerate(rr.topic_ids)}
+        assert small is not None and small.n_lines == 60 and dict(small.ranked) == columnar
+        assert list(small.ranked) == list(dict.fromkeys(x.split()[0] for x in text.splitlines()))
+
+
+def test_ranked_ids_of_two_columns_is_ranked_ids():
+    rng = random.Random(3)
+    for _ in range(50):
+        docs = rng.sample([f"d{i}" for i in range(40)] + ["D", "é", "10", "9"], rng.randint(0, 30))
+        scores = [rng.choice([0.0, -0.0, 1.0, 0.5, -2.0, 1e-300]) for _ in docs]
+        assert ranked_ids_of(docs, scores) == ranked_ids(dict(zip(docs, scores, strict=True)))
 
 
 def test_the_plain_reader_leaves_parquet_and_large_files(write, tmp_path):

@@ -143,7 +143,6 @@ def score(
     Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
     completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
     from workbench.errors import UsageError
-    from workbench.formats.io import STDOUT, check_writable
     from workbench.reports import (
         CHART_SUFFIXES,
         check_format,
@@ -154,14 +153,20 @@ def score(
     from workbench.reports import FORMATS as ALL_FORMATS
     from workbench.services.scoring import ScoreReport, score_runs
 
-    if check_format(fmt, ALL_FORMATS) == "parquet" and (out is None or str(out) == STDOUT):
-        raise UsageError("--format parquet writes a binary file: give it with --out FILE.parquet "
-                         "(standard output takes text only).")
+    if check_format(fmt, ALL_FORMATS) == "parquet":
+        from workbench.formats.io import STDOUT
+
+        if out is None or str(out) == STDOUT:
+            raise UsageError("--format parquet writes a binary file: give it with --out FILE.parquet "
+                             "(standard output takes text only).")
     # Output targets before any work: a bad one must not fail the command after it recorded evaluations.
-    if plot is not None:
-        check_writable(plot, what="--plot", suffixes=CHART_SUFFIXES)
-    if out is not None:
-        check_writable(out, what="--out")
+    if plot is not None or out is not None:
+        from workbench.formats.io import check_writable
+
+        if plot is not None:
+            check_writable(plot, what="--plot", suffixes=CHART_SUFFIXES)
+        if out is not None:
+            check_writable(out, what="--out")
 
     def write_outputs(scored: ScoreReport) -> None:
         """The plot and the report, after scoring and before anything is recorded: a failed write records nothing."""
@@ -182,16 +187,20 @@ def score(
                                  slice_keys=scored.slice_keys)
             common.emit(text, out)
 
-    from workbench.services.units import UnitOptions, check_units
+    from workbench.services.unit_options import UnitOptions
 
     unit_options = UnitOptions(tuple(unit or ()), chunk_map, spans, span_overlap, qrels_to_chunks, dedupe, groups,
                                no_answer, answer_threshold)
+    # The unit views (services.units) are imported only when asked for, or when a store could say a run ranks chunks.
     if unit_options.unit_mode():
         _score_units(runs, qrels, unit_options, measure, k, rel, missing, trust_file_order, collection, fmt, out,
                      by=by or (), topic_set=topic_set, min_topics=min_topics, filters=filters, filter_key=filter_key,
                      strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
         return
-    check_units(runs, qrels, _opener("workbench score"), collection)
+    if _opener("workbench score") is not None:
+        from workbench.services.units import check_units
+
+        check_units(runs, qrels, _opener("workbench score"), collection)
     score_runs(
         runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
         missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
@@ -210,7 +219,8 @@ def _score_units(runs: list[str], qrels: str, options: object, measure: list[str
                  filter_key: str, strict_eligibility: bool, record: bool | None, min_id_coverage: float) -> None:
     """``workbench score`` with --unit, --spans, --dedupe or --chunk-map (``services.units``)."""
     from workbench.reports_units import render_units
-    from workbench.services.units import UnitOptions, UnitReport, score_units
+    from workbench.services.unit_options import UnitOptions
+    from workbench.services.units import UnitReport, score_units
 
     assert isinstance(options, UnitOptions)
     def write_report(report: UnitReport) -> None:  # before anything is recorded: a failed write records nothing

@@ -29,9 +29,10 @@ import math
 import os
 import re
 import stat
+from itertools import repeat
 from pathlib import Path
 
-from workbench.ranking import ranked_ids
+from workbench.ranking import ranked_ids, ranked_ids_of
 from workbench.scoring.small import SmallRun
 from workbench.text import NOT_CONTROL_BYTES, UNSAFE_NON_ASCII
 
@@ -96,39 +97,59 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
     text = None if found is None else _plain_text(found[1])
     if text is None or text.startswith("PAR1"):
         return None
-    if not text.endswith("\n"):
-        text += "\n"
-    lines = text.split("\n")
-    lines.pop()
-    scores: dict[str, dict[str, float]] = {}
-    rank_col: list[str] = []
-    score_col: list[str] = []
-    tag = ""
+    # The whole file at once, as columns: one split on " " (line ends made spaces), every line
+    # checked to hold exactly five spaces, each column a slice of the fields. No per-line Python.
+    body = text[:-1] if text.endswith("\n") else text
+    lines = body.split("\n")
+    n = len(lines)
+    if list(map(str.count, lines, repeat(" ", n))).count(5) != n:  # six fields on every line (an empty line has none)
+        return None
+    fields = body.replace("\n", " ").split(" ")
+    if "" in fields:  # two spaces in a row, or a space at the start or end of a line
+        return None
+    topics, docs, ranks, score_texts, tags = fields[0::6], fields[2::6], fields[3::6], fields[4::6], fields[5::6]
+    tag = tags[0]
+    if tags.count(tag) != n or not (_plain_ranks(ranks) and _plain_scores(score_texts)):
+        return None
     try:
-        for line in lines:
-            parts = line.split(" ")
-            if len(parts) != 6 or "" in parts:
+        scores = list(map(float, score_texts))
+    except ValueError:  # e.g. "1.2.3": the pattern's characters, not its shape
+        return None
+    if not (-math.inf < min(scores) and max(scores) < math.inf):  # 1e999 reads as inf
+        return None
+    ranked = _ranked_by_topic(topics, docs, scores)
+    if ranked is None:
+        return None
+    return SmallRun(ranked, name=tag, n_lines=n)
+
+
+def _ranked_by_topic(topics: list[str], docs: list[str], scores: list[float]) -> dict[str, list[str]] | None:
+    """topic -> doc ids in canonical order (``ranking.ranked_ids_of``), topics in order of first appearance;
+    None when a topic repeats a doc id (the other readers keep the best-ranked line and say so)."""
+    order = list(dict.fromkeys(topics))
+    starts: list[int] = []
+    at = 0
+    for t in order:  # first appearances, in order: each search starts where the last topic began
+        at = topics.index(t, at)
+        starts.append(at)
+    starts.append(len(topics))
+    out: dict[str, list[str]] = {}
+    if all(topics[a:b].count(t) == b - a for t, a, b in zip(order, starts, starts[1:], strict=False)):
+        # Each topic's lines are together (as every retriever writes them): slices of the columns.
+        for t, a, b in zip(order, starts, starts[1:], strict=False):
+            seg = docs[a:b]
+            if len(set(seg)) != b - a:
                 return None
-            topic, _q0, doc, rank, score, line_tag = parts
-            if line_tag != tag:
-                if tag:
-                    return None
-                tag = line_tag
-            docs = scores.get(topic)
-            if docs is None:
-                docs = scores[topic] = {}
-            elif doc in docs:  # a duplicate: the other readers keep the best-ranked one and say so
-                return None
-            docs[doc] = float(score)  # checked against the strict pattern below, all at once
-            rank_col.append(rank)
-            score_col.append(score)
-    except ValueError:
+            out[t] = ranked_ids_of(seg, scores[a:b])
+        return out
+    by_topic: dict[str, dict[str, float]] = {t: {} for t in order}
+    n_seen = 0
+    for t, d, x in zip(topics, docs, scores, strict=True):
+        by_topic[t][d] = x
+        n_seen += 1
+    if sum(map(len, by_topic.values())) != n_seen:
         return None
-    if not (_plain_ranks(rank_col) and _plain_scores(score_col)):
-        return None
-    if not all(math.isfinite(sum(docs.values())) for docs in scores.values()):  # 1e999 reads as inf
-        return None
-    return SmallRun({t: ranked_ids(docs) for t, docs in scores.items()}, name=tag, n_lines=len(lines))
+    return {t: ranked_ids(ds) for t, ds in by_topic.items()}
 
 
 def _plain_text(data: bytes) -> str | None:

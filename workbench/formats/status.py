@@ -20,18 +20,18 @@ and one row per topic::
 none is named: ``<run file>.status.tsv`` next to it.
 
 Errors name the file and line (``status.tsv:3: ...``).
+
+The readers' helpers (``formats.trec``, csv) are imported when a status file
+is read: looking for one (``sidecar_path``) is part of scoring every run file.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import InputFormatError
-from workbench.formats.trec import read_text, shown_id
 
 STATUSES = ("ok", "empty", "error")
 SIDECAR_SUFFIX = ".status.tsv"
@@ -80,6 +80,11 @@ def read_status_file(path: str | Path) -> dict[str, StatusRow]:
         InputFormatError: unreadable, no header, a missing required column, a
             bad status or latency, a blank topic id or a repeated topic (file:line).
     """
+    import csv
+    import io
+
+    from workbench.formats.trec import read_text, shown_id
+
     text = read_text(path)
     delimiter = "," if str(path).lower().endswith(".csv") else "\t"
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
@@ -136,6 +141,8 @@ def check_against_run(path: str | Path, rows: dict[str, StatusRow], n_results: d
     Raises:
         InputFormatError: the first contradicting row (file:line).
     """
+    from workbench.formats.trec import shown_id
+
     for row in rows.values():
         n = n_results.get(row.topic_id, 0)
         if row.status == "ok" and n == 0:

@@ -34,14 +34,11 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import ValidationError
 from workbench.scoring.measures import Measure, parse_measure
-from workbench.scoring.results import Evaluation
+from workbench.scoring.results import MIN_TOPICS, Evaluation
 
 if TYPE_CHECKING:  # numpy (and scipy) are imported where the tests run: reports import this module
     import numpy as np
 
-MIN_TOPICS = 5
-"""Fewest paired topics ``compare`` and the gate run paired tests on (and the
-fewest topics a slice needs to get statistics); below it they are refused."""
 
 
 def refusal(n_topics: int, min_topics: int = MIN_TOPICS) -> str:

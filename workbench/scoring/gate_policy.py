@@ -68,9 +68,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from workbench.errors import InputFormatError, UnknownNameError, ValidationError
-from workbench.scoring.compare import MIN_TOPICS
 from workbench.scoring.measures import Measure, R, parse_measure
 from workbench.scoring.multiple import CORRECTIONS
+from workbench.scoring.results import MIN_TOPICS
 from workbench.scoring.validity import SUBSET_SHARE
 
 Decide = Literal["corrected", "raw"]

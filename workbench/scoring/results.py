@@ -23,6 +23,11 @@ from workbench.scoring.measures import Judged, Measure, R, parse_measures
 from workbench.scoring.novelty import NovelDocuments, NovelLists, NoveltyAtK
 from workbench.types import TopicMetric
 
+MIN_TOPICS = 5
+"""Fewest paired topics ``scoring.compare`` and the gate run paired tests on (and the
+fewest topics a slice needs to get statistics); below it they are refused. Defined
+here, beside the results, so that the scorer's defaults need not import ``compare``."""
+
 MissingPolicy = Literal["fail", "zero", "exclude"]
 """What to do with qrels topics a run has no results for."""
 

@@ -261,8 +261,13 @@ class SmallEvaluator:
         run_name: str = "",
         failed_topics: Collection[str] = (),
         topics: Collection[str] | None = None,
+        keep_documents: bool = True,
     ) -> Evaluation:
         """Score one run; the arguments and the result are those of ``Evaluator.evaluate``.
+
+        ``keep_documents=False`` gives ``evaluate(...).without_documents()``
+        without making the document lists it would drop (the relevant
+        documents with their ranks, the pool-novel lists): the numbers only.
 
         Raises:
             MissingTopicsError: policy ``"fail"`` and some evaluated topic has no results.
@@ -297,6 +302,15 @@ class SmallEvaluator:
                 qd = qrels[t]
                 judged[t] = [(r, qd[d]) for r, d in enumerate(docs, 1) if d in qd]
         rows = [judged.get(t, []) for t in s_topics]
+        # Counts within a cutoff are bisections of rank lists (each in rank order): the ranks of the
+        # judged results, and per grade threshold the ranks of the relevant ones.
+        judged_ranks = [[r for r, _g in jr] for jr in rows]
+        rel_ranks: dict[int, list[list[int]]] = {}
+
+        def relevant_ranks(th: int) -> list[list[int]]:
+            if th not in rel_ranks:
+                rel_ranks[th] = [[r for r, g in jr if g >= th] for jr in rows]
+            return rel_ranks[th]
 
         per_topic: dict[Measure, Mapping[str, TopicMetric]] = {}
         aggregates: dict[Measure, Aggregate] = {}
@@ -310,7 +324,7 @@ class SmallEvaluator:
             num: list[float]
             den: list[float]
             if isinstance(m, R | P | Success):
-                hits = [float(sum(1 for r, g in jr if r <= k and g >= th)) for jr in rows]
+                hits = [float(bisect_right(rr, k)) for rr in relevant_ranks(th)]
                 if isinstance(m, R):
                     num, den = hits, [float(x) for x in nrel]
                     ceiling_vals = [_div(float(min(k, x)), float(x)) for x in nrel]
@@ -320,7 +334,7 @@ class SmallEvaluator:
                 else:
                     num, den = [1.0 if h > 0 else 0.0 for h in hits], [1.0] * n_s
             elif isinstance(m, RR):
-                firsts = [next((r for r, g in jr if r <= k and g >= th), 0) for jr in rows]
+                firsts = [rr[0] if rr and rr[0] <= k else 0 for rr in relevant_ranks(th)]
                 num = [1.0 if f else 0.0 for f in firsts]
                 den = [float(f) if f else 1.0 for f in firsts]
             elif isinstance(m, nDCG):
@@ -336,7 +350,7 @@ class SmallEvaluator:
                 ideal = self._ideal(k, m.dcg)
                 den = [ideal[t] for t in s_topics]
             elif isinstance(m, Judged):
-                num = [float(sum(1 for r, _g in jr if r <= k)) for jr in rows]
+                num = [float(bisect_right(jr, k)) for jr in judged_ranks]
                 den = [float(min(k, x)) for x in n_ret]
             else:  # pragma: no cover - every registered measure is handled above
                 raise ValidationError(f"no scorer for measure {m}")
@@ -365,8 +379,8 @@ class SmallEvaluator:
         novelty: dict[int, NoveltyAtK] = {}
         for k in sorted({m.cutoff for m in self.measures}):
             returned = [min(k, x) for x in n_ret]
-            unj = [ret - sum(1 for r, _g in jr if r <= k) for ret, jr in zip(returned, rows, strict=True)]
-            hits_k = [float(sum(1 for r, g in jr if r <= k and g >= th_rel)) for jr in rows]
+            unj = [ret - bisect_right(jr, k) for ret, jr in zip(returned, judged_ranks, strict=True)]
+            hits_k = [float(bisect_right(rr, k)) for rr in relevant_ranks(th_rel)]
             low = [_div(h, x) for h, x in zip(hits_k, nrel_s, strict=True)]
             high = [_div(h + u, x + u) for h, u, x in zip(hits_k, unj, nrel_s, strict=True)]
             novelty[k] = NoveltyAtK(
@@ -382,12 +396,13 @@ class SmallEvaluator:
             )
         kmax = max(m.cutoff for m in self.measures)
         novel: dict[str, list[tuple[int, str]]] = {}
-        for t, docs in run.ranked.items():
-            if t in judged and t not in novel:
-                qd = qrels[t]
-                novel[t] = [(r, d) for r, d in enumerate(docs[:kmax], 1) if d not in qd]
+        if keep_documents:
+            for t, docs in run.ranked.items():
+                if t in judged and t not in novel:
+                    qd = qrels[t]
+                    novel[t] = [(r, d) for r, d in enumerate(docs[:kmax], 1) if d not in qd]
         curve = self._curve(judged, s_topics, nrel_s, n_ret, th_rel)
-        relevant = self._relevant(s_topics, zeroed, run, th_rel)
+        relevant = self._relevant(s_topics, zeroed, run, th_rel) if keep_documents else ()
         return Evaluation(
             run_name=name,
             measures=self.measures,
@@ -402,10 +417,11 @@ class SmallEvaluator:
             per_topic=per_topic,
             aggregates=aggregates,
             novelty=novelty,
-            novel_documents=NovelLists(s_topics, novel, kmax),
+            novel_documents=NovelLists(s_topics, novel, kmax, kept=keep_documents),
             curve=curve,
             relevant=relevant,
             scorer=SMALL_SCORER_ID,
+            documents_kept=keep_documents,
         )
 
     def _curve(self, judged: Mapping[str, list[tuple[int, int]]], s_topics: tuple[str, ...], nrel_s: list[float],

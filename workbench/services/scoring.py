@@ -34,9 +34,6 @@ from workbench.errors import (
 )
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
-from workbench.scoring.abstention import NoAnswerResult
-from workbench.scoring.compare import MIN_TOPICS, Comparison, compare
-from workbench.scoring.idaudit import IdAudit
 from workbench.scoring.measures import (
     DEFAULT_CUTOFFS,
     Judged,
@@ -46,6 +43,7 @@ from workbench.scoring.measures import (
 )
 from workbench.scoring.qrels_checks import positives_only, positives_only_warning
 from workbench.scoring.results import (
+    MIN_TOPICS,
     SCORER_ID,
     Evaluation,
     MissingPolicy,
@@ -54,15 +52,17 @@ from workbench.scoring.results import (
     topic_value_list,
     value_rows,
 )
-from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow, slice_table
 from workbench.scoring.small import SmallEvaluator, SmallRun
 from workbench.scoring.validity import Completion, TopicCoverage
-from workbench.services.no_answer import no_answer_json
 
 if TYPE_CHECKING:
+    from workbench.scoring.abstention import NoAnswerResult
     from workbench.scoring.columns import QrelsColumns, RankedRun
+    from workbench.scoring.compare import Comparison
     from workbench.scoring.eligibility import Eligibility, RestrictedQrels, RunEligibility
     from workbench.scoring.evaluate import Evaluator
+    from workbench.scoring.idaudit import IdAudit
+    from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow
     from workbench.store import LabelStore
     from workbench.store.evaluations import EvaluationRow
     from workbench.store.topic_sets import TopicSetInfo
@@ -77,6 +77,9 @@ RunSource = Callable[[], "tuple[RunRef, RankedRun]"]
 """Loads one run when called (``score_runs(run_sources=...)``: runs from DataFrames or mappings)."""
 
 Progress = Callable[[str], None]
+
+_DEFAULT_FILTER_KEY = "filter"
+"""``scoring.eligibility.DEFAULT_FILTER_KEY`` (a test pins them equal), known here without importing that module."""
 
 
 @dataclass(frozen=True)
@@ -236,8 +239,16 @@ class ScoreReport:
             "evaluation_ids": list(self.evaluation_ids),
             "warnings": list(self.warnings),
             "eligibility": self.eligibility_header(),
-            "no_answer": no_answer_json(self.no_answer, self.no_answer_source),
+            "no_answer": self.no_answer_header(),
         }
+
+    def no_answer_header(self) -> dict[str, object] | None:
+        """The no-answer block (``services.no_answer.no_answer_json``; None when no topic is marked)."""
+        if not self.no_answer:
+            return None
+        from workbench.services.no_answer import no_answer_json
+
+        return no_answer_json(self.no_answer, self.no_answer_source)
 
     def eligibility_header(self) -> dict[str, object] | None:
         """The eligibility block: filter key and digest, and per run its leaks and ineligible gold (None: unfiltered)."""
@@ -573,10 +584,13 @@ def score_runs(
     set_topics: tuple[str, ...] = ()
     if small is not None:
         _no_filter_key(filter_key)  # files only: no collection whose topic metadata could hold the key
-        from workbench.formats import trec
         from workbench.formats.plain_run import read_small_qrels
 
-        qrels_map = read_small_qrels(qrels_ref) or trec.read_qrels(qrels_ref)
+        qrels_map = read_small_qrels(qrels_ref)
+        if qrels_map is None:  # not the plain dialect: the strict reader reads it or names the bad line
+            from workbench.formats import trec
+
+            qrels_map = trec.read_qrels(qrels_ref)
         qref = QrelsRef(qrels_ref, "file", qrels_content_hash(qrels_map), n_topics=len(qrels_map),
                         n_entries=sum(len(d) for d in qrels_map.values()))
         warnings: list[str] = []
@@ -689,10 +703,15 @@ def score_runs(
         loaded[i] = None
         run_ref, rr = pair
         # The evaluator and the run come from one side (small_runs + SmallEvaluator, or the columnar pair).
-        e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics,  # type: ignore[arg-type]
-                               topics=topics)
-        if not keep_documents:
-            e = e.without_documents()
+        if isinstance(evaluator, SmallEvaluator):  # makes no document list it would drop
+            assert isinstance(rr, SmallRun)
+            e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics, topics=topics,
+                                   keep_documents=keep_documents)
+        else:
+            e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics,  # type: ignore[arg-type]
+                                   topics=topics)
+            if not keep_documents:
+                e = e.without_documents()
         if elig is not None and restricted is not None:
             assert not isinstance(rr, SmallRun)  # eligibility is never applied on the small path
             run_elig.append(_run_eligibility(open_store, run_ref, rr, elig, restricted, cutoffs_all))
@@ -740,6 +759,8 @@ def score_runs(
         queries, metadata = topic_texts_and_metadata(open_store, collection_of(refs, qref, collection))
         sources = slice_sources(evaluations[0], evaluator.n_relevant(), queries, metadata)
         keys = slice_keys(by, sources, evaluations[0].topics)
+        from workbench.scoring.slices import slice_table
+
         slices = {e.run_name: {k: slice_table(e, sk, min_topics=slice_min_topics) for k, sk in keys.items()}
                   for e in evaluations}
     created_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -844,6 +865,8 @@ def _shorter_than_judged(evaluations: Sequence[Evaluation], measures: Sequence[M
 
 def _no_filter_key(filter_key: str) -> None:
     """A --filter-key given where there is no collection whose topic metadata could hold it."""
+    if filter_key == _DEFAULT_FILTER_KEY:  # the usual case, without importing the eligibility rules
+        return
     from workbench.scoring.eligibility import DEFAULT_FILTER_KEY
 
     if filter_key != DEFAULT_FILTER_KEY:
@@ -1111,6 +1134,7 @@ def compare_runs(
     Raises:
         As ``score_runs`` and ``scoring.compare.compare``.
     """
+    from workbench.scoring.compare import compare
     from workbench.scoring.slices import compare_slices
 
     report = score_runs([run_a, run_b], qrels_ref, open_store=open_store, measures=[measure], rel=rel,

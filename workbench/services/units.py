@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING
 from workbench.errors import ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.scoring.abstention import NoAnswerResult, evaluate_no_answer, no_answer_topics
-from workbench.scoring.compare import MIN_TOPICS
 from workbench.scoring.groups import (
     DedupeFacts,
     DuplicateGroups,
@@ -57,6 +56,7 @@ from workbench.scoring.groups import (
     dedupe_ranking,
     merge_groups,
 )
+from workbench.scoring.results import MIN_TOPICS
 from workbench.scoring.units import (
     UNITS,
     ChunkMap,
@@ -79,6 +79,7 @@ from workbench.services.scoring import (
     load_run,
     score_runs,
 )
+from workbench.services.unit_options import UnitOptions
 
 if TYPE_CHECKING:
     from workbench.scoring.columns import RankedRun
@@ -87,43 +88,6 @@ if TYPE_CHECKING:
 
 StoreOpener = Callable[[], "LabelStore"]
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class UnitOptions:
-    """What ``workbench score`` was asked about units, groups and no-answer topics.
-
-    Attributes:
-        units: the views, e.g. ``("doc",)`` or ``("chunk", "doc")`` (empty: the run's own unit only).
-        chunk_map: a chunk map file for run files (default: the run's chunk collection's map).
-        spans: the ``--qrels`` file holds span qrels (topic doc start end [grade]).
-        min_share: the span overlap rule's minimum share (0 = any overlap).
-        qrels_to_chunks: take document qrels down to chunks (every chunk inherits the grade).
-        dedupe: ``none`` or ``groups``.
-        groups_file: a groups file added to the stored groups.
-        no_answer_file: a topic list of no-answer topics (beside topic metadata ``no_answer``).
-        answer_threshold: a result counts as an answer only when scored above it.
-    """
-
-    units: tuple[str, ...] = ()
-    chunk_map: Path | None = None
-    spans: bool = False
-    min_share: float = 0.0
-    qrels_to_chunks: bool = False
-    dedupe: str = "none"
-    groups_file: Path | None = None
-    no_answer_file: Path | None = None
-    answer_threshold: float | None = None
-
-    def active(self) -> bool:
-        """True when anything beyond a plain score was asked for."""
-        return bool(self.units or self.spans or self.dedupe != "none" or self.no_answer_file
-                    or self.answer_threshold is not None or self.chunk_map)
-
-    def unit_mode(self) -> bool:
-        """True when the score needs unit views (units, spans, duplicate groups, a chunk map); no-answer
-        options alone are handled by a plain score."""
-        return bool(self.units or self.spans or self.dedupe != "none" or self.chunk_map)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@ Adapters between the store (or files) and the pure rules of
 * ``check_leakage``: topics whose query is a near-copy of a document.
 
 Files never open the store unless something stored is named (``--collection``,
-``--topic-set`` or a stored run/qrels).
+``--topic-set`` or a stored run/qrels). The pure modules behind the audit,
+slices and leakage are imported where they are used, so scoring two files
+imports none of them.
 """
 
 from __future__ import annotations
@@ -26,14 +28,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.errors import ValidationError
-from workbench.scoring.idaudit import IdAudit, IdCoverage, coverage
-from workbench.scoring.leakage import LeakageCheck, near_copies
-from workbench.scoring.results import Evaluation
-from workbench.scoring.slices import SliceKey, SliceSources, slice_key
 from workbench.scoring.validity import Completion, completion
 
 if TYPE_CHECKING:
     from workbench.scoring.columns import RankedRun
+    from workbench.scoring.idaudit import IdAudit, IdCoverage
+    from workbench.scoring.leakage import LeakageCheck
+    from workbench.scoring.results import Evaluation
+    from workbench.scoring.slices import SliceKey, SliceSources
     from workbench.scoring.small import SmallRun
     from workbench.services.scoring import QrelsRef, RunRef
     from workbench.store import LabelStore
@@ -150,6 +152,8 @@ class IdAuditor:
         else:
             self._skipped.append(ref.name)
             return
+        from workbench.scoring.idaudit import coverage
+
         store = self._open()
         version = target.version
 
@@ -170,7 +174,11 @@ class IdAuditor:
 
     def result(self) -> tuple[tuple[IdAudit, ...], str]:
         """(one ``IdAudit`` per collection version, in run order; why some runs were not audited, or "")."""
-        audits = tuple(IdAudit(t.collection, v, rel, tuple(runs)) for v, (t, rel, runs) in self._groups.items())
+        audits: tuple[IdAudit, ...] = ()
+        if self._groups:
+            from workbench.scoring.idaudit import IdAudit
+
+            audits = tuple(IdAudit(t.collection, v, rel, tuple(runs)) for v, (t, rel, runs) in self._groups.items())
         if not self._skipped:
             return audits, ""
         if self._open is None:
@@ -180,6 +188,8 @@ class IdAuditor:
 
 
 def _coverage_from(what: str, n: int, missing: set[str], ids_of_version: Callable[[], list[str]]) -> IdCoverage:
+    from workbench.scoring.idaudit import IdCoverage, coverage
+
     c = coverage(what, (), missing, ids_of_version)
     return IdCoverage(what, n, n - len(missing), c.missing, c.near_misses, c.examined)
 
@@ -241,6 +251,8 @@ def slice_sources(
     Judged@K here is 1 - (pool-novel in the top K) / (returned in the top K),
     i.e. ir_measures' Judged@K, read from the evaluation's novelty counts.
     """
+    from workbench.scoring.slices import SliceSources
+
     k = max(reference.novelty) if reference.novelty else 0
     judged: dict[str, float] = {}
     if k:
@@ -258,6 +270,8 @@ def slice_keys(keys: Sequence[str], sources: SliceSources, topics: Sequence[str]
         UnknownNameError: a key that is neither derived nor a topic-metadata key.
         ValidationError: ``query_length`` without query texts.
     """
+    from workbench.scoring.slices import slice_key
+
     return {k: slice_key(k, sources, topics) for k in dict.fromkeys(keys)}
 
 
@@ -275,6 +289,8 @@ def check_leakage(
     Returns:
         (the check, "") or (None, why it could not be made).
     """
+    from workbench.scoring.leakage import near_copies
+
     if open_store is None or collection_version is None:
         return None, "no stored collection (files only): the documents are unknown"
     if not queries:
