@@ -29,8 +29,11 @@ Every contender runs in a fresh Python process, **file parsing included**
 (each library's own readers), and computes R@5/10/20/50/100, nDCG@10, RR@10,
 P@10 and Success@10; the workbench also computes everything it reports:
 ceilings, micro averages, Judged@10, pool-novel counts, the R@k bounds, the
-recall curve, the relevant-document ranks, and it materialises the pool-novel
-document lists (as str) and renders its table. Repeats are interleaved across
+recall curve, the completion and ID-audit lines, and renders its table. The
+document lists (relevant documents with their ranks, the pool-novel
+documents) are made where they are printed or returned: ``workbench-api``
+materialises the pool-novel lists (as str); the command line's default table
+prints their counts only, so it makes no list (``--per-topic`` prints them). Repeats are interleaved across
 contenders. Reported per contender: best and median wall time, median CPU time
 (user + sys) and peak RSS (``os.wait4`` of the child, max over the repeats);
 the verdict uses the best wall time (least disturbed by other processes, as

@@ -204,3 +204,16 @@ def test_the_scorer_knows_the_default_filter_key_without_importing_the_eligibili
     from workbench.services import scoring
 
     assert scoring._DEFAULT_FILTER_KEY == DEFAULT_FILTER_KEY
+
+
+def test_the_functions_typer_reads_at_every_run_have_evaluated_annotations():
+    """String annotations (``from __future__ import annotations``) would be compiled and evaluated again each
+    time typer builds the commands: the root callback, ``score``'s commands and every option callback."""
+    import workbench.cli.options as options
+    import workbench.cli.root as root
+    import workbench.cli.score as score
+
+    functions = [root._root, root._version, score.score, score.compare_cmd, score.misses_cmd,
+                 options.checked(lambda _v: None), options.measure, options.cutoffs, options.share]
+    strings = {f.__qualname__: a for f in functions for a in f.__annotations__.values() if isinstance(a, str)}
+    assert strings == {}

@@ -27,9 +27,11 @@ imports only ``workbench.cli.score``. To add a command:
 
 A new verb of an existing noun in a new module: append the module to that
 noun's entry (e.g. ``"run": ("runs rerank", ...)``).
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here (nor in ``cli.options`` and
+``cli.score``): typer reads the root callback's signature on every run, and
+string annotations would be compiled and evaluated each time.
+"""
 
 import contextlib
 import os
