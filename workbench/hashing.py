@@ -21,6 +21,8 @@ def qrels_content_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
         >>> qrels_content_hash({"1": {"d": 1}}) == qrels_content_hash({"1": {"d": 1}})
         True
     """
-    lines = sorted((t, d, int(g)) for t, docs in qrels.items() for d, g in docs.items())
-    text = "".join(f"{topic}\t{doc}\t{grade}\n" for topic, doc, grade in lines)
-    return hashlib.sha256(text.encode()).hexdigest()
+    parts: list[str] = []
+    for topic in sorted(qrels):  # (topic, doc) pairs are distinct: topics in order, then each topic's docs
+        docs = qrels[topic]
+        parts.extend([f"{topic}\t{doc}\t{int(docs[doc])}\n" for doc in sorted(docs)])
+    return hashlib.sha256("".join(parts).encode()).hexdigest()

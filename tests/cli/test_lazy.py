@@ -217,3 +217,20 @@ def test_the_functions_typer_reads_at_every_run_have_evaluated_annotations():
                  options.checked(lambda _v: None), options.measure, options.cutoffs, options.share]
     strings = {f.__qualname__: a for f in functions for a in f.__annotations__.values() if isinstance(a, str)}
     assert strings == {}
+
+
+def test_a_command_built_alone_is_the_one_the_whole_app_builds():
+    _load_all()
+    whole = typer.main.get_group(app).commands
+
+    def shape(cmd):
+        return (cmd.name, cmd.help, [(type(p).__name__, p.name, p.opts, repr(p.default), p.required, p.multiple,
+                                      getattr(getattr(p, "type", None), "name", None), p.callback is None)
+                                     for p in cmd.params])
+
+    plain = [n for n, c in whole.items() if not getattr(c, "commands", None)]
+    assert "score" in plain and "compare" in plain and len(plain) > 10
+    for name in plain:
+        alone = lazy._build_one(app, name)
+        assert alone is not None and shape(alone) == shape(whole[name]), name
+    assert lazy._build_one(app, "run") is None       # a noun: built by typer.main.get_group

@@ -107,8 +107,9 @@ class LazyGroup(TyperGroup):
         entry = self.commands_registry[name]
         for module in entry.modules:
             importlib.import_module(module)
-        built = typer.main.get_group(self.source())
-        cmd = built.commands.get(name)
+        cmd = _build_one(self.source(), name)
+        if cmd is None:  # a noun (a typer group), or a typer without the internals used there
+            cmd = typer.main.get_group(self.source()).commands.get(name)
         if cmd is None:  # a programming error: the registry names a module that does not define it
             raise RuntimeError(f"{', '.join(entry.modules)} registered no command {name!r} on the workbench app")
         install_plain(cmd)
@@ -142,6 +143,27 @@ class LazyGroup(TyperGroup):
                 rows.append((name, make_default_short_help(self.commands_registry[name].summary, limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _build_one(app: typer.Typer, name: str) -> Command | None:
+    """The click command of ``app``'s plain command ``name``, built alone; None when ``name`` is not one.
+
+    What ``typer.main.get_group(app).commands[name]`` gives (the same typer
+    function, with the app's settings), without building the root callback's
+    parameters and the other commands registered by the same modules (``score``
+    would build ``compare`` and ``misses`` too). Nouns (typer groups) are left to
+    ``get_group``, as is everything with a typer that lacks ``get_command_from_info``.
+    """
+    build = getattr(typer.main, "get_command_from_info", None)
+    if build is None:
+        return None
+    for info in app.registered_commands:
+        callback = info.callback
+        if callback is not None and (info.name or typer.main.get_command_name(callback.__name__)) == name:
+            cmd: Command = build(info, pretty_exceptions_short=app.pretty_exceptions_short,
+                                 rich_markup_mode=app.rich_markup_mode)
+            return cmd
+    return None
 
 
 # -- coercion without pydantic ---------------------------------------------------------------

@@ -36,13 +36,12 @@ from dataclasses import dataclass
 from workbench.errors import UnknownOptionValueError, ValidationError
 from workbench.ranking import natural_key
 from workbench.scoring.compare import (
-    MIN_TOPICS,
     PairedTest,
     paired_bootstrap,
     paired_permutation_test,
 )
 from workbench.scoring.measures import Measure
-from workbench.scoring.results import Evaluation
+from workbench.scoring.results import MIN_TOPICS, Evaluation
 
 NONE_VALUE = "(none)"
 """The slice of topics that lack a metadata key."""
