@@ -234,3 +234,22 @@ def test_a_command_built_alone_is_the_one_the_whole_app_builds():
         alone = lazy._build_one(app, name)
         assert alone is not None and shape(alone) == shape(whole[name]), name
     assert lazy._build_one(app, "run") is None       # a noun: built by typer.main.get_group
+
+
+def test_paused_gc_resumes_collection_as_it_was():
+    import gc
+
+    from workbench.cli import paused_gc
+
+    assert gc.isenabled()
+    with pytest.raises(ZeroDivisionError), paused_gc():
+        assert not gc.isenabled()
+        _ = 1 / 0
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()      # it was off: it stays off
+    finally:
+        gc.enable()

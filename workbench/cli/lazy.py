@@ -42,6 +42,8 @@ from typer._click.exceptions import UsageError
 from typer._click.utils import make_default_short_help
 from typer.core import TyperGroup
 
+from workbench.cli import paused_gc
+
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
 
@@ -105,11 +107,12 @@ class LazyGroup(TyperGroup):
 
     def _load(self, name: str) -> Command:
         entry = self.commands_registry[name]
-        for module in entry.modules:
-            importlib.import_module(module)
-        cmd = _build_one(self.source(), name)
-        if cmd is None:  # a noun (a typer group), or a typer without the internals used there
-            cmd = typer.main.get_group(self.source()).commands.get(name)
+        with paused_gc():  # imports and the command tree: long-lived objects, no garbage
+            for module in entry.modules:
+                importlib.import_module(module)
+            cmd = _build_one(self.source(), name)
+            if cmd is None:  # a noun (a typer group), or a typer without the internals used there
+                cmd = typer.main.get_group(self.source()).commands.get(name)
         if cmd is None:  # a programming error: the registry names a module that does not define it
             raise RuntimeError(f"{', '.join(entry.modules)} registered no command {name!r} on the workbench app")
         install_plain(cmd)

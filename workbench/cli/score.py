@@ -142,16 +142,20 @@ def score(
 
     Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
     completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
-    from workbench.errors import UsageError
-    from workbench.reports import (
-        CHART_SUFFIXES,
-        check_format,
-        recall_curve_chart,
-        render_scores,
-        save_chart,
-    )
-    from workbench.reports import FORMATS as ALL_FORMATS
-    from workbench.services.scoring import ScoreReport, score_runs
+    from workbench.cli import paused_gc
+
+    with paused_gc():  # the scorer's modules (imported here, not at start-up)
+        from workbench.errors import UsageError
+        from workbench.reports import (
+            CHART_SUFFIXES,
+            check_format,
+            recall_curve_chart,
+            render_scores,
+            save_chart,
+        )
+        from workbench.reports import FORMATS as ALL_FORMATS
+        from workbench.services.scoring import ScoreReport, score_runs
+        from workbench.services.unit_options import UnitOptions
 
     if check_format(fmt, ALL_FORMATS) == "parquet":
         from workbench.formats.io import STDOUT
@@ -186,8 +190,6 @@ def score(
             text = render_scores(scored.header(), scored.evaluations, fmt, per_topic=per_topic, slices=scored.slices,
                                  slice_keys=scored.slice_keys)
             common.emit(text, out)
-
-    from workbench.services.unit_options import UnitOptions
 
     unit_options = UnitOptions(tuple(unit or ()), chunk_map, spans, span_overlap, qrels_to_chunks, dedupe, groups,
                                no_answer, answer_threshold)

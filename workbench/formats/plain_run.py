@@ -45,7 +45,7 @@ columnar scorer's per-line speed wins. ``bench/scoring/bench_scoring.py`` measur
 both sides (its dl and msmarco cases)."""
 
 _RANK = re.compile(r"[+-]?[0-9]{1,18}")
-_NOT_IN_SCORES = str.maketrans("", "", "0123456789.+-eE")
+_SCORE_CHARS = re.compile(r"[0-9.+eE-]*").fullmatch
 
 
 def small_text_file(path: str | Path, max_bytes: int = SMALL_RUN_BYTES) -> int | None:
@@ -104,9 +104,10 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
     n = len(lines)
     if list(map(str.count, lines, repeat(" ", n))).count(5) != n:  # six fields on every line (an empty line has none)
         return None
-    fields = body.replace("\n", " ").split(" ")
-    if "" in fields:  # two spaces in a row, or a space at the start or end of a line
+    flat = body.replace("\n", " ")
+    if "  " in flat or flat.startswith(" ") or flat.endswith(" "):  # an empty field (the line ends are spaces here)
         return None
+    fields = flat.split(" ")
     topics, docs, ranks, score_texts, tags = fields[0::6], fields[2::6], fields[3::6], fields[4::6], fields[5::6]
     tag = tags[0]
     if tags.count(tag) != n or not (_plain_ranks(ranks) and _plain_scores(score_texts)):
@@ -185,8 +186,7 @@ def _plain_scores(scores: list[str]) -> bool:
     ``float`` accepts exactly that pattern once its text is ASCII and holds
     only digits, ``.``, ``+``, ``-``, ``e`` and ``E`` (no ``_``, no ``inf`` or ``nan``).
     """
-    joined = "".join(scores)
-    return joined.isascii() and not joined.translate(_NOT_IN_SCORES)
+    return _SCORE_CHARS("".join(scores)) is not None
 
 
 def read_small_qrels(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> dict[str, dict[str, int]] | None:
