@@ -72,7 +72,7 @@ class _Fallback(Exception):
     """The fast path declines this file; the strict reader takes over."""
 
 
-def _memory_pool():  # type: ignore[no-untyped-def]
+def _memory_pool() -> Any:
     """The Arrow memory pool of the large-file reader: jemalloc where pyarrow has it, else the system allocator.
 
     Each slice's table is freed before the next one is parsed. jemalloc reuses
