@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-from workbench.cli import main
+from tests.cli.helpers import copy_project, run
 
 
 @pytest.fixture
 def project(tiny_template, tmp_path):
-    folder, db = tiny_template
-    work = tmp_path / "p"
-    shutil.copytree(folder, work, ignore=shutil.ignore_patterns("*.waiting", "*.holder.json"))
-    return work, work / db.relative_to(folder)
+    return copy_project(tiny_template, tmp_path / "p")
 
-
-def run(capsys, db: Path, *argv: object) -> tuple[int, str, str]:
-    code = main(["--db", str(db), *[str(a) for a in argv]])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_name_over_200_characters_is_refused_and_200_is_accepted(project, capsys):

@@ -13,14 +13,13 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.cli.helpers import cli
+from tests.cli.helpers import cli, copy_project
 from tests.cli.test_gate_cli import POLICY, QRELS, run_text
 
 FULL = Path("/dev/full")
@@ -30,10 +29,7 @@ needs_dev_full = pytest.mark.skipif(not FULL.exists(), reason="needs /dev/full (
 @pytest.fixture
 def project(tiny_template, tmp_path):
     """A copy of the tiny project: (folder, store path)."""
-    folder, db = tiny_template
-    work = tmp_path / "project"
-    shutil.copytree(folder, work, ignore=shutil.ignore_patterns("*.waiting", "*.holder.json"))
-    return work, work / db.relative_to(folder)
+    return copy_project(tiny_template, tmp_path / "project")
 
 
 def count(db: Path, table: str) -> int:

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.helpers import copy_project, run
 from tests.cli.tiny import LEAD_TOKEN
-from workbench.cli import common, main
+from workbench.cli import common
 
 
 @pytest.fixture
@@ -27,16 +28,8 @@ def template(tiny_template):
 @pytest.fixture
 def project(template, tmp_path):
     """A private copy of the tiny project: (folder, store path)."""
-    folder, db = template
-    work = tmp_path / "p"
-    shutil.copytree(folder, work, ignore=shutil.ignore_patterns("*.waiting", "*.holder.json"))
-    return work, work / db.relative_to(folder)
+    return copy_project(template, tmp_path / "p")
 
-
-def run(capsys, db: Path, *argv: object) -> tuple[int, str, str]:
-    code = main(["--db", str(db), *[str(a) for a in argv]])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _sql(db: Path, *statements: str) -> None:
