@@ -241,3 +241,35 @@ def test_signed_ranks_order_a_trusted_file(write):
     qrels = {"1": {"a": 1}}
     by_file = Evaluator(qrels, ["RR@10"]).evaluate(columnar.read_run_columns(path, trust_file_order=True))
     assert by_file.value("RR@10", "1") == pytest.approx(1 / 2)        # b (-1), a (+2), c (3)
+
+
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ("7 Q0 b\tc 2 1.0 s\n", "expected 6 columns"),      # found by the worker thread (whitespace check)
+        ("7 Q0 b x 1.0 s\n", "integer rank"),               # by the worker (pyarrow cannot parse the slice)
+        ("7 Q0 b 2 1e999 s\n", "not a finite number"),      # by the converter (the slice parsed)
+        ("7 Q0 b 2 1.0 t\n", "run tag"),                    # by the converter
+    ],
+)
+def test_a_bad_line_in_a_late_slice_names_its_line(write, monkeypatch, bad, fragment):
+    # The pyarrow reader parses slice i + 1 in a worker thread while slice i is converted: a problem
+    # found on either side, far into the file, still reaches the strict reader, which names the line.
+    monkeypatch.setattr(columnar, "SLICE_BYTES", 64)       # ~4 lines per slice: the bad line is in slice ~50
+    good = [f"{1 + i // 40} Q0 d{i} {i % 40 + 1} {100 - i % 40}.0 s\n" for i in range(200)]
+    path = write("late.trec", "".join(good + [bad] + good[:3]))
+    with pytest.raises(InputFormatError) as e:
+        columnar.read_run_columns(path)
+    assert e.value.line == 201 and fragment in str(e.value) and str(path) in str(e.value)
+
+
+def test_a_late_slice_with_longer_ids_and_many_slices_in_flight(write, monkeypatch):
+    # Two input buffers alternate between the worker and the converter; every slice is read once, in order.
+    _no_fallback(monkeypatch)
+    monkeypatch.setattr(columnar, "SLICE_BYTES", 100)
+    lines = [f"{1 + i // 50} Q0 {'y' * (i % 23)}d{i} {i % 50 + 1} {60 - i % 50}.5 s\n" for i in range(500)]
+    cols = columnar.read_run_columns(write("many.trec", "".join(lines)))
+    assert cols.n_lines == 500 and cols.topic_ids == tuple(str(t) for t in range(1, 11))
+    assert cols.scores.tolist() == [60 - i % 50 + 0.5 for i in range(500)]
+    e = Evaluator({"3": {"y" * (120 % 23) + "d120": 1}}, ["RR@100"]).evaluate(cols)
+    assert e.value("RR@100", "3") == pytest.approx(1 / 21)            # line 121 is rank 21 of topic 3

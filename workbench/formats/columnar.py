@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -295,7 +296,7 @@ def _read_small(data: bytes, trust_file_order: bool) -> RunColumns:
     )
 
 
-def _parsed_slices(f, size: int, pool, options) -> Iterator[tuple[int, int, Any]]:  # type: ignore[no-untyped-def]
+def _parsed_slices(f, size: int, pool, options) -> Generator[tuple[int, int, Any], None, None]:  # type: ignore[no-untyped-def]
     """(start, end, pyarrow.Table) of each slice of the open run file ``f``, in file order, parsed one ahead.
 
     A worker thread reads and parses slice i + 1 (pyarrow's CSV reader,
@@ -392,54 +393,56 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
         head = f.read(1 << 16)
         if not _looks_plain(head if len(head) < (1 << 16) else head[: head.rfind(b"\n") + 1]):
             raise _Fallback
-        for start, end, table in _parsed_slices(f, size, pool, (read_opts, parse_opts, conv_opts)):
-            m = table.num_rows
-            if m == 0:
-                continue
-            for col in ("rank", "score"):
-                if table.column(col).null_count:
-                    raise _Fallback
-            if n + m > cap:
-                # First slice: estimate the total from its bytes per row; later: grow.
-                est = int(size / max(1, end - start) * m * 1.05) + 1024 if cap == 0 else 2 * (n + m)
-                cap = max(est, n + m)
-                codes = np.resize(codes, cap).astype(np.int32, copy=False) if n else np.empty(cap, np.int32)
-                scores = np.resize(scores, cap) if n else np.empty(cap, np.float64)
-                if trust_file_order:
-                    ranks = np.resize(ranks, cap) if n else np.empty(cap, np.int64)
-                if n:
-                    grown = np.zeros((cap, words.shape[1]), dtype=np.uint64)
-                    grown[:n] = words[:n]
-                    words = grown
-            for batch in table.to_batches():
-                b = len(batch)
-                if b == 0:
+        # closing: on the way out with _Fallback too, the worker thread is done before the file closes
+        with closing(_parsed_slices(f, size, pool, (read_opts, parse_opts, conv_opts))) as slices:
+            for start, end, table in slices:
+                m = table.num_rows
+                if m == 0:
                     continue
-                topic_col, doc_col = batch.column(0), batch.column(1)
-                codes[n:n + b] = _topic_codes(topic_col, topic_map, pc)
-                sc = _values(batch.column(3), np.float64)
-                if not np.all(np.isfinite(sc)):
-                    raise _Fallback
-                scores[n:n + b] = sc
-                if trust_file_order:
-                    ranks[n:n + b] = _values(batch.column(2), np.int64)
-                tag_col = batch.column(4)
-                if tag is None:
-                    tag = tag_col[0].as_py().encode("utf-8")
-                if not _same_tag(tag_col, tag):
-                    raise _Fallback
-                packed = _pack_chunk(doc_col, pc, pool)
-                if packed is None:
-                    raise _Fallback
-                if words.shape[1] < packed.shape[1] or len(words) < cap:
-                    width = max(words.shape[1], packed.shape[1])
-                    grown = np.zeros((cap, width), dtype=np.uint64)
+                for col in ("rank", "score"):
+                    if table.column(col).null_count:
+                        raise _Fallback
+                if n + m > cap:
+                    # First slice: estimate the total from its bytes per row; later: grow.
+                    est = int(size / max(1, end - start) * m * 1.05) + 1024 if cap == 0 else 2 * (n + m)
+                    cap = max(est, n + m)
+                    codes = np.resize(codes, cap).astype(np.int32, copy=False) if n else np.empty(cap, np.int32)
+                    scores = np.resize(scores, cap) if n else np.empty(cap, np.float64)
+                    if trust_file_order:
+                        ranks = np.resize(ranks, cap) if n else np.empty(cap, np.int64)
                     if n:
-                        grown[:n, : words.shape[1]] = words[:n]
-                    words = grown
-                words[n:n + b, : packed.shape[1]] = packed  # further words stay 0 (NUL padding)
-                n += b
-            del table
+                        grown = np.zeros((cap, words.shape[1]), dtype=np.uint64)
+                        grown[:n] = words[:n]
+                        words = grown
+                for batch in table.to_batches():
+                    b = len(batch)
+                    if b == 0:
+                        continue
+                    topic_col, doc_col = batch.column(0), batch.column(1)
+                    codes[n:n + b] = _topic_codes(topic_col, topic_map, pc)
+                    sc = _values(batch.column(3), np.float64)
+                    if not np.all(np.isfinite(sc)):
+                        raise _Fallback
+                    scores[n:n + b] = sc
+                    if trust_file_order:
+                        ranks[n:n + b] = _values(batch.column(2), np.int64)
+                    tag_col = batch.column(4)
+                    if tag is None:
+                        tag = tag_col[0].as_py().encode("utf-8")
+                    if not _same_tag(tag_col, tag):
+                        raise _Fallback
+                    packed = _pack_chunk(doc_col, pc, pool)
+                    if packed is None:
+                        raise _Fallback
+                    if words.shape[1] < packed.shape[1] or len(words) < cap:
+                        width = max(words.shape[1], packed.shape[1])
+                        grown = np.zeros((cap, width), dtype=np.uint64)
+                        if n:
+                            grown[:n, : words.shape[1]] = words[:n]
+                        words = grown
+                    words[n:n + b, : packed.shape[1]] = packed  # further words stay 0 (NUL padding)
+                    n += b
+                del table
     if n == 0 or tag is None:
         raise _Fallback
     return RunColumns(
