@@ -203,3 +203,68 @@ def test_report_from_sql_counts_equals_the_package_per_topic_and_overall(tmp_pat
         a, b = zip(*both, strict=True)
         assert pair.kappa.value == pytest.approx(cohen_kappa_score(a, b, weights="linear", labels=scale), abs=1e-12)
         assert pair.kappa.n_items == len(both) and pair.n_agree == sum(x == y for x, y in both)
+
+
+def test_counts_from_profiles_by_hand():
+    """Each profile stands for n_items items: pair cells and coincidences are counted n_items times."""
+    from workbench.judging.agreement import agreement_from_counts, counts_from_profiles
+
+    profiles = [("1", [("bob", 2), ("ann", 1)], 3), ("1", [("ann", 1), ("bob", 1), ("cat", 1)], 2),
+                ("2", [("ann", 0)], 5), ("1", [("ann", 1), ("bob", 2)], 1)]
+    c = counts_from_profiles(profiles)
+    assert {k: dict(v) for k, v in c.pairs.items()} == {
+        ("ann", "bob"): {(1, 2): 3 + 1, (1, 1): 2}, ("ann", "cat"): {(1, 1): 2}, ("bob", "cat"): {(1, 1): 2}}
+    assert dict(c.items_by_topic) == {"1": 3 + 2 + 1}  # topic 2's items have one grade each
+    # m = 2, grades {1, 2}: n_1 * n_2 = 1 for (1, 2) and (2, 1), 4 items; m = 3, grades {1, 1, 1}: 3 * (3 - 1), 2 items
+    assert {m: dict(x) for m, x in c.coincidences_by_topic["1"].items()} == {2: {(1, 2): 4, (2, 1): 4},
+                                                                             3: {(1, 1): 6 * 2}}
+    # the same figures as agreement_report over the items spelled out one by one
+    items: dict[tuple[str, str], dict[str, int | None]] = {}
+    for i, (t, grades, n) in enumerate(profiles):
+        for j in range(n):
+            items[(t, f"p{i}-{j}")] = dict(grades)
+    assert agreement_from_counts(c, scale=[0, 1, 2, 3]) == agreement_report(items, scale=[0, 1, 2, 3])
+    with pytest.raises(ValueError, match="appears twice"):
+        counts_from_profiles([("1", [("ann", 1), ("ann", 2)], 1)])
+
+
+def test_store_counts_use_the_latest_row_people_only_and_the_pool_lineage(tmp_path):
+    """The store's one-scan aggregation by hand: a re-grade replaces, a later unsure or
+    undone row removes the grade, an unsure mark followed by a grade keeps the grade,
+    a model assessor never counts, and a document outside the pool counts only without it."""
+    from pooling.pool import build_pool
+    from workbench.store import LabelStore
+    from workbench.types import Document, RunInfo, Topic
+
+    store = LabelStore(tmp_path / "wb.duckdb")
+    store.ingest_collection("c", [Document(f"d{i}", "", "text") for i in range(1, 5)], [Topic("1", "q"), Topic("2", "q")])
+    version = store.latest_collection_version("c")
+    run = {"1": {"d1": 2.0, "d2": 1.0}, "2": {"d1": 2.0, "d3": 1.0}}
+    store.save_run(RunInfo("r", "imported", {}, 2, "c", version), run)
+    store.save_pool("p", build_pool({"r": run}, 2), collection="c", collection_version=version)
+    rows = [("1", "d1", "ann", 2, False), ("1", "d1", "bob", 1, False), ("1", "d1", "cat", 0, False),
+            ("1", "d1", "cat", 2, False),                                   # re-grade: cat's grade is 2
+            ("1", "d2", "ann", 3, False), ("1", "d2", "bob", 3, False),
+            ("1", "d2", "bob", None, True),                                 # bob now unsure: ann alone
+            ("2", "d1", "ann", None, True), ("2", "d1", "ann", 1, False),   # unsure, then a grade
+            ("2", "d1", "bob", 0, False), ("2", "d1", "m1", 3, False),      # m1 is a model assessor
+            ("2", "d3", "ann", 2, False), ("2", "d3", "bob", 2, False), ("2", "d3", "cat", 2, False),
+            ("2", "d3", "bob", None, False),                                # bob's save undone: no judgment
+            ("1", "d4", "ann", 1, False), ("1", "d4", "bob", 2, False)]     # d4 is not pooled
+    with store.transaction("seed") as cur:
+        cur.execute("INSERT INTO model_assessors (user_name, model, model_kind, weights_hash, grade_mapping, "
+                    "created_by) VALUES ('m1', 'minilm', 'bi-encoder', 'h', '0:<0.5,1', 'lead')")
+        cur.executemany("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure) "
+                        "VALUES ('c', ?, ?, ?, ?, ?)", [list(r) for r in rows])
+    pooled = store.agreement_counts("c", "p")
+    assert {k: dict(v) for k, v in pooled.pairs.items()} == {
+        ("ann", "bob"): {(2, 1): 1, (1, 0): 1}, ("ann", "cat"): {(2, 2): 2}, ("bob", "cat"): {(1, 2): 1}}
+    assert dict(pooled.items_by_topic) == {"1": 1, "2": 2}
+    # topic 1: one item graded 2, 1, 2 by three: n_2 (n_2 - 1) = 2, n_2 n_1 = 2 both ways
+    assert {m: dict(x) for m, x in pooled.coincidences_by_topic["1"].items()} == {3: {(2, 2): 2, (2, 1): 2, (1, 2): 2}}
+    assert {m: dict(x) for m, x in pooled.coincidences_by_topic["2"].items()} == {2: {(1, 0): 1, (0, 1): 1, (2, 2): 2}}
+    everything = store.agreement_counts("c")
+    assert dict(everything.pairs[("ann", "bob")]) == {(2, 1): 1, (1, 0): 1, (1, 2): 1}
+    assert dict(everything.items_by_topic) == {"1": 2, "2": 2}
+    assert dict(everything.coincidences_by_topic["1"][2]) == {(1, 2): 1, (2, 1): 1}
+    assert store.agreement_counts("other") == type(pooled)({}, {}, {})

@@ -245,8 +245,9 @@ def krippendorff_alpha(
     return krippendorff_alpha_counts(counts, n, scale=scale)
 
 
-def add_coincidences(counts: dict[int, dict[tuple[int, int], int]], grades: Sequence[int]) -> None:
-    """Add one item's grades (two or more) to ``Coincidences`` counts, in place."""
+def add_coincidences(counts: dict[int, dict[tuple[int, int], int]], grades: Sequence[int], times: int = 1) -> None:
+    """Add one item's grades (two or more) to ``Coincidences`` counts, in place
+    (``times`` items with these same grades: each count is added ``times`` times)."""
     m = len(grades)
     by_value: dict[int, int] = {}
     for g in grades:
@@ -254,7 +255,7 @@ def add_coincidences(counts: dict[int, dict[tuple[int, int], int]], grades: Sequ
     cell = counts.setdefault(m, {})
     for c, nc in by_value.items():
         for k, nk in by_value.items():
-            add = nc * (nk - (1 if c == k else 0))
+            add = nc * (nk - (1 if c == k else 0)) * times
             if add:
                 cell[(c, k)] = cell.get((c, k), 0) + add
 
@@ -336,6 +337,55 @@ class AgreementCounts:
     pairs: Mapping[tuple[str, str], Confusion]
     coincidences_by_topic: Mapping[str, Coincidences]
     items_by_topic: Mapping[str, int]
+
+
+GradeProfile = tuple[str, Sequence[tuple[str, int]], int]
+"""(topic_id, grades, n_items): ``n_items`` items of the topic whose current integer
+grades are exactly ``grades``, one (assessor, grade) per assessor (distinct
+assessors, any order). The store aggregates judgments into these (a campaign of
+1e6 doubly-judged items has about 16 profiles per topic)."""
+
+
+def counts_from_profiles(profiles: Iterable[GradeProfile]) -> AgreementCounts:
+    """``AgreementCounts`` from grade profiles (see ``GradeProfile``).
+
+    Each profile stands for ``n_items`` items with the same grades: it adds
+    ``n_items`` to the confusion cell of every assessor pair (a < b by name) and
+    ``n_items`` times its coincidences (``add_coincidences``) to its topic, as
+    ``agreement_report`` does item by item. Profiles with fewer than two grades
+    count for nothing; the same (topic, grades) may come in several profiles
+    (their items add up).
+
+    Args:
+        profiles: (topic_id, [(assessor, grade), ...], n_items >= 1).
+
+    Returns:
+        ``AgreementCounts``; ``items_by_topic`` counts the items graded by two or more.
+
+    Raises:
+        ValueError: an assessor appears twice in one profile (a programming error:
+            an item has one current grade per assessor).
+
+    Example:
+        >>> c = counts_from_profiles([("1", [("bob", 2), ("ann", 1)], 3)])
+        >>> dict(c.pairs), dict(c.items_by_topic)
+        ({('ann', 'bob'): {(1, 2): 3}}, {'1': 3})
+    """
+    pairs: dict[tuple[str, str], dict[tuple[int, int], int]] = {}
+    coincidences: dict[str, dict[int, dict[tuple[int, int], int]]] = {}
+    items: dict[str, int] = {}
+    for topic_id, grades, n_items in profiles:
+        u = {a: int(g) for a, g in grades}
+        if len(u) != len(grades):
+            raise ValueError(f"topic {topic_id!r}: an assessor appears twice in one item's grades {list(grades)}")
+        if len(u) < 2 or n_items <= 0:
+            continue
+        for a, b in itertools.combinations(sorted(u), 2):
+            conf = pairs.setdefault((a, b), {})
+            conf[(u[a], u[b])] = conf.get((u[a], u[b]), 0) + n_items
+        add_coincidences(coincidences.setdefault(topic_id, {}), list(u.values()), n_items)
+        items[topic_id] = items.get(topic_id, 0) + n_items
+    return AgreementCounts(pairs, coincidences, items)
 
 
 def agreement_from_counts(counts: AgreementCounts, *, scale: Sequence[int],

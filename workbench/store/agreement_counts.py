@@ -2,17 +2,34 @@
 coincidence counts of people's current grades, aggregated in DuckDB.
 
 Agreement over a campaign (1,000 topics x 1,000 documents x 2 assessors: 2e6
-judgments) needs no per-judgment Python object: three aggregates return at most
-(pairs x grades^2) + (topics x assessor counts x grades^2) rows, and
-``workbench.judging.agreement.agreement_from_counts`` computes kappa and alpha
-from them (identical to ``agreement_report`` on the same judgments).
+judgments) needs no per-judgment Python object: one scan of the judgments
+returns the *grade profiles* (topic, the item's sorted (assessor, grade) list,
+number of such items): about 16 rows per topic with two assessors on a 0-3
+scale. ``workbench.judging.agreement.counts_from_profiles`` turns them into the
+confusion and coincidence counts and ``agreement_from_counts`` computes kappa
+and alpha (identical to ``agreement_report`` on the same judgments).
 """
 
 from __future__ import annotations
 
-from workbench.judging.agreement import AgreementCounts
+from workbench.judging.agreement import AgreementCounts, counts_from_profiles
 from workbench.store.judging_pools import JudgingPoolsMixin
 from workbench.store.model_assessors import PERSON_ASSESSOR
+
+_PROFILES_SQL = """
+WITH latest AS (
+    SELECT topic_id, doc_id, assessor, arg_max_null(grade, judgment_id) AS grade FROM judgments
+    WHERE collection = ? AND {person} GROUP BY topic_id, doc_id, assessor),
+items AS (
+    SELECT topic_id, doc_id, list_sort(list(struct_pack(a := assessor, g := grade))) AS grades FROM latest
+    WHERE grade IS NOT NULL GROUP BY topic_id, doc_id HAVING count(*) >= 2)
+SELECT topic_id, grades, count(*) FROM items WHERE true{where} GROUP BY topic_id, grades
+"""
+"""Grade profiles of the people's current integer grades in one scan. The latest row
+per (topic, document, assessor) is the assessor's state, as ``current_judgments``
+defines it (``arg_max_null``: its grade, NULL when it is unsure or no judgment);
+items graded by fewer than two are left out before the lineage filter (it keeps
+only items of the pool versions)."""
 
 
 class AgreementCountsMixin(JudgingPoolsMixin):
@@ -37,28 +54,6 @@ class AgreementCountsMixin(JudgingPoolsMixin):
         """
         with self.connection("read agreement counts") as cur:
             where, params = self._lineage_filter(cur, pool_version)
-            graded = (f"SELECT topic_id, doc_id, assessor, grade FROM current_judgments WHERE collection = ?{where} "
-                      f"AND {PERSON_ASSESSOR} AND grade IS NOT NULL")
-            args = [collection, *params]
-            pair_rows = cur.execute(
-                f"WITH g AS ({graded}) SELECT x.assessor, y.assessor, x.grade, y.grade, count(*) FROM g x "
-                "JOIN g y ON x.topic_id = y.topic_id AND x.doc_id = y.doc_id AND x.assessor < y.assessor "
-                "GROUP BY ALL", args).fetchall()
-            # per item and grade: how many gave it (n) and how many graded the item (m)
-            values = (f"WITH g AS ({graded}), v AS (SELECT topic_id, doc_id, grade, count(*) AS n, "
-                      "sum(count(*)) OVER (PARTITION BY topic_id, doc_id) AS m FROM g GROUP BY topic_id, doc_id, grade) ")
-            coincidence_rows = cur.execute(
-                values + "SELECT x.topic_id, x.m, x.grade, y.grade, "
-                "sum(x.n * (y.n - CASE WHEN x.grade = y.grade THEN 1 ELSE 0 END)) AS c FROM v x "
-                "JOIN v y ON x.topic_id = y.topic_id AND x.doc_id = y.doc_id WHERE x.m >= 2 GROUP BY ALL HAVING c > 0",
-                args).fetchall()
-            item_rows = cur.execute(
-                values + "SELECT topic_id, count(DISTINCT doc_id) FROM v WHERE m >= 2 GROUP BY topic_id",
-                args).fetchall()
-        pairs: dict[tuple[str, str], dict[tuple[int, int], int]] = {}
-        for a, b, ga, gb, n in pair_rows:
-            pairs.setdefault((a, b), {})[(int(ga), int(gb))] = int(n)
-        by_topic: dict[str, dict[int, dict[tuple[int, int], int]]] = {}
-        for t, m, c, k, x in coincidence_rows:
-            by_topic.setdefault(t, {}).setdefault(int(m), {})[(int(c), int(k))] = int(x)
-        return AgreementCounts(pairs, by_topic, {t: int(n) for t, n in item_rows})
+            rows = cur.execute(_PROFILES_SQL.format(person=PERSON_ASSESSOR, where=where),
+                               [collection, *params]).fetchall()
+        return counts_from_profiles((t, [(x["a"], int(x["g"])) for x in grades], int(n)) for t, grades, n in rows)
