@@ -14,7 +14,7 @@ import random
 import pytest
 
 from pooling.pool import build_pool
-from workbench.errors import ValidationError
+from workbench.errors import StoreError, ValidationError
 from workbench.judging import adjudication
 from workbench.judging.adjudication import diff_qrels, final_grades
 from workbench.store import LabelStore
@@ -104,6 +104,32 @@ def test_sql_diff_equals_diff_qrels(tmp_path, seed):
         expected = diff_qrels(store.get_qrels(old) if old else {}, store.get_qrels(new))
         assert store.qrels_diff(old, new) == expected
     assert store.qrels_diff("v1", "v2").changed  # the case is not trivial
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sql_diff_counts_equal_the_lengths_of_diff_qrels(tmp_path, seed):
+    store = _seed(tmp_path, seed)
+    store.publish_qrels("v1", "p1", rule="median", created_by="lead")
+    store.publish_qrels("v2", "p2", rule="max", created_by="lead")
+    store.publish_qrels("v3", "p2", rule="min", parent_version="v1", created_by="lead")
+    for old, new in (("v1", "v2"), ("v2", "v1"), ("v1", "v3"), (None, "v1"), ("v2", "v2")):
+        d = diff_qrels(store.get_qrels(old) if old else {}, store.get_qrels(new))
+        counts = store.qrels_diff_counts(old, new)
+        assert (counts.added, counts.changed, counts.removed) == (len(d.added), len(d.changed), len(d.removed))
+        assert counts == d.counts() and counts.empty == d.empty
+    assert store.qrels_diff_counts(None, "v1").added == store.get_qrels_info("v1").n_entries
+    both = store.qrels_diff_counts("v1", "v2"), store.qrels_diff_counts("v2", "v1")
+    assert both[0].added and both[0].changed and both[1].removed  # every kind of difference occurs
+
+
+def test_diff_counts_check_the_content_hash(tmp_path):
+    store = _seed(tmp_path, 0)
+    store.publish_qrels("v1", "p1", rule="median", created_by="lead")
+    store.publish_qrels("v2", "p2", rule="max", parent_version="v1", created_by="lead")
+    with store.transaction("tamper") as cur:
+        cur.execute("UPDATE qrels_entries SET grade = grade + 1 WHERE qrels_version = 'v1' AND doc_id = 'd0'")
+    with pytest.raises(StoreError, match="no longer matches its content hash"):
+        store.qrels_diff_counts("v1", "v2")
 
 
 def test_sql_publish_is_one_transaction_and_refuses_nothing_to_publish(tmp_path):

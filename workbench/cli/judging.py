@@ -187,7 +187,7 @@ def publish(
     row = {
         "name": i.name, "parent": i.parent_version, "pool": i.pool_version, "rule": i.rule,
         "topics": i.n_topics, "entries": i.n_entries, "relevant": i.n_relevant, "hash": i.content_hash,
-        "added": len(d.added), "changed": len(d.changed), "removed": len(d.removed),
+        "added": d.added, "changed": d.changed, "removed": d.removed,
         "pooled": n_pooled, "pooled_with_grade": n_graded,
         "file": str(res.path) if res.path else None,
     }
@@ -203,13 +203,13 @@ def publish(
         for key, value in row.items():
             common.out(f"{key:<{width}}  {'-' if value is None else value}")
     common.info(f"[finished] published {i.name}: {i.n_entries} entries ({i.rule}); diff vs "
-                f"{i.parent_version or 'nothing'}: +{len(d.added)} ~{len(d.changed)} -{len(d.removed)}")
+                f"{i.parent_version or 'nothing'}: +{d.added} ~{d.changed} -{d.removed}")
     if n_graded < n_pooled:
         share = n_graded / n_pooled if n_pooled else 0.0
         common.info(f"[warning] only {n_graded:,} of {n_pooled:,} pooled documents ({share:.1%}) have a final "
                     f"grade; the other {n_pooled - n_graded:,} are not in {i.name}, so every run that "
                     "retrieves them sees them as unjudged (pool-novel). Judge them and publish a new version.")
-    if i.parent_version and not (d.added or d.changed or d.removed):
+    if i.parent_version and d.empty:
         common.info(f"[warning] {i.name} has the same entries as its parent {i.parent_version}: "
                     "nothing was judged since (did you forget to judge the new pool?)")
 

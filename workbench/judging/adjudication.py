@@ -312,6 +312,30 @@ class QrelsDiff:
         """True when both versions hold the same entries."""
         return not (self.added or self.changed or self.removed)
 
+    def counts(self) -> QrelsDiffCounts:
+        """How many entries were added, changed and removed."""
+        return QrelsDiffCounts(len(self.added), len(self.changed), len(self.removed))
+
+
+@dataclass(frozen=True, slots=True)
+class QrelsDiffCounts:
+    """How many entries changed from one qrels version to another (``QrelsDiff`` without the entries).
+
+    Attributes:
+        added: entries only in the new version.
+        changed: entries in both whose grade differs.
+        removed: entries only in the old version.
+    """
+
+    added: int
+    changed: int
+    removed: int
+
+    @property
+    def empty(self) -> bool:
+        """True when both versions hold the same entries."""
+        return not (self.added or self.changed or self.removed)
+
 
 def diff_qrels(old: Mapping[str, Mapping[str, int]], new: Mapping[str, Mapping[str, int]]) -> QrelsDiff:
     """Entries added, changed and removed going from ``old`` to ``new``.

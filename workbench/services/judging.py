@@ -32,6 +32,7 @@ from workbench.judging.adjudication import (
     Decision,
     FinalGrades,
     QrelsDiff,
+    QrelsDiffCounts,
     Suggestion,
     diff_qrels,
     disagreements,
@@ -714,12 +715,13 @@ class PublishResult:
 
     Attributes:
         info: the stored version (name, parent, pool, rule, counts, hash, time).
-        diff: against the parent version (all added without one).
+        diff: how many entries were added, changed and removed against the parent
+            version (all added without one); ``LabelStore.qrels_diff`` lists them.
         path: the exported TREC qrels file, or None when not exported.
     """
 
     info: QrelsVersionInfo
-    diff: QrelsDiff
+    diff: QrelsDiffCounts
     path: Path | None = None
 
 
@@ -841,7 +843,7 @@ def publish(
         name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note,
         include_model=include_model,
     )
-    diff = store.qrels_diff(parent_version, name)
+    diff = store.qrels_diff_counts(parent_version, name)  # counts only: a first version is all "added"
     path: Path | None = None
     if labels_dir is not None:
         try:

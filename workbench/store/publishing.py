@@ -14,7 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ValidationError
-from workbench.judging.adjudication import FinalGradeRule, FinalGrades, QrelsDiff, get_rule
+from workbench.judging.adjudication import (
+    FinalGradeRule,
+    FinalGrades,
+    QrelsDiff,
+    QrelsDiffCounts,
+    get_rule,
+)
 from workbench.store.adjudications import AdjudicationsMixin
 from workbench.store.model_assessors import PERSON_ASSESSOR
 from workbench.types import Qrel
@@ -220,6 +226,29 @@ class PublishingMixin(AdjudicationsMixin):
         removed = [Qrel(t, d, int(o)) for t, d, o, g in rows if g is None]
         changed = [(t, d, int(o), int(g)) for t, d, o, g in rows if o is not None and g is not None]
         return QrelsDiff(added, changed, removed)
+
+    def qrels_diff_counts(self, old_version: str | None, new_version: str) -> QrelsDiffCounts:
+        """How many entries ``qrels_diff`` would list as added, changed and removed, counted
+        in DuckDB (no entry leaves the store: a first version of 1e6 entries is 1e6
+        "added"); both versions' content hashes are checked first.
+
+        Raises:
+            UnknownNameError: unknown qrels version.
+            StoreError: a version no longer matches its content hash.
+        """
+        with self.connection("count qrels differences") as cur:
+            for version in (old_version, new_version):
+                if version is not None:
+                    self._check_content_hash(cur, self._qrels_info(cur, version))  # type: ignore[attr-defined]
+            added, changed, removed = cur.execute(
+                "SELECT count(*) FILTER (WHERE o.grade IS NULL), "
+                "count(*) FILTER (WHERE o.grade IS NOT NULL AND n.grade IS NOT NULL), "
+                "count(*) FILTER (WHERE n.grade IS NULL) "
+                "FROM (SELECT * FROM qrels_entries WHERE qrels_version = ?) o "
+                "FULL OUTER JOIN (SELECT * FROM qrels_entries WHERE qrels_version = ?) n "
+                "ON o.topic_id = n.topic_id AND o.doc_id = n.doc_id WHERE o.grade IS DISTINCT FROM n.grade",
+                [old_version, new_version]).fetchall()[0]
+        return QrelsDiffCounts(int(added), int(changed), int(removed))
 
     def pool_coverage(self, pool_version: str, qrels_version: str) -> tuple[int, int]:
         """(documents pooled in a pool version and its ancestors, of those with an entry
