@@ -19,7 +19,7 @@ documents per topic (a Parquet run, stored with ``import_run_file``: a pool
 names stored runs only) pooled at depth 1,000 (the bulk pool path,
 ``services.pooling.pool_from_files``, stored with ``save_pool``), a lead
 and two assessors. Then, each through the command line in a fresh process as
-a lead would run it (``os.wait4``: wall time, peak RSS):
+a lead would run it (``os.wait4``: wall time, CPU time, peak RSS):
 
 * ``workbench judgments import`` of each assessor's 1,000,000 judgments (TREC
   format; the bulk import path, ``store.judgments_bulk``); grades drawn so the
@@ -58,7 +58,32 @@ TOKENS = {"boss": "boss-token-0123456789", "ann": "ann-token-0123456789", "bob":
           "cat": "cat-token-0123456789"}
 
 sys.path.insert(0, str(ROOT / "bench"))
-from scale import load, measure  # noqa: E402
+from scale import child_env, load  # noqa: E402
+
+
+def measure(argv: list[str]) -> tuple[float, float, float, str]:
+    """(wall s, peak RSS MB, CPU s = user + sys, stdout) of a fresh process (``os.wait4``)."""
+    out_r, out_w = os.pipe()
+    err_path = Path(f"/tmp/workbench-store-size-stderr-{os.getpid()}.txt")
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(out_w, 1)
+        fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 2)
+        os.execve(argv[0], argv, child_env())
+    os.close(out_w)
+    chunks = []
+    while b := os.read(out_r, 1 << 16):
+        chunks.append(b)
+    os.close(out_r)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    err = err_path.read_text(errors="replace")
+    err_path.unlink(missing_ok=True)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(argv[:4])}... exited with {os.waitstatus_to_exitcode(status)}:\n{err[-3000:]}")
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, b"".join(chunks).decode()
 
 
 def _doc(t: int, j: int) -> str:
@@ -158,12 +183,12 @@ def main() -> int:
     db = str(args.data / "store.duckdb")
     wb = [PY, "-c", CONSOLE, "--db", db, "-q"]
     lead = ["--lead", "boss", "--token", TOKENS["boss"]]
-    rows = ["| step | wall (s) | peak RSS (MB) | target | load before/after |", "|---|---:|---:|---|---|"]
+    rows = ["| step | wall (s) | CPU (s) | peak RSS (MB) | target | load before/after |", "|---|---:|---:|---:|---|---|"]
 
     def step(name: str, argv: list[str], target: str = "") -> tuple[float, str]:
         before = load()
-        wall, rss, out, _ = measure(argv)
-        rows.append(f"| {name} | {wall:.1f} | {rss:,.0f} | {target} | {before} / {load()} |")
+        wall, rss, cpu, out = measure(argv)
+        rows.append(f"| {name} | {wall:.1f} | {cpu:.1f} | {rss:,.0f} | {target} | {before} / {load()} |")
         print(rows[-1], file=sys.stderr)
         return wall, out
 
@@ -183,12 +208,12 @@ def main() -> int:
     for mode, label, target in (("ui", "single save (UI save path, the app's store settings)", True),
                                 ("cli", "single save, store at its defaults (no linger: attach + detach each)", False)):
         before = load()
-        _, _, out, _ = measure([PY, "-c", SAVES, db, str(args.saves), TOKENS["boss"], TOKENS["cat"], mode])
+        _, _, cpu, out = measure([PY, "-c", SAVES, db, str(args.saves), TOKENS["boss"], TOKENS["cat"], mode])
         times = json.loads(out.split("SAVES ", 1)[1])
         p50, p95 = statistics.median(times) * 1000, float(np.percentile(times, 95)) * 1000
         verdict = f"p95 < 50 ms: **{'met' if p95 < 50 else 'NOT met'}**" if target else ""
-        rows.append(f"| {label}, {len(times)} saves: p50 / p95 | {p50:.1f} ms / {p95:.1f} ms | - | {verdict} | "
-                    f"{before} / {load()} |")
+        rows.append(f"| {label}, {len(times)} saves: p50 / p95 | {p50:.1f} ms / {p95:.1f} ms | {cpu:.1f} (process) "
+                    f"| - | {verdict} | {before} / {load()} |")
         print(rows[-1], file=sys.stderr)
     wall, _ = step("`workbench agreement` (2 assessors, 1,000,000 pairs)", [*wb, "agreement", "campaign-pool"],
                    "< 10 s")
@@ -209,7 +234,8 @@ def main() -> int:
         "# The store at campaign size", "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. Written by "
         f"`bench/store_size.py` on {time.strftime('%Y-%m-%d %H:%M')} (see its docstring). Each step is one fresh "
-        "process through the command line (`os.wait4`), except the saves (one process, the app's save path); "
+        "process through the command line (`os.wait4`: wall time, CPU time = user + sys of the child, peak RSS), "
+        "except the saves (one process, the app's save path: its CPU time covers sign-in, views and saves); "
         "the 1-minute load average before and after each is given (2 cores; the machine is shared).", "",
         "Set-up:", "", *setup, "", *rows, ""])
     RESULTS.write_text(text)
