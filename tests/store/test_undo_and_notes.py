@@ -104,3 +104,25 @@ def test_a_store_from_before_undo_migrates_and_keeps_its_judgments(tmp_path):
     store = LabelStore(path, client="pytest")
     assert store.schema_version() == SCHEMA_VERSION
     assert [(c.doc_id, c.grade) for c in store.current_judgments("c")] == [("d", 2)]
+
+
+def test_current_states_of_some_documents_equal_the_current_judgments(toy):
+    """``current_states`` (the import's look-up of the documents in its file) says what the
+    current-judgments view says for those documents, and nothing for the others."""
+    toy.record_judgment(j("1", "d1", "ann", 1, note="first", duration_ms=40), collection="toy", pool_version="p1")
+    regrade = toy.record_judgment(j("1", "d1", "ann", 3, duration_ms=7), collection="toy", pool_version="p1")
+    toy.record_judgment(j("1", "d2", "ann", None, unsure=True), collection="toy", pool_version="p1")
+    undone = toy.record_judgment(j("1", "d3", "ann", 2), collection="toy", pool_version="p1")
+    toy.undo_judgment(undone, "ann")                          # d3: no judgment any more
+    toy.record_note("toy", "2", "d4", "ann", "a note alone", pool_version="p1")  # d4: a note, no judgment
+    toy.record_judgment(j("2", "d5", "ann", 0), collection="toy", pool_version="p1")
+    toy.record_judgment(j("1", "d1", "bob", 2), collection="toy", pool_version="p1")  # someone else's
+    asked = [("1", "d1"), ("1", "d2"), ("1", "d3"), ("2", "d4"), ("1", "d1"), ("2", "d9")]
+    states = toy.current_states("toy", "ann", asked)
+    assert states == {("1", "d1"): (regrade, 3, False, "", 7), ("1", "d2"): (states[("1", "d2")][0], None, True, "", 0)}
+    oracle = {(r.topic_id, r.doc_id): (r.judgment_id, r.grade, bool(r.unsure), r.note, int(r.duration_ms))
+              for r in toy.judgment_rows("toy", assessor="ann")}
+    assert states == {k: v for k, v in oracle.items() if k in set(asked)}
+    assert toy.current_states("toy", "ann", [("2", "d5")]) == {("2", "d5"): oracle[("2", "d5")]}
+    assert toy.current_states("toy", "bob", [("1", "d1")])[("1", "d1")][1] == 2
+    assert toy.current_states("toy", "ann", []) == {} and toy.current_states("other", "ann", asked) == {}

@@ -96,12 +96,6 @@ def _token(collection: str, assessor: str, line: jfiles.JudgmentLine, repeat: in
     return f"import:{digest}"
 
 
-def _current_states(store: LabelStore, collection: str, assessor: str) -> dict[tuple[str, str], tuple[Any, ...]]:
-    """(topic_id, doc_id) -> (judgment_id, grade, unsure, note, duration_ms) of the assessor's current judgments."""
-    return {(r.topic_id, r.doc_id): (r.judgment_id, r.grade, bool(r.unsure), r.note, int(r.duration_ms))
-            for r in store.judgment_rows(collection, assessor=assessor)}
-
-
 def _shown_grade(ln: jfiles.JudgmentLine) -> str:
     return "unsure" if ln.grade is None else str(ln.grade) + (" (unsure)" if ln.unsure else "")
 
@@ -224,7 +218,8 @@ def import_judgments(
                                            f"({len(outside_lines):,} line(s) of the file are outside the pool). "
                                            "Check --pool, or pass --allow-outside-pool to keep them.")
 
-    current = _current_states(store, collection, assessor) if any(ln.timestamp is None for ln in lines) else {}
+    current = store.current_states(collection, assessor, ((ln.topic_id, ln.doc_id) for ln in lines
+                                                          if ln.timestamp is None))
     items = []
     n_current = 0
     for ln in lines:  # no exact repeats left: the token's repeat count is 0 (as files imported before had it)
