@@ -330,9 +330,16 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         under a derived token) or ``skip`` (an import: the line is already stored).
         """
         token = save_token
-        if save_token is not None and _one(cur.execute(
-            "SELECT judgment_id FROM judgments WHERE save_token = ?", [save_token]
-        )) is not None:
+        # One statement for every look-up of a save (the UI's save is a few ms of DuckDB, most of
+        # it per statement): token seen, assessor known, the rubric named for the collection, topic
+        # known, a judging strategy set. A failed check is looked up again below to raise its error.
+        seen, user_known, rubric_name, topic_known, setting = _one(cur.execute(
+            "SELECT EXISTS (SELECT 1 FROM judgments WHERE save_token = ?), "
+            "EXISTS (SELECT 1 FROM users WHERE user_name = ?), (SELECT value FROM meta WHERE key = ?), "
+            "EXISTS (SELECT 1 FROM topics WHERE collection = ? AND topic_id = ?), "
+            "EXISTS (SELECT 1 FROM current_judging_settings WHERE pool_version = ?)",
+            [save_token, j.assessor, f"rubric:{collection}", collection, j.topic_id, pool_version]))
+        if save_token is not None and seen:
             latest = _one(cur.execute(
                 "SELECT judgment_id, grade, unsure FROM judgments WHERE collection = ? AND topic_id = ? "
                 "AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC LIMIT 1",
@@ -343,13 +350,12 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
                 if repeat == "skip" or (held_grade, bool(latest[2])) == (j.grade, bool(j.unsure)):
                     return SavedJudgment(int(latest[0]), False, held_grade, bool(latest[2]))
                 token = f"{save_token}#{int(latest[0])}"  # a correction back to an earlier grade
-        user = self._user(cur, j.assessor)
-        rubric = self._rubric(cur, collection)
+        if not user_known:
+            self._user(cur, j.assessor)  # raises UnknownNameError, naming the known users
+        rubric = self._rubric_named_in_meta(cur, collection, rubric_name)
         if j.grade is not None:
             rubric.check(j.grade)
-        if not _one(cur.execute(
-            "SELECT 1 FROM topics WHERE collection = ? AND topic_id = ?", [collection, j.topic_id]
-        )):
+        if not topic_known:
             known = [r[0] for r in cur.execute(
                 "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()]
             raise UnknownNameError(f"topic of collection {collection!r}", j.topic_id, known)
@@ -358,14 +364,12 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             "duration_ms, pool_version, save_token, rubric_version, saved_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, current_timestamp)) "
             "RETURNING judgment_id",
-            [collection, j.topic_id, j.doc_id, user.name, j.grade, bool(j.unsure), j.note,
+            [collection, j.topic_id, j.doc_id, j.assessor, j.grade, bool(j.unsure), j.note,
              int(j.duration_ms), pool_version, token, rubric.version_id, saved_at],
         ))
-        setting = True  # unknown on the import path (as its bulk path reports)
-        if repeat == "correction":
-            setting = bool(pool_version) and _one(cur.execute(
-                "SELECT count(*) FROM current_judging_settings WHERE pool_version = ?", [pool_version]))[0] > 0
-        return SavedJudgment(int(row[0]), True, j.grade, bool(j.unsure), setting)
+        # the import path reports the judging setting unknown (True), as its bulk path does
+        has_setting = (bool(pool_version) and bool(setting)) if repeat == "correction" else True
+        return SavedJudgment(int(row[0]), True, j.grade, bool(j.unsure), has_setting)
 
     def record_judgments(
         self,

@@ -75,8 +75,12 @@ class RubricsMixin(UsersMixin):
 
     def _rubric(self, cur: Any, collection: str) -> Rubric:
         row = _one(cur.execute("SELECT value FROM meta WHERE key = ?", [f"rubric:{collection}"]))
-        if row:
-            return self._named_rubric(cur, row[0])
+        return self._rubric_named_in_meta(cur, collection, row[0] if row else None)
+
+    def _rubric_named_in_meta(self, cur: Any, collection: str, name: str | None) -> Rubric:
+        """The collection's rubric given the name stored in ``meta`` for it (None: none set)."""
+        if name is not None:
+            return self._named_rubric(cur, name)
         return get_rubric("cranfield" if "cranfield" in collection.lower() else "default")
 
     def _named_rubric(self, cur: Any, name: str) -> Rubric:
