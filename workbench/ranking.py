@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from operator import itemgetter
+from itertools import compress, islice
+from operator import eq, itemgetter
 
 from workbench.types import ScoredDoc
 
@@ -67,7 +68,27 @@ def ranked_ids_of(doc_ids: Sequence[str], scores: Sequence[float]) -> list[str]:
         >>> ranked_ids_of(["a", "b", "c"], [1.0, 1.0, 2.0])
         ['c', 'b', 'a']
     """
-    return [doc_id for _score, doc_id in sorted(zip(scores, doc_ids, strict=True), reverse=True)]
+    n = len(scores)
+    if len(doc_ids) != n:
+        raise ValueError(f"{len(doc_ids)} doc ids for {n} scores")
+    s = list(scores)
+    if sorted(s, reverse=True) != s:  # not in score order: the pairs sorted (the general case)
+        return [doc_id for _score, doc_id in sorted(zip(s, doc_ids, strict=True), reverse=True)]
+    # Already score-descending, as retrievers write their runs: file order is the rule's order except
+    # within runs of equal scores, each put in doc_id-descending order (comparisons in C; a Python
+    # step per tied position only).
+    out = list(doc_ids)
+    tied = list(compress(range(1, n), map(eq, s, islice(s, 1, None))))  # i: s[i] == s[i - 1]
+    j = 0
+    while j < len(tied):
+        first = tied[j] - 1
+        last = tied[j]
+        j += 1
+        while j < len(tied) and tied[j] == last + 1:
+            last = tied[j]
+            j += 1
+        out[first:last + 1] = sorted(out[first:last + 1], reverse=True)
+    return out
 
 
 def ranked_by_file_order(rows: Iterable[tuple[str, int, float]]) -> list[ScoredDoc]:

@@ -1,7 +1,7 @@
 """The ``workbench`` command line: a thin edge over the store and the pure rules.
 
 ``main(argv) -> int`` is what the console script (``run``), ``python -m
-workbench`` and the tests call. Two invocations are answered here without
+workbench`` and the tests call. Three invocations are answered here without
 importing the CLI framework (typer, about 40 ms idle and several times that on
 a busy machine, paid before anything is printed):
 
@@ -11,7 +11,11 @@ a busy machine, paid before anything is printed):
   80 or more, or output that is not a terminal). At another width, or with
   any other argument (``workbench score --help``, ``workbench --db X
   --help``), typer renders it. ``tests/cli/test_fast_paths.py`` checks that
-  both paths print the same bytes.
+  both paths print the same bytes;
+* ``workbench score RUN... --qrels QRELS`` in its plain forms (a few common
+  options, ``workbench.cli.fast_score``) runs the command's body without
+  typer; any other form of it goes to typer. ``tests/cli/test_fast_score.py``
+  checks that both print the same bytes and exit with the same codes.
 
 Everything else goes to ``workbench.cli.root.main`` (the typer app, the
 command registry ``COMMANDS`` and the lazily imported command modules; read
@@ -118,6 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     text = _fast(args)
     if text is None:
+        if "score" in args:
+            from workbench.cli import fast_score
+
+            call = fast_score.parse(args)
+            if call is not None:
+                return fast_score.run(call)
         with paused_gc():
             from workbench.cli.root import main as typer_main
         return typer_main(args)

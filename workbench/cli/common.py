@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
 from workbench.config import WorkbenchConfig, resolve
 from workbench.text import printable
 
@@ -61,7 +59,21 @@ def configure(db: Path | None, lock_timeout: float | None, debug: bool, quiet: b
 def info(message: str) -> None:
     """A message for the user, on stderr (suppressed by --quiet); control characters shown escaped."""
     if not STATE.quiet:
-        typer.echo(printable(message), err=True)
+        err_line(printable(message))
+
+
+def err_line(text: str) -> None:
+    """``text`` and a line end on stderr, flushed: what ``typer.echo(text, err=True)`` writes.
+
+    Without the CLI framework (the fast path of ``workbench score`` imports none). click's echo
+    would also strip ANSI styles from output that is not a terminal; the workbench's messages
+    carry none (``text.printable`` shows control characters escaped).
+    """
+    stream = sys.stderr
+    if stream is None:  # no stderr at all (pythonw): click's echo prints nothing either
+        return
+    stream.write(text + "\n")
+    stream.flush()
 
 
 def _is_terminal(stream: object) -> bool:

@@ -35,7 +35,6 @@ string annotations would be compiled and evaluated each time.
 
 import contextlib
 import os
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -43,10 +42,8 @@ import typer
 from typer._click.exceptions import UsageError as UsageErrorClick
 
 from workbench import __version__
-from workbench.cli import EXIT_ERROR, EXIT_USAGE, common
+from workbench.cli import EXIT_USAGE, common, outcome
 from workbench.cli.lazy import LazyGroup, registry
-from workbench.errors import UsageError, WorkbenchError
-from workbench.text import printable
 
 # name: (module(s) under workbench.cli defining it, the first sentence of its help).
 # `workbench --help` lists them in this order: the workflow order.
@@ -209,43 +206,19 @@ def main(args: list[str]) -> int:
 
     Usage errors (unknown command, missing argument) are reported by typer/click
     with the command's usage line; a ``WorkbenchError`` becomes one
-    ``workbench: error: ...`` line on stderr. ``workbench.cli.main`` calls it
-    for everything but its fast paths.
+    ``workbench: error: ...`` line on stderr (``workbench.cli.outcome.finish``:
+    the rules the fast path of ``workbench score`` shares). ``workbench.cli.main``
+    calls it for everything but its fast paths.
     """
-    try:
-        return _main(args)
-    finally:
-        for store in common.STATE._stores.values():  # the command is over: let go of the file now
-            store.release_file()
-
-
-def _main(args: list[str]) -> int:
-    try:
-        app(args=args, prog_name="workbench", standalone_mode=True)
-    except SystemExit as e:  # standalone mode always ends in SystemExit
-        code = e.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
-    except WorkbenchError as e:
-        if common.STATE.debug:
-            raise
-        typer.echo(printable(f"workbench: error: {e}"), err=True)
-        return EXIT_USAGE if isinstance(e, UsageError) else EXIT_ERROR
-    except BrokenPipeError:
-        # stdout closed early (e.g. `| head`): not an error for a data-producing command.
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+    def call() -> int:
+        try:
+            app(args=args, prog_name="workbench", standalone_mode=True)
+        except SystemExit as e:  # standalone mode always ends in SystemExit
+            code = e.code
+            return code if isinstance(code, int) else (0 if code is None else 1)
         return 0
-    except KeyboardInterrupt:
-        typer.echo("workbench: interrupted", err=True)
-        return 130
-    except OSError as e:  # e.g. stdout on a full disk; never a traceback for the user
-        if common.STATE.debug:
-            raise
-        where = f" {e.filename}" if getattr(e, "filename", None) else ""
-        typer.echo(printable(f"workbench: error: cannot read or write{where}: {e.strerror or e} "
-                             "(--debug shows where)"), err=True)
-        return 1
-    return 0
+
+    return outcome.finish(call)
 
 
 def render_root_help(columns: int = 80) -> str:

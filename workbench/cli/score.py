@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from workbench.cli import app, common, options
+from workbench.cli.score_command import opener
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
 
     from workbench.scoring.evaluate import Evaluation
-    from workbench.scoring.measures import Measure
-    from workbench.services.scoring import StoreOpener
 
 FORMATS = "table, json, jsonl, csv, tsv"
 SCORE_FORMATS = FORMATS + ", parquet (with --out)"
@@ -51,17 +49,6 @@ CollectionOpt = Annotated[str | None, typer.Option(
                          "and the qrels' are audited against it. Default: the stored qrels' collection.")]
 MinTopicsOpt = Annotated[int, typer.Option(
     "--min-topics", min=1, help="Slices (and, for compare, the comparison) with fewer topics get no statistics.")]
-
-
-def _opener(client: str) -> "StoreOpener | None":
-    """The store, if the project has one (files need none; no database is created for them)."""
-    if not common.STATE.config.db_path.exists():
-        return None
-    return lambda: common.STATE.store(client=client)
-
-
-def _cutoffs(text: str | None) -> list[int] | None:
-    return None if text is None else options.parse_cutoffs(text)  # checked at parse time (options.cutoffs)
 
 
 @app.command("score")
@@ -142,98 +129,14 @@ def score(
 
     Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
     completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
-    from workbench.cli import paused_gc
+    from workbench.cli.score_command import run_score
 
-    with paused_gc():  # the scorer's modules (imported here, not at start-up)
-        from workbench.errors import UsageError
-        from workbench.reports import (
-            CHART_SUFFIXES,
-            check_format,
-            recall_curve_chart,
-            render_scores,
-            save_chart,
-        )
-        from workbench.reports import FORMATS as ALL_FORMATS
-        from workbench.services.scoring import ScoreReport, score_runs
-        from workbench.services.unit_options import UnitOptions
-
-    if check_format(fmt, ALL_FORMATS) == "parquet":
-        from workbench.formats.io import STDOUT
-
-        if out is None or str(out) == STDOUT:
-            raise UsageError("--format parquet writes a binary file: give it with --out FILE.parquet "
-                             "(standard output takes text only).")
-    # Output targets before any work: a bad one must not fail the command after it recorded evaluations.
-    if plot is not None or out is not None:
-        from workbench.formats.io import check_writable
-
-        if plot is not None:
-            check_writable(plot, what="--plot", suffixes=CHART_SUFFIXES)
-        if out is not None:
-            check_writable(out, what="--out")
-
-    def write_outputs(scored: ScoreReport) -> None:
-        """The plot and the report, after scoring and before anything is recorded: a failed write records nothing."""
-        if plot is not None:
-            save_chart(recall_curve_chart(scored.evaluations, title=f"Recall curve against {scored.qrels.name}"),
-                       plot)
-            common.info(f"wrote {plot}")
-        if scored.coverage and scored.coverage.notice():
-            common.info(f"workbench: {scored.coverage.notice()}")
-        _warn_shallow(scored.evaluations, scored.measures)
-        if fmt == "parquet" and out is not None:
-            from workbench.reports import write_scores_parquet
-
-            write_scores_parquet(scored.header(), scored.evaluations, out, per_topic=per_topic, slices=scored.slices)
-            common.info(f"wrote {out}")
-        else:
-            text = render_scores(scored.header(), scored.evaluations, fmt, per_topic=per_topic, slices=scored.slices,
-                                 slice_keys=scored.slice_keys)
-            common.emit(text, out)
-
-    unit_options = UnitOptions(tuple(unit or ()), chunk_map, spans, span_overlap, qrels_to_chunks, dedupe, groups,
-                               no_answer, answer_threshold)
-    # The unit views (services.units) are imported only when asked for, or when a store could say a run ranks chunks.
-    if unit_options.unit_mode():
-        _score_units(runs, qrels, unit_options, measure, k, rel, missing, trust_file_order, collection, fmt, out,
-                     by=by or (), topic_set=topic_set, min_topics=min_topics, filters=filters, filter_key=filter_key,
-                     strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
-        return
-    if _opener("workbench score") is not None:
-        from workbench.services.units import check_units
-
-        check_units(runs, qrels, _opener("workbench score"), collection)
-    score_runs(
-        runs, qrels, open_store=_opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
-        missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
-        topic_set=topic_set, by=by or (), collection=collection, slice_min_topics=min_topics,
-        min_id_coverage=min_id_coverage,
-        keep_documents=per_topic and fmt in ("table", "json"),  # only these print document lists
-        before_record=write_outputs,
-        filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility,
-        no_answer="auto", no_answer_file=no_answer, answer_threshold=answer_threshold,
-    )
-
-
-def _score_units(runs: list[str], qrels: str, options: object, measure: list[str] | None, k: str | None, rel: int,
-                 missing: str, trust_file_order: bool, collection: str | None, fmt: str, out: Path | None, *,
-                 by: list[str] | tuple[str, ...], topic_set: str | None, min_topics: int, filters: str,
-                 filter_key: str, strict_eligibility: bool, record: bool | None, min_id_coverage: float) -> None:
-    """``workbench score`` with --unit, --spans, --dedupe or --chunk-map (``services.units``)."""
-    from workbench.reports_units import render_units
-    from workbench.services.unit_options import UnitOptions
-    from workbench.services.units import UnitReport, score_units
-
-    assert isinstance(options, UnitOptions)
-    def write_report(report: UnitReport) -> None:  # before anything is recorded: a failed write records nothing
-        common.emit(render_units(report, fmt), out)
-
-    score_units(runs, qrels, options, open_store=_opener("workbench score"), measures=measure,
-                cutoffs=_cutoffs(k), rel=rel, missing=missing, trust_file_order=trust_file_order,
-                collection=collection, progress=common.info, topic_set=topic_set, by=by,
-                slice_min_topics=min_topics, filters=filters, filter_key=filter_key,
-                strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage,
-                before_record=write_report)
+    run_score(runs, qrels, measure=measure, k=k, rel=rel, missing=missing, fmt=fmt, per_topic=per_topic,
+              trust_file_order=trust_file_order, plot=plot, record=record, by=by, topic_set=topic_set,
+              collection=collection, min_topics=min_topics, min_id_coverage=min_id_coverage, out=out,
+              filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility, unit=unit,
+              chunk_map=chunk_map, spans=spans, span_overlap=span_overlap, qrels_to_chunks=qrels_to_chunks,
+              dedupe=dedupe, groups=groups, no_answer=no_answer, answer_threshold=answer_threshold)
 
 
 @app.command("compare")
@@ -267,7 +170,7 @@ def compare_cmd(
 
     check_format(fmt)
     report, comparison, slices = compare_runs(
-        run_a, run_b, qrels, measure, open_store=_opener("workbench compare"), rel=rel, missing=missing,
+        run_a, run_b, qrels, measure, open_store=opener("workbench compare"), rel=rel, missing=missing,
         trust_file_order=trust_file_order, n_resamples=resamples, seed=seed, confidence=confidence,
         progress=common.info, min_topics=min_topics, topic_set=topic_set, by=by or (), collection=collection,
     )
@@ -305,7 +208,7 @@ def misses_cmd(
         from workbench.services.misses import categorised_misses
 
         wanted = check_cause(cause) if cause is not None else None
-        mr = categorised_misses(run, qrels, k, open_store=_opener("workbench misses"), rel=rel, missing=missing,
+        mr = categorised_misses(run, qrels, k, open_store=opener("workbench misses"), rel=rel, missing=missing,
                                 trust_file_order=trust_file_order, progress=common.info, collection=collection)
         _warn_depth(mr.score.evaluations[0], k)
         common.out(render_miss_list(mr.header(), mr.misses, fmt, cause=wanted))
@@ -313,25 +216,11 @@ def misses_cmd(
     from workbench.reports import render_misses
     from workbench.services.scoring import find_misses
 
-    report, misses = find_misses(run, qrels, k, open_store=_opener("workbench misses"), rel=rel, missing=missing,
+    report, misses = find_misses(run, qrels, k, open_store=opener("workbench misses"), rel=rel, missing=missing,
                                  trust_file_order=trust_file_order, progress=common.info)
     e = report.evaluations[0]
     _warn_depth(e, k)
     common.out(render_misses(report.header(), e.run_name, misses, k, fmt))
-
-
-def _warn_shallow(evaluations: "Sequence[Evaluation]", measures: "Sequence[Measure]") -> None:
-    """One note per run scored at an R@k deeper than it returns: R@k for k > depth D equals R@D for it."""
-    from workbench.scoring.measures import R
-
-    recall = [m for m in measures if isinstance(m, R)]
-    for e in evaluations:
-        depth = max(e.n_results.values(), default=0)
-        deeper = [str(m) for m in recall if m.cutoff > depth]
-        if depth and deeper:
-            common.info(f"workbench: note: run {e.run_name!r} returns at most {depth} document(s) per topic: R@k for "
-                        f"k > {depth} equals R@{depth} for it ({', '.join(deeper)}); a deeper run is needed to "
-                        "measure them")
 
 
 def _warn_depth(e: "Evaluation", k: int) -> None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.errors import MissingTopicsError, ValidationError
@@ -72,6 +72,53 @@ SMALL_SCORER_ID = "python/1"
 
 _BLOCK = 128
 """numpy's ``PW_BLOCKSIZE``: pairwise summation splits above this many values."""
+
+
+class ListMetrics(Mapping[str, TopicMetric]):
+    """topic_id -> ``TopicMetric`` of one measure, built on access from value lists.
+
+    The pure-Python twin of ``scoring.evaluate.TopicMetrics`` (which reads numpy
+    arrays): a default report prints aggregates only, so no per-topic object
+    is made until one is asked for. Topics iterate in evaluation order.
+    """
+
+    __slots__ = ("_den", "_measure", "_num", "_position", "_topics", "_values")
+
+    def __init__(self, measure: str, topics: Sequence[str], position: Mapping[str, int], values: Sequence[float],
+                 numerators: Sequence[float], denominators: Sequence[float]) -> None:
+        self._measure = measure
+        self._topics = topics
+        self._position = position
+        self._values = values
+        self._num = numerators
+        self._den = denominators
+
+    def __getitem__(self, topic_id: str) -> TopicMetric:
+        i = self._position[topic_id]
+        return TopicMetric(topic_id, self._measure, self._values[i], self._num[i], self._den[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._topics)
+
+    def __len__(self) -> int:
+        return len(self._topics)
+
+    def __contains__(self, topic_id: object) -> bool:
+        return topic_id in self._position
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+    def value_list(self, topics: Iterable[str]) -> list[float]:
+        """The values of ``topics``, in order, as floats (no per-topic objects are built).
+
+        Raises:
+            KeyError: a topic that is not evaluated.
+        """
+        if topics is self._topics or topics == self._topics:
+            return list(self._values)
+        values, pos = self._values, self._position
+        return [values[pos[t]] for t in topics]
 
 
 def numpy_sum(values: Sequence[float]) -> float:
@@ -313,6 +360,7 @@ class SmallEvaluator:
             return rel_ranks[th]
 
         per_topic: dict[Measure, Mapping[str, TopicMetric]] = {}
+        position = {t: i for i, t in enumerate(s_topics)}
         aggregates: dict[Measure, Aggregate] = {}
         n_s = len(s_topics)
         for m in self.measures:
@@ -359,9 +407,7 @@ class SmallEvaluator:
             if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
                 vals = [math.nan if b == 0 else v for v, b in zip(vals, den, strict=True)]
                 n_m = n_s - sum(1 for b in den if b == 0)
-            mname = str(m)
-            per_topic[m] = {t: TopicMetric(t, mname, v, a, b)
-                            for t, v, a, b in zip(s_topics, vals, num, den, strict=True)}
+            per_topic[m] = ListMetrics(str(m), s_topics, position, vals, num, den)
             sum_num, sum_den = numpy_sum(num), numpy_sum(den)
             aggregates[m] = Aggregate(
                 measure=m,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import subprocess
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +25,8 @@ def git_commit() -> str:
     """
     if not (_ROOT / ".git").exists():
         return ""
+    import subprocess  # here: most commands never ask (its import costs a scoring run's start-up)
+
     try:
         head = subprocess.run(["git", "-C", str(_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=5, check=True).stdout.strip()

@@ -17,10 +17,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -403,6 +401,12 @@ def _with_status_file(ref: RunRef, rr: RankedRun) -> RunRef:
         latencies={t: r.latency_ms for t, r in rows.items() if r.latency_ms is not None}, status_file=str(side))
 
 
+def utc_now_seconds() -> str:
+    """Now in UTC, ISO 8601 to the second (``2026-12-01T20:30:00+00:00``): what
+    ``datetime.now(UTC).isoformat(timespec="seconds")`` gives, without importing datetime (start-up)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+
+
 def small_runs(run_refs: Sequence[str], qrels_ref: str) -> list[tuple[SmallRun, float]] | None:
     """The runs as ``SmallRun``s (with each one's reading time in seconds) when every input is a small plain file.
 
@@ -763,7 +767,7 @@ def score_runs(
 
         slices = {e.run_name: {k: slice_table(e, sk, min_topics=slice_min_topics) for k, sk in keys.items()}
                   for e in evaluations}
-    created_at = datetime.now(UTC).isoformat(timespec="seconds")
+    created_at = utc_now_seconds()
     report = ScoreReport(
         qrels=qref, runs=tuple(refs), evaluations=tuple(evaluations), measures=ms, rel=rel, missing=policy,
         trust_file_order=trust_file_order, evaluator_version=EVALUATOR_VERSION, created_at=created_at,
@@ -782,6 +786,8 @@ def score_runs(
         if open_store is None:
             raise WorkbenchError("cannot record evaluations without a workbench store; drop --record or pass --db")
         # The ids are chosen now, so that the output written before recording (before_record) can show them.
+        import uuid
+
         report = dataclasses.replace(_with_file_hashes(report), git_commit=git_commit(),
                                      evaluation_ids=tuple(uuid.uuid4().hex for _ in refs))
     if before_record is not None:  # the plot and the report: a failure there leaves the store unchanged
@@ -818,6 +824,8 @@ def run_warnings(run_ref: RunRef, e: Evaluation, qref: QrelsRef, *, trust_file_o
         if isinstance(m, Judged):
             continue
         values = topic_value_list(tm, e.topics)
+        if all(map(math.isfinite, values)):  # the usual case, checked in C
+            continue
         bad = [t for t, v in zip(e.topics, values, strict=True) if not math.isfinite(v)]
         if bad:
             out.append(
