@@ -28,8 +28,10 @@ from workbench.reports import render_scores
 from workbench.scoring.columns import rank_run, unpack_ids
 from workbench.scoring.evaluate import Evaluation, Evaluator, _discounts, _gains
 from workbench.scoring.gains import discounts, gain
+from workbench.scoring.measures import parse_measures
 from workbench.scoring.small import (
     SMALL_SCORER_ID,
+    ListMetrics,
     SmallEvaluator,
     SmallRun,
     numpy_mean,
@@ -37,6 +39,7 @@ from workbench.scoring.small import (
     numpy_sum,
 )
 from workbench.services import scoring as scoring_service
+from workbench.types import TopicMetric
 
 MEASURES = ["R@1", "R@5", "R@10", "R@50", "R(rel=2)@10", "P@5", "P(rel=2)@10", "nDCG@10", "nDCG@1000",
             "nDCG(dcg='exp-log2')@10", "RR@10", "RR(rel=2)@100", "Success@1", "Success@10", "Judged@5", "Judged@60"]
@@ -227,6 +230,34 @@ def test_ranked_ids_of_two_columns_is_ranked_ids():
         assert ranked_ids_of(docs, scores) == ranked_ids(dict(zip(docs, scores, strict=True)))
 
 
+
+def test_ranked_ids_of_a_score_descending_topic_with_ties_is_ranked_ids():
+    """The file-order shortcut (scores already descending): each run of equal scores in doc_id-descending order."""
+    rng = random.Random(5)
+    for _ in range(300):
+        docs = rng.sample([f"d{i}" for i in range(40)] + ["D", "é", "10", "9"], rng.randint(0, 30))
+        scores = sorted((rng.choice([0.0, -0.0, 1.0, 0.5, -2.0, 3.0]) for _ in docs), reverse=True)
+        assert ranked_ids_of(docs, scores) == ranked_ids(dict(zip(docs, scores, strict=True)))
+    assert ranked_ids_of(["a", "c", "b", "e", "d"], [3.0, 2.0, 2.0, 1.0, 1.0]) == ["a", "c", "b", "e", "d"]
+    assert ranked_ids_of(["a", "b", "c", "d", "e"], [3.0, 2.0, 2.0, 2.0, 1.0]) == ["a", "d", "c", "b", "e"]
+    assert ranked_ids_of(["b", "a", "d", "c"], [1.0, 1.0, 1.0, 1.0]) == ["d", "c", "b", "a"]
+    with pytest.raises(ValueError):
+        ranked_ids_of(["a"], [1.0, 0.5])
+
+
+def test_per_topic_metrics_of_the_small_scorer_are_built_on_access():
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"c": 2}}
+    run = SmallRun({"1": ["b", "a"], "2": ["x", "c"]}, name="r")
+    e = SmallEvaluator(qrels, measures=parse_measures(["R@1", "RR@10"])).evaluate(run)
+    r1 = e.per_topic[parse_measures(["R@1"])[0]]
+    assert isinstance(r1, ListMetrics) and len(r1) == 2 and list(r1) == ["1", "2"] and "3" not in r1
+    assert r1["1"] == TopicMetric("1", "R@1", 0.0, 0.0, 1.0) and r1["2"].value == 0.0
+    rr = e.per_topic[parse_measures(["RR@10"])[0]]
+    assert dict(rr) == {"1": TopicMetric("1", "RR@10", 0.5, 1.0, 2.0), "2": TopicMetric("2", "RR@10", 0.5, 1.0, 2.0)}
+    assert rr.value_list(("2", "1")) == [0.5, 0.5] and rr.value_list(e.topics) == [0.5, 0.5]
+    with pytest.raises(KeyError):
+        rr["3"]
+
 def test_the_plain_reader_leaves_parquet_and_large_files(write, tmp_path):
     assert read_small_run(write("p.run", "PAR1" + PLAIN)) is None
     assert read_small_run(write("r.run", PLAIN), max_bytes=10) is None
@@ -288,3 +319,14 @@ def test_the_sample_collection_scores_alike_on_both_paths(tmp_path, monkeypatch)
     _write_trec(tmp_path / "s.run", run, "s")
     args = ([str(tmp_path / "s.run")], str(root / "qrels.reference.txt"))
     assert _reports(monkeypatch, True, *args) == _reports(monkeypatch, False, *args)
+
+
+def test_the_reports_creation_time_is_what_datetime_writes():
+    from datetime import UTC, datetime, timedelta
+
+    before = datetime.now(UTC).replace(microsecond=0)
+    text = scoring_service.utc_now_seconds()
+    after = datetime.now(UTC)
+    at = datetime.fromisoformat(text)
+    assert text == at.isoformat(timespec="seconds") and text.endswith("+00:00") and len(text) == 25
+    assert before <= at <= after + timedelta(seconds=1)
