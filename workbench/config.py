@@ -7,6 +7,7 @@ calls ``resolve``; library code receives a ``WorkbenchConfig``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,11 +48,28 @@ def resolve(
 
     Returns:
         A frozen ``WorkbenchConfig``. ``labels_dir`` is the database's folder.
+
+    Raises:
+        UsageError: ``WORKBENCH_LOCK_TIMEOUT`` is not a finite number of seconds >= 0
+            (the rule of ``--lock-timeout``).
     """
     env = env or {}
     db_path = Path(db) if db else Path(env.get("WORKBENCH_DB") or DEFAULT_DB)
     timeout = lock_timeout_s
     if timeout is None:
         raw = env.get("WORKBENCH_LOCK_TIMEOUT")
-        timeout = float(raw) if raw else DEFAULT_LOCK_TIMEOUT_S
+        timeout = _seconds(raw) if raw else DEFAULT_LOCK_TIMEOUT_S
     return WorkbenchConfig(db_path=db_path, labels_dir=db_path.parent, lock_timeout_s=timeout)
+
+
+def _seconds(raw: str) -> float:
+    """``WORKBENCH_LOCK_TIMEOUT``'s value as seconds: a finite number >= 0, as ``--lock-timeout`` takes."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0 <= value < math.inf):
+        from workbench.errors import UsageError
+
+        raise UsageError(f"WORKBENCH_LOCK_TIMEOUT: expected a number of seconds >= 0, got {raw!r}")
+    return value

@@ -10,6 +10,7 @@ the same code, errors included; and every other form is left to typer.
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -61,6 +62,19 @@ def test_plain_forms_are_parsed(argv, expected):
 def test_every_other_form_is_left_to_typer(argv):
     assert fast_score.parse(argv) is None
 
+
+
+def test_a_nul_or_an_unreadable_path_is_left_to_typer(monkeypatch):
+    # found by a breaker's trial: typer refuses an existing path it may not read (exit 2), the fast path wrote to it
+    assert fast_score.parse(["--db", "x\0", "score", "r", "--qrels", "q"]) is None
+    assert fast_score.parse(["score", "r\0", "--qrels", "q"]) is None
+    argv = ["--db", ".", "score", "r", "--qrels", "q", "--out", "."]          # "." exists
+    assert fast_score.parse(argv) is not None
+    monkeypatch.setattr(fast_score.os, "access", lambda path, mode: False)  # as an unprivileged user would see it
+    assert fast_score.parse(argv) is None
+    assert fast_score.parse(["--db", ".", "score", "r", "--qrels", "q"]) is None
+    assert fast_score.parse(["score", "r", "--qrels", "q", "--out", "."]) is None
+    assert fast_score.parse(["--db", "absent.duckdb", "score", "r", "--qrels", "q", "--out", "absent"]) is not None
 
 def test_shell_completion_is_left_to_typer(monkeypatch):
     monkeypatch.setenv("_WORKBENCH_COMPLETE", "bash_complete")
@@ -188,6 +202,20 @@ def test_stored_runs_and_qrels_score_and_record_the_same_both_ways(capsys, tiny_
     assert ends[0] == ends[1]
     assert ends[0][0] == 0 and "recorded   evaluation id(s) <id>, <id>" in ends[0][1]
 
+
+
+def test_a_closed_stdout_is_one_error_line_both_ways(tmp_path):
+    # found by a breaker's trial: `workbench score ... >&-` ended in an AttributeError traceback (sys.stdout is None)
+    (tmp_path / "q.txt").write_text("1 0 a 1\n")
+    (tmp_path / "r.run").write_text("1 Q0 a 1 1.0 x\n")
+    code = ("import sys\nfrom workbench.cli import main, root\n"
+            "sys.exit((main if sys.argv[1] == 'fast' else root.main)(sys.argv[2:]))\n")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
+    for way in ("fast", "typer"):
+        p = subprocess.run([sys.executable, "-c", code, way, "-q", "score", "r.run", "--qrels", "q.txt"], cwd=tmp_path,
+                           env=env, stderr=subprocess.PIPE, text=True, timeout=120, preexec_fn=lambda: os.close(1))
+        assert (p.returncode, p.stderr) == (1, "workbench: error: cannot read or write standard output: standard "
+                                               "output is closed (--debug shows where)\n"), way
 
 def test_a_closed_pipe_ends_both_ways_with_the_same_code(tmp_path):
     """``workbench score ... | head -c 100``: the write fails with EPIPE; the exit code and stderr are typer's."""

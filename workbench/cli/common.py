@@ -5,6 +5,7 @@ Data goes to stdout; messages, waits and progress go to stderr.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from dataclasses import dataclass, field
@@ -92,6 +93,8 @@ def out(text: str) -> None:
     Raises:
         OSError: the write or flush failed (stdout on a full disk), naming ``standard output``.
     """
+    if sys.stdout is None:  # started with stdout closed (`workbench ... >&-`): a write error, named
+        raise OSError(errno.EBADF, "standard output is closed", "standard output")
     if _is_terminal(sys.stdout):
         text = printable(text)
     try:

@@ -13,8 +13,9 @@ runs the same body. The grammar::
               [--rel N] [--per-topic | --no-per-topic] [--out PATH]
 
 in any order after ``score``, each option at most once, as ``--opt VALUE`` or
-``--opt=VALUE``; a value is non-empty and does not start with ``-``; ``N`` is
-decimal digits. Accepted this way, the arguments are exactly what typer
+``--opt=VALUE``; a value is non-empty, does not start with ``-`` and holds no NUL;
+``N`` is decimal digits; a ``PATH`` that exists is readable (typer's check of
+path options: an unreadable one is its usage error). Accepted this way, the arguments are exactly what typer
 would pass (``tests/cli/test_fast_score.py`` compares the two parses and the
 two runs' output and exit codes), and ``run`` calls the same body
 (``workbench.cli.score_command.run_score``) under the same exit-code rules
@@ -49,7 +50,17 @@ class Call:
 
 
 def _plain_value(v: str) -> bool:
-    return bool(v) and not v.startswith("-")
+    return bool(v) and not v.startswith("-") and "\0" not in v
+
+
+def _path(v: str) -> Path | None:
+    """``Path(v)`` when typer's check of a path option passes without a message: a path that does not
+    exist, or one this process may read (typer refuses an unreadable one: ``readable=True``); else None."""
+    try:
+        os.stat(v)
+    except OSError:
+        return Path(v)
+    return Path(v) if os.access(v, os.R_OK) else None
 
 
 def parse(args: list[str]) -> Call | None:
@@ -74,9 +85,10 @@ def parse(args: list[str]) -> Call | None:
                 v = args[i]
             else:
                 v = a[len("--db="):]
-            if not _plain_value(v):
+            db = _path(v) if _plain_value(v) else None
+            if db is None:
                 return None
-            root["db"] = Path(v)
+            root["db"] = db
         else:
             return None
         i += 1
@@ -87,7 +99,7 @@ def parse(args: list[str]) -> Call | None:
     while i < len(rest):
         a = rest[i]
         name, eq, inline = a.partition("=")
-        if not a:  # an empty run name: typer's to take or refuse
+        if not a or "\0" in a:  # an empty run name, a NUL: typer's to take or refuse
             return None
         if not a.startswith("-"):
             runs.append(a)
@@ -124,7 +136,10 @@ def parse(args: list[str]) -> Call | None:
             return None
         given["rel"] = int(rel)
     if "out" in given:
-        given["out"] = Path(given["out"])
+        out = _path(given["out"])
+        if out is None:
+            return None
+        given["out"] = out
     return Call(root.get("db"), bool(root.get("quiet")), tuple(runs), qrels, given)
 
 
