@@ -44,8 +44,10 @@ def import_(
     """Import judgments through the UI's save path: one transaction, errors with file:line, idempotent.
 
     CSV/JSONL columns: topic_id, doc_id, grade (empty/null with unsure), and optionally note, unsure,
-    duration_ms (or duration in seconds), timestamp (ISO 8601), assessor. Prints which pooled documents
-    the file covered and which it did not.
+    duration_ms (or duration in seconds), timestamp (ISO 8601), assessor. A column given twice (or under two
+    of its names) is refused; other columns are ignored with a warning that names them. Prints which
+    documents pooled in --pool (a child pool: its delta) the file covered and which it did not, and the
+    ancestors' documents apart.
     """
     from workbench.services import judging as svc
     from workbench.services.judgments_io import import_judgments
@@ -54,18 +56,28 @@ def import_(
     session = svc.sign_in(store, lead, token)
     r = import_judgments(store, session, file, pool_version=pool, assessor=assessor, fmt=fmt,  # type: ignore[arg-type]
                          allow_outside_pool=allow_outside_pool)
+    if r.ignored_columns:
+        from workbench.formats.judgments import ACCEPTED_COLUMNS
+
+        shown = ", ".join(repr(c) if c else "an unnamed column" for c in r.ignored_columns)
+        common.info(f"[warning] {file}:1: column(s) {shown} ignored: not judgment columns (accepted: "
+                    f"{', '.join(ACCEPTED_COLUMNS)}). Rename a misspelt column, or drop it to silence this.")
     if r.duplicates:
         common.info(f"workbench: {r.duplicates:,} duplicate line(s) in {file} dropped (a line repeated exactly): "
                     "each was imported once")
     common.out(f"imported {r.n_lines:,} judgments of {r.assessor!r} into {r.collection!r} (pool {r.pool_version}, "
                f"rubric {r.rubric_version}): {r.n_saved:,} saved, {r.n_already:,} already stored")
     share = r.n_covered / r.n_pooled if r.n_pooled else 0.0
-    common.out(f"pool coverage: {r.n_covered:,} of {r.n_pooled:,} pooled documents ({share:.1%}) judged by the file; "
+    own = f"documents of the delta {r.pool_version}" if r.ancestors else "pooled documents"
+    common.out(f"pool coverage: {r.n_covered:,} of {r.n_pooled:,} {own} ({share:.1%}) judged by the file; "
                f"{r.n_pooled - r.n_covered:,} not covered")
     if r.not_covered:
         shown = ", ".join(f"{t}: {n}" for t, n in list(r.not_covered.items())[:20])
         more = f", ... {len(r.not_covered) - 20} more topics" if len(r.not_covered) > 20 else ""
         common.out(f"  not covered, per topic: {shown}{more}")
+    if r.ancestors:
+        common.out(f"  ancestors ({', '.join(r.ancestors)}): {r.n_ancestor_covered:,} of {r.n_ancestor_pooled:,} "
+                   "documents pooled there judged by the file (not counted above)")
     if r.outside_pool:
         common.out(f"  {r.outside_pool:,} line(s) judge documents outside the pool (kept; they count once the "
                    "pool reaches them)")

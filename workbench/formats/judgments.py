@@ -9,8 +9,12 @@ Read (``read_judgments``), one judgment per line or row:
   ``unsure`` (``true``/``false``, ``1``/``0``, ``yes``/``no``; empty = false),
   ``duration_ms`` (milliseconds; or ``duration`` in seconds), ``timestamp``
   (ISO 8601; without a zone it is UTC; at most ``FUTURE_LIMIT``, one day,
-  after now) and ``assessor``. Other columns (e.g.
-  ``pool_version``, ``judgment_id`` of an export) are ignored.
+  after now) and ``assessor``. An export's other columns (``pool_version``,
+  ``rubric_version``, ``judgment_id``) are ignored; any other column is
+  ignored too and named in ``JudgmentFile.ignored_columns`` (the import warns,
+  listing the accepted columns). A column given twice, or two names of one
+  column (``topic_id`` and ``topic``; ``duration_ms`` and ``duration``), is
+  refused at line 1: which value would count is not clear.
 * ``jsonl``: one JSON object per line with the same keys; grades are JSON
   integers (or null with ``unsure``), ``unsure`` a boolean.
 
@@ -72,6 +76,13 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "timestamp": ("timestamp",),
     "assessor": ("assessor",),
 }
+_EXPORT_ONLY: tuple[str, ...] = ("pool_version", "rubric_version", "judgment_id")
+"""Columns of an export that an import reads past without a word (the store records them itself)."""
+ACCEPTED_COLUMNS: tuple[str, ...] = tuple(n for names in _ALIASES.values() for n in names) + _EXPORT_ONLY
+"""Every column name a CSV judgment file may have; other columns are ignored and named."""
+_SAME_VALUE: tuple[tuple[str, ...], ...] = (*((k,) for k in _ALIASES if k not in ("duration_ms", "duration")),
+                                            ("duration_ms", "duration"))
+"""Groups of keys of which a header may hold one column: the aliases of a key, and the two durations."""
 FUTURE_LIMIT = timedelta(days=1)
 """How far in the future a judgment's timestamp may be (clock skew, time zones); later ones are refused."""
 _TRUE = {"true", "1", "yes", "y", "t"}
@@ -106,6 +117,20 @@ class JudgmentLine:
     assessor: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class JudgmentFile:
+    """A judgment file as read: its judgments and the columns it had that were ignored.
+
+    Attributes:
+        lines: the judgments in file order.
+        ignored_columns: CSV header columns that are not in ``ACCEPTED_COLUMNS``, in header
+            order (always empty for ``trec`` and ``jsonl``).
+    """
+
+    lines: list[JudgmentLine]
+    ignored_columns: tuple[str, ...] = ()
+
+
 def sniff_format(path: str | Path) -> InFormat:
     """``csv`` for ``.csv``, ``jsonl`` for ``.jsonl``/``.json``, else ``trec``."""
     suffix = Path(path).suffix.lower()
@@ -113,6 +138,15 @@ def sniff_format(path: str | Path) -> InFormat:
 
 
 def read_judgments(path: str | Path, fmt: InFormat) -> list[JudgmentLine]:
+    """The judgments of a judgment file, in file order (``read_judgment_file(path, fmt).lines``).
+
+    Raises:
+        InputFormatError, ValidationError: as ``read_judgment_file``.
+    """
+    return read_judgment_file(path, fmt).lines
+
+
+def read_judgment_file(path: str | Path, fmt: InFormat) -> JudgmentFile:
     """Read a judgment file (see the module docstring).
 
     Args:
@@ -120,24 +154,25 @@ def read_judgments(path: str | Path, fmt: InFormat) -> list[JudgmentLine]:
         fmt: ``trec``, ``csv`` or ``jsonl``.
 
     Returns:
-        The judgments in file order.
+        The judgments in file order, and the CSV columns that were ignored.
 
     Raises:
-        InputFormatError: a malformed line, a missing required column, an
-            empty file (naming file and line).
+        InputFormatError: a malformed line, a missing required column, a column
+            given twice (or under two of its names), an empty file (naming file and line).
         ValidationError: an unknown format.
     """
+    ignored: tuple[str, ...] = ()
     if fmt == "trec":
         out = _read_trec(path)
     elif fmt == "csv":
-        out = _read_csv(path)
+        out, ignored = _read_csv(path)
     elif fmt == "jsonl":
         out = _read_jsonl(path)
     else:
         raise ValidationError(f"expected --format one of {', '.join(IN_FORMATS)}, found {fmt!r}")
     if not out:
         raise InputFormatError(str(path), 0, "expected at least one judgment, found none. Check that the right file was given.")
-    return out
+    return JudgmentFile(out, ignored)
 
 
 def _read_trec(path: str | Path) -> list[JudgmentLine]:
@@ -244,6 +279,15 @@ def _line(p: str, lineno: int, get: Mapping[str, Any]) -> JudgmentLine:
 
 
 def _columns(p: str, header: Sequence[str]) -> dict[str, str]:
+    for i, h in enumerate(header):
+        if h and h in header[:i]:
+            raise InputFormatError(p, 1, f"expected each column once in the header, found {h!r} twice (columns "
+                                         f"{header.index(h) + 1} and {i + 1}). Remove or rename one of them.")
+    for keys in _SAME_VALUE:
+        given = [h for h in header if any(h in _ALIASES[k] for k in keys)]
+        if len(given) > 1:
+            raise InputFormatError(p, 1, f"expected one of the columns {' or '.join(repr(n) for n in given)}, found "
+                                         "both: they give the same value. Keep one of them.")
     found: dict[str, str] = {}
     for key, names in _ALIASES.items():
         name = next((n for n in names if n in header), None)
@@ -256,7 +300,7 @@ def _columns(p: str, header: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def _read_csv(path: str | Path) -> list[JudgmentLine]:
+def _read_csv(path: str | Path) -> tuple[list[JudgmentLine], tuple[str, ...]]:
     p = str(path)
     text = read_text(path)
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -266,9 +310,11 @@ def _read_csv(path: str | Path) -> list[JudgmentLine]:
     except csv.Error as e:
         raise InputFormatError(p, 1, f"expected a CSV header, found unreadable CSV ({e}).") from None
     if header is None:
-        return out
-    cols = _columns(p, [h.strip() for h in header])
-    index = {key: [h.strip() for h in header].index(name) for key, name in cols.items()}
+        return out, ()
+    names = [h.strip() for h in header]
+    cols = _columns(p, names)
+    index = {key: names.index(name) for key, name in cols.items()}
+    ignored = tuple(n for n in names if n not in ACCEPTED_COLUMNS)
     start = reader.line_num + 1
     while True:
         try:
@@ -284,7 +330,7 @@ def _read_csv(path: str | Path) -> list[JudgmentLine]:
             raise InputFormatError(p, lineno, f"expected {len(header)} columns as in the header, found {len(row)}. "
                                               "Quote values that contain commas.")
         out.append(_line(p, lineno, {key: row[i] for key, i in index.items()}))
-    return out
+    return out, ignored
 
 
 def _read_jsonl(path: str | Path) -> list[JudgmentLine]:

@@ -23,8 +23,10 @@ grades (or one unsure) are refused, naming both lines, unless both carry
 timestamps and they differ: then the file is a history (as ``judgments
 export --history`` writes it) and the later line is the current judgment.
 
-The report says which pooled documents (the pool version and its ancestors)
-the file covered and which it did not. A line judging a document that is not
+The report says which documents pooled in the pool version itself (for a
+child pool: its delta) the file covered and which it did not; the ancestors'
+documents are counted apart (a delta's judgments file rarely holds them, and
+counting them as "not covered" overstated what is left to judge). A line judging a document that is not
 pooled for its topic is refused unless ``allow_outside_pool`` (then it is kept
 and counted: it counts once the pool reaches the document).
 
@@ -67,11 +69,15 @@ class ImportReport:
         n_saved: rows appended.
         n_already: lines already stored (skipped): the current judgment says the same, or
             the timestamped line was imported before.
-        n_pooled: pooled (topic, doc) pairs of the pool version and its ancestors.
+        n_pooled: (topic, doc) pairs pooled in the pool version itself (a child pool: its delta).
         n_covered: of those, pairs the file judged.
-        not_covered: topic -> pooled documents the file did not judge (topics with some).
+        not_covered: topic -> documents of ``n_pooled`` the file did not judge (topics with some).
+        ancestors: the pool version's ancestors, root first (empty for a root pool).
+        n_ancestor_pooled: (topic, doc) pairs pooled in the ancestors only (not in ``n_pooled``).
+        n_ancestor_covered: of those, pairs the file judged.
         outside_pool: lines judging a document that is not pooled for its topic.
         duplicates: exact repeats of an earlier line, dropped (not in ``n_lines``).
+        ignored_columns: CSV columns that are not judgment columns, ignored (``formats.judgments.JudgmentFile``).
     """
 
     path: str
@@ -87,6 +93,10 @@ class ImportReport:
     not_covered: dict[str, int] = field(default_factory=dict)
     outside_pool: int = 0
     duplicates: int = 0
+    ignored_columns: tuple[str, ...] = ()
+    ancestors: tuple[str, ...] = ()
+    n_ancestor_pooled: int = 0
+    n_ancestor_covered: int = 0
 
 
 def _token(collection: str, assessor: str, line: jfiles.JudgmentLine, repeat: int) -> str:
@@ -197,7 +207,8 @@ def import_judgments(
     require_lead(session, "import judgments")
     p = str(path)
     chosen = fmt or jfiles.sniff_format(path)
-    lines, n_repeats = _drop_repeats(p, jfiles.read_judgments(path, chosen))
+    read = jfiles.read_judgment_file(path, chosen)
+    lines, n_repeats = _drop_repeats(p, read.lines)
     collection = store.get_pool(pool_version).collection
     try:
         store.get_user(assessor)
@@ -240,8 +251,11 @@ def import_judgments(
                                    lead=session.user) if items else []
 
     judged = {(ln.topic_id, ln.doc_id) for ln in lines}
-    n_pooled = sum(len(d) for d in pooled.values())
-    not_covered = {t: sum(1 for d in docs if (t, d) not in judged) for t, docs in pooled.items()}
+    lineage = store.pool_lineage(pool_version)
+    own = store.pool_documents(pool_version, with_ancestors=False) if len(lineage) > 1 else pooled
+    n_pooled = sum(len(d) for d in own.values())
+    not_covered = {t: sum(1 for d in docs if (t, d) not in judged) for t, docs in own.items()}
+    inherited = {(t, d) for t, docs in pooled.items() for d in docs if d not in own.get(t, set())}
     outside = len(outside_lines)
     n_new = sum(1 for s in saved if s.new)
     return ImportReport(
@@ -250,7 +264,8 @@ def import_judgments(
         n_already=len(saved) - n_new + n_current,
         n_pooled=n_pooled, n_covered=n_pooled - sum(not_covered.values()),
         not_covered={t: n for t in sorted(not_covered, key=natural_key) if (n := not_covered[t])},
-        outside_pool=outside, duplicates=n_repeats,
+        outside_pool=outside, duplicates=n_repeats, ignored_columns=read.ignored_columns,
+        ancestors=tuple(lineage[:-1]), n_ancestor_pooled=len(inherited), n_ancestor_covered=len(inherited & judged),
     )
 
 
