@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Protocol
@@ -59,6 +60,24 @@ def _check_depth(depth: int | None) -> None:
         raise ValidationError(f"fusion depth must be >= 1, found {depth}; omit it to use every document")
 
 
+RRF_K_MAX = 1e6
+"""The largest RRF rank constant accepted. The paper's k is 60; at k = 1e6 consecutive ranks still differ
+by about 1e-6 of a document's share, but much beyond it 1/(k + rank) stops telling ranks apart (in
+float64 from about k = 1e13 they round together), so the fusion degenerates into counting the runs that
+hold a document, in doc_id order: never what a larger k was meant to ask."""
+
+
+def check_rrf_k(k: float) -> float:
+    """``k`` if it can be RRF's rank constant: a finite number in [0, ``RRF_K_MAX``].
+
+    Raises:
+        ValidationError: nan, infinite, negative or above ``RRF_K_MAX``.
+    """
+    if not (isinstance(k, numbers.Real) and math.isfinite(k) and 0 <= k <= RRF_K_MAX):
+        raise ValidationError(f"expected rrf k between 0 and {RRF_K_MAX:.0f} (a finite number), found {k!r}; the paper uses 60")
+    return k
+
+
 def rrf(runs: Sequence[Run], k: float = 60.0, *, depth: int | None = None) -> dict[str, dict[str, float]]:
     """Reciprocal rank fusion.
 
@@ -66,8 +85,8 @@ def rrf(runs: Sequence[Run], k: float = 60.0, *, depth: int | None = None) -> di
 
     Args:
         runs: the runs to fuse (at least one).
-        k: the rank constant, >= 0 (60 in the paper; larger flattens the
-            difference between top and lower ranks).
+        k: the rank constant, in [0, ``RRF_K_MAX``] (60 in the paper; larger
+            flattens the difference between top and lower ranks).
         depth: only the top ``depth`` documents of each run take part
             (None = all of them).
 
@@ -75,7 +94,7 @@ def rrf(runs: Sequence[Run], k: float = 60.0, *, depth: int | None = None) -> di
         topic_id -> doc_id -> fused score, for the union of topics and documents.
 
     Raises:
-        ValidationError: no runs, ``k < 0`` or ``depth < 1``.
+        ValidationError: no runs, ``k`` outside [0, ``RRF_K_MAX``] or ``depth < 1``.
 
     Source:
         Cormack, Clarke & Büttcher, "Reciprocal rank fusion outperforms Condorcet
@@ -87,8 +106,7 @@ def rrf(runs: Sequence[Run], k: float = 60.0, *, depth: int | None = None) -> di
     """
     if not runs:
         raise ValidationError("rrf needs at least one run, found none")
-    if not (k >= 0 and math.isfinite(k)):
-        raise ValidationError(f"rrf k must be a finite number >= 0, found {k}; the paper uses 60")
+    check_rrf_k(k)
     _check_depth(depth)
     fused: dict[str, dict[str, float]] = {}
     for topic_id in _topics(runs):

@@ -104,3 +104,29 @@ def printable(text: str) -> str:
         'run\\\\x1b[31m red'
     """
     return _SHOWN_CONTROL.sub(_escape, text)
+
+
+def check_stored_name(kind: str, name: str, why: str = "") -> str:
+    """Return ``name`` if it can name a stored run, pool version or qrels version (the one rule of the three).
+
+    The rule: ``check_name`` (length, no control character), not empty, no white space, no '/' or '\\'
+    (names become TREC run tags and file names of exports), and no leading '-' (a name given later as a
+    command-line argument, ``workbench score -x``, would be read as an option).
+
+    Args:
+        kind: what the name names, for the message (``run name``, ``qrels version name``).
+        name: the name.
+        why: said after the rule in the message (`` (it is the TREC run tag)``), or "".
+
+    Raises:
+        ValidationError: the name breaks the rule (the message gives the rule and the value).
+
+    Example:
+        >>> check_stored_name("pool version name", "cranfield-pool-v1")
+        'cranfield-pool-v1'
+    """
+    check_name(kind, name)
+    if not name or any(c.isspace() for c in name) or "/" in name or "\\" in name or name.startswith("-"):
+        raise ValidationError(f"expected a {kind} without spaces, '/' or '\\', not starting with '-'{why}, "
+                              f"found {name!r}")
+    return name

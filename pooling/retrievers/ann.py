@@ -71,6 +71,10 @@ PARAMS: dict[str, dict[str, int | None]] = {
 }
 """kind -> parameter -> default (None: derived from the data, see the module docstring)."""
 
+PARAM_MAX = 2**31 - 1
+"""The largest parameter value: faiss holds every index parameter in a C ``int`` (efSearch=1e20
+overflowed in ``SearchParametersHNSW_efSearch_set``, every topic of the run an error)."""
+
 SEARCH_PARAMS: dict[str, tuple[str, ...]] = {"exact": (), "hnsw": ("efSearch",), "ivf": ("nprobe",)}
 """Parameters that change only the search, not the index (a sweep over them builds once)."""
 
@@ -108,7 +112,7 @@ def resolve_params(kind: str, given: Mapping[str, int], n_vectors: int) -> dict[
 
     Raises:
         UnknownNameError: an unknown kind.
-        ValidationError: an unknown parameter for the kind, a value < 1,
+        ValidationError: an unknown parameter for the kind, a value < 1 or > ``PARAM_MAX``,
             ``nlist`` > n_vectors, ``nprobe`` > ``nlist`` or ``M`` < 2.
 
     Example:
@@ -129,8 +133,9 @@ def resolve_params(kind: str, given: Mapping[str, int], n_vectors: int) -> dict[
         value = given.get(name, default)
         if value is None:  # IVF nlist: about sqrt(n) lists, with >= 39 training points per list
             value = max(1, min(round(math.sqrt(max(n_vectors, 1))), n_vectors // 39))
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValidationError(f"index {kind}: expected {name} to be an integer >= 1, found {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= PARAM_MAX:
+            raise ValidationError(f"index {kind}: expected {name} to be an integer in [1, {PARAM_MAX}] (faiss "
+                                  f"holds it in a C int), found {value!r}")
         out[name] = value
     if kind == "hnsw" and out["M"] < 2:
         raise ValidationError(f"index hnsw: expected M >= 2, found {out['M']}")

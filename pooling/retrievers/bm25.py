@@ -66,6 +66,8 @@ Source:
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -115,19 +117,50 @@ BM25_VARIANTS: dict[str, Bm25Variant] = {
 """name -> variant; see the module docstring for the formulas."""
 
 
+K1_MAX = 1000.0
+"""The largest k1 accepted. Tuned values lie in 0.5-3 (Robertson & Zaragoza, "The probabilistic
+relevance framework: BM25 and beyond", FnTIR 2009, doi:10.1561/1500000019, section 3.5: 1.2-2.0). From
+k1 of about 1000 the tf component tf*(k1+1)/(tf+K) is its k1 -> infinity limit tf/n, n = 1-b+b*|d|/avgdl
+(within 1% while tf/n <= 10), so a larger k1 hardly ranks differently, while at very large k1 the
+product tf*(k1+1) overflows (``--k1 1e308`` made every score infinite: a run of errors)."""
+
+
+def check_k1(k1: float) -> float:
+    """``k1`` if BM25 accepts it: a finite number in [0, ``K1_MAX``].
+
+    Raises:
+        ValidationError: nan, infinite, negative or above ``K1_MAX``.
+    """
+    if not (isinstance(k1, numbers.Real) and math.isfinite(k1) and 0 <= k1 <= K1_MAX):
+        raise ValidationError(f"expected k1 between 0 and {K1_MAX:.0f} (a finite number), found {k1!r}; 0.9-1.5 is usual")
+    return k1
+
+
+def check_b(b: float) -> float:
+    """``b`` if BM25 accepts it: a finite number in [0, 1].
+
+    Raises:
+        ValidationError: nan, infinite or outside [0, 1].
+    """
+    if not (isinstance(b, numbers.Real) and math.isfinite(b) and 0 <= b <= 1):
+        raise ValidationError(f"expected b in [0, 1], found {b!r}; 0.75 is usual")
+    return b
+
+
 class Bm25Retriever(Retriever):
     """BM25 ranking with a choice of backend and variant.
 
     Args:
         backend: ``"bm25s"`` (fast, default) or ``"rank_bm25"`` (reference).
-        k1: term-frequency saturation, >= 0 (1.2 default; 0.9 in Anserini).
+        k1: term-frequency saturation, in [0, ``K1_MAX``] (1.2 default; 0.9 in Anserini).
         b: length normalisation in [0, 1] (0.75 default).
         variant: key of ``BM25_VARIANTS`` (``okapi`` default, both backends).
         stemmer: ``None`` (default) or ``"english"`` (Snowball via PyStemmer).
         stopwords: stop-word list of the tokenizer (``english`` = Lucene's 33 words).
 
     Raises:
-        ValidationError: k1 < 0, b outside [0, 1], or a variant the backend lacks.
+        ValidationError: k1 outside [0, ``K1_MAX``], b outside [0, 1] (nan and infinity
+            included), or a variant the backend lacks.
         UnknownNameError: unknown backend, variant, stemmer or stop-word list.
 
     Example:
@@ -159,10 +192,8 @@ class Bm25Retriever(Retriever):
             raise ValidationError(
                 f"BM25 variant {variant!r} is not available in backend {backend!r}; "
                 f"{backend} supports {', '.join(able)}")
-        if not (k1 >= 0):
-            raise ValidationError(f"k1 must be >= 0, found {k1}; 0.9-1.5 is usual")
-        if not (0.0 <= b <= 1.0):
-            raise ValidationError(f"b must be in [0, 1], found {b}; 0.75 is usual")
+        check_k1(k1)
+        check_b(b)
         self.backend: Backend = backend
         self.k1 = float(k1)
         self.b = float(b)

@@ -54,6 +54,25 @@ CASES: dict[str, tuple[list[str], str, str]] = {
     "run bm25 --variant bogus": (["run", "bm25", "--collection", "tiny", "--name", "x", "--variant", "bogus"],
                                  "'--variant'", "okapi"),
     "run bm25 --b 2": (["run", "bm25", "--collection", "tiny", "--name", "x", "--b", "2"], "'--b'", "[0, 1]"),
+    # breaker's trial: --k1 1e308 was accepted and stored a run of errors (every score infinite)
+    "run bm25 --k1 1e308": (["run", "bm25", "--collection", "tiny", "--name", "x", "--k1", "1e308"], "'--k1'",
+                            "between 0 and 1000"),
+    "run bm25 --k1 inf": (["run", "bm25", "--collection", "tiny", "--name", "x", "--k1", "inf"], "'--k1'",
+                          "between 0 and 1000"),
+    "run bm25 --k1 -0.5": (["run", "bm25", "--collection", "tiny", "--name", "x", "--k1", "-0.5"], "'--k1'",
+                           "between 0 and 1000"),
+    "run bm25 --b nan": (["run", "bm25", "--collection", "tiny", "--name", "x", "--b", "nan"], "'--b'", "[0, 1]"),
+    "run fuse --rrf-k 1e308": (["run", "fuse", "bm25", "bm25b", "--name", "f", "--rrf-k", "1e308"], "'--rrf-k'",
+                               "between 0 and 1000000"),
+    "pool build --rrf-k 1e20": (["pool", "build", "bm25b", "--rrf-k", "1e20"], "'--rrf-k'", "between 0 and 1000000"),
+    "run dense --threads 0": (["run", "dense", "--collection", "tiny", "--name", "d", "--threads", "0"],
+                              "'--threads'", ">= 1"),
+    "run dense --index-threads 0": (["run", "dense", "--collection", "tiny", "--name", "d", "--index", "hnsw",
+                                     "--index-threads", "0"], "'--index-threads'", ">= 1"),
+    "run dense --param efSearch=1e20": (["run", "dense", "--collection", "tiny", "--name", "d", "--index", "hnsw",
+                                         "--param", "efSearch=100000000000000000000"], "efSearch", "2147483647"),
+    "run import without --collection": (["run", "import", "imported.trec", "--name", "r"], "--collection",
+                                        "required"),
     "run bm25 --depth 0": (["run", "bm25", "--collection", "tiny", "--name", "x", "--depth", "0"], "'--depth'",
                            "between 1 and"),
     "run fuse --norm bogus": (["run", "fuse", "bm25", "bm25b", "--name", "f", "--norm", "bogus"], "'--norm'",
@@ -75,10 +94,17 @@ CASES: dict[str, tuple[list[str], str, str]] = {
                                      "csv"),
     "qrels import --name ''": (["qrels", "import", "tiny/qrels.reference.txt", "--name", "", "--collection", "tiny"],
                                "'--name'", "empty"),
+    "qrels import --name -x": (["qrels", "import", "tiny/qrels.reference.txt", "--name", "-x", "--collection",
+                                "tiny"], "'--name'", "not starting with '-'"),
+    "qrels import --name 'a b'": (["qrels", "import", "tiny/qrels.reference.txt", "--name", "a b", "--collection",
+                                   "tiny"], "'--name'", "without spaces"),
+    "publish --name -x": (["publish", "tiny-pool-v1", "--name", "-x", *LEAD], "'--name'", "not starting with '-'"),
+    "run import --name -x": (["run", "import", "imported.trec", "--name", "-x", "--collection", "tiny"], "'--name'",
+                             "not starting with '-'"),
     "ingest --name ''": (["ingest", "tiny", "--name", ""], "'--name'", "empty"),
     "pool build --name ''": (["pool", "build", "bm25b", "--name", ""], "'--name'", "empty"),
     "pool build --budget 0": (["pool", "build", "bm25b", "--budget", "0"], "'--budget'", ">= 1"),
-    "pool build --rrf-k nan": (["pool", "build", "bm25b", "--rrf-k", "nan"], "'--rrf-k'", ">= 0"),
+    "pool build --rrf-k nan": (["pool", "build", "bm25b", "--rrf-k", "nan"], "'--rrf-k'", "between 0 and 1000000"),
     "publish --rule bogus": (["publish", "tiny-pool-v1", "--name", "v2", *LEAD, "--rule", "bogus"], "'--rule'",
                              "median"),
     "publish --name ''": (["publish", "tiny-pool-v1", "--name", "", *LEAD], "'--name'", "empty"),
@@ -156,3 +182,13 @@ def test_every_name_format_and_cutoff_option_is_checked_at_parse_time():
                  for p in cmd.params if set(p.opts) & checked and p.callback is None
                  and _minimum(p) is None]
     assert unchecked == []
+
+
+def test_run_import_help_says_collection_is_required(capsys, monkeypatch):
+    # Breaker's trial: --collection was required (a usage error without it) but its help did not say so.
+    monkeypatch.setenv("COLUMNS", "300")  # no line break inside the text
+    assert main(["run", "import", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("--collection <str> The collection the run was produced over (required; with --reranks it may be "
+            "left out: the candidate run's).") in text
+

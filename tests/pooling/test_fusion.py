@@ -47,7 +47,7 @@ def test_rrf_unions_topics_and_keeps_a_topic_only_one_run_has():
 
 @pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
 def test_rrf_rejects_a_bad_k(bad):
-    with pytest.raises(ValidationError, match="k must be"):
+    with pytest.raises(ValidationError, match="expected rrf k between 0 and 1000000"):
         rrf([{"t": {"a": 1.0}}], k=bad)
 
 

@@ -228,6 +228,9 @@ share: Callback = number(0.0, 1.0, what="a share")
 depth: Callback = checked(lambda v: importlib.import_module("workbench.services.pooling").check_depth(v))
 """A callback for a run's or pool's depth (1 .. the workbench's maximum)."""
 
+rrf_k: Callback = checked(lambda v: importlib.import_module("pooling.fusion").check_rrf_k(v))
+"""A callback for RRF's rank constant k (``pooling.fusion.check_rrf_k``: 0 .. 1e6)."""
+
 count: Callback = number(1, what="a count")
 """A callback for a positive count (a budget, a batch size, threads, resamples)."""
 

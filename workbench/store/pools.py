@@ -27,7 +27,7 @@ from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, V
 from workbench.ranking import natural_key
 from workbench.store.collections import require_collection
 from workbench.store.core import StoreCore
-from workbench.text import check_name
+from workbench.text import check_stored_name
 
 __all__ = ["PoolEntry", "PoolInfo", "PoolsMixin", "Contribution", "PoolStats"]
 
@@ -70,15 +70,13 @@ _COLS = ("pool_version, collection, collection_version, coalesce(parent_version,
 
 
 def check_pool_name(name: str) -> str:
-    """``name`` if it can be a pool version name: no control character, no white space, no '/'.
+    """``name`` if it can be a pool version name (``workbench.text.check_stored_name``: no control
+    character, no white space, no '/' or '\\', no leading '-').
 
     Raises:
         ValidationError: naming the value and the rule.
     """
-    check_name("pool version name", name)
-    if not name or any(c.isspace() for c in name) or "/" in name:
-        raise ValidationError(f"expected a pool version name without spaces or '/', found {name!r}")
-    return name
+    return check_stored_name("pool version name", name)
 
 
 def _info(row: Sequence[Any]) -> PoolInfo:

@@ -27,7 +27,7 @@ from workbench.ranking import natural_key
 from workbench.store.collections import latest_version, missing_ids, require_collection
 from workbench.store.collections import shown_id as _shown
 from workbench.store.core import StoreCore
-from workbench.text import check_name
+from workbench.text import check_stored_name
 
 QrelsOrigin = Literal["published", "imported"]
 
@@ -127,16 +127,14 @@ _INFO_COLUMNS = (
 
 
 def check_qrels_name(name: str) -> str:
-    """``name`` if it can be a qrels version name (it becomes the export's file name): no control
-    character, no white space around it, no '/' or '\\'.
+    """``name`` if it can be a qrels version name (it becomes the export's file name), by the rule of
+    run and pool names (``workbench.text.check_stored_name``): no control character, no white space,
+    no '/' or '\\', no leading '-'.
 
     Raises:
         ValidationError: naming the value and the rule.
     """
-    check_name("qrels version name", name)
-    if not name or name != name.strip() or any(c in name for c in "/\\\n\t"):
-        raise ValidationError(f"expected a qrels version name without spaces around it or '/', found {name!r}")
-    return name
+    return check_stored_name("qrels version name", name, " (it is the export's file name)")
 
 
 class QrelsMixin(StoreCore):

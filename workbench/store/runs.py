@@ -39,7 +39,7 @@ from workbench.errors import (
 from workbench.ranking import natural_key, ranked
 from workbench.store.collections import latest_version, missing_ids, require_collection, shown_id
 from workbench.store.core import StoreCore
-from workbench.text import check_name
+from workbench.text import check_stored_name
 from workbench.types import Run, RunInfo
 
 STATUSES = ("ok", "empty", "error")
@@ -92,10 +92,7 @@ def run_content_hash(run: Run) -> str:
 
 def check_run_name(name: str) -> None:
     """Raise ``ValidationError`` unless ``name`` can be a run name (and TREC run tag)."""
-    check_name("run name", name)
-    if not name or any(c.isspace() for c in name) or "/" in name:
-        raise ValidationError(
-            f"expected a run name without spaces or '/' (it is the TREC run tag), found {name!r}")
+    check_stored_name("run name", name, " (it is the TREC run tag)")
 
 
 def _run_names(cur: Any) -> list[str]:

@@ -1,0 +1,38 @@
+"""Run, pool version and qrels version names follow one rule (``workbench.text.check_stored_name``):
+no white space, no '/' or '\\', no leading '-' (breaker's trial: a qrels version named "-x" or
+"a b" was stored, then collided with option parsing wherever it was given as an argument)."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.errors import ValidationError
+from workbench.store import LabelStore
+from workbench.store.pools import check_pool_name
+from workbench.store.qrels import check_qrels_name
+from workbench.store.runs import check_run_name
+from workbench.types import Document, Topic
+
+RULES = [check_run_name, check_pool_name, check_qrels_name]
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("name", ["-x", "--qrels", "a b", " v2", "v2 ", "a/b", "a\\b", "", "a\u2003b"])
+def test_the_three_kinds_refuse_the_same_names(rule, name):
+    with pytest.raises(ValidationError, match=r"expected a .* without spaces, '/' or '\\', not starting with '-'"):
+        rule(name)
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("name", ["cranfield-v2", "bm25_stem.k1-0.9", "x-", "v2@lead"])
+def test_the_three_kinds_accept_the_same_names(rule, name):
+    rule(name)
+
+
+def test_the_store_refuses_a_qrels_version_named_like_an_option_and_writes_nothing(tmp_path):
+    store = LabelStore(tmp_path / "wb.duckdb", client="test")
+    store.ingest_collection("toy", [Document("d1", "", "text")], [Topic("1", "topic 1")])
+    for name in ("-x", "my qrels"):
+        with pytest.raises(ValidationError, match="qrels version name"):
+            store.create_qrels_version(name, "toy", {"1": {"d1": 1}}, origin="imported", rule="file")
+    assert store.list_qrels_versions() == []
