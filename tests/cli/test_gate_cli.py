@@ -348,3 +348,23 @@ def test_the_demo_gate_step_writes_the_markdown_report(project, write, tmp_path)
     text = path.read_text()
     assert text.startswith("## Release gate: ❌ FAIL — `cand` against `base`")
     assert "| quality | critical | R@2 | 1 | = 0 | ❌ fail |" in text
+
+
+def test_a_cutoff_deeper_than_the_runs_is_noted_in_every_format(capsys, files, write):
+    # Breaker's finding: a policy on R@500 over runs of depth 100 said nothing about depth. Here the runs
+    # return 4 documents per topic and the policy gates R@10: for them R@10 = R@4. The comparison stays
+    # paired and valid (both runs measured alike): a note, the verdict unchanged (pass).
+    deep = write("deep.toml", POLICY.replace("k = 2", "k = 10").replace('["R@2"]', '["R@10", "nDCG@3"]'))
+    code, out, _ = cli(capsys, "gate", files["base"], files["same"], "--qrels", files["qrels"], "--policy", deep)
+    assert code == 0 and out.startswith("GATE PASS (exit 0)")
+    for run in ("base", "same"):
+        assert (f"warning    run '{run}' returns at most 4 documents per topic, fewer than the cutoff of R@10: for "
+                "it R@10 = R@4 (nothing below rank 4 is measured); the gate compares the runs' top 4 there: gate "
+                "runs of depth >= 10, or lower the cutoff") in out.splitlines()
+    code, out, _ = cli(capsys, "gate", files["base"], files["same"], "--qrels", files["qrels"], "--policy", deep,
+                       "--format", "json")
+    assert code == 0
+    warnings = json.loads(out)["header"]["warnings"]
+    assert sum("returns at most 4 documents per topic" in w for w in warnings) == 2
+    code, out, _ = gate(capsys, files, "same")                     # R@2 on depth 4: no note
+    assert code == 0 and "returns at most" not in out

@@ -42,6 +42,7 @@ Source:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -62,7 +63,7 @@ from workbench.scoring.evaluate import Evaluation, topic_values
 from workbench.scoring.gate_policy import GatePolicy
 from workbench.scoring.idaudit import IdAudit, IdCoverage
 from workbench.scoring.leakage import LeakageCheck
-from workbench.scoring.measures import Measure
+from workbench.scoring.measures import Measure, R
 from workbench.scoring.multiple import adjust, corrected_confidence
 from workbench.scoring.slices import SliceComparison, SliceKey, adjusted_p_values, compare_slices
 from workbench.scoring.validity import Completion, TopicCoverage
@@ -475,6 +476,42 @@ def _result(policy: GatePolicy, inputs: GateInputs, paired: tuple[str, ...], tes
     return GateResult(worst(r.verdict for r in rules), tuple(rules), tuple(tests), tuple(diffs),
                       len(deltas) - len(changed), critical, not_evaluated, tuple(slice_tests), paired, m_family,
                       corrected_level, policy, b.run_name)
+
+
+def depth_notes(policy: GatePolicy, evaluations: Sequence[Evaluation]) -> tuple[str, ...]:
+    """One note per run shallower than a cutoff of the policy (R@K, a gated measure, a floor's measure).
+
+    A run returning at most D documents per topic has nothing below rank D: for it R@k = R@D and
+    nDCG@k = nDCG@D for every k > D, and P@k counts the missing ranks as non-relevant. The comparison
+    stays paired and valid (both runs are measured alike), so this is a note in the report, not an
+    ``invalid`` verdict (validity is completion, identifiers, topic counts and leakage), but the gate
+    then says nothing about ranks D + 1 .. k.
+
+    Args:
+        policy: the gate policy (its ``scored_measures``).
+        evaluations: the baseline's and the candidates' evaluations.
+
+    Returns:
+        The notes, in run order (empty when every run reaches every cutoff).
+
+    Example:
+        A run of depth 100 gated on R@500: ``run 'bm25' returns at most 100 documents per topic, fewer
+        than the cutoff of R@500: for it R@500 = R@100 (nothing below rank 100 is measured); ...``
+    """
+    notes = []
+    for e in evaluations:
+        depth = max(e.n_results.values(), default=0)
+        deeper = [m for m in policy.scored_measures if m.cutoff > depth]
+        if not depth or not deeper:
+            continue
+        recall = [m for m in deeper if isinstance(m, R)]
+        same = (f": for it {' and '.join(f'{m} = {dataclasses.replace(m, cutoff=depth)}' for m in recall)}"
+                if recall else "")
+        notes.append(f"run {e.run_name!r} returns at most {depth:,} documents per topic, fewer than the cutoff of "
+                     f"{', '.join(str(m) for m in deeper)}{same} (nothing below rank {depth:,} is measured); "
+                     f"the gate compares the runs' top {depth:,} there: gate runs of depth >= "
+                     f"{max(m.cutoff for m in deeper):,}, or lower the cutoff")
+    return tuple(notes)
 
 
 def worst(verdicts: Iterable[str]) -> Verdict:

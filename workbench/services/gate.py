@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.errors import InputFormatError, UnknownNameError, ValidationError, WorkbenchError
-from workbench.scoring.gate import EXIT_CODES, GateInputs, GateResult, evaluate_gates, worst
+from workbench.scoring.gate import (
+    EXIT_CODES,
+    GateInputs,
+    GateResult,
+    depth_notes,
+    evaluate_gates,
+    worst,
+)
 from workbench.scoring.gate_policy import GatePolicy, parse_policy
 from workbench.scoring.idaudit import IdAudit
 from workbench.scoring.leakage import LeakageCheck
@@ -258,6 +265,9 @@ def _run_gate(
             raise GateUsageError(str(e)) from None
         raise
     score = _hashed(score, hashes)
+    notes = depth_notes(policy, score.evaluations)
+    if notes:
+        score = dataclasses.replace(score, warnings=(*score.warnings, *notes))
     a, *bs = score.evaluations
     leaks = _leak_counts(score)
     inputs = [GateInputs(
