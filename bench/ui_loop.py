@@ -19,12 +19,20 @@ line per run on stderr and a summary on stdout, e.g.::
 
 Exit code 0 when every run passed, 1 otherwise. The load generator is started
 in its own process group and stopped by its process id at the end.
+
+Disk: each run's pytest temporary folder (``LOG_DIR/run-<n>-tmp``: stores,
+server logs, browser profiles; about 0.4 GB) is removed when the run passed,
+with its empty artifacts folder; a failing run keeps both, and its log, for the
+post-mortem. Every run's log (``LOG_DIR/run-<n>.log``) is kept. ``--keep-tmp``
+keeps the folders of passing runs too. (A 20-run loop keeping them all once
+filled the shared disk.)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -73,6 +81,13 @@ def _stop_load(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(timeout=10)
 
 
+def _tidy(log_dir: Path, n: int, ok: bool, keep_tmp: bool) -> None:
+    """Remove run ``n``'s temporary and artifacts folders when it passed (and ``keep_tmp`` is off)."""
+    if ok and not keep_tmp:
+        for folder in (log_dir / f"run-{n}-tmp", log_dir / f"run-{n}-artifacts"):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the loop, print the summary; return the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -82,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-going", action="store_true", help="do not stop at the first failing run")
     parser.add_argument("--log-dir", type=Path, default=Path("/tmp/ui_loop"),
                         help="pytest output of each run goes to LOG_DIR/run-<n>.log")
+    parser.add_argument("--keep-tmp", action="store_true",
+                        help="keep the temporary folders of passing runs too (default: only a failing run's)")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     args.log_dir.mkdir(parents=True, exist_ok=True)
@@ -97,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             log = args.log_dir / f"run-{n}.log"
             start = time.monotonic()
             with open(log, "w") as out:
-                # each run keeps its temporary folders (stores, server logs) and a failing
-                # browser test's screenshot, for the post-mortem of a failure
+                # each run has its own temporary folder (stores, server logs) and keeps a failing
+                # browser test's screenshot; a passing run's folders are removed below (_tidy)
                 keep = ["--basetemp", str(args.log_dir / f"run-{n}-tmp"), "--screenshot", "only-on-failure",
                         "--output", str(args.log_dir / f"run-{n}-artifacts"), "-p", "no:cacheprovider"]
                 rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-x", *keep, *DEFAULT_TESTS,
@@ -107,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             _check_load(load)  # the load lasted the whole run
             tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
             ok = rc == 0
+            _tidy(args.log_dir, n, ok, args.keep_tmp)
             passed += ok
             streak = streak + 1 if ok else 0
             best = max(best, streak)
