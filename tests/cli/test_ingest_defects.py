@@ -83,7 +83,7 @@ def test_ingest_refuses_a_bad_name_before_reading(capsys, db, tmp_path):
     folder = beir_folder(tmp_path / "x", name="ok")
     code, _, err = run(capsys, "--db", db, "ingest", folder, "--name", "my coll")
     assert code != 0
-    assert "expected a collection name of 1 to 64 characters, each a letter, digit, '_', '.' or '-', found 'my coll'" in err
+    assert "expected a collection name of 1 to 64 characters, each a letter, digit, '_', '.' or '-', not starting with '-', found 'my coll'" in err
     assert "[starting] read" not in err
 
 

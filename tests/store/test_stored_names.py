@@ -36,3 +36,12 @@ def test_the_store_refuses_a_qrels_version_named_like_an_option_and_writes_nothi
         with pytest.raises(ValidationError, match="qrels version name"):
             store.create_qrels_version(name, "toy", {"1": {"d1": 1}}, origin="imported", rule="file")
     assert store.list_qrels_versions() == []
+
+
+def test_a_collection_name_cannot_start_with_a_dash_either():
+    # It prefixes the default pool and qrels version names (``-x-pool-v1`` would be refused later).
+    from workbench.store.collections import check_collection_name
+
+    with pytest.raises(ValidationError, match="not starting with '-'"):
+        check_collection_name("-x")
+    assert check_collection_name("x-") == "x-"

@@ -49,8 +49,10 @@ if TYPE_CHECKING:
 IngestStatus = Literal["created", "new_version", "unchanged"]
 
 
-COLLECTION_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-COLLECTION_NAME_RULE = "1 to 64 characters, each a letter, digit, '_', '.' or '-'"
+COLLECTION_NAME = re.compile(r"(?!-)[A-Za-z0-9_.-]{1,64}")
+COLLECTION_NAME_RULE = "1 to 64 characters, each a letter, digit, '_', '.' or '-', not starting with '-'"
+"""A collection name prefixes its pool and qrels version names, so it cannot start with '-' either
+(``workbench.text.check_stored_name``)."""
 ID_SHOWN = 60  # characters of an id shown in a message
 
 
