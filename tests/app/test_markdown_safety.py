@@ -105,7 +105,7 @@ def test_other_pages_escape_the_hostile_title_and_note(hostile):
 
 
 QRELS_NAME = "**:red[q]**![i](http:127.0.0.1:18732)[l](http:127.0.0.1:18732)"
-CHILD_NAME = "v2 **b** `tick"
+CHILD_NAME = "v2**b**`tick"  # no spaces: qrels version names have none (text.check_stored_name)
 
 
 def test_qrels_version_names_are_text_on_the_qrels_versions_and_scoreboard_pages(hostile):
