@@ -56,9 +56,15 @@ def _seed(tmp_path, seed: int) -> LabelStore:
                 for _ in range(rng.choice([1, 1, 2])):  # a re-grade: the later row is current
                     g = None if rng.random() < 0.08 else rng.choice([0, 1, 2, 3])
                     rows.append(["c", t.topic_id, f"d{i}", who, g, g is None])
+                if rng.random() < 0.06:  # the last save undone: no judgment (neither grade nor unsure)
+                    rows.append(["c", t.topic_id, f"d{i}", who, None, False])
+            if rng.random() < 0.3:  # a model assessor's grade never decides a published grade
+                rows.append(["c", t.topic_id, f"d{i}", "bot", rng.choice([0, 3]), False])
             if rng.random() < 0.1:
                 decided.append((t.topic_id, f"d{i}", rng.choice([0, 1, 2, 3]), ""))
     with store.transaction("seed judgments") as cur:  # one transaction: the test stays fast
+        cur.execute("INSERT INTO model_assessors (user_name, model, model_kind, weights_hash, grade_mapping, "
+                    "created_by) VALUES ('bot', 'minilm', 'bi-encoder', 'h', '0:<0.5,3', 'lead')")
         cur.executemany("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure) "
                         "VALUES (?, ?, ?, ?, ?, ?)", rows)
     if decided:

@@ -73,12 +73,11 @@ class FinalGradeRule:
         fallback: registry name of the fallback (``median``, ``majority``, ``max``, ``min``).
         resolve: the fallback function: non-empty grades -> one grade.
         description: one line for the UI and the CLI help.
-        sql: the same fallback as a DuckDB aggregate over one item's rows
-            ``(grade, c, cum, n, mc)``: each distinct integer grade, how many gave
-            it, how many gave it or a lower grade, the item's number of grades,
-            and the largest ``c`` of the item; "" when the rule has none (the
-            store then applies ``resolve`` in Python). The store's publish path
-            uses it; tests check it equals ``resolve``.
+        sql: the same fallback as a DuckDB expression over ``gs``, one item's
+            integer grades as a sorted list (1-based; two or more grades, not all
+            equal); "" when the rule has none (the store then applies ``resolve``
+            in Python). The store's publish path uses it; tests check it equals
+            ``resolve``.
     """
 
     fallback: str
@@ -104,12 +103,13 @@ def register_rule(rule: FinalGradeRule) -> FinalGradeRule:
 
 
 register_rule(FinalGradeRule("median", lower_median, "lower median of the grades",
-                             # sorted(grades)[(n - 1) // 2]: the lowest grade whose cumulative count reaches it
-                             "min(grade) FILTER (WHERE cum >= (n - 1) // 2 + 1)"))
+                             "gs[(len(gs) - 1) // 2 + 1]"))  # sorted(grades)[(n - 1) // 2], 1-based
 register_rule(FinalGradeRule("majority", majority, "most frequent grade, ties to the lower",
-                             "min(grade) FILTER (WHERE c = mc)"))
-register_rule(FinalGradeRule("max", max, "highest grade (lenient)", "max(grade)"))
-register_rule(FinalGradeRule("min", min, "lowest grade (strict)", "min(grade)"))
+                             # the lowest grade given as often as the most frequent one
+                             "list_min(list_filter(gs, lambda x: len(list_filter(gs, lambda y: y = x)) = "
+                             "list_max(list_transform(gs, lambda z: len(list_filter(gs, lambda y: y = z))))))"))
+register_rule(FinalGradeRule("max", max, "highest grade (lenient)", "gs[-1]"))
+register_rule(FinalGradeRule("min", min, "lowest grade (strict)", "gs[1]"))
 
 DEFAULT_RULE = "median"
 
