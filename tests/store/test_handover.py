@@ -38,11 +38,16 @@ WAITER = textwrap.dedent(
 
 WRITER = textwrap.dedent(
     """
-    import json, sys, time
+    import json, os, sys, time
     from pathlib import Path
     from workbench.store import LabelStore
     from workbench.store import core
     db, name, log, go, n = sys.argv[1:6]
+    queue = Path(db + ".waiting")
+
+    def another_queued():
+        return any(f.suffix == ".json" and str(os.getpid()) not in f.stem.split("-") for f in queue.glob("*.json"))
+
     s = LabelStore(db, client=name, lock_timeout_s=float(sys.argv[6]))
     tickets = []
     add = core.IntentQueue.add
@@ -56,6 +61,12 @@ WRITER = textwrap.dedent(
         tickets.clear()
         with s.transaction("write " + name) as cur:
             got = time.time_ns()
+            if i == 0 and not (Path(log).exists() and Path(log).read_text()):
+                # The first lease of all: held until another writer has queued (its intent file is the
+                # signal; at most 60 s), so the queue is exercised even when load serialises the processes.
+                until = time.monotonic() + 60
+                while not another_queued() and time.monotonic() < until:
+                    time.sleep(0.01)
             cur.execute("INSERT INTO t VALUES (?, ?)", [name, i])
             with open(log, "a") as f:  # [who, queued at (ns; null: the file was free), got it (ns)]
                 f.write(json.dumps([name, tickets[0] if tickets else None, got]) + "\\n")
