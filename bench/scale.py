@@ -189,6 +189,16 @@ def make_data(folder: Path, n_runs: int) -> tuple[list[Path], Path]:
 
 def measure(argv: list[str], *, cwd: Path | None = None) -> tuple[float, float, str, str]:
     """(wall s, peak RSS MB, stdout, stderr) of a fresh process."""
+    wall, rss, _cpu, out, err = measure_usage(argv, cwd=cwd)
+    return wall, rss, out, err
+
+
+def measure_usage(argv: list[str], *, cwd: Path | None = None) -> tuple[float, float, float, str, str]:
+    """(wall s, peak RSS MB, CPU s = user + sys, stdout, stderr) of a fresh process (``os.wait4``).
+
+    Raises:
+        RuntimeError: the process exited with a non-zero code (the end of its stderr is in the message).
+    """
     out_r, out_w = os.pipe()
     err_path = Path(f"/tmp/workbench-scale-stderr-{os.getpid()}.txt")
     t0 = time.perf_counter()
@@ -211,7 +221,7 @@ def measure(argv: list[str], *, cwd: Path | None = None) -> tuple[float, float, 
     err_path.unlink(missing_ok=True)
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(argv[:4])}... exited with {os.waitstatus_to_exitcode(status)}:\n{err[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, b"".join(chunks).decode(), err
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, b"".join(chunks).decode(), err
 
 
 def load() -> str:

@@ -58,32 +58,13 @@ TOKENS = {"boss": "boss-token-0123456789", "ann": "ann-token-0123456789", "bob":
           "cat": "cat-token-0123456789"}
 
 sys.path.insert(0, str(ROOT / "bench"))
-from scale import child_env, load  # noqa: E402
+from scale import load, measure_usage  # noqa: E402
 
 
 def measure(argv: list[str]) -> tuple[float, float, float, str]:
-    """(wall s, peak RSS MB, CPU s = user + sys, stdout) of a fresh process (``os.wait4``)."""
-    out_r, out_w = os.pipe()
-    err_path = Path(f"/tmp/workbench-store-size-stderr-{os.getpid()}.txt")
-    t0 = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        os.dup2(out_w, 1)
-        fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(fd, 2)
-        os.execve(argv[0], argv, child_env())
-    os.close(out_w)
-    chunks = []
-    while b := os.read(out_r, 1 << 16):
-        chunks.append(b)
-    os.close(out_r)
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - t0
-    err = err_path.read_text(errors="replace")
-    err_path.unlink(missing_ok=True)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(argv[:4])}... exited with {os.waitstatus_to_exitcode(status)}:\n{err[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, b"".join(chunks).decode()
+    """(wall s, peak RSS MB, CPU s = user + sys, stdout) of a fresh process (``scale.measure_usage``)."""
+    wall, rss, cpu, out, _err = measure_usage(argv)
+    return wall, rss, cpu, out
 
 
 def _doc(t: int, j: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging.toy_pool import toy_store
 from workbench.cli import main
 from workbench.store import LabelStore
 
@@ -16,21 +17,7 @@ LEAD = ("--lead", "boss", "--token", "boss-token")
 
 @pytest.fixture
 def db(tmp_path):
-    from pooling.pool import build_pool
-    from workbench.types import Document, RunInfo, Topic
-
-    path = tmp_path / "wb.duckdb"
-    store = LabelStore(path, client="seed")
-    run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
-    store.ingest_collection("toy", [Document(d, "", f"text {d}") for d in ("d1", "d2", "d3", "d9")],
-                            [Topic("1", "topic 1")])
-    version = store.latest_collection_version("toy")
-    store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
-    store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
-    for args in (["users", "add", "boss", "--role", "lead", "--token", "boss-token"],
-                 ["users", "add", "ann", "--token", "ann-token-1", "--lead", "boss", "--lead-token", "boss-token"]):
-        assert main(["--db", str(path), *args]) == 0
-    return path
+    return toy_store(tmp_path)
 
 
 def wb(db, *args):

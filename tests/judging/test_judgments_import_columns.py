@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging.toy_pool import toy_store
 from workbench.cli import main
 from workbench.formats.judgments import ACCEPTED_COLUMNS, read_judgment_file
 from workbench.store import LabelStore
@@ -17,24 +18,7 @@ LEAD = ("--lead", "boss", "--token", "boss-token")
 
 @pytest.fixture
 def db(tmp_path):
-    from pooling.pool import build_pool
-    from workbench.types import Document, RunInfo, Topic
-
-    path = tmp_path / "wb.duckdb"
-    store = LabelStore(path, client="seed")
-    run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
-    store.ingest_collection("toy", [Document(d, "", f"text {d}") for d in ("d1", "d2", "d3", "d9")],
-                            [Topic("1", "topic 1")])
-    version = store.latest_collection_version("toy")
-    store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
-    store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
-    store.save_run(RunInfo("r2", "imported", {}, 10, "toy", version), {"1": {"d9": 1.0}})
-    store.save_pool("p2", build_pool({"r2": {"1": {"d9": 1.0}}}, 10), collection="toy", collection_version=version,
-                    parent_version="p1")
-    for args in (["users", "add", "boss", "--role", "lead", "--token", "boss-token"],
-                 ["users", "add", "ann", "--token", "ann-token-1", "--lead", "boss", "--lead-token", "boss-token"]):
-        assert main(["--db", str(path), *args]) == 0
-    return path
+    return toy_store(tmp_path, child=True)
 
 
 def imp(db, f, pool="p1"):

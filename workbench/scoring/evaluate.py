@@ -91,6 +91,7 @@ from workbench.scoring.results import (
     MissingPolicy,
     RecallCurve,
     RelevantDoc,
+    ValueMetrics,
     ValueRow,
     check_policy,
     value_rows,
@@ -141,23 +142,10 @@ class TopicValues(Mapping[str, _V]):
         return repr(dict(self))
 
 
-class TopicMetrics(Mapping[str, TopicMetric]):
-    """topic_id -> ``TopicMetric`` of one measure, built on access from the value arrays."""
+class TopicMetrics(ValueMetrics):
+    """topic_id -> ``TopicMetric`` of one measure, built on access from the value arrays (``results.ValueMetrics``)."""
 
-    __slots__ = ("_den", "_measure", "_num", "_position", "_topics", "_values")
-
-    def __init__(self, measure: str, topics: tuple[str, ...], position: Mapping[str, int],
-                 values: np.ndarray, numerators: np.ndarray, denominators: np.ndarray) -> None:
-        self._measure = measure
-        self._topics = topics
-        self._position = position
-        self._values = values
-        self._num = numerators
-        self._den = denominators
-
-    def __getitem__(self, topic_id: str) -> TopicMetric:
-        i = self._position[topic_id]
-        return TopicMetric(topic_id, self._measure, float(self._values[i]), float(self._num[i]), float(self._den[i]))
+    __slots__ = ()
 
     def values_of(self, topics: Iterable[str]) -> np.ndarray:
         """float64 array of the values of ``topics``, in order (no per-topic objects are built).
@@ -184,15 +172,6 @@ class TopicMetrics(Mapping[str, TopicMetric]):
         idx = np.fromiter((self._position[t] for t in self._topics), dtype=np.int64, count=len(self._topics))
         return (self._topics, np.asarray(self._values, dtype=np.float64)[idx],
                 np.asarray(self._num, dtype=np.float64)[idx], np.asarray(self._den, dtype=np.float64)[idx])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._topics)
-
-    def __len__(self) -> int:
-        return len(self._topics)
-
-    def __repr__(self) -> str:
-        return repr(dict(self))
 
 
 def topic_values(e: Evaluation, measure: Measure, topics: Iterable[str]) -> np.ndarray:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from workbench.errors import UsageError
 from workbench.scoring.measures import Judged, Measure, R, parse_measures
@@ -196,6 +196,42 @@ class Evaluation:
     def n_duplicates(self) -> int:
         """Total duplicate lines dropped."""
         return sum(self.duplicates.values())
+
+
+class ValueMetrics(Mapping[str, TopicMetric]):
+    """topic_id -> ``TopicMetric`` of one measure, built on access from value columns (no object per topic up front).
+
+    The columns are indexable by a topic's position: Python lists (``scoring.small.ListMetrics``) or numpy
+    arrays (``scoring.evaluate.TopicMetrics``). Topics iterate in evaluation order.
+    """
+
+    __slots__ = ("_den", "_measure", "_num", "_position", "_topics", "_values")
+
+    def __init__(self, measure: str, topics: tuple[str, ...], position: Mapping[str, int], values: Any,
+                 numerators: Any, denominators: Any) -> None:
+        """``values``, ``numerators``, ``denominators``: floats by topic position (lists or float64 arrays)."""
+        self._measure = measure
+        self._topics = topics
+        self._position = position
+        self._values = values
+        self._num = numerators
+        self._den = denominators
+
+    def __getitem__(self, topic_id: str) -> TopicMetric:
+        i = self._position[topic_id]
+        return TopicMetric(topic_id, self._measure, float(self._values[i]), float(self._num[i]), float(self._den[i]))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._topics)
+
+    def __len__(self) -> int:
+        return len(self._topics)
+
+    def __contains__(self, topic_id: object) -> bool:
+        return topic_id in self._position
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 def topic_value_list(per_topic: Mapping[str, TopicMetric], topics: tuple[str, ...]) -> list[float]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.errors import MissingTopicsError, ValidationError
@@ -63,6 +63,7 @@ from workbench.scoring.results import (
     MissingPolicy,
     RecallCurve,
     RelevantDoc,
+    ValueMetrics,
     check_policy,
 )
 from workbench.types import Qrels, TopicMetric
@@ -74,40 +75,15 @@ _BLOCK = 128
 """numpy's ``PW_BLOCKSIZE``: pairwise summation splits above this many values."""
 
 
-class ListMetrics(Mapping[str, TopicMetric]):
+class ListMetrics(ValueMetrics):
     """topic_id -> ``TopicMetric`` of one measure, built on access from value lists.
 
     The pure-Python twin of ``scoring.evaluate.TopicMetrics`` (which reads numpy
-    arrays): a default report prints aggregates only, so no per-topic object
-    is made until one is asked for. Topics iterate in evaluation order.
+    arrays; both are ``results.ValueMetrics``): a default report prints aggregates
+    only, so no per-topic object is made until one is asked for.
     """
 
-    __slots__ = ("_den", "_measure", "_num", "_position", "_topics", "_values")
-
-    def __init__(self, measure: str, topics: Sequence[str], position: Mapping[str, int], values: Sequence[float],
-                 numerators: Sequence[float], denominators: Sequence[float]) -> None:
-        self._measure = measure
-        self._topics = topics
-        self._position = position
-        self._values = values
-        self._num = numerators
-        self._den = denominators
-
-    def __getitem__(self, topic_id: str) -> TopicMetric:
-        i = self._position[topic_id]
-        return TopicMetric(topic_id, self._measure, self._values[i], self._num[i], self._den[i])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._topics)
-
-    def __len__(self) -> int:
-        return len(self._topics)
-
-    def __contains__(self, topic_id: object) -> bool:
-        return topic_id in self._position
-
-    def __repr__(self) -> str:
-        return repr(dict(self))
+    __slots__ = ()
 
     def value_list(self, topics: Iterable[str]) -> list[float]:
         """The values of ``topics``, in order, as floats (no per-topic objects are built).
