@@ -23,8 +23,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress, islice
 from operator import eq, itemgetter
+from typing import TYPE_CHECKING
 
-from workbench.types import ScoredDoc
+if TYPE_CHECKING:  # at run time imported by the two functions that build them: errors imports this module
+    from workbench.types import ScoredDoc
 
 
 def ranked(scores: Mapping[str, float]) -> list[ScoredDoc]:
@@ -41,6 +43,8 @@ def ranked(scores: Mapping[str, float]) -> list[ScoredDoc]:
         >>> [d.doc_id for d in ranked({"a": 1.0, "b": 1.0, "c": 2.0})]
         ['c', 'b', 'a']
     """
+    from workbench.types import ScoredDoc
+
     return [ScoredDoc(doc_id, float(score), i) for i, (doc_id, score) in enumerate(_ordered(scores), 1)]
 
 
@@ -102,6 +106,8 @@ def ranked_by_file_order(rows: Iterable[tuple[str, int, float]]) -> list[ScoredD
         ``ScoredDoc`` list with ranks re-assigned 1..n in that order.
     """
     items = sorted(enumerate(rows), key=lambda ir: (ir[1][1], ir[0]))
+    from workbench.types import ScoredDoc
+
     return [ScoredDoc(doc_id, float(score), i) for i, (_, (doc_id, _r, score)) in enumerate(items, 1)]
 
 

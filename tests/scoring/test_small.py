@@ -203,10 +203,21 @@ def test_the_plain_reader_gives_the_columnar_readers_run(write):
     PLAIN.replace("1 Q0 a", " 1 Q0 a"), PLAIN.replace(" tag\n2", " tag \n2"),  # a space at a line's start, end
     PLAIN.replace("-1e-3", "1.2.3"),                           # the score's characters, not its shape
     PLAIN + "1 Q0 b 4 0.1 tag\n",                              # a duplicate of a topic seen earlier
+    PLAIN + "x",                                               # a last line of one field, no line end
+    PLAIN + "1 Q0 d 4 0.1 tag 7\n",                            # seven columns on the last line
     "",                                                        # empty
 ])
 def test_the_plain_reader_leaves_everything_else_to_the_other_readers(write, text):
     assert read_small_run(write("r.run", text)) is None
+
+
+def test_the_plain_readers_read_a_last_line_without_its_line_end(write):
+    run = read_small_run(write("r.run", PLAIN))
+    cut = read_small_run(write("r2.run", PLAIN[:-1]))
+    assert run is not None and cut is not None and dict(cut.ranked) == dict(run.ranked) and cut.n_lines == 5
+    qrels = "1 0 b 1\n1 0 a -1\n2 0 c 3\n"
+    assert read_small_qrels(write("q.txt", qrels[:-1])) == read_small_qrels(write("q2.txt", qrels)) == {
+        "1": {"b": 1, "a": -1}, "2": {"c": 3}}
 
 
 def test_the_plain_reader_reads_interleaved_topics_and_ties_as_the_columnar_reader(write):
@@ -270,7 +281,9 @@ def test_the_plain_qrels_reader_gives_read_qrels(write):
     assert read_small_qrels(path) == read_qrels(path) == {"1": {"b": 1, "a": -1}, "2": {"é": 3}, "10": {"x": 0}}
     assert list(read_small_qrels(path)["1"]) == list(read_qrels(path)["1"])
     for bad in (text + "1 0 b 2\n", text.replace("-1", "x"), text.replace("\n", "\r\n", 1), text + "\n",
-                text.replace("+0", "1234567890"), "1 0 a\n"):
+                text.replace("+0", "1234567890"), "1 0 a\n", text + "1 0 a 1 x\n", text.replace("+0", "+"),
+                text.replace("+0", "+-0"), text.replace("+0", "٣"), text.replace("1 0 a", "1 0  a"),
+                text.replace("\n1 0 a", "\n 1 0 a"), text + "x"):
         assert read_small_qrels(write("q2.txt", bad)) is None
 
 

@@ -29,7 +29,6 @@ import math
 import os
 import re
 import stat
-from itertools import repeat
 from pathlib import Path
 
 from workbench.ranking import ranked_ids, ranked_ids_of
@@ -45,6 +44,7 @@ columnar scorer's per-line speed wins. ``bench/scoring/bench_scoring.py`` measur
 both sides (its dl and msmarco cases)."""
 
 _RANK = re.compile(r"[+-]?[0-9]{1,18}")
+_GRADE = re.compile(r"[+-]?[0-9]{1,9}")
 _SCORE_CHARS = re.compile(r"[0-9.+eE-]*").fullmatch
 
 
@@ -95,16 +95,16 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
     """
     found = _small_bytes(path, max_bytes)
     text = None if found is None else _plain_text(found[1])
-    if text is None or text.startswith("PAR1"):
+    if found is None or text is None or text.startswith("PAR1"):
         return None
     # The whole file at once, as columns: one split on " " (line ends made spaces), every line
     # checked to hold exactly five spaces, each column a slice of the fields. No per-line Python.
     body = text[:-1] if text.endswith("\n") else text
-    lines = body.split("\n")
-    n = len(lines)
-    if list(map(str.count, lines, repeat(" ", n))).count(5) != n:  # six fields on every line (an empty line has none)
+    n = body.count("\n") + 1
+    if not _fields_per_line(found[1], n, 6):  # six fields on every line (an empty line has none)
         return None
     flat = body.replace("\n", " ")
+    del found, text, body  # the file's copies are not needed past here (a fresh process pays for each page)
     if "  " in flat or flat.startswith(" ") or flat.endswith(" "):  # an empty field (the line ends are spaces here)
         return None
     fields = flat.split(" ")
@@ -153,6 +153,23 @@ def _ranked_by_topic(topics: list[str], docs: list[str], scores: list[float]) ->
     return {t: ranked_ids(ds) for t, ds in by_topic.items()}
 
 
+_NOT_SEPARATOR_BYTES = bytes(sorted(set(range(256)) - set(b" \n")))
+
+
+def _fields_per_line(data: bytes, n_lines: int, n_fields: int) -> bool:
+    """Every one of the ``n_lines`` lines of ``data`` holds exactly ``n_fields - 1`` spaces.
+
+    The file's spaces and line ends in order (one C pass, ``bytes.translate``)
+    must be ``n_fields - 1`` spaces then LF, ``n_lines`` times (the last LF
+    optional): so no line is empty or has another count of fields, without a
+    string per line.
+    """
+    seps = data.translate(None, _NOT_SEPARATOR_BYTES)
+    line = b" " * (n_fields - 1) + b"\n"
+    expected = line * n_lines
+    return seps == expected or seps == expected[:-1]
+
+
 def _plain_text(data: bytes) -> str | None:
     """``data`` as text when the plain readers may read it, else None (the strict reader then
     reads the file, or names the line that breaks its rules).
@@ -189,6 +206,14 @@ def _plain_scores(scores: list[str]) -> bool:
     return _SCORE_CHARS("".join(scores)) is not None
 
 
+def _plain_grades(grades: list[str]) -> bool:
+    """Every grade is a whole number of at most 9 digits with an optional sign (``[+-]?[0-9]{1,9}``)."""
+    joined = "".join(grades)
+    if joined.isascii() and joined.isdigit() and max(map(len, grades), default=0) <= 9:
+        return True
+    return all(_GRADE.fullmatch(g) for g in grades)
+
+
 def read_small_qrels(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> dict[str, dict[str, int]] | None:
     """A small plain TREC qrels file, as ``formats.trec.read_qrels`` reads it, or None to let that reader read it.
 
@@ -202,36 +227,30 @@ def read_small_qrels(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> d
         topic_id -> doc_id -> grade, topics and documents in file order; None
         as described, or for a file larger than ``max_bytes``.
     """
-    size = small_text_file(path, max_bytes)
-    if size is None:
+    found = _small_bytes(path, max_bytes)
+    if found is None or found[1].startswith(b"PAR1"):
         return None
-    try:
-        with open(path, "rb") as f:
-            text = _plain_text(f.read())
-    except OSError:
-        return None
+    text = _plain_text(found[1])
     if text is None:
         return None
-    if not text.endswith("\n"):
-        text += "\n"
-    lines = text.split("\n")
-    lines.pop()
+    # As the run reader: the whole file as columns, four fields checked on every line, no per-line split.
+    body = text[:-1] if text.endswith("\n") else text
+    if not _fields_per_line(found[1], body.count("\n") + 1, 4):
+        return None
+    flat = body.replace("\n", " ")
+    del found, text, body
+    if "  " in flat or flat.startswith(" ") or flat.endswith(" "):  # an empty field
+        return None
+    fields = flat.split(" ")
+    topics, docs, grade_texts = fields[0::4], fields[2::4], fields[3::4]
+    del fields
+    if not _plain_grades(grade_texts):
+        return None
     qrels: dict[str, dict[str, int]] = {}
-    for line in lines:
-        parts = line.split(" ")
-        if len(parts) != 4 or "" in parts:
+    for topic, doc, grade in zip(topics, docs, map(int, grade_texts), strict=True):
+        topic_docs = qrels.get(topic)
+        if topic_docs is None:
+            qrels[topic] = {doc: grade}
+        elif topic_docs.setdefault(doc, grade) != grade:  # a repeat with another grade: the strict reader names both lines
             return None
-        topic, _iteration, doc, grade_s = parts
-        digits = grade_s[1:] if grade_s[0] in "+-" else grade_s
-        if not (digits.isascii() and digits.isdigit() and len(digits) <= 9):
-            return None
-        grade = int(grade_s)
-        docs = qrels.get(topic)
-        if docs is None:
-            docs = qrels[topic] = {}
-        elif doc in docs:
-            if docs[doc] != grade:  # the strict reader names both lines
-                return None
-            continue
-        docs[doc] = grade
     return qrels or None

@@ -16,12 +16,14 @@ import dataclasses
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from workbench.errors import UsageError
 from workbench.scoring.measures import Judged, Measure, R, parse_measures
 from workbench.scoring.novelty import NovelDocuments, NovelLists, NoveltyAtK
-from workbench.types import TopicMetric
+
+if TYPE_CHECKING:  # built on access only (ValueMetrics): a file score prints aggregates without importing the records
+    from workbench.types import TopicMetric
 
 MIN_TOPICS = 5
 """Fewest paired topics ``scoring.compare`` and the gate run paired tests on (and the
@@ -198,7 +200,7 @@ class Evaluation:
         return sum(self.duplicates.values())
 
 
-class ValueMetrics(Mapping[str, TopicMetric]):
+class ValueMetrics(Mapping[str, "TopicMetric"]):
     """topic_id -> ``TopicMetric`` of one measure, built on access from value columns (no object per topic up front).
 
     The columns are indexable by a topic's position: Python lists (``scoring.small.ListMetrics``) or numpy
@@ -218,6 +220,8 @@ class ValueMetrics(Mapping[str, TopicMetric]):
         self._den = denominators
 
     def __getitem__(self, topic_id: str) -> TopicMetric:
+        from workbench.types import TopicMetric
+
         i = self._position[topic_id]
         return TopicMetric(topic_id, self._measure, float(self._values[i]), float(self._num[i]), float(self._den[i]))
 

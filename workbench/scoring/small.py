@@ -40,6 +40,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from workbench.errors import MissingTopicsError, ValidationError
 from workbench.ranking import display_key, natural_key
@@ -66,7 +67,9 @@ from workbench.scoring.results import (
     ValueMetrics,
     check_policy,
 )
-from workbench.types import Qrels, TopicMetric
+
+if TYPE_CHECKING:
+    from workbench.types import Qrels, TopicMetric
 
 SMALL_SCORER_ID = "python/1"
 """Identifies this implementation in ``Evaluation.scorer`` (the numbers are the columnar scorer's)."""

@@ -10,7 +10,6 @@ be traced to the code that computed it.
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +42,8 @@ def file_sha256(path: str | Path) -> str:
     Raises:
         OSError: the file cannot be read.
     """
+    import hashlib  # here, not at start-up: OpenSSL takes 2-3 ms to load, and file scoring never hashes a file
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(1 << 20):
