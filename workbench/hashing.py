@@ -29,4 +29,5 @@ def qrels_content_hash(qrels: Mapping[str, Mapping[str, int]]) -> str:
     for topic in sorted(qrels):  # (topic, doc) pairs are distinct: topics in order, then each topic's docs
         docs = qrels[topic]
         parts.extend([f"{topic}\t{doc}\t{int(docs[doc])}\n" for doc in sorted(docs)])
-    return sha256("".join(parts).encode()).hexdigest()
+    digest: str = sha256("".join(parts).encode()).hexdigest()
+    return digest

@@ -21,6 +21,7 @@ import pytest
 from tests.scoring.conftest import make_data
 from workbench.errors import MissingTopicsError
 from workbench.formats.columnar import read_run_columns
+from workbench.formats import plain_run
 from workbench.formats.plain_run import read_small_qrels, read_small_run
 from workbench.formats.trec import read_qrels
 from workbench.ranking import ranked_ids, ranked_ids_of
@@ -179,7 +180,15 @@ def test_gains_and_discounts_are_one_table_for_both_scorers():
 PLAIN = "1 Q0 b 1 2.5 tag\n1 Q0 a 2 2.5 tag\n1 Q0 c 3 -1e-3 tag\n2 Q0 é 1 .5 tag\n10 Q0 x 1 +7. tag\n"
 
 
-def test_the_plain_reader_gives_the_columnar_readers_run(write):
+@pytest.fixture(params=[1 << 16, 1, 20], ids=["one-chunk", "a-line-a-chunk", "chunks-of-some-lines"])
+def chunk(request, monkeypatch):
+    """The run reader's chunk size (characters): the default (these files fit one chunk) and chunks
+    of one and of one to two lines, so every check also meets a line of a later chunk."""
+    monkeypatch.setattr(plain_run, "_CHUNK_CHARS", request.param)
+    return request.param
+
+
+def test_the_plain_reader_gives_the_columnar_readers_run(chunk, write):
     path = write("r.run", PLAIN)
     small = read_small_run(path)
     rr = rank_run(read_run_columns(path))
@@ -207,11 +216,11 @@ def test_the_plain_reader_gives_the_columnar_readers_run(write):
     PLAIN + "1 Q0 d 4 0.1 tag 7\n",                            # seven columns on the last line
     "",                                                        # empty
 ])
-def test_the_plain_reader_leaves_everything_else_to_the_other_readers(write, text):
+def test_the_plain_reader_leaves_everything_else_to_the_other_readers(chunk, write, text):
     assert read_small_run(write("r.run", text)) is None
 
 
-def test_the_plain_readers_read_a_last_line_without_its_line_end(write):
+def test_the_plain_readers_read_a_last_line_without_its_line_end(chunk, write):
     run = read_small_run(write("r.run", PLAIN))
     cut = read_small_run(write("r2.run", PLAIN[:-1]))
     assert run is not None and cut is not None and dict(cut.ranked) == dict(run.ranked) and cut.n_lines == 5
@@ -220,7 +229,7 @@ def test_the_plain_readers_read_a_last_line_without_its_line_end(write):
         "1": {"b": 1, "a": -1}, "2": {"c": 3}}
 
 
-def test_the_plain_reader_reads_interleaved_topics_and_ties_as_the_columnar_reader(write):
+def test_the_plain_reader_reads_interleaved_topics_and_ties_as_the_columnar_reader(chunk, write):
     rng = random.Random(7)
     lines = [f"{rng.choice(['1', '2', '10'])} Q0 d{i} {i} {rng.choice(['1', '1.0', '2.5', '-0.0', '0'])} t\n"
              for i in range(60)]

@@ -97,31 +97,64 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
     text = None if found is None else _plain_text(found[1])
     if found is None or text is None or text.startswith("PAR1"):
         return None
-    # The whole file at once, as columns: one split on " " (line ends made spaces), every line
-    # checked to hold exactly five spaces, each column a slice of the fields. No per-line Python.
+    # The file as columns: every line checked to hold exactly five spaces (one pass over the bytes), then
+    # the text split on " " (line ends made spaces) a chunk at a time, each column a slice of the fields.
     body = text[:-1] if text.endswith("\n") else text
     n = body.count("\n") + 1
     if not _fields_per_line(found[1], n, 6):  # six fields on every line (an empty line has none)
         return None
-    flat = body.replace("\n", " ")
-    del found, text, body  # the file's copies are not needed past here (a fresh process pays for each page)
-    if "  " in flat or flat.startswith(" ") or flat.endswith(" "):  # an empty field (the line ends are spaces here)
+    del found, text  # the file's bytes are not needed past here (a fresh process pays for each page it touches)
+    columns = _run_columns(body)
+    if columns is None:
         return None
-    fields = flat.split(" ")
-    topics, docs, ranks, score_texts, tags = fields[0::6], fields[2::6], fields[3::6], fields[4::6], fields[5::6]
-    tag = tags[0]
-    if tags.count(tag) != n or not (_plain_ranks(ranks) and _plain_scores(score_texts)):
-        return None
-    try:
-        scores = list(map(float, score_texts))
-    except ValueError:  # e.g. "1.2.3": the pattern's characters, not its shape
-        return None
+    tag, topics, docs, scores = columns
     if not (-math.inf < min(scores) and max(scores) < math.inf):  # 1e999 reads as inf
         return None
     ranked = _ranked_by_topic(topics, docs, scores)
     if ranked is None:
         return None
     return SmallRun(ranked, name=tag, n_lines=n)
+
+
+_CHUNK_CHARS = 1 << 16
+"""The run's text is split into fields about this many characters (some 1,800 lines) at a time: one chunk's
+fields are freed before the next chunk is split, so the reader touches a few MB rather than the 16 MB that
+all the fields of a TREC DL-size run take at once (in a fresh process each new page costs a fault)."""
+
+
+def _run_columns(body: str) -> tuple[str, list[str], list[str], list[float]] | None:
+    """(run tag, topic column, doc column, scores) of a run text whose every line holds six fields, or None.
+
+    None for an empty field, a second run tag, a rank or score outside the plain patterns
+    (``_plain_ranks``, ``_plain_scores``) or a score ``float`` refuses. ``body``: the file's text
+    without its last line end, every line already checked to hold exactly five spaces
+    (``_fields_per_line``), so each chunk cut at a line end holds whole lines.
+    """
+    topics: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    tag = ""
+    start, size = 0, len(body)
+    while start < size:
+        end = body.find("\n", start + _CHUNK_CHARS)
+        if end < 0:
+            end = size
+        flat = body[start:end].replace("\n", " ")
+        if "  " in flat or flat.startswith(" ") or flat.endswith(" "):  # an empty field (the line ends are spaces here)
+            return None
+        fields = flat.split(" ")
+        ranks, score_texts, tags = fields[3::6], fields[4::6], fields[5::6]
+        tag = tag or tags[0]
+        if tags.count(tag) != len(tags) or not (_plain_ranks(ranks) and _plain_scores(score_texts)):
+            return None
+        try:
+            scores += map(float, score_texts)
+        except ValueError:  # e.g. "1.2.3": the pattern's characters, not its shape
+            return None
+        topics += fields[0::6]
+        docs += fields[2::6]
+        start = end + 1
+    return tag, topics, docs, scores
 
 
 def _ranked_by_topic(topics: list[str], docs: list[str], scores: list[float]) -> dict[str, list[str]] | None:
