@@ -20,8 +20,8 @@ import pytest
 
 from tests.scoring.conftest import make_data
 from workbench.errors import MissingTopicsError
-from workbench.formats.columnar import read_run_columns
 from workbench.formats import plain_run
+from workbench.formats.columnar import read_run_columns
 from workbench.formats.plain_run import read_small_qrels, read_small_run
 from workbench.formats.trec import read_qrels
 from workbench.ranking import ranked_ids, ranked_ids_of
