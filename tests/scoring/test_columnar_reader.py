@@ -87,6 +87,8 @@ def test_unusual_whitespace_falls_back_to_the_strict_reader_with_equal_results(w
         ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1e999 s\n", 2, "not a finite number"),
         ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1.0 s\n \n1 Q0 c 3\n", 4, "expected 6 columns"),
         ("1 Q0 a 1 2.0 s\n1 Q0 b 2 1.0 s extra\n", 2, "expected 6 columns"),
+        ("1 Q0 a 1 2.0 " + "t" * 201 + "\n", 1, "at most 200 characters"),  # the strict reader's NAME_MAX
+        ("1 Q0 a 1 2.0 " + "é" * 201 + "\n", 1, "at most 200 characters"),  # characters, not bytes
     ],
 )
 def test_format_errors_name_the_file_and_line(write, text, line, fragment):
@@ -94,6 +96,36 @@ def test_format_errors_name_the_file_and_line(write, text, line, fragment):
     with pytest.raises(InputFormatError) as e:
         columnar.read_run_columns(path)
     assert e.value.line == line and fragment in str(e.value) and str(path) in str(e.value)
+
+
+def test_a_run_tag_of_200_characters_is_read_by_every_reader(write, monkeypatch):
+    from workbench.formats.plain_run import read_small_run
+
+    path = write("long.trec", "1 Q0 a 1 2.0 " + "é" * 200 + "\n1 Q0 b 2 1.0 " + "é" * 200 + "\n")
+    small = read_small_run(path)
+    assert small is not None and small.name == "é" * 200
+    assert trec.read_run(path).tag == "é" * 200
+    _no_fallback(monkeypatch)
+    assert columnar.read_run_columns(path).name == "é" * 200
+
+
+@pytest.mark.parametrize("bad, fragment", [("1.2.3", "numeric score"), ("nan", "not a finite number"),
+                                           ("++1", "numeric score")])
+def test_one_bad_score_after_many_integer_scores_is_refused(write, fast_path, bad, fragment):
+    """A score pattern that can split a value's digits two ways (``[0-9]+\\.?[0-9]*``) backtracks through
+    every split of every earlier line before refusing one bad score: about 4^n steps, a hang at 14 lines.
+    Read in a child process, so that such a hang fails the test (after 300 s) instead of stalling the suite."""
+    import subprocess
+    import sys
+
+    path = write("bad.trec", "".join(f"1 Q0 d{i} {i + 1} 1234 t\n" for i in range(40)) + f"1 Q0 z 99 {bad} t\n")
+    code = ("import sys\nfrom workbench.formats import columnar\nfrom workbench.errors import InputFormatError\n"
+            f"columnar.SMALL_BYTES = {columnar.SMALL_BYTES}\n"
+            "try:\n    columnar.read_run_columns(sys.argv[1])\nexcept InputFormatError as e:\n"
+            "    print(e.line, e)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300,
+                         check=True).stdout
+    assert out.startswith("41 ") and fragment in out
 
 
 def test_empty_and_missing_files(write, tmp_path):

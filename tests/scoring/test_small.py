@@ -215,6 +215,7 @@ def test_the_plain_reader_gives_the_columnar_readers_run(chunk, write):
     PLAIN + "x",                                               # a last line of one field, no line end
     PLAIN + "1 Q0 d 4 0.1 tag 7\n",                            # seven columns on the last line
     "",                                                        # empty
+    PLAIN.replace(" tag\n", " " + "t" * 201 + "\n"),          # a run tag the strict reader refuses (NAME_MAX)
 ])
 def test_the_plain_reader_leaves_everything_else_to_the_other_readers(chunk, write, text):
     assert read_small_run(write("r.run", text)) is None

@@ -45,7 +45,7 @@ from typer.core import TyperGroup
 from workbench.cli import paused_gc
 
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
 
 
 @dataclass(frozen=True)

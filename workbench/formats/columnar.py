@@ -43,7 +43,7 @@ from workbench.scoring.columns import (
     with_small_pages,
     words_for,
 )
-from workbench.text import CONTROL_BYTES, UNSAFE_NON_ASCII
+from workbench.text import CONTROL_BYTES, NAME_MAX, UNSAFE_NON_ASCII
 
 SLICE_BYTES = 32 << 20
 """Bytes parsed per slice: bounds the parser's memory to a few times this."""
@@ -61,9 +61,12 @@ _SEPARATOR[[10, 32]] = True
 _LINE = np.array([32, 32, 32, 32, 32, 10], dtype=np.uint8)
 
 # Columns cut to fixed width, NUL-padded (``_column_bytes``): the strict reader's rank and score
-# patterns (formats.trec ``_INT``, ``_NUM``), each value followed by its padding.
+# patterns (formats.trec ``_INT``, ``_NUM``), each value followed by its padding. Each value can match
+# one way only (the digits before a point are never split between two repeats): a pattern that could,
+# such as ``[0-9]+\.?[0-9]*``, backtracks through every split of every value before it refuses one bad
+# score, exponential in the number of lines.
 _INT_PADDED = re.compile(rb"(?:[+-]?[0-9]{1,18}\x00+)+")
-_NUM_PADDED = re.compile(rb"(?:[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\x00+)+")
+_NUM_PADDED = re.compile(rb"(?:[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\x00+)+")
 
 _NAMES = ["topic", "q0", "doc", "rank", "score", "tag"]
 _OTHER_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
@@ -256,6 +259,9 @@ def _read_small(data: bytes, trust_file_order: bool) -> RunColumns:
     tags, tag_len = column(5)
     if not (np.all(tag_len == tag_len[0]) and np.array_equal(tags, np.broadcast_to(tags[0], tags.shape))):
         raise _Fallback
+    name = tags[0, : tag_len[0]].tobytes().decode("utf-8")
+    if len(name) > NAME_MAX:  # the strict reader refuses it, naming line 1
+        raise _Fallback
     # Rank and score values are cut one byte wider than the longest, so a NUL ends every value.
     rank_len = lengths[3::6]
     if int(rank_len.max()) > 19:
@@ -291,7 +297,7 @@ def _read_small(data: bytes, trust_file_order: bool) -> RunColumns:
         doc_words=words,
         scores=scores,
         file_ranks=file_ranks,
-        name=tags[0, : tag_len[0]].tobytes().decode("utf-8"),
+        name=name,
         n_lines=n,
     )
 
@@ -429,6 +435,8 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
                     tag_col = batch.column(4)
                     if tag is None:
                         tag = tag_col[0].as_py().encode("utf-8")
+                        if len(tag.decode("utf-8")) > NAME_MAX:  # the strict reader refuses it, naming line 1
+                            raise _Fallback
                     if not _same_tag(tag_col, tag):
                         raise _Fallback
                     packed = _pack_chunk(doc_col, pc, pool)

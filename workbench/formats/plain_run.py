@@ -8,7 +8,7 @@ to ``formats.trec.read_qrels``; ``small_text_file`` is the size check both use.
 ``SmallRun`` (each topic's doc ids in canonical order, ``workbench.ranking``)
 when the file is in the plain dialect the columnar fast path reads
 (``formats.columnar``): every line ``topic Q0 doc rank score tag`` with single
-spaces and LF, UTF-8 without a byte-order mark, one run tag, integer ranks
+spaces and LF, UTF-8 without a byte-order mark, one run tag of at most ``text.NAME_MAX`` characters, integer ranks
 (``[+-]?[0-9]{1,18}``) and finite plain decimal scores (``formats.trec``'s
 pattern), no blank line, no repeated doc id within a topic. Anything else
 (a larger file, Parquet, tabs, CR, a duplicate, a bad field, a control or other
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from workbench.ranking import ranked_ids, ranked_ids_of
 from workbench.scoring.small import SmallRun
-from workbench.text import NOT_CONTROL_BYTES, UNSAFE_NON_ASCII
+from workbench.text import NAME_MAX, NOT_CONTROL_BYTES, UNSAFE_NON_ASCII
 
 SMALL_RUN_BYTES = 4 << 20
 """Run files up to this size (about 100,000 lines) are scored without numpy (``scoring.small``).
@@ -108,6 +108,8 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
     if columns is None:
         return None
     tag, topics, docs, scores = columns
+    if len(tag) > NAME_MAX:  # the strict reader refuses a longer run tag, naming line 1
+        return None
     if not (-math.inf < min(scores) and max(scores) < math.inf):  # 1e999 reads as inf
         return None
     ranked = _ranked_by_topic(topics, docs, scores)

@@ -84,7 +84,7 @@ GRADE_RULE = (
 
 _MARKER = re.compile(r"\.([A-Z])(?:[ \t]+(.*?))?[ \t]*")
 _ID_LINE = re.compile(r"\.I[ \t]+(\S+)[ \t]*")
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 Role = Literal["query", "doc", "grade", "ignore"]
 ROLES: tuple[str, ...] = ("query", "doc", "grade", "ignore")

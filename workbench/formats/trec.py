@@ -58,7 +58,7 @@ _WS = " \t\r\f\v"
 _UNSAFE_IN_LINE = re.compile(UNSAFE.pattern.replace("\x00-\x1f", "\x00-\x08\x0e-\x1f"))  # separators and LF are fine
 _SPLIT = re.compile(r"[ \t\r\f\v]+").split
 _INT = re.compile(r"[+-]?[0-9]+")
-_NUM = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NUM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 RUN_COLUMNS = "topic Q0 doc rank score tag"
