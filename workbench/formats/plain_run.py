@@ -43,8 +43,6 @@ against about 40 ms for the 43,000 lines of a TREC DL-size run); above it the
 columnar scorer's per-line speed wins. ``bench/scoring/bench_scoring.py`` measures
 both sides (its dl and msmarco cases)."""
 
-_RANK = re.compile(r"[+-]?[0-9]{1,18}")
-_GRADE = re.compile(r"[+-]?[0-9]{1,9}")
 _SCORE_CHARS = re.compile(r"[0-9.+eE-]*").fullmatch
 
 
@@ -93,17 +91,12 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
         >>> read_small_run("bm25.run").ranked["1"][:3]  # doctest: +SKIP
         ['d12', 'd7', 'd3']
     """
-    found = _small_bytes(path, max_bytes)
-    text = None if found is None else _plain_text(found[1])
-    if found is None or text is None or text.startswith("PAR1"):
-        return None
     # The file as columns: every line checked to hold exactly five spaces (one pass over the bytes), then
     # the text split on " " (line ends made spaces) a chunk at a time, each column a slice of the fields.
-    body = text[:-1] if text.endswith("\n") else text
-    n = body.count("\n") + 1
-    if not _fields_per_line(found[1], n, 6):  # six fields on every line (an empty line has none)
+    lines = _plain_lines(path, max_bytes, 6)
+    if lines is None:
         return None
-    del found, text  # the file's bytes are not needed past here (a fresh process pays for each page it touches)
+    body, n = lines
     columns = _run_columns(body)
     if columns is None:
         return None
@@ -128,7 +121,7 @@ def _run_columns(body: str) -> tuple[str, list[str], list[str], list[float]] | N
     """(run tag, topic column, doc column, scores) of a run text whose every line holds six fields, or None.
 
     None for an empty field, a second run tag, a rank or score outside the plain patterns
-    (``_plain_ranks``, ``_plain_scores``) or a score ``float`` refuses. ``body``: the file's text
+    (``_plain_integers``, ``_plain_scores``) or a score ``float`` refuses. ``body``: the file's text
     without its last line end, every line already checked to hold exactly five spaces
     (``_fields_per_line``), so each chunk cut at a line end holds whole lines.
     """
@@ -141,13 +134,12 @@ def _run_columns(body: str) -> tuple[str, list[str], list[str], list[float]] | N
         end = body.find("\n", start + _CHUNK_CHARS)
         if end < 0:
             end = size
-        flat = body[start:end].replace("\n", " ")
-        if "  " in flat or flat.startswith(" ") or flat.endswith(" "):  # an empty field (the line ends are spaces here)
+        fields = _split_fields(body[start:end])
+        if fields is None:
             return None
-        fields = flat.split(" ")
         ranks, score_texts, tags = fields[3::6], fields[4::6], fields[5::6]
         tag = tag or tags[0]
-        if tags.count(tag) != len(tags) or not (_plain_ranks(ranks) and _plain_scores(score_texts)):
+        if tags.count(tag) != len(tags) or not (_plain_integers(ranks, 18) and _plain_scores(score_texts)):
             return None
         try:
             scores += map(float, score_texts)
@@ -191,6 +183,32 @@ def _ranked_by_topic(topics: list[str], docs: list[str], scores: list[float]) ->
 _NOT_SEPARATOR_BYTES = bytes(sorted(set(range(256)) - set(b" \n")))
 
 
+def _plain_lines(path: str | Path, max_bytes: int, n_fields: int) -> tuple[str, int] | None:
+    """(the text without its last line end, the number of lines) of a small plain text file whose
+    every line holds ``n_fields`` fields, else None (``_small_bytes``, ``_plain_text``, ``_fields_per_line``;
+    Parquet is None). The file's bytes are freed on return (a fresh process pays for each page it touches)."""
+    found = _small_bytes(path, max_bytes)
+    if found is None or found[1].startswith(b"PAR1"):
+        return None
+    text = _plain_text(found[1])
+    if text is None:
+        return None
+    body = text[:-1] if text.endswith("\n") else text
+    n = body.count("\n") + 1
+    if not _fields_per_line(found[1], n, n_fields):
+        return None
+    return body, n
+
+
+def _split_fields(lines: str) -> list[str] | None:
+    """The fields of whole lines, in order (one split on " ", the line ends made spaces); None when a
+    field is empty (two spaces, or a space at a line's start or end)."""
+    flat = lines.replace("\n", " ")
+    if "  " in flat or flat.startswith(" ") or flat.endswith(" "):
+        return None
+    return flat.split(" ")
+
+
 def _fields_per_line(data: bytes, n_lines: int, n_fields: int) -> bool:
     """Every one of the ``n_lines`` lines of ``data`` holds exactly ``n_fields - 1`` spaces.
 
@@ -224,12 +242,14 @@ def _plain_text(data: bytes) -> str | None:
     return text
 
 
-def _plain_ranks(ranks: list[str]) -> bool:
-    """Every rank matches ``[+-]?[0-9]{1,18}`` (the columnar reader's rank pattern)."""
-    joined = "".join(ranks)
-    if joined.isascii() and joined.isdigit() and max(map(len, ranks), default=0) <= 18:
+def _plain_integers(values: list[str], max_digits: int) -> bool:
+    """Every value matches ``[+-]?[0-9]{1,max_digits}``: ranks with 18 (the columnar reader's rank
+    pattern), grades with 9 (``read_small_qrels``). Unsigned values are checked in one pass over their join."""
+    joined = "".join(values)
+    if joined.isascii() and joined.isdigit() and max(map(len, values), default=0) <= max_digits:
         return True
-    return all(_RANK.fullmatch(r) for r in ranks)
+    pattern = re.compile(rf"[+-]?[0-9]{{1,{max_digits}}}")  # signed values only (re caches the pattern)
+    return all(pattern.fullmatch(v) for v in values)
 
 
 def _plain_scores(scores: list[str]) -> bool:
@@ -239,14 +259,6 @@ def _plain_scores(scores: list[str]) -> bool:
     only digits, ``.``, ``+``, ``-``, ``e`` and ``E`` (no ``_``, no ``inf`` or ``nan``).
     """
     return _SCORE_CHARS("".join(scores)) is not None
-
-
-def _plain_grades(grades: list[str]) -> bool:
-    """Every grade is a whole number of at most 9 digits with an optional sign (``[+-]?[0-9]{1,9}``)."""
-    joined = "".join(grades)
-    if joined.isascii() and joined.isdigit() and max(map(len, grades), default=0) <= 9:
-        return True
-    return all(_GRADE.fullmatch(g) for g in grades)
 
 
 def read_small_qrels(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> dict[str, dict[str, int]] | None:
@@ -262,24 +274,15 @@ def read_small_qrels(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> d
         topic_id -> doc_id -> grade, topics and documents in file order; None
         as described, or for a file larger than ``max_bytes``.
     """
-    found = _small_bytes(path, max_bytes)
-    if found is None or found[1].startswith(b"PAR1"):
-        return None
-    text = _plain_text(found[1])
-    if text is None:
-        return None
     # As the run reader: the whole file as columns, four fields checked on every line, no per-line split.
-    body = text[:-1] if text.endswith("\n") else text
-    if not _fields_per_line(found[1], body.count("\n") + 1, 4):
+    lines = _plain_lines(path, max_bytes, 4)
+    fields = None if lines is None else _split_fields(lines[0])
+    if fields is None:
         return None
-    flat = body.replace("\n", " ")
-    del found, text, body
-    if "  " in flat or flat.startswith(" ") or flat.endswith(" "):  # an empty field
-        return None
-    fields = flat.split(" ")
+    del lines
     topics, docs, grade_texts = fields[0::4], fields[2::4], fields[3::4]
     del fields
-    if not _plain_grades(grade_texts):
+    if not _plain_integers(grade_texts, 9):
         return None
     qrels: dict[str, dict[str, int]] = {}
     for topic, doc, grade in zip(topics, docs, map(int, grade_texts), strict=True):
