@@ -23,7 +23,7 @@ The campaign (seeded, ``--data``, default ``/tmp/workbench-scale``; check ``df -
 
 Measured, each in a fresh process (``os.wait4``: wall time and peak RSS):
 
-* **pool**: ``services.pooling.pool_from_files(runs, depth=100)``, the bulk
+* **pool**: ``services.runs.pooling.pool_from_files(runs, depth=100)``, the bulk
   path (DuckDB reads every Parquet file; entries with best rank, run count and
   RRF priority; provenance: every (topic, document, run, rank) contribution);
 * **score**: ``workbench score RUN... --qrels qrels.parquet --missing zero -m
@@ -230,7 +230,7 @@ def load() -> str:
 
 POOL = """
 import sys, time
-from workbench.services.pooling import pool_from_files
+from workbench.services.runs.pooling import pool_from_files
 t0 = time.perf_counter()
 p = pool_from_files(sys.argv[2:], int(sys.argv[1]))
 print("POOL", p.n_entries, len(p.provenance["topic_id"]), len(set(p.entries["topic_id"])), time.perf_counter() - t0)

@@ -59,7 +59,7 @@ def _env() -> dict[str, str]:
 def seed(db: Path) -> None:
     """150 documents, 2 topics, pool p1 (200 entries) assigned in full to assessors a0..a7."""
     from pooling.pool import build_pool
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
     from workbench.store import LabelStore
     from workbench.types import Document, RunInfo, Topic
 
@@ -135,7 +135,7 @@ def handover_gaps(leases: list[tuple[float, float, float]]) -> list[float]:
 
 
 def _sign_in(store, name: str):  # type: ignore[no-untyped-def]
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     s = svc.sign_in(store, name, f"{name}-token-1")
     return s, svc.queue_state(store, s).n_total
@@ -152,7 +152,7 @@ def _barrier(ready: Path, go: Path) -> float:
 def _judge(store, session, n_total: int, until: float, saves: list[float],  # type: ignore[no-untyped-def]
            landed: list[tuple[str, str, int]]) -> None:
     """Save judgments of the session's queue (round and round, new grades) until the deadline."""
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     s = session
     position, rnd = 0, 0

@@ -17,7 +17,7 @@ Set-up (timed, reported, not the targets): a collection of 1,000,000 short
 documents and 1,000 topics (``LabelStore.ingest_collection``), one run of 1,000
 documents per topic (a Parquet run, stored with ``import_run_file``: a pool
 names stored runs only) pooled at depth 1,000 (the bulk pool path,
-``services.pooling.pool_from_files``, stored with ``save_pool``), a lead
+``services.runs.pooling.pool_from_files``, stored with ``save_pool``), a lead
 and two assessors. Then, each through the command line in a fresh process as
 a lead would run it (``os.wait4``: wall time, CPU time, peak RSS):
 
@@ -25,7 +25,7 @@ a lead would run it (``os.wait4``: wall time, CPU time, peak RSS):
   format; the bulk import path, ``store.judgments_bulk``); grades drawn so the
   two assessors agree on about 70% of the documents;
 * single saves: a third assessor judges ``--saves`` documents through the UI's
-  save path (``services.judging.save_judgment``, one committed row each, in one
+  save path (``services.judging.assessments.save_judgment``, one committed row each, in one
   process with the app's store settings: ``linger_s=STORE_LINGER_S``), latency
   p50 and p95 (target p95 < 50 ms); and the same with a store at its defaults
   (no linger: every save attaches and detaches the file, as a CLI process does);
@@ -76,7 +76,7 @@ def build(data: Path) -> list[str]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from workbench.services.pooling import pool_from_files
+    from workbench.services.runs.pooling import pool_from_files
     from workbench.store import LabelStore
     from workbench.types import Document, Topic
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from workbench.scoring.evaluate import Evaluation
-    from workbench.services.scoring import QrelsRef, RunSource, ScoreReport
+    from workbench.services.evaluation.scoring import QrelsRef, RunSource, ScoreReport
 
 AGGREGATE_COLUMNS = ("run", "measure", "macro", "micro", "ceiling", "n_topics", "pool_novel", "pool_novel_share",
                      "optimistic")
@@ -51,7 +51,7 @@ class EvaluationResults:
     """What ``evaluate`` returns: the score report and its two DataFrame views.
 
     Attributes:
-        report: the ``services.scoring.ScoreReport`` (lineage: qrels hash,
+        report: the ``services.evaluation.scoring.ScoreReport`` (lineage: qrels hash,
             runs, evaluator version, threshold, missing-topic policy, warnings).
     """
 
@@ -137,7 +137,7 @@ class EvaluationResults:
         ``optimistic`` and ``unjudged`` values, then (``per_topic``) one row
         per topic; each with numerator, denominator and the lineage columns.
         """
-        from workbench.reports import write_scores_parquet
+        from workbench.reports.scores import write_scores_parquet
 
         return write_scores_parquet(self.report.header(), self.report.evaluations, Path(path), per_topic=per_topic)
 
@@ -186,7 +186,7 @@ def _named_runs(runs: object) -> list[tuple[str, object]]:
 
 def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]]:
     from workbench.scoring.columns import rank_run, run_columns_from_mapping
-    from workbench.services.scoring import RunRef, load_run
+    from workbench.services.evaluation.scoring import RunRef, load_run
 
     out: list[tuple[str, RunSource]] = []
     for position, (name, run) in enumerate(_named_runs(runs), 1):
@@ -227,7 +227,7 @@ def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]
 def _qrels(qrels: object) -> tuple[QrelsRef, Any]:
     from workbench.hashing import qrels_content_hash
     from workbench.scoring.columns import qrels_columns_from_mapping
-    from workbench.services.scoring import QrelsRef, load_qrels
+    from workbench.services.evaluation.scoring import QrelsRef, load_qrels
 
     if _is_path(qrels):
         _require_file(os.fspath(qrels), "qrels")
@@ -284,10 +284,10 @@ def evaluate(
         ValidationError, UnknownNameError: a bad measure, cutoff, policy or input type.
 
     Source:
-        ``services.scoring.score_runs`` (the scorer behind ``workbench score``),
+        ``services.evaluation.scoring.score_runs`` (the scorer behind ``workbench score``),
         without a store: no identifier audit against a collection, nothing recorded.
     """
-    from workbench.services.scoring import score_runs
+    from workbench.services.evaluation.scoring import score_runs
 
     qref, qcols = _qrels(qrels)
     sources = _sources(runs, trust_file_order)

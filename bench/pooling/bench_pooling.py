@@ -12,7 +12,7 @@ Parts:
   documents, 225 queries) and on a synthetic 100,000-document corpus (Zipfian
   vocabulary of 50,000 words, ~60 tokens per document, 50 queries of 4 words).
 * ``pool``: depth-20 and depth-100 pools of 50 run files x 50 topics x 1,000
-  documents, file parsing included: ``workbench.services.pooling.pool_from_files``
+  documents, file parsing included: ``workbench.services.runs.pooling.pool_from_files``
   (DuckDB bulk read + ``pooling.pool.build_pool`` with provenance and RRF
   priority), the strict per-file reader + ``build_pool``, and trectools'
   ``TrecPoolMaker.make_pool_from_files(strategy="topX")`` (no provenance). The
@@ -135,7 +135,7 @@ def bench_pool(repeat: int) -> list[str]:
     from pooling.fusion import RRF
     from pooling.pool import build_pool
     from workbench.formats.trec import read_run
-    from workbench.services.pooling import pool_from_files
+    from workbench.services.runs.pooling import pool_from_files
 
     lines = ["## Pool construction: 50 runs x 50 topics x 1,000 documents, file parsing included", "",
              "| depth | workbench bulk: DuckDB parse + pool with provenance and RRF priority (columns) s | "

@@ -19,9 +19,9 @@ Parts:
   tests (2 layers, hidden size 32; it reads every (query, document) pair, so
   its cost is what any cross-encoder's shape looks like, at a tiny scale).
   1 and 2 torch threads.
-* ``overhead``: wall time of ``services.stages.stage_reports`` (the stage rows,
+* ``overhead``: wall time of ``services.runs.stages.stage_reports`` (the stage rows,
   the permutation check on the document sets, contribution, stock, diagnosis
-  and the ingestion check) against ``services.scoring.score_runs`` of the same
+  and the ingestion check) against ``services.evaluation.scoring.score_runs`` of the same
   two runs with the same measures (R@D, R@k, nDCG@k), both from the store,
   in-process, interleaved; on Cranfield (225 topics, D = 50) and on a
   synthetic store of 5,000 topics x 100 candidates (D = 100) where the
@@ -57,8 +57,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 def cranfield_store():
     """A store with Cranfield, a depth-100 BM25 run and the MiniLM embeddings cached (built once)."""
-    from workbench.services.ingest import ingest_folder
-    from workbench.services.pooling import make_bm25_run, make_dense_run
+    from workbench.services.collections.ingest import ingest_folder
+    from workbench.services.runs.pooling import make_bm25_run, make_dense_run
     from workbench.store import LabelStore
 
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -80,7 +80,7 @@ def bench_throughput(n_topics: int, depth: int = 100, cold: bool = False) -> lis
     from tiny_cross_encoder import build_tiny_cross_encoder
 
     from pooling.retrievers.rerank import BiEncoderReranker, CrossEncoderReranker, rerank_topics
-    from workbench.services.stages import load_candidates
+    from workbench.services.runs.stages import load_candidates
 
     store = cranfield_store()
     cands = load_candidates(store, "bm25", depth)
@@ -174,8 +174,8 @@ def _interleaved(fns: dict[str, object], repeat: int) -> dict[str, list[tuple[fl
 
 def bench_overhead(repeat: int) -> list[str]:
     from workbench.scoring.stages import stage_measures
-    from workbench.services.scoring import score_runs
-    from workbench.services.stages import stage_reports
+    from workbench.services.evaluation.scoring import score_runs
+    from workbench.services.runs.stages import stage_reports
 
     out = ["## Stage report overhead over a plain score of the same runs", "",
            "| data | topics | D, k | `score_runs` CPU / wall median (ms) | `stage_reports` CPU / wall median (ms) "

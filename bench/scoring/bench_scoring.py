@@ -173,7 +173,7 @@ WORKBENCH_CLI = ["-c", CONSOLE, "score", "{run}", "--qrels", "{qrels}"]
 
 WORKBENCH_API = """
 import sys
-from workbench.services.scoring import score_runs
+from workbench.services.evaluation.scoring import score_runs
 from workbench.reports import render_scores
 run, qrels = sys.argv[1], sys.argv[2]
 report = score_runs([run], qrels, missing="zero", record=False)

@@ -10,7 +10,7 @@ so the vectors agree), on CPU or with one GPU per actor, and the workers write
 the vectors to Parquet themselves (``Dataset.write_parquet``: a folder of files,
 nothing funnelled through the driver). The folder has the layout
 ``workbench run dense --embeddings`` imports: ``doc_id, text_hash, vector,
-model``, which checks and caches the vectors (``services.embeddings``).
+model``, which checks and caches the vectors (``services.vectors.embeddings``).
 
 Without an address a local Ray instance is started with ``num_workers`` CPUs
 (and stopped afterwards); with ``address`` (``ray://host:10001`` or

@@ -38,7 +38,7 @@ def seed_store(db: Path, *, assessors: tuple[str, ...] = ("ann", "bob"), overlap
         assessor -> queue (topic_id, doc_id) in judging order.
     """
     from pooling.pool import build_pool
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
     from workbench.store import LabelStore
 
     store = LabelStore(db, client="seed", lock_timeout_s=60)

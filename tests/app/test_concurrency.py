@@ -1,5 +1,5 @@
 """Concurrency and durability through exactly the code path the UI's judging
-page uses (``services.judging``: sign_in, queue_state, load_view, save_judgment):
+page uses (``services.judging.assessments``: sign_in, queue_state, load_view, save_judgment):
 
 * 8 assessor sessions in threads each save 200 judgments while `workbench`
   CLI processes extend the pool, publish, score (recording evaluations) and
@@ -33,7 +33,7 @@ def _seed(db: Path) -> None:
     run `newer` (documents 100-149) stored for `pool extend`; 8 assessors each
     assigned all 200 entries."""
     from pooling.pool import build_pool
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
     from workbench.store import LabelStore
 
     store = LabelStore(db, client="seed", lock_timeout_s=60)
@@ -57,7 +57,7 @@ def _cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_eight_sessions_save_while_cli_commands_run(tmp_path):
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
     from workbench.store import LabelStore
 
     db = tmp_path / "wb.duckdb"

@@ -163,7 +163,7 @@ def longest_cranfield(tmp_path, monkeypatch):
     """A store holding the longest Cranfield document (the most text of the 1,400)
     in ann's queue, for topic 1 of the Cranfield queries."""
     from pooling.pool import build_pool
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
     from workbench.store import LabelStore
     from workbench.types import Document, RunInfo, Topic
 

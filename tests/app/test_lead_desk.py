@@ -50,7 +50,7 @@ def test_accept_the_suggestion_with_its_key_then_the_rest_in_a_batch(seeded):
 
 
 def test_publish_defaults_to_the_pools_latest_version_and_says_how_grades_were_decided(seeded):
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     db, _queues = seeded
     store = _judged(db)

@@ -20,7 +20,7 @@ def mtf_store(tmp_path, monkeypatch):
     import streamlit as st
 
     from pooling.pool import build_pool
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
     from workbench.store import LabelStore
 
     db = tmp_path / "labels" / "wb.duckdb"

@@ -87,7 +87,7 @@ def _trec(qrels, run, measures):
 
 
 def test_scoreboard_matches_pytrec_eval_per_topic_and_macro(store):
-    from workbench.services.scoreboard import scoreboard
+    from workbench.services.evaluation.scoreboard import scoreboard
 
     board = scoreboard(store, "toy-v1", run_names=["bm25", "dense"], missing="exclude")
     assert board.runs == ("bm25", "dense") and board.missing == "exclude"
@@ -127,7 +127,7 @@ def test_scoreboard_matches_pytrec_eval_per_topic_and_macro(store):
 
 
 def test_ceiling_and_pool_novel_at_small_cutoffs(store):
-    from workbench.services.scoreboard import scoreboard
+    from workbench.services.evaluation.scoreboard import scoreboard
 
     board = scoreboard(store, "toy-v1", run_names=["bm25", "dense"], cutoffs=(1, 2))
     assert board.cutoffs == (1, 2)
@@ -140,7 +140,7 @@ def test_ceiling_and_pool_novel_at_small_cutoffs(store):
 
 def test_missing_topic_policies(store):
     from workbench.errors import MissingTopicsError
-    from workbench.services.scoreboard import scoreboard
+    from workbench.services.evaluation.scoreboard import scoreboard
 
     assert store.get_run_statuses("partial")["2"] == "empty"
     ex = scoreboard(store, "toy-v1", missing="exclude")  # every run of the collection
@@ -158,7 +158,7 @@ def test_missing_topic_policies(store):
 
 
 def test_version_changes_from_parent(store):
-    from workbench.services.scoreboard import scoreboard, version_changes
+    from workbench.services.evaluation.scoreboard import scoreboard, version_changes
 
     assert version_changes(store, "toy-v1") == []  # no parent
     changes = version_changes(store, "toy-v2", run_names=["bm25", "dense"])
@@ -180,7 +180,11 @@ def test_version_changes_from_parent(store):
 
 def test_topic_drilldown_misses_and_unjudged(store):
     from workbench.errors import ValidationError
-    from workbench.services.scoreboard import document_titles, scoreboard, topic_drilldown
+    from workbench.services.evaluation.scoreboard import (
+        document_titles,
+        scoreboard,
+        topic_drilldown,
+    )
 
     v1 = scoreboard(store, "toy-v1", run_names=["bm25", "dense"])
     d = topic_drilldown(v1.evaluations["bm25"], "1", 5)
@@ -203,7 +207,7 @@ def test_topic_drilldown_misses_and_unjudged(store):
 
 
 def test_lineage(store):
-    from workbench.services.scoreboard import lineage_chains, qrels_lineage
+    from workbench.services.evaluation.scoreboard import lineage_chains, qrels_lineage
 
     assert qrels_lineage(store, "toy-v2") == ["toy-v1", "toy-v2"]
     assert lineage_chains(store.list_qrels_versions()) == [["toy-ref"], ["toy-v1", "toy-v2"]]
@@ -212,7 +216,7 @@ def test_lineage(store):
 def test_service_doctests():
     import doctest
 
-    import workbench.services.scoreboard as mod
+    import workbench.services.evaluation.scoreboard as mod
 
     result = doctest.testmod(mod)
     assert result.attempted >= 3 and result.failed == 0

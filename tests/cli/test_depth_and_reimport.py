@@ -8,7 +8,7 @@ import pytest
 
 from tests.cli.test_ingest import beir_folder, run, table_counts
 from workbench.errors import DuplicateNameError, ValidationError
-from workbench.services.pooling import MAX_DEPTH, build_pool, check_depth, pool_from_files
+from workbench.services.runs.pooling import MAX_DEPTH, build_pool, check_depth, pool_from_files
 from workbench.store import LabelStore
 
 

@@ -86,7 +86,7 @@ def test_the_body_takes_the_typer_commands_parameters_with_its_defaults():
     body_params = inspect.signature(score_command.run_score).parameters
     assert list(typer_params) == list(body_params)
     assert {n: p.default for n, p in typer_params.items()} == {n: p.default for n, p in body_params.items()}
-    from workbench.reports import FORMATS, TEXT_FORMATS
+    from workbench.reports.format import FORMATS, TEXT_FORMATS
     from workbench.scoring.evaluate import MISSING_POLICIES
 
     assert fast_score.FORMATS == TEXT_FORMATS and "parquet" in FORMATS

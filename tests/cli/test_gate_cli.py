@@ -339,7 +339,7 @@ def test_topic_metadata_drives_critical_selectors_and_slices(capsys, project, wr
 
 
 def test_the_demo_gate_step_writes_the_markdown_report(project, write, tmp_path):
-    from workbench.services.demo_gate import gate_step
+    from workbench.demo.gate import gate_step
 
     _, store = project
     pol = write("demo.toml", STORED_POLICY + '[validity]\nleakage = "exclude"\n')

@@ -147,7 +147,7 @@ def test_convert_cranfield_with_few_queries(capsys, tmp_path, n_queries):
 
 
 def test_convert_failure_leaves_no_partial_output(capsys, tmp_path, monkeypatch):
-    import workbench.services.ingest as ingest
+    import workbench.services.collections.ingest as ingest
 
     src = _small_cranfield(tmp_path, 2)
 

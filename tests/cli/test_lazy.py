@@ -99,9 +99,9 @@ def test_scoring_files_imports_no_heavy_module_and_opens_no_store(tmp_path, writ
     assert sorted(mods & {"numpy", *HEAVY}) == []      # a small run file: the pure-Python scorer
     # Nor the rules of options nobody gave (units, slices, paired tests, eligibility, no-answer topics), the
     # strict readers (the plain files were read by formats.plain_run) or writers of output nobody asked for.
-    unused = {"workbench.services.units", "workbench.scoring.units", "workbench.scoring.groups",
+    unused = {"workbench.services.evaluation.units", "workbench.scoring.units", "workbench.scoring.groups",
               "workbench.scoring.slices", "workbench.scoring.compare", "workbench.scoring.eligibility",
-              "workbench.scoring.filters", "workbench.scoring.abstention", "workbench.services.no_answer",
+              "workbench.scoring.filters", "workbench.scoring.abstention", "workbench.services.evaluation.no_answer",
               "workbench.scoring.idaudit", "workbench.scoring.leakage", "workbench.formats.trec",
               "workbench.formats.columnar", "workbench.formats.io", "workbench.metadata", "csv", "tempfile",
               "hashlib",           # OpenSSL: the qrels content hash is CPython's own sha256 (workbench.hashing)
@@ -212,7 +212,7 @@ def test_plain_coercion_is_installed_and_defers_the_unusual():
 
 def test_the_scorer_knows_the_default_filter_key_without_importing_the_eligibility_rules():
     from workbench.scoring.eligibility import DEFAULT_FILTER_KEY
-    from workbench.services import scoring
+    from workbench.services.evaluation import scoring
 
     assert scoring._DEFAULT_FILTER_KEY == DEFAULT_FILTER_KEY
 

@@ -27,8 +27,12 @@ import pytest
 
 from tests.cli.helpers import cli
 from workbench.scoring.misses import CAUSES
-from workbench.services.judging import Session
-from workbench.services.misses import accept_suggestions, categorised_misses, set_miss_causes
+from workbench.services.evaluation.misses import (
+    accept_suggestions,
+    categorised_misses,
+    set_miss_causes,
+)
+from workbench.services.judging.assessments import Session
 from workbench.store import LabelStore
 from workbench.types import Document, RunInfo, Topic
 

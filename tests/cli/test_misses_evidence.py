@@ -35,7 +35,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.scoring.units import ChunkMap, ChunkSpan
-from workbench.services.misses import categorised_misses
+from workbench.services.evaluation.misses import categorised_misses
 from workbench.store import LabelStore
 from workbench.store.units import ChunkSource
 from workbench.types import Document, RunInfo, Topic
@@ -86,7 +86,7 @@ def test_a_chunk_run_misses_documents_with_their_chunks_and_ranks(chunk_store):
 
 @pytest.fixture
 def bm25_store(tmp_path):
-    from workbench.services.pooling import make_bm25_run
+    from workbench.services.runs.pooling import make_bm25_run
 
     docs = [Document("d1", "", "flow"), Document("d2", "", "flow wing"), Document("d3", "", "flow wing drag"),
             Document("d4", "", "flow wing drag lift"), Document("d5", "", "heat"), Document("d6", "", "slab"),

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.services.misses import categorised_misses
+from workbench.services.evaluation.misses import categorised_misses
 from workbench.store import LabelStore
 from workbench.types import Document, RunInfo, Topic
 

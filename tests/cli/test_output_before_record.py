@@ -176,7 +176,7 @@ def test_gate_out_on_a_full_disk_records_no_topic_set_use(project, capsys):
 def test_a_pool_stored_by_another_process_meanwhile_does_not_take_the_default_name(project, capsys, monkeypatch):
     """Another build stores its pool after this one looked at the names and before it writes
     (what three `pool build` processes at once did): both succeed, each under its own number."""
-    from workbench.services.pooling import build_pool
+    from workbench.services.runs.pooling import build_pool
     from workbench.store import LabelStore
     from workbench.store.core import StoreCore
 
@@ -229,7 +229,7 @@ def test_a_selection_that_leaves_no_topic_is_refused(project, capsys):
     import json
 
     from workbench.errors import ValidationError
-    from workbench.services.pool_topics import select_topics
+    from workbench.services.runs.pool_topics import select_topics
     from workbench.store import LabelStore
 
     folder, db = project

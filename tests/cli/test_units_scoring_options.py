@@ -22,7 +22,7 @@ import pytest
 
 from workbench.scoring.measures import parse_measure
 from workbench.scoring.units import ChunkMap, ChunkSpan
-from workbench.services.units import UnitOptions, score_units
+from workbench.services.evaluation.units import UnitOptions, score_units
 from workbench.store import LabelStore
 from workbench.store.units import ChunkSource
 from workbench.types import Document, RunInfo, Topic

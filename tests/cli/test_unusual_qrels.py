@@ -88,7 +88,7 @@ def test_pool_contributors_are_marked_with_the_pool_depth_beside_r_at_k(db, tmp_
 
 
 def test_scoreboard_marks_contributors_and_positives_only_qrels(db, tmp_path, capsys):
-    from workbench.services.scoreboard import scoreboard
+    from workbench.services.evaluation.scoreboard import scoreboard
 
     store = LabelStore(db, client="t")
     board = scoreboard(store, "v1", run_names=["a", "b"], cutoffs=(1, 2))

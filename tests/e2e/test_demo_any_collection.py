@@ -33,8 +33,8 @@ QRELS = "1 1 0 0.000000\n1 13 0 0.000000\n2 2 0 0.000000\n2 14 0 0.000000\n3 3 0
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from workbench.services.convert import SmartSpec, convert_smart
-    from workbench.services.demo import WorkflowOptions, run_workflow
+    from workbench.demo.workflow import WorkflowOptions, run_workflow
+    from workbench.services.collections.convert import SmartSpec, convert_smart
     from workbench.store import LabelStore
 
     tmp = tmp_path_factory.mktemp("anydemo")
@@ -48,7 +48,7 @@ def demo(tmp_path_factory):
 
 
 def test_reference_assessor_is_named_after_the_collection(demo):
-    from workbench.reports_workflow import render_workflow
+    from workbench.reports.workflow import render_workflow
 
     store, report, _ = demo
     assert report.reference_assessor == "toy-reference"
@@ -74,9 +74,9 @@ def test_topics_without_reference_judgments_are_not_pooled_and_nothing_is_invent
 
 
 def test_a_pool_with_unjudged_topics_leaves_their_documents_unjudged_and_says_so(demo):
-    from workbench.services.demo import judge_with_reference, reference_assessor
-    from workbench.services.judging import sign_in
-    from workbench.services.pooling import build_pool
+    from workbench.demo.workflow import judge_with_reference, reference_assessor
+    from workbench.services.judging.assessments import sign_in
+    from workbench.services.runs.pooling import build_pool
 
     store, report, _ = demo
     pool = build_pool(store, ["bm25"], depth=2, name="toy-all-topics").info
@@ -92,7 +92,7 @@ def test_a_pool_with_unjudged_topics_leaves_their_documents_unjudged_and_says_so
 
 
 def test_binary_rubric_and_positives_only_warning_in_the_report(demo):
-    from workbench.reports_workflow import render_workflow
+    from workbench.reports.workflow import render_workflow
 
     store, report, _ = demo
     assert store.collection_rubric("toy").name == "binary"  # qrels.meta.json of the conversion suggests it
@@ -102,9 +102,9 @@ def test_binary_rubric_and_positives_only_warning_in_the_report(demo):
 
 def test_a_collection_pooled_whole_by_v1_still_runs_the_demo(tmp_path):
     """Five documents, pool depth 10: v1 holds everything, the new run brings nothing to judge."""
-    from workbench.reports_workflow import render_workflow
-    from workbench.services.convert import SmartSpec, convert_smart
-    from workbench.services.demo import WorkflowOptions, run_workflow
+    from workbench.demo.workflow import WorkflowOptions, run_workflow
+    from workbench.reports.workflow import render_workflow
+    from workbench.services.collections.convert import SmartSpec, convert_smart
     from workbench.store import LabelStore
 
     docs = "".join(f".I {i}\n.T\n{TEXTS[i]}\n.W\n{TEXTS[i]} study .\n" for i in range(1, 6))

@@ -39,9 +39,9 @@ def _subset(dest: Path) -> None:
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory):
-    from workbench.services.demo_filters import run_filter_demo
-    from workbench.services.ingest import ingest_folder
-    from workbench.services.pooling import make_bm25_run, make_dense_run
+    from workbench.demo.filters import run_filter_demo
+    from workbench.services.collections.ingest import ingest_folder
+    from workbench.services.runs.pooling import make_bm25_run, make_dense_run
     from workbench.store import LabelStore
 
     tmp = tmp_path_factory.mktemp("filters")
@@ -93,8 +93,8 @@ def test_post_filtering_never_beats_pre_filtering_and_filtered_runs_never_leak(s
 
 
 def test_the_scenario_is_idempotent_and_renders(scenario):
-    from workbench.reports_filters import render_filter_demo
-    from workbench.services.demo_filters import run_filter_demo
+    from workbench.demo.filters import run_filter_demo
+    from workbench.reports.filters import render_filter_demo
 
     store, report = scenario
     n_runs = len(store.list_runs("sub"))

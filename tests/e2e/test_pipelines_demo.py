@@ -21,8 +21,8 @@ from test_workflow import _subset  # noqa: E402
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from workbench.services.demo_stages import PipelineOptions, run_pipeline_demo
-    from workbench.services.ingest import ingest_folder
+    from workbench.demo.stages import PipelineOptions, run_pipeline_demo
+    from workbench.services.collections.ingest import ingest_folder
     from workbench.store import LabelStore
 
     tmp = tmp_path_factory.mktemp("pipelines")
@@ -69,7 +69,7 @@ def test_the_four_run_table_matches_pytrec_eval_and_reranking_keeps_r_at_50(demo
 
 
 def test_the_depth_table_is_measured_and_repeats_the_hybrid_row(demo):
-    from workbench.reports_demo_stages import render_pipeline_demo
+    from workbench.reports.demo_stages import render_pipeline_demo
 
     store, out, reference = demo
     rows = out.sweep.rows

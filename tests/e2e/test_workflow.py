@@ -58,7 +58,7 @@ def _r_at_20(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]])
 
 @pytest.fixture(scope="module")
 def workflow(tmp_path_factory):
-    from workbench.services.demo import WorkflowOptions, run_workflow
+    from workbench.demo.workflow import WorkflowOptions, run_workflow
     from workbench.store import LabelStore
 
     tmp = tmp_path_factory.mktemp("e2e")
@@ -165,7 +165,7 @@ def test_leave_one_run_out_drops_and_kendall_tau(workflow):
 
 
 def test_the_workflow_is_idempotent(workflow):
-    from workbench.services.demo import WorkflowOptions, run_workflow
+    from workbench.demo.workflow import WorkflowOptions, run_workflow
 
     store, report, _, tmp = workflow
     before = store.count_judgments()
@@ -215,7 +215,7 @@ def test_the_demo_categorises_bm25s_misses_at_20_against_the_full_judgments(work
 
 
 def test_the_chunked_collection_is_scored_at_chunk_and_document_level(workflow):
-    from workbench.reports_workflow import render_workflow
+    from workbench.reports.workflow import render_workflow
     from workbench.scoring.units import ranked_lists, ranked_run_of, to_documents
 
     store, report, reference, _ = workflow

@@ -65,7 +65,7 @@ def test_scoring_a_file_refuses_what_importing_it_refuses(tmp_path, bad):
     import pyarrow as pa
 
     from workbench.formats import parquet, plain_run
-    from workbench.services.scoring import score_runs
+    from workbench.services.evaluation.scoring import score_runs
 
     run, qrels = tmp_path / "run.txt", tmp_path / "q.txt"
     run.write_text(f"1 Q0 d1 1 2.0 r\n1 Q0 d{bad}2 2 1.0 r\n", encoding="utf-8")

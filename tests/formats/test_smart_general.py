@@ -13,7 +13,12 @@ import pytest
 
 from workbench.errors import InputFormatError, ValidationError
 from workbench.formats import smart
-from workbench.services.convert import SmartSpec, convert_smart, parse_fields, read_collection
+from workbench.services.collections.convert import (
+    SmartSpec,
+    convert_smart,
+    parse_fields,
+    read_collection,
+)
 
 DOCS = (
     ".I 1\n.T\nwing lift\n.A\nsmith, j.\n.W\nlift of a wing\nin a slipstream .\n.X\n1 5 1\n2 5 1\n"

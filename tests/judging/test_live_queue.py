@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from workbench.errors import PermissionDeniedError, UnknownNameError
-from workbench.services import judging as svc
-from workbench.services import judging_order as order
+from workbench.services.judging import assessments as svc
+from workbench.services.judging import order
 from workbench.types import Document, RunInfo, Topic
 
 # One topic, two runs with disjoint documents: A ranks a1..a4, B ranks b1..b4.

@@ -14,8 +14,8 @@ import pytest
 from pooling.retrievers import judge_models
 from workbench.errors import DuplicateNameError, PermissionDeniedError, ValidationError
 from workbench.judging.model_grades import fit_agreement, fit_grade_mapping, parse_grade_mapping
-from workbench.services import judging as svc
-from workbench.services import model_assessor as ma
+from workbench.services.judging import assessments as svc
+from workbench.services.judging import model_assessor as ma
 from workbench.types import Document, Judgment, RunInfo, Topic
 
 REAL_LOADER = judge_models.load_judge_model
@@ -99,7 +99,7 @@ def test_blindness_the_assessor_sees_nothing_of_the_model(store):
 
 
 def test_a_model_prior_orders_the_queue_only_under_cal_model(store):
-    from workbench.services import judging_order as order
+    from workbench.services.judging import order
 
     svc.assign_pool(store, LEAD, "p1", ["ann"], strategy="mtf")
     before = [e.doc_id for e in store.assessor_queue("ann")]

@@ -58,7 +58,7 @@ def test_a_bad_manifest_refuses_before_the_commit(db, capsys, content, message):
 
 
 def test_an_export_failing_after_the_commit_says_published_and_how_to_export(db, capsys, monkeypatch):
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     def broken(store, name, labels_dir):
         raise OSError(28, "No space left on device")

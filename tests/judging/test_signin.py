@@ -9,8 +9,8 @@ import pytest
 
 from workbench.errors import PermissionDeniedError
 from workbench.judging.signin import SignInThrottle, ThrottlePolicy
-from workbench.services import judging as svc
-from workbench.services.judging import SignInThrottledError
+from workbench.services.judging import assessments as svc
+from workbench.services.judging.assessments import SignInThrottledError
 
 
 def test_delay_doubles_from_one_second_up_to_the_cap():
@@ -117,7 +117,7 @@ def test_unknown_user_costs_one_hash_check_like_a_known_user(users, monkeypatch)
 
 def test_a_session_resumes_until_it_expires_is_signed_out_or_the_token_changes(users):
     from workbench.judging.signin import SessionRegistry
-    from workbench.services import sessions
+    from workbench.services.judging import sessions
 
     reg = SessionRegistry(ttl_s=3600.0)
     ann = svc.sign_in(users, "ann", "ann-token-1")

@@ -52,8 +52,8 @@ def test_rank_order_numbers_by_hand():
 
 
 def test_the_table_and_the_runs_rescored_at_each_budget():
-    from workbench.reports_simulation import render_simulation
-    from workbench.services.simulation import SimulationRun
+    from workbench.reports.simulation import render_simulation
+    from workbench.services.judging.simulation import SimulationRun
 
     rep = simulate(POOLS, ORACLE, [Rank()], shares=(0.5, 1.0), runs=RUNS, measure="R@2")
     text = render_simulation(SimulationRun("toy", "oracle", ("A", "B", "C"), rep, ORACLE), detail=True)
@@ -144,7 +144,7 @@ def test_cranfield_runs_at_depth_20_simulate_in_seconds():
     from tests.conftest import SAMPLE
     from workbench.formats import beir, trec
     from workbench.judging.strategies import build_topic_pools
-    from workbench.services.simulation import document_text, text_features
+    from workbench.services.judging.simulation import document_text, text_features
 
     docs = beir.read_corpus(SAMPLE / "corpus.jsonl")
     topics = beir.read_queries(SAMPLE / "queries.jsonl")

@@ -9,9 +9,9 @@ from encoder_stub import StubEncoder
 
 from workbench.cli import main
 from workbench.errors import ValidationError
-from workbench.reports_ann import render_ann_recall, render_sweep, sweep_chart
-from workbench.services.ann import ann_recall_of_run, ann_sweep, exact_reference
-from workbench.services.pooling import make_dense_run
+from workbench.reports.ann import render_ann_recall, render_sweep, sweep_chart
+from workbench.services.runs.pooling import make_dense_run
+from workbench.services.vectors.ann import ann_recall_of_run, ann_sweep, exact_reference
 from workbench.types import Document, Topic
 
 pytest.importorskip("faiss", reason="faiss-cpu (the dense extra) is not installed")

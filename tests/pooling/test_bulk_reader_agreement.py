@@ -12,7 +12,7 @@ import pytest
 from workbench.errors import InputFormatError
 from workbench.formats.trec import read_run
 from workbench.ranking import ranked
-from workbench.services.pooling import pool_from_files
+from workbench.services.runs.pooling import pool_from_files
 from workbench.store.runs import read_run_tops
 
 GOOD = "1 Q0 d1 1 3.5 t\n1 Q0 d2 2 2.0 t\n2 Q0 d9 1 -1e-3 t\n"

@@ -15,7 +15,7 @@ from pooling.retrievers.dense import (
     text_hash,
 )
 from workbench.errors import ValidationError
-from workbench.services.pooling import make_dense_run
+from workbench.services.runs.pooling import make_dense_run
 from workbench.types import Document, Topic
 
 

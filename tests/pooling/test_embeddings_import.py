@@ -10,8 +10,8 @@ import pytest
 from encoder_stub import StubEncoder
 
 from workbench.errors import InputFormatError, ValidationError
-from workbench.services.embeddings import import_embeddings
-from workbench.services.pooling import make_dense_run
+from workbench.services.runs.pooling import make_dense_run
+from workbench.services.vectors.embeddings import import_embeddings
 from workbench.types import Document, Topic
 
 TEXTS = {"d1": "shock wave", "d2": "boundary layer", "d3": "heat transfer", "d4": "shock tube", "d5": "wing flutter"}

@@ -10,7 +10,7 @@ import pytest
 from tests.scoring.conftest import make_data
 from workbench.errors import InputFormatError
 from workbench.formats import parquet
-from workbench.services.pooling import pool_from_files
+from workbench.services.runs.pooling import pool_from_files
 from workbench.store.runs import read_run_tops
 
 

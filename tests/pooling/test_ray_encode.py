@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.services.embeddings import encode_on_ray, import_embeddings
-from workbench.services.pooling import make_dense_run
+from workbench.services.runs.pooling import make_dense_run
+from workbench.services.vectors.embeddings import encode_on_ray, import_embeddings
 from workbench.types import Document, Topic
 
 ray = pytest.importorskip("ray")

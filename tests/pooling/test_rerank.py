@@ -22,7 +22,12 @@ from pooling.retrievers.rerank import (
 )
 from workbench.errors import ValidationError
 from workbench.ranking import ranked_ids
-from workbench.services.stages import RerankerSpec, make_rerank_run, make_reranker, stage_reports
+from workbench.services.runs.stages import (
+    RerankerSpec,
+    make_rerank_run,
+    make_reranker,
+    stage_reports,
+)
 from workbench.types import Document, RunInfo, Topic
 
 DOCS = {"a": "shock wave on a wedge", "b": "boundary layer transition", "c": "heat transfer in slabs",

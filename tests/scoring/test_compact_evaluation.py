@@ -25,7 +25,7 @@ def test_the_numbers_are_unchanged_and_the_lists_refuse_to_be_read():
 
 
 def test_score_runs_keeps_the_lists_only_when_asked(write):
-    from workbench.services.scoring import score_runs
+    from workbench.services.evaluation.scoring import score_runs
 
     qrels, run = make_data(5)
     q = write("q.txt", "".join(f"{t} 0 {d} {g}\n" for t, docs in qrels.items() for d, g in docs.items()))

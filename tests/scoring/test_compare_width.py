@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.reports import render_comparison
+from workbench.reports.comparison import render_comparison
 from workbench.scoring.compare import compare
 from workbench.scoring.evaluate import Evaluator
 from workbench.scoring.measures import parse_measure

@@ -19,13 +19,13 @@ import workbench.scoring.novelty
 import workbench.scoring.qrels_checks
 import workbench.scoring.small
 import workbench.scoring.units
-import workbench.services.scoring
+import workbench.services.evaluation.scoring
 
 
 @pytest.mark.parametrize(
     "module",
     [workbench.scoring.columns, workbench.scoring.compare, workbench.scoring.evaluate,
-     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.scoring,
+     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.evaluation.scoring,
      workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
      workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains],
 )

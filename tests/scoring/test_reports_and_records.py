@@ -8,7 +8,9 @@ import math
 import pytest
 
 from workbench.errors import StoreError, UnknownNameError, ValidationError
-from workbench.reports import number, recall_curve_chart, render_scores, save_chart
+from workbench.reports.charts import recall_curve_chart, save_chart
+from workbench.reports.format import number
+from workbench.reports.scores import render_scores
 from workbench.scoring.evaluate import evaluate, value_rows
 from workbench.store.evaluations import EvaluationRow
 

@@ -25,7 +25,7 @@ from workbench.formats.columnar import read_run_columns
 from workbench.formats.plain_run import read_small_qrels, read_small_run
 from workbench.formats.trec import read_qrels
 from workbench.ranking import ranked_ids, ranked_ids_of
-from workbench.reports import render_scores
+from workbench.reports.scores import render_scores
 from workbench.scoring.columns import rank_run, unpack_ids
 from workbench.scoring.evaluate import Evaluation, Evaluator, _discounts, _gains
 from workbench.scoring.gains import discounts, gain
@@ -39,7 +39,7 @@ from workbench.scoring.small import (
     numpy_nanmean,
     numpy_sum,
 )
-from workbench.services import scoring as scoring_service
+from workbench.services.evaluation import scoring as scoring_service
 from workbench.types import TopicMetric
 
 MEASURES = ["R@1", "R@5", "R@10", "R@50", "R(rel=2)@10", "P@5", "P(rel=2)@10", "nDCG@10", "nDCG@1000",

@@ -38,7 +38,7 @@ ALL = [("1", "d1"), ("1", "d2"), ("1", "d3"), ("2", "d4"), ("2", "d5")]
 
 
 def test_offer_mode_keeps_every_entry_and_offers_the_lead(toy):
-    from workbench.services.group_judging import pool_group_offers
+    from workbench.services.judging.groups import pool_group_offers
 
     toy.record_judgment(j("1", "d1", "ann", 2), collection="toy", pool_version="p1")
     assert toy.group_mode("p1") == "offer"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pooling.pool import build_pool
-from workbench.services import judging as svc
+from workbench.services.judging import assessments as svc
 from workbench.store import LabelStore, core
 from workbench.types import Document, RunInfo, Topic
 

@@ -6,8 +6,8 @@ import pytest
 
 from pooling.pool import build_pool, pool_statistics
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
-from workbench.services.pooling import build_pool as build_service
-from workbench.services.pooling import extend_pool as extend_service
+from workbench.services.runs.pooling import build_pool as build_service
+from workbench.services.runs.pooling import extend_pool as extend_service
 from workbench.types import Document, Judgment, RunInfo, Topic
 
 A = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d4": 1.0}}

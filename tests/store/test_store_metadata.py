@@ -11,8 +11,8 @@ import pytest
 
 from workbench.errors import InputFormatError, ValidationError
 from workbench.metadata import metadata_hash
-from workbench.services.ingest import describe_ingest, ingest_folder
-from workbench.services.metadata import import_document_metadata, import_topic_metadata
+from workbench.services.collections.ingest import describe_ingest, ingest_folder
+from workbench.services.collections.metadata import import_document_metadata, import_topic_metadata
 from workbench.store.collections import collection_version_of, text_hash
 from workbench.types import Document, Topic
 

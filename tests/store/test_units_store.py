@@ -88,7 +88,7 @@ def test_duplicate_groups_are_added_per_source_and_merged(store):
 
 
 def test_ingest_folder_reads_the_chunk_map_and_groups_identical_texts(store, tmp_path):
-    from workbench.services.ingest import describe_ingest, ingest_folder
+    from workbench.services.collections.ingest import describe_ingest, ingest_folder
 
     folder = tmp_path / "passages"
     folder.mkdir()

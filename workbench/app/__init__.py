@@ -1,7 +1,7 @@
 """The Streamlit judging app (edge): ``streamlit_app.py`` plus ``app_pages/``.
 
 Started by ``workbench ui``; the database path comes from ``WORKBENCH_DB``.
-Pages are thin views over ``workbench.services.judging``.
+Pages are thin views over ``workbench.services.judging.assessments``.
 """
 
 from pathlib import Path

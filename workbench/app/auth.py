@@ -1,7 +1,7 @@
 """Sign-in, sign-out and the session that survives a reload (edge).
 
-The token is checked once (``services.judging.sign_in``, throttled per user
-name); the server then keeps the session (``services.sessions``) and the
+The token is checked once (``services.judging.assessments.sign_in``, throttled per user
+name); the server then keeps the session (``services.judging.sessions``) and the
 browser keeps only its random id in a cookie (``SameSite=Strict``, expiring
 with the session, set by a one-line script since Streamlit cannot set cookies
 from Python). A reload or a deep link (``/scoreboard``) sends the cookie with
@@ -19,8 +19,8 @@ import streamlit as st
 
 from workbench.app import widgets
 from workbench.errors import WorkbenchError
-from workbench.services import judging as svc
-from workbench.services import sessions
+from workbench.services.judging import assessments as svc
+from workbench.services.judging import sessions
 
 if TYPE_CHECKING:
     from workbench.judging.signin import SessionRegistry

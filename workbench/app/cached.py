@@ -22,8 +22,12 @@ from workbench.app import widgets
 if TYPE_CHECKING:
     from workbench.judging.adjudication import QrelsDiff
     from workbench.judging.agreement import AgreementReport, Weights
-    from workbench.services.judging import AdjudicationDesk, PoolOverview, PublishPreview
-    from workbench.services.scoreboard import RunCoverage
+    from workbench.services.evaluation.scoreboard import RunCoverage
+    from workbench.services.judging.assessments import (
+        AdjudicationDesk,
+        PoolOverview,
+        PublishPreview,
+    )
     from workbench.store.progress import AssessorProgress
     from workbench.types import Document, Topic
 
@@ -41,73 +45,73 @@ def _db() -> str:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _agreement(db: str, rev: Rev, pool_version: str, weights: str) -> AgreementReport:
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     return svc.agreement(widgets.store(), pool_version, weights=weights)  # type: ignore[arg-type]
 
 
 def agreement(pool_version: str, weights: Weights) -> AgreementReport:
-    """``services.judging.agreement`` (cached by store revision)."""
+    """``services.judging.assessments.agreement`` (cached by store revision)."""
     return _agreement(_db(), revision(), pool_version, weights)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _desk(db: str, rev: Rev, pool_version: str, rule: str, include_adjudicated: bool) -> AdjudicationDesk:
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     return svc.adjudication_desk(widgets.store(), pool_version, rule=rule, include_adjudicated=include_adjudicated)
 
 
 def desk(pool_version: str, rule: str, include_adjudicated: bool) -> AdjudicationDesk:
-    """``services.judging.adjudication_desk`` (cached by store revision)."""
+    """``services.judging.assessments.adjudication_desk`` (cached by store revision)."""
     return _desk(_db(), revision(), pool_version, rule, include_adjudicated)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _preview(db: str, rev: Rev, pool_version: str, rule: str, parent: str | None) -> PublishPreview:
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     return svc.preview_publish(widgets.store(), pool_version, rule=rule, parent_version=parent)
 
 
 def preview(pool_version: str, rule: str, parent: str | None) -> PublishPreview:
-    """``services.judging.preview_publish`` (cached by store revision)."""
+    """``services.judging.assessments.preview_publish`` (cached by store revision)."""
     return _preview(_db(), revision(), pool_version, rule, parent)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _pool_overview(db: str, rev: Rev, pool_version: str) -> PoolOverview:
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     return svc.pool_overview(widgets.store(), pool_version)
 
 
 def pool_overview(pool_version: str) -> PoolOverview:
-    """``services.judging.pool_overview`` (cached by store revision)."""
+    """``services.judging.assessments.pool_overview`` (cached by store revision)."""
     return _pool_overview(_db(), revision(), pool_version)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _assessors(db: str, rev: Rev) -> list[AssessorProgress]:
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     return svc.assessor_overview(widgets.store())
 
 
 def assessor_overview() -> list[AssessorProgress]:
-    """``services.judging.assessor_overview`` (cached by store revision)."""
+    """``services.judging.assessments.assessor_overview`` (cached by store revision)."""
     return _assessors(_db(), revision())
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _coverage(db: str, rev: Rev, qrels_version: str, runs: tuple[str, ...]) -> list[RunCoverage]:
-    from workbench.services.scoreboard import run_coverage
+    from workbench.services.evaluation.scoreboard import run_coverage
 
     return run_coverage(widgets.store(), qrels_version, runs)
 
 
 def coverage(qrels_version: str, runs: Sequence[str]) -> list[RunCoverage]:
-    """``services.scoreboard.run_coverage`` (cached by store revision)."""
+    """``services.evaluation.scoreboard.run_coverage`` (cached by store revision)."""
     return _coverage(_db(), revision(), qrels_version, tuple(runs))
 
 

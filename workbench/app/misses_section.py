@@ -5,7 +5,7 @@ A self-contained section (ui16 owns the page layout): the page calls
 (``workbench misses --categorise``: not indexed, filtered out, chunk boundary,
 found deeper, vocabulary mismatch, beyond depth, uncategorised), the total, how many a lead
 set, the residue and whether the list is closed; then one run's misses,
-filtered by cause. Everything comes from ``services.misses`` (no scoring here).
+filtered by cause. Everything comes from ``services.evaluation.misses`` (no scoring here).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ALL = "all causes"
 @st.cache_data(max_entries=32, show_spinner=False)
 def _misses(db_path: str, qrels_version: str, content_hash: str, runs: tuple[str, ...], k: int, missing: str,
             revision: int) -> tuple[list[dict[str, object]], dict[str, list[dict[str, object]]]]:
-    from workbench.services.misses import cause_count_rows, miss_rows, scoreboard_misses
+    from workbench.services.evaluation.misses import cause_count_rows, miss_rows, scoreboard_misses
 
     reports = scoreboard_misses(list(runs), qrels_version, k, open_store=widgets.store, missing=missing)
     return cause_count_rows(reports), {r.misses.run_name: miss_rows(r) for r in reports}
@@ -72,7 +72,7 @@ def render_misses_section(store: Any, qrels_version: str, run_names: Sequence[st
 def _cause_form(store: Any, qrels_version: str, run: str, k: int, missing: str,
                 shown: Sequence[dict[str, object]]) -> None:
     """A lead sets the cause of one listed miss, with a note (append-only; the latest decision wins)."""
-    from workbench.services.misses import set_miss_causes
+    from workbench.services.evaluation.misses import set_miss_causes
 
     with st.expander("Set the cause of a miss (lead)"), st.form("scoreboard_misses_form", clear_on_submit=True):
         choices = [f"{r['topic_id']} · {r['doc_id']}" for r in shown]

@@ -16,14 +16,14 @@ from workbench.app import widgets
 
 if TYPE_CHECKING:
     from workbench.rubric import Rubric
-    from workbench.services.judging import DisagreementRow, Session
+    from workbench.services.judging.assessments import DisagreementRow, Session
     from workbench.store import LabelStore
 
 
 def strategy_progress(store: LabelStore, session: Session) -> None:
     """Progress (leads): a pool's judging strategy and, per topic, documents judged,
     relevant found, the strategy's estimate of relevant documents left, stopped."""
-    from workbench.services.judging_order import strategy_progress as progress
+    from workbench.services.judging.order import strategy_progress as progress
 
     if not session.is_lead:
         return
@@ -63,7 +63,7 @@ def strategy_progress(store: LabelStore, session: Session) -> None:
 
 def model_agreement(store: LabelStore, pool_version: str, weights: str) -> None:
     """Agreement (leads): each model assessor against each person (kappa and alpha)."""
-    from workbench.services.model_assessor import model_agreement as agreement
+    from workbench.services.judging.model_assessor import model_agreement as agreement
 
     rows = agreement(store, pool_version, weights=weights)
     if not rows:

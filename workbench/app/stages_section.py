@@ -5,7 +5,7 @@ A self-contained section (ui16 owns the page layout): the page calls
 rows (``R@50 [candidates: bm25]``, ``R@10 [final: bm25+minilm]``, ...) with
 macro, micro and ceiling, and per pipeline the permutation check, the
 reranker's contribution, the stock and the diagnosis with per-topic counts,
-all from ``services.stages`` (no scoring here).
+all from ``services.runs.stages`` (no scoring here).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from workbench.errors import WorkbenchError
 @st.cache_data(max_entries=32, show_spinner=False)
 def _stages(db_path: str, qrels_version: str, content_hash: str, runs: tuple[str, ...], missing: str,
             final_k: int) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    from workbench.services.stages import check_table, stage_reports, stage_table
+    from workbench.services.runs.stages import check_table, stage_reports, stage_table
 
     result = stage_reports(list(runs), qrels_version, open_store=widgets.store, final_k=final_k, missing=missing)
     return stage_table(result), check_table(result)
@@ -31,7 +31,7 @@ def _stages(db_path: str, qrels_version: str, content_hash: str, runs: tuple[str
 def render_stages_section(store: Any, qrels_version: str, run_names: Sequence[str], missing: str,
                           final_k: int = 10) -> None:
     """Show the stage table of the rerank runs among ``run_names`` (a note when there are none)."""
-    from workbench.services.stages import rerank_run_names
+    from workbench.services.runs.stages import rerank_run_names
 
     st.subheader("Pipeline stages")
     reranks = rerank_run_names(store, run_names)

@@ -21,7 +21,7 @@ import streamlit as st
 
 from workbench.app import auth, widgets
 from workbench.errors import WorkbenchError
-from workbench.services import judging as svc
+from workbench.services.judging import assessments as svc
 
 HERE = Path(__file__).parent
 

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from workbench.judging.queue import JudgingView
     from workbench.judging.signin import SignInThrottle
     from workbench.rubric import Rubric
-    from workbench.services.judging import QueueState, Session
-    from workbench.services.scoreboard import Scoreboard
+    from workbench.services.evaluation.scoreboard import Scoreboard
+    from workbench.services.judging.assessments import QueueState, Session
     from workbench.store import LabelStore
     from workbench.store.qrels import QrelsVersionInfo
 
@@ -266,7 +266,7 @@ def per_run(name: str, compute: Callable[[], Any]) -> Any:
 
 def queue_state() -> QueueState:
     """The signed-in user's queue, read once per run (after this run's saves)."""
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     s = session()
     assert s is not None  # only called for a signed-in user
@@ -479,7 +479,7 @@ def _scoreboard(
 ) -> Scoreboard:
     # Keyed by the database path and the qrels content hash (qrels versions and
     # runs are immutable); an immutable value shared read-only (no copy per hit).
-    from workbench.services.scoreboard import scoreboard
+    from workbench.services.evaluation.scoreboard import scoreboard
 
     return scoreboard(store(), qrels_version, run_names=run_names, cutoffs=cutoffs, rel=rel, missing=missing)
 
@@ -488,7 +488,7 @@ def cached_scoreboard(
     qrels_version: str, run_names: Sequence[str], *, missing: str, rel: int = 1,
     cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
 ) -> Scoreboard:
-    """``services.scoreboard.scoreboard`` through ``st.cache_resource`` (bounded; the
+    """``services.evaluation.scoreboard.scoreboard`` through ``st.cache_resource`` (bounded; the
     board is immutable and only read), keyed by (database path, qrels version and
     content hash, run names, policy, rel, cutoffs).
 
@@ -503,7 +503,7 @@ def cached_scoreboard(
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _recall_chart(db_path: str, qrels_version: str, content_hash: str, run_names: tuple[str, ...], missing: str,
                   rel: int, cutoffs: tuple[int, ...], title: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from workbench.reports import recall_curve_chart
+    from workbench.reports.charts import recall_curve_chart
 
     board = _scoreboard(db_path, qrels_version, content_hash, run_names, missing, rel, cutoffs)
     spec = recall_curve_chart(list(board.evaluations.values()), title=title).to_dict()  # validated once
@@ -527,13 +527,13 @@ def recall_chart(qrels_version: str, run_names: Sequence[str], *, missing: str, 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _titles(db_path: str, collection: str, version: str, doc_ids: tuple[str, ...]) -> dict[str, str]:
-    from workbench.services.scoreboard import document_titles
+    from workbench.services.evaluation.scoreboard import document_titles
 
     return document_titles(store(), collection, doc_ids, version or None)
 
 
 def cached_titles(collection: str, version: str, doc_ids: Sequence[str]) -> dict[str, str]:
-    """``services.scoreboard.document_titles`` through ``st.cache_resource``, keyed by
+    """``services.evaluation.scoreboard.document_titles`` through ``st.cache_resource``, keyed by
     (database path, collection, collection version, doc ids); "" = the latest version."""
     return _titles(str(config().db_path), collection, version, tuple(doc_ids))
 

@@ -39,9 +39,9 @@ def ann_recall_cmd(
     (that is R@k). Stored once per (run, reference, k). Example:
     workbench ann-recall dense-hnsw --k 10 --k 100
     """
-    from workbench.reports import check_format
-    from workbench.reports_ann import render_ann_recall
-    from workbench.services.ann import ann_recall_of_run
+    from workbench.reports.ann import render_ann_recall
+    from workbench.reports.format import check_format
+    from workbench.services.vectors.ann import ann_recall_of_run
 
     check_format(fmt)
     ks = sorted(set(k or [10]))
@@ -89,9 +89,10 @@ def ann_sweep_cmd(
     workbench ann-sweep --collection cranfield --index hnsw --param efSearch=8,16,32,64,128 --qrels cranfield-v2
     """
     from pooling.retrievers.ann import parse_param_values
-    from workbench.reports import check_format, save_chart
-    from workbench.reports_ann import render_sweep, sweep_chart
-    from workbench.services.ann import ann_sweep
+    from workbench.reports.ann import render_sweep, sweep_chart
+    from workbench.reports.charts import save_chart
+    from workbench.reports.format import check_format
+    from workbench.services.vectors.ann import ann_sweep
 
     check_format(fmt)
     grid = parse_param_values(param or [])

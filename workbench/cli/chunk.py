@@ -36,7 +36,7 @@ def convert_chunk(
     the passages' corpus.jsonl and ingest the folder.
     """
     from workbench.errors import UsageError
-    from workbench.services.chunking import convert_chunk as convert
+    from workbench.services.collections.chunking import convert_chunk as convert
 
     if overlap >= size:
         raise UsageError(f"--overlap {overlap} with --size {size}: expected an overlap of 0 .. size - 1 = {size - 1}.")

@@ -17,7 +17,7 @@ DEFAULT_QUERY_FIELDS = ("text=.W",)
 
 def _with_defaults(given: list[str] | None, defaults: tuple[str, ...], what: str) -> tuple[tuple[str, str], ...]:
     """The given fields plus each default whose name and marker are both still free."""
-    from workbench.services.convert import parse_fields
+    from workbench.services.collections.convert import parse_fields
 
     fields = list(parse_fields(given or [], what=what))
     for name, marker in parse_fields(list(defaults), what=what):
@@ -65,8 +65,8 @@ def convert_smart(
     workbench convert smart --docs CISI.ALL --queries CISI.QRY --qrels CISI.REL cisi --field authors=.A
     """
     from workbench.formats import smart
-    from workbench.services.convert import SmartSpec
-    from workbench.services.convert import convert_smart as convert
+    from workbench.services.collections.convert import SmartSpec
+    from workbench.services.collections.convert import convert_smart as convert
 
     if unknown not in ("keep", "ignore"):
         raise UsageError(f"expected --unknown keep or ignore, found {unknown!r}")

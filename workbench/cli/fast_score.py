@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 FORMATS = ("table", "json", "jsonl", "csv", "tsv")
-"""``--format`` values taken here: the text formats (``workbench.reports.TEXT_FORMATS``; parquet needs typer's checks)."""
+"""``--format`` values taken here: the text formats (``workbench.reports.format.TEXT_FORMATS``; parquet needs typer's checks)."""
 MISSING = ("fail", "zero", "exclude")
 """``--missing`` values taken here: ``workbench.scoring.evaluate.MISSING_POLICIES``."""
 _ROOT_FLAGS = {"-q": "quiet", "--quiet": "quiet"}

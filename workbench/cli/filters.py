@@ -43,7 +43,7 @@ def show(
 ) -> None:
     """Each filtered topic: its filter, eligible documents (count and share) and, with --qrels, ineligible gold."""
     from workbench.cli.runs import render
-    from workbench.services.eligibility import filter_rows
+    from workbench.services.vectors.eligibility import filter_rows
 
     store = common.STATE.store(client="workbench filters show")
     grades = None
@@ -88,7 +88,7 @@ def import_(
     """Store each topic's filter (topic metadata 'filter'); every filter is parsed and checked first."""
     from workbench.errors import InputFormatError
     from workbench.formats.metadata import read_metadata_file
-    from workbench.services.metadata import import_topic_metadata
+    from workbench.services.collections.metadata import import_topic_metadata
 
     table = read_metadata_file(file, "topic_id")
     if not any("filter" in m for m in table.values()):

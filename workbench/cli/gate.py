@@ -93,8 +93,8 @@ def gate(
     could not be written (--out or standard output); exit 1 is only ever the verdict fail."""
     from workbench.errors import UnknownNameError, WorkbenchError
     from workbench.formats.io import check_writable
-    from workbench.reports_gate import check_gate_format, render_gate
-    from workbench.services.gate import GateUsageError, run_gate
+    from workbench.reports.gate import check_gate_format, render_gate
+    from workbench.services.gates.gate import GateUsageError, run_gate
 
     try:
         check_gate_format(fmt)

@@ -63,7 +63,7 @@ def offers(
     """Once one member of a duplicate group is judged, offer the others to the lead with that grade, or skip them."""
     from workbench.errors import UsageError
     from workbench.judging.groups import GROUP_MODES
-    from workbench.services.group_judging import accept_group_offers, pool_group_offers
+    from workbench.services.judging.groups import accept_group_offers, pool_group_offers
 
     store = common.STATE.store(client="workbench groups offers")
     if mode is None:
@@ -80,7 +80,7 @@ def offers(
                    f"{'yes' if o.conflict else 'no'}")
     common.info(f"{len(found):,} group member(s) {verb} in {pool}")
     if accept:
-        from workbench.services import judging as svc
+        from workbench.services.judging import assessments as svc
 
         session = svc.sign_in(store, lead or "", token or "")
         saved, left = accept_group_offers(store, session, pool, found)
@@ -98,8 +98,8 @@ def mode_cmd(
                                               help="The lead's token (or $WORKBENCH_TOKEN).")] = None,
 ) -> None:
     """Set how a pool version's duplicate groups are judged: offer them to the lead, or skip them in queues."""
-    from workbench.services import judging as svc
-    from workbench.services.group_judging import set_group_mode
+    from workbench.services.judging import assessments as svc
+    from workbench.services.judging.groups import set_group_mode
 
     store = common.STATE.store(client="workbench groups mode")
     session = svc.sign_in(store, lead, token or "")

@@ -44,7 +44,7 @@ def ingest(
     Metadata side files: doc_metadata.{jsonl,csv,tsv,parquet} (doc_id + columns)
     and topic_metadata.{jsonl,csv,tsv,parquet} (topic_id + columns).
     """
-    from workbench.services.ingest import describe_ingest, ingest_folder
+    from workbench.services.collections.ingest import describe_ingest, ingest_folder
 
     store = common.STATE.store(client="workbench ingest")
     result = ingest_folder(store, path, name=name, allow_unknown_docs=allow_unknown_docs,
@@ -101,7 +101,7 @@ def convert_cranfield(
     Topics are renumbered 1..225 in cran.qry file order (cranqrel's numbering);
     grades are 5 - code (code -1 means 5).
     """
-    from workbench.services.ingest import convert_cranfield as convert
+    from workbench.services.collections.ingest import convert_cranfield as convert
 
     report = convert(src_dir, dest_dir, progress=common.info)
     common.out(f"wrote {', '.join(report.files)} to {report.dest}: {report.n_documents:,} documents, "

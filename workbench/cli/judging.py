@@ -30,8 +30,8 @@ TokenOpt = Annotated[
 ]
 
 
-def _lead_session(client: str, lead: str, token: str):  # -> services.judging.Session
-    from workbench.services import judging as svc
+def _lead_session(client: str, lead: str, token: str):  # -> services.judging.assessments.Session
+    from workbench.services.judging import assessments as svc
 
     store = common.STATE.store(client=client)
     return store, svc.sign_in(store, lead, token)
@@ -116,7 +116,7 @@ def assign(
              "`workbench strategy --topic-budget`).")] = None,
 ) -> None:
     """Assign a pool version's documents to assessors (lead only)."""
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     names = [a.strip() for a in assessors.split(",") if a.strip()]
     store, session = _lead_session("workbench assign", lead, token)
@@ -137,7 +137,7 @@ def agreement(
                                          help="Kappa weights: linear or quadratic.")] = "linear",
 ) -> None:
     """Cohen's weighted kappa per assessor pair and Krippendorff's alpha per topic and overall (TSV)."""
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     store = common.STATE.store(client="workbench agreement")
     rep = svc.agreement(store, pool, weights=weights)  # type: ignore[arg-type]
@@ -175,7 +175,7 @@ def publish(
              "Default: model judgments are left out.")] = False,
 ) -> None:
     """Publish the final grades of a pool version as an immutable qrels version (lead only)."""
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
 
     store, session = _lead_session("workbench publish", lead, token)

@@ -49,8 +49,8 @@ def import_(
     documents pooled in --pool (a child pool: its delta) the file covered and which it did not, and the
     ancestors' documents apart.
     """
-    from workbench.services import judging as svc
-    from workbench.services.judgments_io import import_judgments
+    from workbench.services.judging import assessments as svc
+    from workbench.services.judging.judgments_io import import_judgments
 
     store = common.STATE.store(client="workbench judgments import")
     session = svc.sign_in(store, lead, token)
@@ -97,7 +97,7 @@ def export(
     duration_ms, timestamp, pool_version, rubric_version, judgment_id."""
     from workbench.formats.io import STDOUT
     from workbench.formats.judgments import render_judgments, write_judgments
-    from workbench.services.judgments_io import export_rows
+    from workbench.services.judging.judgments_io import export_rows
 
     if fmt == "parquet" and (out is None or str(out) == STDOUT):
         raise UsageError("--format parquet writes a binary file: give --out FILE.parquet "
@@ -132,7 +132,7 @@ def adjudicate(
     or an assessor was unsure; widest spread first); --topic T --doc D --grade G --rationale TEXT sets a
     final grade (lead only, rationale required, the document must be in the queue)."""
     from workbench.cli.runs import render
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
 
     store = common.STATE.store(client="workbench adjudicate")
     if list_:

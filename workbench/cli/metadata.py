@@ -94,7 +94,7 @@ def import_topics(
         "--replace", help="Replace values that differ from the stored ones (old values are kept in the history).")] = False,
 ) -> None:
     """Set topic metadata (e.g. a per-topic eligibility `filter`, `priority`) from a side file."""
-    from workbench.services.metadata import import_topic_metadata
+    from workbench.services.collections.metadata import import_topic_metadata
 
     store = common.STATE.store(client="workbench metadata import-topics")
     r = import_topic_metadata(store, collection, file, replace=replace)
@@ -108,7 +108,7 @@ def import_documents(
     collection: CollectionOpt,
 ) -> None:
     """Make a new collection version whose documents carry the file's metadata (other keys kept)."""
-    from workbench.services.metadata import import_document_metadata
+    from workbench.services.collections.metadata import import_document_metadata
 
     store = common.STATE.store(client="workbench metadata import-documents")
     r = import_document_metadata(store, collection, file)

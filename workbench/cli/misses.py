@@ -42,9 +42,9 @@ def miss_cause(
     """A lead sets or overrides the cause of a run's misses, each with a note (append-only), or accepts the
     causes inherited from other runs' identical misses. Prints the counts per cause and the residue after."""
     from workbench.errors import UsageError
-    from workbench.reports_misses import summary_lines
-    from workbench.services import judging as jsvc
-    from workbench.services.misses import accept_suggestions, set_miss_causes
+    from workbench.reports.miss_causes import summary_lines
+    from workbench.services.evaluation.misses import accept_suggestions, set_miss_causes
+    from workbench.services.judging import assessments as jsvc
 
     store = common.STATE.store(client="workbench miss-cause")
     if accept_suggested:

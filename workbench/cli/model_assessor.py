@@ -32,8 +32,8 @@ def judge_with_model(
     assessor of kind 'model' (identity: model, weights hash, grade mapping). Its judgments never reach an
     assessor's screen or queue; leads see them on Agreement and Adjudicate; publish leaves them out unless
     --include-model. Re-running continues where it stopped."""
-    from workbench.services import judging as svc
-    from workbench.services.model_assessor import judge_with_model as run
+    from workbench.services.judging import assessments as svc
+    from workbench.services.judging.model_assessor import judge_with_model as run
 
     store = common.STATE.store(client="workbench judge-with-model")
     session = svc.sign_in(store, lead, token)

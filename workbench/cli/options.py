@@ -225,7 +225,7 @@ share: Callback = number(0.0, 1.0, what="a share")
 """A callback for a share (a fraction in [0, 1])."""
 
 
-depth: Callback = checked(lambda v: importlib.import_module("workbench.services.pooling").check_depth(v))
+depth: Callback = checked(lambda v: importlib.import_module("workbench.services.runs.pooling").check_depth(v))
 """A callback for a run's or pool's depth (1 .. the workbench's maximum)."""
 
 rrf_k: Callback = checked(lambda v: importlib.import_module("pooling.fusion").check_rrf_k(v))
@@ -278,7 +278,7 @@ def _check_cause(v: str) -> None:
 
 
 def _check_strategies(v: str) -> None:
-    from workbench.services.simulation import parse_strategies
+    from workbench.services.judging.simulation import parse_strategies
 
     parse_strategies(v)
 

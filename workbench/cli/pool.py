@@ -53,7 +53,7 @@ def _topics(store: Any, runs: list[str], spec: str) -> Any:
     """The ``--topics`` selection for the collection of the first run (None for ``all``)."""
     if spec == "all":
         return None
-    from workbench.services.pool_topics import select_topics
+    from workbench.services.runs.pool_topics import select_topics
 
     return select_topics(store, store.get_run_info(runs[0]).collection, spec)
 
@@ -75,7 +75,7 @@ def build(
     Re-running the same command reuses the identical stored pool (same content
     hash) instead of writing a copy. Example: workbench pool build bm25 dense hybrid --depth 20
     """
-    from workbench.services.pooling import build_pool
+    from workbench.services.runs.pooling import build_pool
 
     store = common.STATE.store(client="workbench pool build")
     selection = _topics(store, runs, topics)
@@ -113,7 +113,7 @@ def extend(
     Prints, per topic and in total, how many pool-novel documents each new run brings.
     Example: workbench pool extend bm25-k09 --from cranfield-pool-v1
     """
-    from workbench.services.pooling import extend_pool
+    from workbench.services.runs.pooling import extend_pool
 
     store = common.STATE.store(client="workbench pool extend")
     result = extend_pool(store, runs, parent=from_, depth=depth, name=name, budget=budget, rrf_k=rrf_k,
@@ -145,7 +145,7 @@ def stats(
 ) -> None:
     """Pool statistics of one version: per-run contributions, sizes per topic, run overlap."""
     from workbench.errors import UsageError
-    from workbench.services.pooling import pool_stats
+    from workbench.services.runs.pooling import pool_stats
 
     store = common.STATE.store(client="workbench pool stats")
     s = pool_stats(store, pool)
@@ -206,7 +206,7 @@ def files(
 
     The bulk path (one DuckDB query parses all files). Nothing is stored.
     """
-    from workbench.services.pooling import pool_from_files
+    from workbench.services.runs.pooling import pool_from_files
 
     p = pool_from_files(run_files, depth, budget=budget, rrf_k=rrf_k).to_pool()
     prov: dict[tuple[str, str], list[str]] = {}

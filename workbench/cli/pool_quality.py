@@ -25,8 +25,8 @@ def reusability(
     """Leave-one-run-out: each pooled run rescored on the qrels without the documents only it contributed
     (drop, Kendall's tau of the run ordering, unique relevant documents). A topic whose relevant documents
     all came from the left-out run is excluded, not scored 0, and counted."""
-    from workbench.reports_pool_quality import render_reusability
-    from workbench.services.pool_quality import reusability as analyse
+    from workbench.reports.pool_quality import render_reusability
+    from workbench.services.runs.pool_quality import reusability as analyse
 
     store = common.STATE.store(client="workbench pool reusability")
     rep = analyse(store, pool, qrels, k=k, rel=rel)
@@ -47,8 +47,8 @@ def bias(
 ) -> None:
     """Pool bias: each run's R@k on the pooled qrels and on the full qrels, over the same topics, and the gap.
     The runs are those of the pooled version's pool (else every stored run of the collection)."""
-    from workbench.reports_pool_quality import render_bias
-    from workbench.services.pool_quality import bias as analyse
+    from workbench.reports.pool_quality import render_bias
+    from workbench.services.runs.pool_quality import bias as analyse
 
     store = common.STATE.store(client="workbench pool bias")
     common.out(render_bias(analyse(store, pooled, full, k=k, rel=rel), fmt))

@@ -59,7 +59,7 @@ def import_(
 ) -> None:
     """Import a qrels file as a named, immutable qrels version; prints its coverage of the collection."""
     from workbench.errors import UsageError
-    from workbench.services.ingest import import_qrels_file
+    from workbench.services.collections.ingest import import_qrels_file
 
     if fmt is not None and fmt not in ("trec", "beir", "cranqrel", "parquet"):
         raise UsageError(f"expected --format trec, beir, cranqrel or parquet, found {fmt!r}")
@@ -124,7 +124,7 @@ def export(
     out: Annotated[Path | None, typer.Option(help="Target file ('-': stdout). Default: labels/<NAME>.qrels next to the database.")] = None,
 ) -> None:
     """Write a qrels version as a TREC qrels file (atomic) and record it in manifest.json beside it."""
-    from workbench.services.ingest import export_qrels
+    from workbench.services.collections.ingest import export_qrels
 
     store = common.STATE.store(client="workbench qrels export")
     result = export_qrels(store, name, out=out, labels_dir=common.STATE.config.labels_dir)

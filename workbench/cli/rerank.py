@@ -14,7 +14,7 @@ from workbench.cli import common, options
 from workbench.cli.runs import run_app
 
 if TYPE_CHECKING:
-    from workbench.services.stages import RerankerSpec
+    from workbench.services.runs.stages import RerankerSpec
 
 ModelOpt = Annotated[Path | None, typer.Option(
     "--model", help="Bi-encoder reranker: a local sentence-transformers folder (cosine of query and document "
@@ -35,8 +35,8 @@ ModelDirOpt = Annotated[Path | None, typer.Option(
 
 def reranker_spec(model: Path | None, cross_encoder: Path | None, batch_size: int | None, device: str,
                   threads: int | None, model_dir: Path | None) -> RerankerSpec:
-    """The ``services.stages.RerankerSpec`` of the shared options."""
-    from workbench.services.stages import RerankerSpec
+    """The ``services.runs.stages.RerankerSpec`` of the shared options."""
+    from workbench.services.runs.stages import RerankerSpec
 
     return RerankerSpec(model_path=model, cross_encoder=cross_encoder, batch_size=batch_size, device=device,
                         threads=threads, model_dir=model_dir)
@@ -64,8 +64,8 @@ def rerank(
     identity are stored with it. Example:
     workbench run rerank --candidates bm25 --depth 50 --name bm25+minilm
     """
-    from workbench.reports_stages import cost_line
-    from workbench.services.stages import make_rerank_run
+    from workbench.reports.stages import cost_line
+    from workbench.services.runs.stages import make_rerank_run
 
     store = common.STATE.store(client="workbench run rerank")
     spec = reranker_spec(model, cross_encoder, batch_size, device, threads, model_dir)

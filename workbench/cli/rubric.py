@@ -57,7 +57,7 @@ def collection_rubric(
     collections named like cranfield, else 'default' (0-3)."""
     store = common.STATE.store(client="workbench rubric")
     if name is not None:
-        from workbench.services import judging as svc
+        from workbench.services.judging import assessments as svc
 
         if lead is None:
             raise UsageError("setting a rubric needs --lead NAME and --token TOKEN")
@@ -80,8 +80,8 @@ def define(
 
     Example file: name = "trec-dl" / source = "..." / relevant_from = 2 / [[grades]] grade = 0, label =
     "irrelevant", definition = "...", key = "0" (one [[grades]] table per grade)."""
-    from workbench.services import judging as svc
-    from workbench.services.rubrics import define_rubric_file
+    from workbench.services.judging import assessments as svc
+    from workbench.services.judging.rubrics import define_rubric_file
 
     if lead is None:
         raise UsageError("defining a rubric needs --lead NAME and --token TOKEN")

@@ -120,7 +120,7 @@ def bm25(
     workbench run bm25 --collection cranfield --name bm25 --stemmer english
     """
     from pooling.retrievers.bm25 import Bm25Retriever
-    from workbench.services.pooling import make_bm25_run
+    from workbench.services.runs.pooling import make_bm25_run
 
     with options.usage_errors():  # the options together (--variant lucene needs --backend bm25s), before the store
         Bm25Retriever(backend=backend, k1=k1, b=b, variant=variant, stemmer=stemmer,  # type: ignore[arg-type]
@@ -185,7 +185,7 @@ def dense(
     """
     from pooling.retrievers.ann import parse_param_values, resolve_params
     from workbench.errors import UsageError
-    from workbench.services.pooling import make_dense_run
+    from workbench.services.runs.pooling import make_dense_run
 
     with options.usage_errors():  # the index's parameters before anything is encoded (the cache is the store)
         values = parse_param_values(param or [])
@@ -207,7 +207,7 @@ def dense(
     _report(outcome)
     stats = store.get_index_stats(outcome.info.name)
     if stats is not None and not outcome.unchanged:
-        from workbench.reports_ann import stats_line
+        from workbench.reports.ann import stats_line
 
         common.info(stats_line(stats))
 
@@ -220,7 +220,7 @@ def _fill_embedding_cache(store: Any, collection: str, *, engine: str, embedding
                   embeddings_out=embeddings_out)
     if embeddings is not None:
         from pooling.retrievers.dense import SentenceTransformerEncoder
-        from workbench.services.embeddings import import_embeddings
+        from workbench.services.vectors.embeddings import import_embeddings
 
         encoder = SentenceTransformerEncoder(model, model_dir=model_dir, device=device, batch_size=batch_size)
         r = import_embeddings(store, collection, embeddings, encoder=encoder)
@@ -230,7 +230,7 @@ def _fill_embedding_cache(store: Any, collection: str, *, engine: str, embedding
         for note in r.notes:
             common.info(f"note: {note}")
     elif engine == "ray":
-        from workbench.services.embeddings import encode_on_ray
+        from workbench.services.vectors.embeddings import encode_on_ray
 
         encode_on_ray(store, collection, model_path=model, model_dir=model_dir, address=ray_address,
                       num_workers=num_workers, batch_size=batch_size, device=device, out=embeddings_out,
@@ -259,7 +259,7 @@ def _bm25_check(rule: str, value: float) -> None:
 
 
 def _check_filter_mode(mode: str) -> None:
-    from workbench.services.pooling import check_filter_mode
+    from workbench.services.runs.pooling import check_filter_mode
 
     check_filter_mode(mode)
 
@@ -283,7 +283,7 @@ def fuse(
     Example: workbench run fuse bm25 dense --name hybrid --rrf-k 60
     """
     from pooling.fusion import fusion_method
-    from workbench.services.pooling import make_fused_run
+    from workbench.services.runs.pooling import make_fused_run
 
     params: dict[str, Any] = {"k": rrf_k} if method == "rrf" else {"norm": norm}
     store = common.STATE.store(client="workbench run fuse")
@@ -333,7 +333,7 @@ def import_(
                          "(only with --reranks RUN may it be left out)")
     store = common.STATE.store(client="workbench run import")
     if reranks is not None and candidate_depth is not None:
-        from workbench.services.stages import import_rerank_run
+        from workbench.services.runs.stages import import_rerank_run
 
         if collection is not None and collection != store.get_run_info(reranks).collection:
             raise ValidationError(f"--collection {collection!r} is not the collection of run {reranks!r}")
@@ -353,7 +353,7 @@ def import_(
         return
     if collection is None:  # refused above; narrows the type
         raise UsageError("--collection is required: the collection the run was produced over")
-    from workbench.services.pooling import import_run
+    from workbench.services.runs.pooling import import_run
 
     imported = import_run(store, file, name, collection=collection, description=description,
                           trust_file_order=trust_file_order, status_file=status)
@@ -393,7 +393,7 @@ def show(
     _show_lineage(store, name)
     stats = store.get_index_stats(name)
     if stats is not None:
-        from workbench.reports_ann import stats_line
+        from workbench.reports.ann import stats_line
 
         common.info(stats_line(stats))
     rows = [{"topic": r.topic_id, "status": r.status, "results": r.n_results, "message": r.message}
@@ -411,7 +411,7 @@ def _show_lineage(store: Any, name: str) -> None:
                 f"({lin.reranker_kind}{model}, {lin.origin}); pipeline {lin.final_name}")
     cost = store.get_rerank_cost(name)
     if cost is not None:
-        from workbench.reports_stages import cost_line
+        from workbench.reports.stages import cost_line
 
         common.info("measured cost: " + cost_line(cost))
 
@@ -422,7 +422,7 @@ def export(
     out: Annotated[Path | None, typer.Option(help="Write to this file (atomically). Default: stdout.")] = None,
 ) -> None:
     """Export a stored run as a TREC run file (ranks by score desc, doc_id desc)."""
-    from workbench.services.pooling import export_run, run_lines
+    from workbench.services.runs.pooling import export_run, run_lines
 
     store = common.STATE.store(client="workbench run export")
     if out is None:

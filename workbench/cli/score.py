@@ -164,9 +164,10 @@ def compare_cmd(
                                     "needs); with fewer, they are refused and only the differences listed.")] = 5,
 ) -> None:
     """Per-topic differences (relevant documents lost and gained, with ranks) and paired tests."""
-    from workbench.reports import check_format, render_comparison
+    from workbench.reports.comparison import render_comparison
+    from workbench.reports.format import check_format
     from workbench.scoring.slices import adjusted_p_values
-    from workbench.services.scoring import compare_runs
+    from workbench.services.evaluation.scoring import compare_runs
 
     check_format(fmt)
     report, comparison, slices = compare_runs(
@@ -199,13 +200,13 @@ def misses_cmd(
     collection: CollectionOpt = None,
 ) -> None:
     """Every (topic, relevant document) the run did not return within k, with its grade and deeper rank."""
-    from workbench.reports import check_format
+    from workbench.reports.format import check_format
 
     check_format(fmt)
     if categorise or cause is not None:
-        from workbench.reports_misses import render_miss_list
+        from workbench.reports.miss_causes import render_miss_list
         from workbench.scoring.misses import check_cause
-        from workbench.services.misses import categorised_misses
+        from workbench.services.evaluation.misses import categorised_misses
 
         wanted = check_cause(cause) if cause is not None else None
         mr = categorised_misses(run, qrels, k, open_store=opener("workbench misses"), rel=rel, missing=missing,
@@ -213,8 +214,8 @@ def misses_cmd(
         _warn_depth(mr.score.evaluations[0], k)
         common.out(render_miss_list(mr.header(), mr.misses, fmt, cause=wanted))
         return
-    from workbench.reports import render_misses
-    from workbench.services.scoring import find_misses
+    from workbench.reports.misses import render_misses
+    from workbench.services.evaluation.scoring import find_misses
 
     report, misses = find_misses(run, qrels, k, open_store=opener("workbench misses"), rel=rel, missing=missing,
                                  trust_file_order=trust_file_order, progress=common.info)

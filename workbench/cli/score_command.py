@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from workbench.scoring.evaluate import Evaluation
     from workbench.scoring.measures import Measure
-    from workbench.services.scoring import StoreOpener
+    from workbench.services.evaluation.scoring import StoreOpener
 
 
 def opener(client: str) -> StoreOpener | None:
@@ -91,16 +91,12 @@ def run_score(
 
     with paused_gc():  # the scorer's modules (imported here, not at start-up)
         from workbench.errors import UsageError
-        from workbench.reports import (
-            CHART_SUFFIXES,
-            check_format,
-            recall_curve_chart,
-            render_scores,
-            save_chart,
-        )
-        from workbench.reports import FORMATS as ALL_FORMATS
-        from workbench.services.scoring import ScoreReport, score_runs
-        from workbench.services.unit_options import UnitOptions
+        from workbench.reports.charts import CHART_SUFFIXES, recall_curve_chart, save_chart
+        from workbench.reports.format import FORMATS as ALL_FORMATS
+        from workbench.reports.format import check_format
+        from workbench.reports.scores import render_scores
+        from workbench.services.evaluation.scoring import ScoreReport, score_runs
+        from workbench.services.evaluation.unit_options import UnitOptions
 
     if check_format(fmt, ALL_FORMATS) == "parquet":
         from workbench.formats.io import STDOUT
@@ -127,7 +123,7 @@ def run_score(
             common.info(f"workbench: {scored.coverage.notice()}")
         _warn_shallow(scored.evaluations, scored.measures)
         if fmt == "parquet" and out is not None:
-            from workbench.reports import write_scores_parquet
+            from workbench.reports.scores import write_scores_parquet
 
             write_scores_parquet(scored.header(), scored.evaluations, out, per_topic=per_topic, slices=scored.slices)
             common.info(f"wrote {out}")
@@ -138,14 +134,14 @@ def run_score(
 
     unit_options = UnitOptions(tuple(unit or ()), chunk_map, spans, span_overlap, qrels_to_chunks, dedupe, groups,
                                no_answer, answer_threshold)
-    # The unit views (services.units) are imported only when asked for, or when a store could say a run ranks chunks.
+    # The unit views (services.evaluation.units) are imported only when asked for, or when a store could say a run ranks chunks.
     if unit_options.unit_mode():
         _score_units(runs, qrels, unit_options, measure, k, rel, missing, trust_file_order, collection, fmt, out,
                      by=by or (), topic_set=topic_set, min_topics=min_topics, filters=filters, filter_key=filter_key,
                      strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
         return
     if opener("workbench score") is not None:
-        from workbench.services.units import check_units
+        from workbench.services.evaluation.units import check_units
 
         check_units(runs, qrels, opener("workbench score"), collection)
     score_runs(
@@ -163,10 +159,10 @@ def _score_units(runs: Sequence[str], qrels: str, options: object, measure: list
                  missing: str, trust_file_order: bool, collection: str | None, fmt: str, out: Path | None, *,
                  by: list[str] | tuple[str, ...], topic_set: str | None, min_topics: int, filters: str,
                  filter_key: str, strict_eligibility: bool, record: bool | None, min_id_coverage: float) -> None:
-    """``workbench score`` with --unit, --spans, --dedupe or --chunk-map (``services.units``)."""
-    from workbench.reports_units import render_units
-    from workbench.services.unit_options import UnitOptions
-    from workbench.services.units import UnitReport, score_units
+    """``workbench score`` with --unit, --spans, --dedupe or --chunk-map (``services.evaluation.units``)."""
+    from workbench.reports.units import render_units
+    from workbench.services.evaluation.unit_options import UnitOptions
+    from workbench.services.evaluation.units import UnitReport, score_units
 
     assert isinstance(options, UnitOptions)
     def write_report(report: UnitReport) -> None:  # before anything is recorded: a failed write records nothing

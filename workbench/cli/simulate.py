@@ -28,7 +28,7 @@ def simulate(
     plot: Annotated[list[Path] | None, typer.Option(
         help="Write the curve (relevant found against judgments made): .png, .svg, .html or .json; repeatable.")] = None,
     fmt: Annotated[str, typer.Option("--format", callback=options.registered(
-        "workbench.reports_simulation", "SIM_FORMATS", "format"), help="table, tsv or json.")] = "table",
+        "workbench.reports.simulation", "SIM_FORMATS", "format"), help="table, tsv or json.")] = "table",
     qrels_out: Annotated[Path | None, typer.Option(
         help="Write the qrels each strategy would have published at each budget to this folder "
              "(<strategy>@<budget>.qrels, TREC format).")] = None,
@@ -38,9 +38,9 @@ def simulate(
     rescored on them and Kendall's tau of the run ordering against the full oracle. Deterministic for a seed;
     writes nothing to the store. Example: workbench simulate cranfield-pool-v1 --oracle cranfield-reference"""
     from workbench.formats.io import check_writable, check_writable_folder
-    from workbench.reports import CHART_SUFFIXES, save_chart
-    from workbench.reports_simulation import render_simulation, simulation_chart
-    from workbench.services.simulation import simulate_stored_pool
+    from workbench.reports.charts import CHART_SUFFIXES, save_chart
+    from workbench.reports.simulation import render_simulation, simulation_chart
+    from workbench.services.judging.simulation import simulate_stored_pool
 
     # Output targets first: a bad one fails before minutes of simulation, and nothing is written.
     for path in plot or []:
@@ -52,7 +52,7 @@ def simulate(
                                rel=rel, say=common.info)
     common.out(render_simulation(run, fmt, detail=True))
     if qrels_out is not None:
-        from workbench.services.simulation import write_budget_qrels
+        from workbench.services.judging.simulation import write_budget_qrels
 
         written = write_budget_qrels(run, qrels_out)
         common.info(f"{len(written)} qrels files written to {qrels_out}")

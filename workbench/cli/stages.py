@@ -55,10 +55,10 @@ def stages(
     nDCG@k high), check ingestion (both low) or stop (both high), with per-topic
     counts. Example: workbench stages bm25+minilm --qrels cranfield-v2
     """
-    from workbench.reports import check_format
-    from workbench.reports_stages import render_stages
+    from workbench.reports.format import check_format
+    from workbench.reports.stages import render_stages
     from workbench.scoring.stages import Thresholds
-    from workbench.services.stages import stage_reports
+    from workbench.services.runs.stages import stage_reports
 
     check_format(fmt)
     result = stage_reports(runs, qrels, open_store=lambda: common.STATE.store(client="workbench stages"),
@@ -95,10 +95,11 @@ def depth_sweep_cmd(
     workbench depth-sweep --candidates rrf --depths 10,50,100 --qrels cranfield-v2 --plot out/depth.png
     """
     from workbench.formats.io import check_writable
-    from workbench.reports import CHART_SUFFIXES, check_format, save_chart
-    from workbench.reports_stages import depth_chart, render_sweep
+    from workbench.reports.charts import CHART_SUFFIXES, save_chart
+    from workbench.reports.format import check_format
+    from workbench.reports.stages import depth_chart, render_sweep
     from workbench.scoring.depth import parse_depths
-    from workbench.services.depth_sweep import depth_sweep
+    from workbench.services.runs.depth_sweep import depth_sweep
 
     check_format(fmt)
     if plot is not None:  # before minutes of reranking, not after

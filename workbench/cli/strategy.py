@@ -44,8 +44,8 @@ def strategy(
     The assessors' queues follow the strategy live: after each save (or --refresh-every saves) the topic
     is re-ordered from everyone's judgments; assessors see only the next document. Prints the setting and,
     per topic, judged / relevant / estimated relevant left / stopped (TSV)."""
-    from workbench.services import judging as svc
-    from workbench.services import judging_order as order
+    from workbench.services.judging import assessments as svc
+    from workbench.services.judging import order
 
     store = common.STATE.store(client="workbench strategy")
     if spec is not None:

@@ -41,7 +41,7 @@ and macro nDCG@k; the per-topic counts use each topic's own values.
 
 Topics, missing topics and |R| = 0 follow the ``Evaluation`` s given: both
 stages must be evaluated over the same topics (one ``Evaluator``, one topic
-set), which ``services.stages`` guarantees.
+set), which ``services.runs.stages`` guarantees.
 
 Source:
     R@k: trec_eval ``recall_k``; nDCG@k: Järvelin & Kekäläinen, ACM TOIS 2002,

@@ -3,7 +3,7 @@
 ``group_modes`` is append-only (view ``current_group_modes``: the latest row per
 pool version). ``offer`` (the default when no row exists) leaves every pooled
 document in the assessors' queues and offers the lead the unjudged members of a
-group with a judged member, grade pre-filled (``services.group_judging``);
+group with a judged member, grade pre-filled (``services.judging.groups``);
 ``skip`` takes those members out of the assessors' queues
 (``store.assignments.GROUP_SKIPPED``): once one member of a duplicate group is
 graded for a topic, nobody is asked to judge the others, and ``score --dedupe

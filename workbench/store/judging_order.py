@@ -101,7 +101,7 @@ class JudgingOrderMixin(AssignmentsMixin):
         """Set a pool version's judging strategy and stopping settings (a lead's action).
 
         The spec strings are stored as given: validate them first
-        (``services.judging_order`` does).
+        (``services.judging.order`` does).
 
         Raises:
             PermissionDeniedError: ``lead`` is not a lead.

@@ -37,7 +37,7 @@ class StoredMissEntry:
         rank: rank in the run (None: not returned within its depth).
         cause: the rule's cause.
         detail: the evidence in words.
-        evidence: the evidence (JSON object, as ``services.misses`` wrote it).
+        evidence: the evidence (JSON object, as ``services.evaluation.misses`` wrote it).
     """
 
     topic_id: str

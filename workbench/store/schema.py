@@ -415,7 +415,7 @@ DDL_V6_ANN: tuple[str, ...] = (
 
 DDL_V7_MISSES: tuple[str, ...] = (
     # Miss lists (issue 13): a run's categorised misses at cutoff k against a qrels version,
-    # kept once per evidence fingerprint (``workbench.services.misses``), and the lead's causes.
+    # kept once per evidence fingerprint (``workbench.services.evaluation.misses``), and the lead's causes.
     "CREATE SEQUENCE IF NOT EXISTS miss_list_seq",
     """CREATE TABLE IF NOT EXISTS miss_lists (
         list_id BIGINT PRIMARY KEY DEFAULT nextval('miss_list_seq'),

@@ -23,7 +23,7 @@ from workbench.app import cached, sections, widgets
 from workbench.errors import WorkbenchError
 from workbench.judging.adjudication import DEFAULT_RULE, get_rule, rule_names
 from workbench.judging.queue import JudgingView
-from workbench.services import judging as svc
+from workbench.services.judging import assessments as svc
 
 BATCH_SHOWN = 200
 

@@ -28,7 +28,7 @@ import streamlit as st
 from workbench.app import widgets
 from workbench.errors import WorkbenchError
 from workbench.judging.queue import JudgingView
-from workbench.services import judging as svc
+from workbench.services.judging import assessments as svc
 
 KEYS_EXTRA = (("U", "unsure"), ("N", "next"), ("P", "previous"), ("Backspace / Ctrl+Z", "undo the last save"),
               ("?", "this list"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench.app import widgets
-from workbench.services import judging as svc
+from workbench.services.judging import assessments as svc
 
 STATUSES = ("judged", "unsure", "skipped", "not yet")
 

@@ -16,7 +16,7 @@ import streamlit as st
 from workbench.app import cached, widgets
 from workbench.errors import WorkbenchError
 from workbench.judging.adjudication import DEFAULT_RULE, get_rule, rule_names
-from workbench.services import judging as svc
+from workbench.services.judging import assessments as svc
 
 NONE = "(none: no lineage)"
 DECIDED = {"adjudicated": "adjudication", "unanimous": "unanimous assessors", "fallback": "rule's fallback",

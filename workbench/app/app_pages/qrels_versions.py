@@ -2,7 +2,7 @@
 with a parent, what changed (entries added, changed, removed) and how every
 run's scores moved from the parent to it (or from any other version of the
 collection the lead chooses). A thin view over
-``workbench.services.scoreboard`` and the store's read methods.
+``workbench.services.evaluation.scoreboard`` and the store's read methods.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import streamlit as st
 
 from workbench.app import cached, widgets
 from workbench.errors import WorkbenchError
-from workbench.services import scoreboard as svc
+from workbench.services.evaluation import scoreboard as svc
 
 widgets.require_session(lead=True)
 store = widgets.store()

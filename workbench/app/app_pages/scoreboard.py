@@ -11,7 +11,7 @@ pool-novel documents and Judged@k; the pipeline stages of rerank runs
 One run's gaps never silently shrink the others' topic set: a partial run is
 not selected by default, and selecting one under ``exclude`` (which averages
 every run over the topics all of them cover) needs an explicit confirmation.
-A thin view over ``workbench.services.scoreboard``.
+A thin view over ``workbench.services.evaluation.scoreboard``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from workbench.app import cached, widgets
 from workbench.app.misses_section import render_misses_section
 from workbench.app.stages_section import render_stages_section
 from workbench.errors import MissingTopicsError, WorkbenchError
-from workbench.services import scoreboard as svc
+from workbench.services.evaluation import scoreboard as svc
 from workbench.store.qrels import QrelsVersionInfo
 
 

@@ -1,0 +1,1 @@
+"""Collections and formats in: ingest folders and files, convert raw collections, metadata, chunking."""

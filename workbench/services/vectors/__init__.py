@@ -1,0 +1,1 @@
+"""Vector search and filters: approximate indexes, embedding caches, topic filters over document metadata."""
