@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from workbench.scoring.evaluate import Evaluation
-    from workbench.services.evaluation.scoring import QrelsRef, RunSource, ScoreReport
+    from workbench.services.evaluation.refs import QrelsRef, RunSource
+    from workbench.services.evaluation.scoring import ScoreReport
 
 AGGREGATE_COLUMNS = ("run", "measure", "macro", "micro", "ceiling", "n_topics", "pool_novel", "pool_novel_share",
                      "optimistic")
@@ -186,7 +187,8 @@ def _named_runs(runs: object) -> list[tuple[str, object]]:
 
 def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]]:
     from workbench.scoring.columns import rank_run, run_columns_from_mapping
-    from workbench.services.evaluation.scoring import RunRef, load_run
+    from workbench.services.evaluation.refs import RunRef
+    from workbench.services.evaluation.scoring import load_run
 
     out: list[tuple[str, RunSource]] = []
     for position, (name, run) in enumerate(_named_runs(runs), 1):
@@ -227,7 +229,8 @@ def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]
 def _qrels(qrels: object) -> tuple[QrelsRef, Any]:
     from workbench.hashing import qrels_content_hash
     from workbench.scoring.columns import qrels_columns_from_mapping
-    from workbench.services.evaluation.scoring import QrelsRef, load_qrels
+    from workbench.services.evaluation.refs import QrelsRef
+    from workbench.services.evaluation.scoring import load_qrels
 
     if _is_path(qrels):
         _require_file(os.fspath(qrels), "qrels")

@@ -134,7 +134,7 @@ def test_eight_sessions_save_while_cli_commands_run(tmp_path):
 KILLED = textwrap.dedent(
     """
     import sys, uuid
-    from workbench.services import judging as svc
+    from workbench.services.judging import assessments as svc
     from workbench.store import LabelStore
 
     store = LabelStore(sys.argv[1], client="killed ui", lock_timeout_s=60)

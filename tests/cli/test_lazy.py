@@ -83,7 +83,7 @@ def test_help_and_version_import_no_command_module(tmp_path):
         assert code == expected
         loaded = sorted(m for m in mods if m.startswith("workbench.cli.") and m not in
                         ("workbench.cli.common", "workbench.cli.lazy", "workbench.cli.outcome",
-                         "workbench.cli.root", "workbench.cli.root_help"))
+                         "workbench.cli.root", "workbench.cli.root_help", "workbench.cli.runtime"))
         assert loaded == [], f"workbench {' '.join(argv)} imported {loaded}"
         assert not mods & {"numpy", *HEAVY}, f"workbench {' '.join(argv)} imported {sorted(mods & set(HEAVY))}"
 
@@ -115,7 +115,7 @@ def test_scoring_files_imports_no_heavy_module_and_opens_no_store(tmp_path, writ
     cli_modules = sorted(m for m in mods if m.startswith("workbench.cli."))
     # The plain form: the fast path (cli.fast_score) runs the command's body without the CLI framework.
     assert cli_modules == ["workbench.cli.common", "workbench.cli.fast_score", "workbench.cli.outcome",
-                           "workbench.cli.score_command"]
+                           "workbench.cli.runtime", "workbench.cli.score_command"]
     assert sorted(m for m in mods if m == "typer" or m.startswith("typer.")) == []
     # Any other form goes through typer, which loads the command module itself.
     code, mods, _ = _modules_after(["score", str(run), "--qrels", str(qrels), "--k", "5,10"], tmp_path,
@@ -123,7 +123,8 @@ def test_scoring_files_imports_no_heavy_module_and_opens_no_store(tmp_path, writ
     assert code == 0 and sorted(mods & {"numpy", *HEAVY}) == [] and db.read_bytes() == b""
     assert sorted(m for m in mods if m.startswith("workbench.cli.")) == [
         "workbench.cli.common", "workbench.cli.fast_score", "workbench.cli.lazy", "workbench.cli.options",
-        "workbench.cli.outcome", "workbench.cli.root", "workbench.cli.score", "workbench.cli.score_command"]
+        "workbench.cli.outcome", "workbench.cli.root", "workbench.cli.runtime", "workbench.cli.score",
+        "workbench.cli.score_command"]
 
 
 def test_a_command_of_a_noun_loads_only_that_nouns_modules(tmp_path):
@@ -131,7 +132,7 @@ def test_a_command_of_a_noun_loads_only_that_nouns_modules(tmp_path):
     assert code == 0
     assert sorted(m for m in mods if m.startswith("workbench.cli.")) == sorted(
         ["workbench.cli.common", "workbench.cli.lazy", "workbench.cli.options", "workbench.cli.outcome",
-         "workbench.cli.root", *COMMANDS["run"].modules])
+         "workbench.cli.root", "workbench.cli.runtime", *COMMANDS["run"].modules])
     assert "workbench.cli.score" not in mods and "workbench.cli.judging" not in mods
 
 

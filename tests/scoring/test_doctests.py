@@ -7,7 +7,7 @@ import doctest
 import pytest
 
 import workbench.metadata
-import workbench.reports
+import workbench.reports.format
 import workbench.scoring.columns
 import workbench.scoring.compare
 import workbench.scoring.evaluate
@@ -25,7 +25,7 @@ import workbench.services.evaluation.scoring
 @pytest.mark.parametrize(
     "module",
     [workbench.scoring.columns, workbench.scoring.compare, workbench.scoring.evaluate,
-     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports, workbench.services.evaluation.scoring,
+     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports.format, workbench.services.evaluation.scoring,
      workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
      workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains],
 )

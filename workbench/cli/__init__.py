@@ -29,29 +29,17 @@ Exit codes (``EXIT_*``) are the CLI's one convention.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import sys
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from workbench import __version__
+from workbench.cli.runtime import EXIT_ERROR, EXIT_OK, EXIT_USAGE, help_width, paused_gc
+from workbench.version import __version__
 
 if TYPE_CHECKING:
     from workbench.cli.root import COMMANDS, app
 
-__all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "app", "main", "run"]
-
-EXIT_OK = 0
-"""The command did what was asked."""
-EXIT_ERROR = 1
-"""Bad input or data (a malformed file, an unknown name, a value the rules refuse), or a workbench
-error (the store is locked or damaged, a file cannot be written). Nothing was changed."""
-EXIT_USAGE = 2
-"""The command line is wrong: unknown command or option, missing argument, an option value of the
-wrong type or not among its choices. Nothing was done. (``workbench gate`` alone uses its own codes:
-0 pass, 1 fail, 2 invalid, 3 usage or output error; a usage error in the global options before
-``gate`` is its 3 as well.)"""
+__all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "app", "help_width", "main", "paused_gc", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -60,40 +48,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(root, name)
     raise AttributeError(f"module 'workbench.cli' has no attribute {name!r}")
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No automatic garbage collection inside (it resumes after, if it was on): for importing code.
-
-    Importing modules and building the command tree allocate many objects that
-    live until the process ends and almost no garbage, so the collector's passes
-    over them there find nothing and cost every command a few milliseconds
-    (``bench/scoring/bench_scoring.py`` measures start-up). The CLI pauses it
-    while it imports the typer app, a command's modules and their imports.
-    """
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-
-
-def help_width() -> int:
-    """The width click formats help at: ``max(min(terminal columns, 80) - 2, 50)``.
-
-    Terminal columns as ``shutil.get_terminal_size`` gives them ($COLUMNS, else
-    the terminal of stdout, else 80).
-
-    Source:
-        click ``formatting.HelpFormatter.__init__`` (typer's vendored copy), with
-        its default ``max_width`` of 80.
-    """
-    import shutil
-
-    return max(min(shutil.get_terminal_size().columns, 80) - 2, 50)
 
 
 def _fast(args: list[str]) -> str | None:

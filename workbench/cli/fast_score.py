@@ -145,7 +145,8 @@ def parse(args: list[str]) -> Call | None:
 
 def run(call: Call) -> int:
     """Run ``call`` as ``workbench score`` does; return the exit code (``workbench.cli.EXIT_*``, 130 interrupted)."""
-    from workbench.cli import common, outcome, paused_gc
+    from workbench.cli import common, outcome
+    from workbench.cli.runtime import paused_gc
 
     def body() -> None:
         common.configure(call.db, None, False, call.quiet)  # the root callback's work

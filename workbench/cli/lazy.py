@@ -42,7 +42,7 @@ from typer._click.exceptions import UsageError
 from typer._click.utils import make_default_short_help
 from typer.core import TyperGroup
 
-from workbench.cli import paused_gc
+from workbench.cli.runtime import paused_gc
 
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")

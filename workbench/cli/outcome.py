@@ -22,7 +22,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from workbench.cli import EXIT_ERROR, EXIT_USAGE, common
+from workbench.cli import common
+from workbench.cli.runtime import EXIT_ERROR, EXIT_USAGE
 from workbench.errors import UsageError, WorkbenchError
 from workbench.text import printable
 

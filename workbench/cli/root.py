@@ -41,9 +41,10 @@ from typing import Annotated, Any
 import typer
 from typer._click.exceptions import UsageError as UsageErrorClick
 
-from workbench import __version__
-from workbench.cli import EXIT_USAGE, common, outcome
+from workbench.cli import common, outcome
 from workbench.cli.lazy import LazyGroup, registry
+from workbench.cli.runtime import EXIT_USAGE
+from workbench.version import __version__
 
 # name: (module(s) under workbench.cli defining it, the first sentence of its help).
 # `workbench --help` lists them in this order: the workflow order.

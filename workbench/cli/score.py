@@ -33,7 +33,7 @@ MissingOpt = Annotated[str, typer.Option(
     help=f"Qrels topics a run has no results for (or marked empty/error in the store): {MISSING}. "
          "fail stops with the list; zero scores them 0; exclude leaves them out of every run's averages.")]
 FormatOpt = Annotated[str, typer.Option(
-    "--format", callback=options.registered("workbench.reports", "TEXT_FORMATS", "format"),
+    "--format", callback=options.registered("workbench.reports.format", "TEXT_FORMATS", "format"),
     help=f"Output format: {FORMATS}.")]
 TrustOpt = Annotated[bool, typer.Option(
     help="Order run files by their rank column instead of score desc, doc_id desc (trec_eval's rule).")]
@@ -66,7 +66,7 @@ def score(
                help="Cutoffs for the R@k rows (and names without @k), e.g. 5,10,20,50,100 (the default).")] = None,
     rel: RelOpt = 1,
     missing: MissingOpt = "fail",
-    fmt: Annotated[str, typer.Option("--format", callback=options.registered("workbench.reports", "FORMATS", "format"),
+    fmt: Annotated[str, typer.Option("--format", callback=options.registered("workbench.reports.format", "FORMATS", "format"),
                                      help=f"Output format: {SCORE_FORMATS}.")] = "table",
     per_topic: Annotated[bool, typer.Option(
         help="Add per-topic values (table and json also list the pool-novel documents).")] = False,

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from workbench.scoring.evaluate import Evaluation
     from workbench.scoring.measures import Measure
-    from workbench.services.evaluation.scoring import StoreOpener
+    from workbench.services.evaluation.refs import StoreOpener
 
 
 def opener(client: str) -> StoreOpener | None:
@@ -87,7 +87,7 @@ def run_score(
             usage error found after parsing (``UsageError``, exit 2).
         OSError: an output could not be written (named in the message).
     """
-    from workbench.cli import paused_gc
+    from workbench.cli.runtime import paused_gc
 
     with paused_gc():  # the scorer's modules (imported here, not at start-up)
         from workbench.errors import UsageError

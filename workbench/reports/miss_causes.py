@@ -14,22 +14,21 @@ from typing import TYPE_CHECKING, Any
 from workbench import jsonout
 from workbench.reports.format import _delimited, check_format, table
 from workbench.reports.scores import _header_lines
-from workbench.scoring.misses import CAUSES, Cause, MissCounts, MissList, MissRow, evidence_json
+from workbench.scoring.misses import (
+    CAUSES,
+    Cause,
+    MissCounts,
+    MissList,
+    MissRow,
+    evidence_json,
+    row_dict,
+)
 
 if TYPE_CHECKING:
     from workbench.services.evaluation.misses import MissReport
 
 COLUMNS = ("run", "topic_id", "doc_id", "grade", "rank", "k", "cause", "source", "rule_cause", "detail", "note",
            "suggested_cause", "suggested_from")
-
-
-def row_dict(run_name: str, k: int, r: MissRow) -> dict[str, Any]:
-    """One miss as a flat record (the columns of csv/tsv/jsonl and the Scoreboard's list)."""
-    e, s, d = r.evidence, r.suggestion, r.decision
-    return {"run": run_name, "topic_id": e.topic_id, "doc_id": e.doc_id, "grade": e.grade, "rank": e.rank, "k": k,
-            "cause": r.cause, "source": r.source, "rule_cause": r.categorised.cause, "detail": r.categorised.detail,
-            "note": d.note if d is not None else "", "suggested_cause": s.cause if s is not None else "",
-            "suggested_from": f"{s.run_name}: {s.note}" if s is not None else ""}
 
 
 def closure_line(counts: MissCounts) -> str:

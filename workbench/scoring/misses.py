@@ -460,3 +460,12 @@ def categorise_all(evidence: Iterable[MissEvidence], k: int) -> list[Categorised
         ValidationError: as ``categorise``.
     """
     return [categorise(e, k) for e in evidence]
+
+
+def row_dict(run_name: str, k: int, r: MissRow) -> dict[str, Any]:
+    """One miss as a flat record (the columns of csv/tsv/jsonl and the Scoreboard's list)."""
+    e, s, d = r.evidence, r.suggestion, r.decision
+    return {"run": run_name, "topic_id": e.topic_id, "doc_id": e.doc_id, "grade": e.grade, "rank": e.rank, "k": k,
+            "cause": r.cause, "source": r.source, "rule_cause": r.categorised.cause, "detail": r.categorised.detail,
+            "note": d.note if d is not None else "", "suggested_cause": s.cause if s is not None else "",
+            "suggested_from": f"{s.run_name}: {s.note}" if s is not None else ""}

@@ -591,7 +591,7 @@ def ingest_folder(
 
     _check_topic_filters(contents, folder)
 
-    from workbench.services.collections.chunking import read_unit_files, store_groups
+    from workbench.services.collections.unit_files import read_unit_files, store_groups
 
     units = read_unit_files(folder)  # chunk_map.tsv, chunks.meta.json, duplicate_groups.tsv (checked before writing)
     with _Step(say, f"store collection {name}") as step:

@@ -49,6 +49,7 @@ from workbench.scoring.misses import (
     evidence_from_json,
     evidence_json,
     resolve,
+    row_dict,
     with_ineligible,
 )
 from workbench.services.evaluation.scoring import (
@@ -552,8 +553,6 @@ def miss_rows(report: MissReport, cause: str | None = None) -> list[dict[str, ob
     Raises:
         UnknownNameError: an unknown cause.
     """
-    from workbench.reports.miss_causes import row_dict
-
     wanted = check_cause(cause) if cause is not None else None
     ml = report.misses
     return [row_dict(ml.run_name, ml.k, r) for r in ml.rows if wanted is None or r.cause == wanted]

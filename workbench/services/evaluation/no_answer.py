@@ -25,7 +25,7 @@ from workbench.scoring.abstention import (
 )
 
 if TYPE_CHECKING:
-    from workbench.services.evaluation.scoring import RunRef
+    from workbench.services.evaluation.refs import RunRef
     from workbench.store import LabelStore
 
 StoreOpener = Callable[[], "LabelStore"]

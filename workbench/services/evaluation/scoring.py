@@ -20,9 +20,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from workbench import __version__
 from workbench.errors import (
     UnknownNameError,
     UnknownOptionValueError,
@@ -52,6 +51,8 @@ from workbench.scoring.results import (
 )
 from workbench.scoring.small import SmallEvaluator, SmallRun
 from workbench.scoring.validity import Completion, TopicCoverage
+from workbench.services.evaluation.refs import Progress, QrelsRef, RunRef, RunSource, StoreOpener
+from workbench.version import __version__
 
 if TYPE_CHECKING:
     from workbench.scoring.abstention import NoAnswerResult
@@ -68,93 +69,9 @@ if TYPE_CHECKING:
 EVALUATOR_VERSION = f"workbench {__version__} {SCORER_ID}"
 """Recorded with every evaluation: the package version and the scorer implementation."""
 
-StoreOpener = Callable[[], "LabelStore"]
-"""Returns the project's store; called only when a stored run or qrels version is needed."""
-
-RunSource = Callable[[], "tuple[RunRef, RankedRun]"]
-"""Loads one run when called (``score_runs(run_sources=...)``: runs from DataFrames or mappings)."""
-
-Progress = Callable[[str], None]
 
 _DEFAULT_FILTER_KEY = "filter"
 """``scoring.eligibility.DEFAULT_FILTER_KEY`` (a test pins them equal), known here without importing that module."""
-
-
-@dataclass(frozen=True)
-class RunRef:
-    """Where a scored run came from.
-
-    Attributes:
-        name: the run's name in reports (stored name, the file's run tag, a
-            Parquet file's stem, or the name given to ``workbench.evaluate``).
-        origin: ``stored``, ``file``, or (``workbench.evaluate``) ``frame`` / ``mapping``.
-        location: the stored run name, the file path, or a description of the frame or mapping.
-        collection: the collection (stored runs), else "".
-        collection_version: the collection version it was produced over (stored runs), else "".
-        n_lines: result lines read.
-        failed_topics: topics the store (or the file's status side file) marks ``empty`` or ``error``.
-        statuses: topic_id -> ``ok`` | ``empty`` | ``error`` as recorded (stored runs, status files).
-        messages: topic_id -> why a topic is ``empty`` or ``error``.
-        latencies: topic_id -> latency in milliseconds, where recorded.
-        status_file: the status side file read for a run file ("" when none).
-        content_hash: the stored run's content hash, or the file's sha256 ("" until computed).
-        pool_depth: for a stored run pooled into the pool lineage the (published) qrels
-            judged: the deepest cutoff it was pooled at (its R@k for k >= this depth meets a
-            denominator it helped build); 0 otherwise.
-        pools: those pool versions, root first (empty when not a pool contributor).
-    """
-
-    name: str
-    origin: Literal["stored", "file", "frame", "mapping"]
-    location: str
-    collection: str = ""
-    collection_version: str = ""
-    n_lines: int = 0
-    failed_topics: tuple[str, ...] = ()
-    statuses: Mapping[str, str] = field(default_factory=dict)
-    messages: Mapping[str, str] = field(default_factory=dict)
-    latencies: Mapping[str, float] = field(default_factory=dict)
-    status_file: str = ""
-    content_hash: str = ""
-    pool_depth: int = 0
-    pools: tuple[str, ...] = ()
-
-    def lineage(self) -> dict[str, object]:
-        """The JSON-ready description of the run in report headers (without per-topic statuses)."""
-        return {
-            "name": self.name, "origin": self.origin, "location": self.location, "collection": self.collection,
-            "collection_version": self.collection_version, "n_lines": self.n_lines,
-            "failed_topics": list(self.failed_topics), "status_file": self.status_file,
-            "content_hash": self.content_hash, "pool_depth": self.pool_depth, "pools": list(self.pools),
-        }
-
-
-@dataclass(frozen=True)
-class QrelsRef:
-    """Which qrels were used.
-
-    Attributes:
-        name: the qrels version name, or the file path.
-        origin: ``stored``, ``file``, or (``workbench.evaluate``) ``frame`` / ``mapping``.
-        content_hash: sha256 over the sorted (topic, doc, grade) entries.
-        collection: the collection (stored versions), else "".
-        collection_version: the collection version (stored versions), else "".
-        n_topics: topics in the qrels.
-        n_entries: judged (topic, doc) entries.
-    """
-
-    name: str
-    origin: Literal["stored", "file", "frame", "mapping"]
-    content_hash: str
-    collection: str = ""
-    collection_version: str = ""
-    n_topics: int = 0
-    n_entries: int = 0
-
-    @property
-    def recorded_name(self) -> str:
-        """Name used in the ``evaluations`` table: the version name, or ``<origin>:<name>`` (``file:<path>``)."""
-        return self.name if self.origin == "stored" else f"{self.origin}:{self.name}"
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from workbench.scoring.results import Evaluation
     from workbench.scoring.slices import SliceKey, SliceSources
     from workbench.scoring.small import SmallRun
-    from workbench.services.evaluation.scoring import QrelsRef, RunRef
+    from workbench.services.evaluation.refs import QrelsRef, RunRef
     from workbench.store import LabelStore
     from workbench.store.topic_sets import TopicSetInfo
 

@@ -48,7 +48,8 @@ from workbench.scoring.leakage import LeakageCheck
 from workbench.scoring.validity import TopicCoverage
 
 if TYPE_CHECKING:
-    from workbench.services.evaluation.scoring import QrelsRef, ScoreReport
+    from workbench.services.evaluation.refs import QrelsRef
+    from workbench.services.evaluation.scoring import ScoreReport
     from workbench.services.evaluation.validity import CollectionRef
     from workbench.store import LabelStore
 

@@ -57,6 +57,7 @@ from workbench.judging.queue import (
 )
 from workbench.judging.signin import SignInThrottle
 from workbench.rubric import Rubric
+from workbench.services.judging.sessions import Session, require_lead
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
@@ -72,24 +73,6 @@ if TYPE_CHECKING:
     from workbench.store.judgments import UndoneJudgment
     from workbench.store.progress import AssessorProgress
     from workbench.store.qrels import QrelsVersionInfo
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """A signed-in user (what the UI keeps in ``st.session_state``: no DB handle).
-
-    Attributes:
-        user: user name.
-        role: ``assessor`` or ``lead``.
-    """
-
-    user: str
-    role: str
-
-    @property
-    def is_lead(self) -> bool:
-        """True for a lead."""
-        return self.role == "lead"
 
 
 class SignInThrottledError(PermissionDeniedError):
@@ -140,12 +123,6 @@ def sign_in(store: LabelStore, name: str, token: str, *, throttle: SignInThrottl
         raise
     throttle.finish(name, ok=True, now=clock)
     return Session(user.name, user.role)
-
-
-def require_lead(session: Session, action: str) -> None:
-    """Raise PermissionDeniedError unless the session is a lead's."""
-    if not session.is_lead:
-        raise PermissionDeniedError(f"{action}: only a lead may do this; {session.user!r} is an {session.role}")
 
 
 # -- assessors -------------------------------------------------------------------

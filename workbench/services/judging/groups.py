@@ -24,7 +24,7 @@ from workbench.judging.groups import GroupOffer, group_offers
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
-    from workbench.services.judging.assessments import Session
+    from workbench.services.judging.sessions import Session
     from workbench.store import LabelStore
 
 
@@ -57,7 +57,7 @@ def accept_group_offers(store: LabelStore, session: Session, pool_version: str,
         PermissionDeniedError: the session is not a lead's.
         ValidationError: a pre-filled grade is not on the collection's rubric.
     """
-    from workbench.services.judging.assessments import require_lead
+    from workbench.services.judging.sessions import require_lead
 
     require_lead(session, "accept duplicate-group offers")
     info = store.get_pool(pool_version)
@@ -81,7 +81,7 @@ def set_group_mode(store: LabelStore, session: Session, pool_version: str, mode:
         ValidationError: an unknown mode.
         UnknownNameError: unknown pool version.
     """
-    from workbench.services.judging.assessments import require_lead
+    from workbench.services.judging.sessions import require_lead
 
     require_lead(session, "set the duplicate-group mode")
     return store.set_group_mode(pool_version, mode, lead=session.user)

@@ -51,7 +51,7 @@ from workbench.ranking import natural_key
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
-    from workbench.services.judging.assessments import Session
+    from workbench.services.judging.sessions import Session
     from workbench.store import LabelStore
 
 
@@ -202,7 +202,7 @@ def import_judgments(
             going back, two grades for one document, a document outside the pool
             without ``allow_outside_pool`` (file:line); nothing is written.
     """
-    from workbench.services.judging.assessments import require_lead
+    from workbench.services.judging.sessions import require_lead
 
     require_lead(session, "import judgments")
     p = str(path)

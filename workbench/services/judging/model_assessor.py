@@ -36,7 +36,7 @@ from workbench.judging.model_grades import (
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
-    from workbench.services.judging.assessments import Session
+    from workbench.services.judging.sessions import Session
     from workbench.store import LabelStore
     from workbench.store.judging import ModelAssessorInfo
 

@@ -35,7 +35,7 @@ from workbench.judging.stopping import StoppingPlan, parse_stopping_rule
 from workbench.judging.strategies import Rank, Strategy, TopicPool, parse_strategy
 
 if TYPE_CHECKING:
-    from workbench.services.judging.assessments import Session
+    from workbench.services.judging.sessions import Session
     from workbench.store import LabelStore
     from workbench.store.judging import JudgingSetting
 

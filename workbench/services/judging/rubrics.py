@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from workbench.formats.rubric_toml import read_rubric_file
 
 if TYPE_CHECKING:
-    from workbench.services.judging.assessments import Session
+    from workbench.services.judging.sessions import Session
     from workbench.store import LabelStore
     from workbench.store.rubrics import RubricDefinition
 
@@ -22,7 +22,7 @@ def define_rubric_file(store: LabelStore, session: Session, path: str | Path) ->
         PermissionDeniedError: the session is not a lead's.
         ValidationError: a built-in name, or a new version dropping grades still in use.
     """
-    from workbench.services.judging.assessments import require_lead
+    from workbench.services.judging.sessions import require_lead
 
     require_lead(session, "define a rubric")
     rubric = read_rubric_file(path)

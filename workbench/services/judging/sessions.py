@@ -1,4 +1,5 @@
-"""Signed-in sessions of the judging UI that survive a reload (server side).
+"""Signed-in sessions: who is signed in (``Session``), what a lead may do (``require_lead``), and the
+sessions of the judging UI that survive a reload (server side).
 
 Sign-in checks the token once (``services.judging.assessments.sign_in``); ``open_session``
 then registers a server-side session and returns its random id, which the
@@ -15,14 +16,38 @@ the server signs everybody out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from workbench.errors import UnknownNameError
+from workbench.errors import PermissionDeniedError, UnknownNameError
 from workbench.judging.signin import SessionRegistry
-from workbench.services.judging.assessments import Session
 
 if TYPE_CHECKING:
     from workbench.store import LabelStore
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A signed-in user (what the UI keeps in ``st.session_state``: no DB handle).
+
+    Attributes:
+        user: user name.
+        role: ``assessor`` or ``lead``.
+    """
+
+    user: str
+    role: str
+
+    @property
+    def is_lead(self) -> bool:
+        """True for a lead."""
+        return self.role == "lead"
+
+
+def require_lead(session: Session, action: str) -> None:
+    """Raise PermissionDeniedError unless the session is a lead's."""
+    if not session.is_lead:
+        raise PermissionDeniedError(f"{action}: only a lead may do this; {session.user!r} is an {session.role}")
 
 
 def open_session(store: LabelStore, registry: SessionRegistry, session: Session, *, now: float) -> tuple[str, float]:

@@ -28,7 +28,7 @@ from workbench.services.runs.stages import RerankerSpec, load_candidates, make_r
 
 if TYPE_CHECKING:
     from pooling.retrievers.rerank import Reranker
-    from workbench.services.evaluation.scoring import QrelsRef, StoreOpener
+    from workbench.services.evaluation.refs import QrelsRef, StoreOpener
 
 Say = Callable[[str], None]
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
     from pooling.retrievers.rerank import Reranker
     from workbench.scoring.columns import RankedRun
-    from workbench.services.evaluation.scoring import QrelsRef, StoreOpener
+    from workbench.services.evaluation.refs import QrelsRef, StoreOpener
     from workbench.store import LabelStore
 
 Say = Callable[[str], None]

@@ -29,7 +29,7 @@ from workbench.store.ann import AnnIndexStats, write_index_stats
 
 if TYPE_CHECKING:
     from pooling.retrievers.dense import DenseRetriever, Encoder
-    from workbench.services.evaluation.scoring import QrelsRef
+    from workbench.services.evaluation.refs import QrelsRef
     from workbench.store import LabelStore
 
 Say = Callable[[str], None]
