@@ -9,7 +9,8 @@ import pytest
 
 from tests.cli.test_ingest import beir_folder, run, table_counts
 from workbench.errors import ValidationError
-from workbench.store.collections import check_collection_name, cut_id
+from workbench.store.collection_rows import cut_id
+from workbench.store.collections import check_collection_name
 from workbench.types import Document, Topic
 
 

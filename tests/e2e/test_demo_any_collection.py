@@ -48,7 +48,7 @@ def demo(tmp_path_factory):
 
 
 def test_reference_assessor_is_named_after_the_collection(demo):
-    from workbench.reports.workflow import render_workflow
+    from workbench.demo.render_workflow import render_workflow
 
     store, report, _ = demo
     assert report.reference_assessor == "toy-reference"
@@ -92,7 +92,7 @@ def test_a_pool_with_unjudged_topics_leaves_their_documents_unjudged_and_says_so
 
 
 def test_binary_rubric_and_positives_only_warning_in_the_report(demo):
-    from workbench.reports.workflow import render_workflow
+    from workbench.demo.render_workflow import render_workflow
 
     store, report, _ = demo
     assert store.collection_rubric("toy").name == "binary"  # qrels.meta.json of the conversion suggests it
@@ -102,8 +102,8 @@ def test_binary_rubric_and_positives_only_warning_in_the_report(demo):
 
 def test_a_collection_pooled_whole_by_v1_still_runs_the_demo(tmp_path):
     """Five documents, pool depth 10: v1 holds everything, the new run brings nothing to judge."""
+    from workbench.demo.render_workflow import render_workflow
     from workbench.demo.workflow import WorkflowOptions, run_workflow
-    from workbench.reports.workflow import render_workflow
     from workbench.services.collections.convert import SmartSpec, convert_smart
     from workbench.store import LabelStore
 

@@ -94,7 +94,7 @@ def test_post_filtering_never_beats_pre_filtering_and_filtered_runs_never_leak(s
 
 def test_the_scenario_is_idempotent_and_renders(scenario):
     from workbench.demo.filters import run_filter_demo
-    from workbench.reports.filters import render_filter_demo
+    from workbench.demo.render_filters import render_filter_demo
 
     store, report = scenario
     n_runs = len(store.list_runs("sub"))

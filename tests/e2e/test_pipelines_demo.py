@@ -69,7 +69,7 @@ def test_the_four_run_table_matches_pytrec_eval_and_reranking_keeps_r_at_50(demo
 
 
 def test_the_depth_table_is_measured_and_repeats_the_hybrid_row(demo):
-    from workbench.reports.demo_stages import render_pipeline_demo
+    from workbench.demo.render_stages import render_pipeline_demo
 
     store, out, reference = demo
     rows = out.sweep.rows

@@ -215,7 +215,7 @@ def test_the_demo_categorises_bm25s_misses_at_20_against_the_full_judgments(work
 
 
 def test_the_chunked_collection_is_scored_at_chunk_and_document_level(workflow):
-    from workbench.reports.workflow import render_workflow
+    from workbench.demo.render_workflow import render_workflow
     from workbench.scoring.units import ranked_lists, ranked_run_of, to_documents
 
     store, report, reference, _ = workflow

@@ -32,9 +32,9 @@ def demo(
     reference judgments as one assessor, publish qrels v1, score; a new run arrives: pool v2 (delta only),
     judge, publish v2, rescore; pool bias against the full judgments; leave-one-run-out. Prints the report.
     Re-running it reuses everything already stored."""
+    from workbench.demo.render_workflow import render_workflow
     from workbench.demo.workflow import WorkflowOptions, run_workflow
     from workbench.formats.io import check_writable_folder
-    from workbench.reports.workflow import render_workflow
 
     folder = SAMPLES.get(corpus, Path(corpus))
     if not folder.is_dir():

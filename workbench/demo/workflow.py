@@ -71,6 +71,7 @@ from workbench.scoring.measures import Measure, parse_measure
 if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
     from workbench.demo.stages import PipelineDemo
+    from workbench.demo.units import UnitsDemo
     from workbench.services.runs.pool_topics import TopicSelection
     from workbench.store import LabelStore
     from workbench.store.pools import PoolInfo
@@ -228,7 +229,7 @@ class WorkflowReport:
     gate: tuple[object, Path | None] | None = None  # (services.gates.gate.GateReport, Markdown file) of the gate step
     misses: object | None = None  # services.evaluation.misses.MissReport of the miss-list step
     filters: object | None = None  # demo.filters.FilterDemoReport of the filtered scenario
-    units: object | None = None  # demo.units.UnitsDemo: the chunked collection at chunk and document level
+    units: UnitsDemo | None = None
 
 
 # -- steps ---------------------------------------------------------------------------

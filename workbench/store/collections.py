@@ -37,6 +37,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
 from workbench.ranking import natural_key
+from workbench.store.collection_rows import (
+    count,
+    cut_id,
+    latest_version,
+    missing_ids,
+    require_collection,
+    shown_id,
+)
 from workbench.store.core import StoreCore
 from workbench.types import Document, Topic
 
@@ -53,19 +61,6 @@ COLLECTION_NAME = re.compile(r"(?!-)[A-Za-z0-9_.-]{1,64}")
 COLLECTION_NAME_RULE = "1 to 64 characters, each a letter, digit, '_', '.' or '-', not starting with '-'"
 """A collection name prefixes its pool and qrels version names, so it cannot start with '-' either
 (``workbench.text.check_stored_name``)."""
-ID_SHOWN = 60  # characters of an id shown in a message
-
-
-def shown_id(value: str) -> str:
-    """An id quoted for a message, cut to ``ID_SHOWN`` characters (a 2 MB id must not fill the terminal)."""
-    return repr(value) if len(value) <= ID_SHOWN else f"{value[:ID_SHOWN]!r}\u2026 ({len(value)} characters)"
-
-
-def cut_id(value: str) -> str:
-    """``value`` itself, or its first ``ID_SHOWN`` characters + ``"… (N characters)"`` when longer."""
-    return value if len(value) <= ID_SHOWN else f"{value[:ID_SHOWN]}\u2026 ({len(value)} characters)"
-
-
 def check_collection_name(name: str) -> str:
     """``name`` if it is a valid collection name (it prefixes pool and qrels version names).
 
@@ -207,59 +202,6 @@ class CollectionInfo:
     n_documents: int
     n_topics: int
     created_at: datetime
-
-
-def count(cur: Any, sql: str, params: list[Any] | None = None) -> int:
-    """First column of the first row as int (0 when no row). Inside a lease."""
-    rows = cur.execute(sql, params or []).fetchall()
-    return int(rows[0][0]) if rows else 0
-
-
-def collection_names(cur: Any) -> list[str]:
-    """Names of all collections. Inside a lease."""
-    return [r[0] for r in cur.execute("SELECT collection FROM collections").fetchall()]
-
-
-def require_collection(cur: Any, name: str) -> None:
-    """Raise ``UnknownNameError`` (listing the known names) unless ``name`` is a collection."""
-    if not cur.execute("SELECT 1 FROM collections WHERE collection = ?", [name]).fetchall():
-        raise UnknownNameError("collection", name, collection_names(cur))
-
-
-def latest_version(cur: Any, name: str) -> str:
-    """The version of collection ``name`` that no other version of it names as parent."""
-    rows = cur.execute(
-        """SELECT v.collection_version FROM collection_versions v
-           WHERE v.collection = ? AND NOT EXISTS (
-               SELECT 1 FROM collection_versions c
-               WHERE c.collection = v.collection AND c.parent_version = v.collection_version)
-           ORDER BY v.created_at DESC, v.collection_version""",
-        [name],
-    ).fetchall()
-    if not rows:
-        raise UnknownNameError("collection", name, collection_names(cur))
-    return str(rows[0][0])
-
-
-def missing_ids(cur: Any, version: str, doc_ids: Iterable[str]) -> set[str]:
-    """The doc ids that are not in collection version ``version``. Inside a lease."""
-    import pyarrow as pa
-
-    ids = sorted(set(doc_ids))
-    if not ids:
-        return set()
-    cur.register("wb_check_ids", pa.table({"doc_id": ids}))
-    try:
-        rows = cur.execute(
-            """SELECT c.doc_id FROM wb_check_ids c WHERE NOT EXISTS (
-                 SELECT 1 FROM version_documents vd
-                 WHERE vd.collection_version = ? AND vd.doc_id = c.doc_id)""",
-            [version],
-        ).fetchall()
-    finally:
-        cur.unregister("wb_check_ids")
-    return {r[0] for r in rows}
-
 
 
 def _metadata_changes(

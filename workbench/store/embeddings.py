@@ -101,7 +101,7 @@ class EmbeddingsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection or version.
         """
-        from workbench.store.collections import latest_version, require_collection
+        from workbench.store.collection_rows import latest_version, require_collection
 
         with self.connection("read text hashes") as cur:
             require_collection(cur, collection)

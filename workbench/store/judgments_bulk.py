@@ -37,7 +37,7 @@ from workbench.types import Judgment
 
 if TYPE_CHECKING:
     from workbench.rubric import Rubric
-    from workbench.store.judgments import SavedJudgment
+    from workbench.store.judgment_records import SavedJudgment
 
 BULK_MIN = 2_000
 """Imports with fewer rows take the row path (its per-row cost does not matter there)."""
@@ -72,7 +72,7 @@ def record_bulk(
     """
     import pyarrow as pa
 
-    from workbench.store.judgments import SavedJudgment
+    from workbench.store.judgment_records import SavedJudgment
 
     tokens = [t for _, t, _ in items]
     if any(not t for t in tokens) or len(set(tokens)) != len(tokens):

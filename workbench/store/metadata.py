@@ -30,7 +30,7 @@ from typing import Any
 from workbench.errors import ValidationError
 from workbench.metadata import MetaValue, canonical, check_metadata, parse_canonical, value_type
 from workbench.ranking import natural_key
-from workbench.store.collections import latest_version, require_collection, shown_id
+from workbench.store.collection_rows import latest_version, require_collection, shown_id
 from workbench.store.core import StoreCore
 
 MetadataTable = dict[str, dict[str, MetaValue]]

@@ -25,7 +25,7 @@ from typing import Any
 from pooling.pool import Contribution, Pool, PoolColumns, PoolEntry, PoolStats, pool_statistics
 from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, ValidationError
 from workbench.ranking import natural_key
-from workbench.store.collections import require_collection
+from workbench.store.collection_rows import require_collection
 from workbench.store.core import StoreCore
 from workbench.text import check_stored_name
 

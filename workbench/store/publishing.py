@@ -282,7 +282,7 @@ _SPACE = "".join(chr(i) for i in range(0x110000) if chr(i).isspace())
 
 def _check_ids(cur: Any, name: str) -> None:
     """Entries of ``wb_final`` have non-empty ids without white space (as ``create_qrels_version`` checks)."""
-    from workbench.store.collections import shown_id
+    from workbench.store.collection_rows import shown_id
 
     row = cur.execute(
         "SELECT topic_id, doc_id FROM wb_final WHERE grade IS NOT NULL AND (topic_id = '' OR doc_id = '' "

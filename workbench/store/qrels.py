@@ -24,8 +24,8 @@ from typing import Any, Literal
 from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
-from workbench.store.collections import latest_version, missing_ids, require_collection
-from workbench.store.collections import shown_id as _shown
+from workbench.store.collection_rows import latest_version, missing_ids, require_collection
+from workbench.store.collection_rows import shown_id as _shown
 from workbench.store.core import StoreCore
 from workbench.text import check_stored_name
 

@@ -37,7 +37,12 @@ from workbench.errors import (
     ValidationError,
 )
 from workbench.ranking import natural_key, ranked
-from workbench.store.collections import latest_version, missing_ids, require_collection, shown_id
+from workbench.store.collection_rows import (
+    latest_version,
+    missing_ids,
+    require_collection,
+    shown_id,
+)
 from workbench.store.core import StoreCore
 from workbench.text import check_stored_name
 from workbench.types import Run, RunInfo

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.ranking import natural_key
-from workbench.store.collections import require_collection, shown_id
+from workbench.store.collection_rows import require_collection, shown_id
 from workbench.store.core import StoreCore
 
 TOPIC_SET_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")

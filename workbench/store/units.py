@@ -29,7 +29,12 @@ from typing import Any
 from workbench.errors import InputFormatError, ValidationError, WorkbenchError
 from workbench.scoring.groups import DuplicateGroups, merge_groups
 from workbench.scoring.units import ChunkMap, ChunkSpan
-from workbench.store.collections import latest_version, missing_ids, require_collection, shown_id
+from workbench.store.collection_rows import (
+    latest_version,
+    missing_ids,
+    require_collection,
+    shown_id,
+)
 from workbench.store.core import StoreCore
 
 IDENTICAL_TEXT = "identical text"

@@ -323,7 +323,7 @@ def make_dense_run(
             say(f"index {vi.kind} {vi.params}: built in {vi.build_ms / 1000:.1f} s, {vi.index_bytes:,} bytes")
 
     def record(run_name: str, queries: Mapping[str, str]) -> tuple[dict[str, float], Callable[[Any], None] | None]:
-        from workbench.services.vectors.ann import index_stats_writer
+        from workbench.services.vectors.index_stats import index_stats_writer
 
         latencies = {t: retriever.latency_by_query[q] for t, q in queries.items() if q in retriever.latency_by_query}
         return latencies, index_stats_writer(run_name, retriever, latencies)

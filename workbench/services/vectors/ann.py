@@ -1,7 +1,7 @@
 """Approximate vector indexes: index stats with the run, ANN-recall against an exact reference, the sweep.
 
-* ``index_stats_writer``: what ``make_dense_run`` stores beside a dense run
-  (index kind, parameters, build time, size, latency p50/p95, QPS).
+* index stats with the run: ``services.vectors.index_stats`` (stored by
+  ``make_dense_run`` beside a dense run).
 * ``exact_reference``: the exact run of the same embeddings (model key),
   metric and collection version, at least a given depth deep: an existing
   stored one, or one built now and stored (``<run>.exact``), so ANN-recall is
@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.scoring.ann_recall import AnnRecall, SweepDiagnosis, ann_recall, diagnose_sweep
-from workbench.store.ann import AnnIndexStats, write_index_stats
+from workbench.services.vectors.index_stats import index_stats_writer
+from workbench.store.ann import AnnIndexStats
 
 if TYPE_CHECKING:
     from pooling.retrievers.dense import DenseRetriever, Encoder
@@ -33,30 +34,10 @@ if TYPE_CHECKING:
     from workbench.store import LabelStore
 
 Say = Callable[[str], None]
-METRIC = "inner product of unit vectors (cosine)"
 
 
 def _quiet(_: str) -> None:
     pass
-
-
-def index_stats_writer(run_name: str, retriever: DenseRetriever,
-                       latencies: Mapping[str, float]) -> Callable[[Any], None] | None:
-    """A ``save_run`` ``extra`` callback that stores the retriever's index stats (None before ``index``)."""
-    from pooling.retrievers.ann import latency_summary
-
-    vi = retriever.vector_index
-    if vi is None:
-        return None
-    lat = latency_summary(list(latencies.values()))
-    stats = AnnIndexStats(run_name, vi.kind, dict(vi.params), METRIC, vi.n_vectors, vi.dim, vi.build_ms,
-                          vi.index_bytes, vi.threads, vi.faiss_version, lat.n_queries,
-                          lat.p50_ms, lat.p95_ms, lat.qps)
-
-    def write(cur: Any) -> None:
-        write_index_stats(cur, stats)
-
-    return write
 
 
 _SEARCH_ONLY = frozenset({"top_k", "index", "index_params", "batch_size", "device"})

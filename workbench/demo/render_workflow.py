@@ -132,7 +132,7 @@ def render_workflow(report: WorkflowReport) -> str:
 
         L += gate_summary_lines(*report.gate)  # type: ignore[arg-type]
     if report.pipelines is not None:
-        from workbench.reports.demo_stages import render_pipeline_demo
+        from workbench.demo.render_stages import render_pipeline_demo
 
         L += render_pipeline_demo(report.pipelines) + [""]
     if report.misses is not None:
@@ -140,7 +140,7 @@ def render_workflow(report: WorkflowReport) -> str:
 
         L += demo_miss_lines(report.misses)  # type: ignore[arg-type]
     if report.filters is not None:
-        from workbench.reports.filters import render_filter_demo
+        from workbench.demo.render_filters import render_filter_demo
 
         L += render_filter_demo(report.filters) + [""]  # type: ignore[arg-type]
     if report.simulation is not None:
@@ -149,7 +149,7 @@ def render_workflow(report: WorkflowReport) -> str:
         L.append(render_simulation(report.simulation))  # type: ignore[arg-type]
         L.append("")
     if report.units is not None:
-        from workbench.reports.units import units_demo_lines
+        from workbench.demo.render_units import units_demo_lines
 
         L += [*units_demo_lines(report.units), ""]
     if report.exports:
