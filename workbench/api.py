@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from workbench.scoring.evaluate import Evaluation
     from workbench.services.evaluation.refs import QrelsRef, RunSource
-    from workbench.services.evaluation.scoring import ScoreReport
+    from workbench.services.evaluation.report import ScoreReport
 
 AGGREGATE_COLUMNS = ("run", "measure", "macro", "micro", "ceiling", "n_topics", "pool_novel", "pool_novel_share",
                      "optimistic")
@@ -52,7 +52,7 @@ class EvaluationResults:
     """What ``evaluate`` returns: the score report and its two DataFrame views.
 
     Attributes:
-        report: the ``services.evaluation.scoring.ScoreReport`` (lineage: qrels hash,
+        report: the ``services.evaluation.report.ScoreReport`` (lineage: qrels hash,
             runs, evaluator version, threshold, missing-topic policy, warnings).
     """
 
@@ -187,8 +187,8 @@ def _named_runs(runs: object) -> list[tuple[str, object]]:
 
 def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]]:
     from workbench.scoring.columns import rank_run, run_columns_from_mapping
+    from workbench.services.evaluation.load import load_run
     from workbench.services.evaluation.refs import RunRef
-    from workbench.services.evaluation.scoring import load_run
 
     out: list[tuple[str, RunSource]] = []
     for position, (name, run) in enumerate(_named_runs(runs), 1):
@@ -229,8 +229,8 @@ def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]
 def _qrels(qrels: object) -> tuple[QrelsRef, Any]:
     from workbench.hashing import qrels_content_hash
     from workbench.scoring.columns import qrels_columns_from_mapping
+    from workbench.services.evaluation.load import load_qrels
     from workbench.services.evaluation.refs import QrelsRef
-    from workbench.services.evaluation.scoring import load_qrels
 
     if _is_path(qrels):
         _require_file(os.fspath(qrels), "qrels")
@@ -287,14 +287,16 @@ def evaluate(
         ValidationError, UnknownNameError: a bad measure, cutoff, policy or input type.
 
     Source:
-        ``services.evaluation.scoring.score_runs`` (the scorer behind ``workbench score``),
+        ``services.evaluation.pipeline.score`` (the evaluation path behind ``workbench score``),
         without a store: no identifier audit against a collection, nothing recorded.
     """
-    from workbench.services.evaluation.scoring import score_runs
+    from workbench.services.evaluation.pipeline import score
+    from workbench.services.evaluation.request import Output, ScoreEnv, ScoreRequest
 
     qref, qcols = _qrels(qrels)
     sources = _sources(runs, trust_file_order)
-    report = score_runs([label for label, _ in sources], qref.name, qrels=(qref, qcols),
-                        run_sources=[load for _, load in sources], measures=measures, cutoffs=cutoffs, rel=rel,
-                        missing=missing, trust_file_order=trust_file_order, record=False)
+    request = ScoreRequest(tuple(label for label, _ in sources), qref.name, measures=tuple(measures or ()),
+                           cutoffs=tuple(cutoffs or ()), rel=rel, missing=missing, trust_file_order=trust_file_order,
+                           output=Output(record=False))
+    report = score(request, ScoreEnv(run_sources=tuple(load for _, load in sources), qrels=(qref, qcols)))
     return EvaluationResults(report)

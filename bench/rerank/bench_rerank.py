@@ -21,7 +21,7 @@ Parts:
   1 and 2 torch threads.
 * ``overhead``: wall time of ``services.runs.stages.stage_reports`` (the stage rows,
   the permutation check on the document sets, contribution, stock, diagnosis
-  and the ingestion check) against ``services.evaluation.scoring.score_runs`` of the same
+  and the ingestion check) against ``services.evaluation.pipeline.score`` of the same
   two runs with the same measures (R@D, R@k, nDCG@k), both from the store,
   in-process, interleaved; on Cranfield (225 topics, D = 50) and on a
   synthetic store of 5,000 topics x 100 candidates (D = 100) where the
@@ -174,11 +174,12 @@ def _interleaved(fns: dict[str, object], repeat: int) -> dict[str, list[tuple[fl
 
 def bench_overhead(repeat: int) -> list[str]:
     from workbench.scoring.stages import stage_measures
-    from workbench.services.evaluation.scoring import score_runs
+    from workbench.services.evaluation.pipeline import score
+    from workbench.services.evaluation.request import Output, ScoreEnv, ScoreRequest
     from workbench.services.runs.stages import stage_reports
 
     out = ["## Stage report overhead over a plain score of the same runs", "",
-           "| data | topics | D, k | `score_runs` CPU / wall median (ms) | `stage_reports` CPU / wall median (ms) "
+           "| data | topics | D, k | `score` CPU / wall median (ms) | `stage_reports` CPU / wall median (ms) "
            "| overhead, CPU median | overhead, wall median |", "|---|---:|---:|---:|---:|---:|---:|"]
     cases = []
     cran = cranfield_store()
@@ -200,8 +201,9 @@ def bench_overhead(repeat: int) -> list[str]:
     for label, store, cand, final, qrels, d in cases:
         ms = [str(m) for m in stage_measures(d, 10)]
         fns = {
-            "score": lambda store=store, cand=cand, final=final, qrels=qrels, ms=ms: score_runs(
-                [cand, final], qrels, open_store=lambda: store, measures=ms, record=False),
+            "score": lambda store=store, cand=cand, final=final, qrels=qrels, ms=ms: score(
+                ScoreRequest((cand, final), qrels, measures=tuple(ms), output=Output(record=False)),
+                ScoreEnv(lambda: store)),
             "stages": lambda store=store, final=final, qrels=qrels: stage_reports(
                 [final], qrels, open_store=lambda: store, final_k=10),
         }

@@ -173,10 +173,11 @@ WORKBENCH_CLI = ["-c", CONSOLE, "score", "{run}", "--qrels", "{qrels}"]
 
 WORKBENCH_API = """
 import sys
-from workbench.services.evaluation.scoring import score_runs
-from workbench.reports import render_scores
+from workbench.services.evaluation.pipeline import score
+from workbench.services.evaluation.request import Output, ScoreRequest
+from workbench.reports.scores import render_scores
 run, qrels = sys.argv[1], sys.argv[2]
-report = score_runs([run], qrels, missing="zero", record=False)
+report = score(ScoreRequest((run,), qrels, missing="zero", output=Output(record=False)))
 e = report.evaluations[0]
 lists = e.novel_documents.at(max(e.novelty))          # pool-novel documents as str, per topic
 text = render_scores(report.header(), report.evaluations, "table")

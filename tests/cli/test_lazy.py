@@ -213,9 +213,16 @@ def test_plain_coercion_is_installed_and_defers_the_unusual():
 
 def test_the_scorer_knows_the_default_filter_key_without_importing_the_eligibility_rules():
     from workbench.scoring.eligibility import DEFAULT_FILTER_KEY
-    from workbench.services.evaluation import scoring
+    from workbench.services.evaluation import restrict
 
-    assert scoring._DEFAULT_FILTER_KEY == DEFAULT_FILTER_KEY
+    assert restrict._DEFAULT_FILTER_KEY == DEFAULT_FILTER_KEY
+
+
+def test_the_request_knows_the_slices_minimum_without_importing_the_rules():
+    from workbench.scoring.results import MIN_TOPICS
+    from workbench.services.evaluation.request import MIN_SLICE_TOPICS, Slicing
+
+    assert MIN_SLICE_TOPICS == MIN_TOPICS == Slicing().min_topics
 
 
 def test_the_functions_typer_reads_at_every_run_have_evaluated_annotations():

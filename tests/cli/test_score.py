@@ -72,8 +72,9 @@ def test_scoring_files_does_not_import_the_store(files):
     import sys
 
     q, a, _ = files
-    code = ("import sys; from workbench.services.evaluation.scoring import score_runs; "
-            f"score_runs([{str(a)!r}], {str(q)!r}, measures=['R@2']); print('duckdb' in sys.modules)")
+    code = ("import sys; from workbench.services.evaluation.pipeline import score; "
+            "from workbench.services.evaluation.request import ScoreRequest; "
+            f"score(ScoreRequest(({str(a)!r},), {str(q)!r}, measures=('R@2',))); print('duckdb' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

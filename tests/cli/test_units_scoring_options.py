@@ -22,7 +22,16 @@ import pytest
 
 from workbench.scoring.measures import parse_measure
 from workbench.scoring.units import ChunkMap, ChunkSpan
-from workbench.services.evaluation.units import UnitOptions, score_units
+from workbench.services.evaluation.request import (
+    Filtering,
+    Output,
+    ScoreEnv,
+    ScoreRequest,
+    Slicing,
+    TopicChoice,
+    UnitOptions,
+)
+from workbench.services.evaluation.units import score_units
 from workbench.store import LabelStore
 from workbench.store.units import ChunkSource
 from workbench.types import Document, RunInfo, Topic
@@ -52,27 +61,27 @@ def store(tmp_path):
 
 
 def _score(store, **kw):
-    return score_units(["chunky"], "docs-v1", UnitOptions(units=("doc",)), open_store=lambda: store,
-                       measures=["R@2"], **kw)
+    return score_units(ScoreRequest(("chunky",), "docs-v1", measures=("R@2",), units=UnitOptions(units=("doc",)),
+                                    **kw), ScoreEnv(lambda: store))
 
 
 def test_eligibility_filters_apply_to_the_documents_of_a_chunk_run(store):
-    view = _score(store, record=False).views[0]
+    view = _score(store, output=Output(record=False)).views[0]
     a = view.report.evaluations[0].aggregates[R2]
     assert (a.macro, a.n_topics) == (pytest.approx(1 / 3), 2)
     el = view.report.eligibility[0]
     assert el is not None and el.restricted.n_ineligible_gold == 1 and el.leaks.at_k[2] == 1
     assert el.leaks.per_topic["1"] == ((1, "b"),)
-    off = _score(store, record=False, filters="off").views[0].report.evaluations[0].aggregates[R2]
+    off = _score(store, output=Output(record=False), filtering=Filtering("off")).views[0].report.evaluations[0].aggregates[R2]
     assert off.macro == pytest.approx((1 / 2 + 2 / 3) / 2)
 
 
 def test_slices_and_topic_sets(store):
-    view = _score(store, record=False, by=["domain"], slice_min_topics=1).views[0]
+    view = _score(store, output=Output(record=False), slicing=Slicing(("domain",), 1)).views[0]
     rows = {r.value: r for r in view.report.slices["chunky"]["domain"]}
     assert rows["x"].means[R2] == 0.0 and rows["y"].means[R2] == pytest.approx(2 / 3)
     store.save_topic_set("s1", ["2"], collection="docs")
-    view = _score(store, record=False, topic_set="s1").views[0]
+    view = _score(store, output=Output(record=False), topics=TopicChoice("s1")).views[0]
     a = view.report.evaluations[0].aggregates[R2]
     assert (a.macro, a.n_topics, view.report.evaluations[0].topics) == (pytest.approx(2 / 3), 1, ("2",))
     assert [u.command for u in store.list_topic_set_uses("s1")] == ["score"]

@@ -65,7 +65,8 @@ def test_scoring_a_file_refuses_what_importing_it_refuses(tmp_path, bad):
     import pyarrow as pa
 
     from workbench.formats import parquet, plain_run
-    from workbench.services.evaluation.scoring import score_runs
+    from workbench.services.evaluation.pipeline import score
+    from workbench.services.evaluation.request import Output, ScoreRequest
 
     run, qrels = tmp_path / "run.txt", tmp_path / "q.txt"
     run.write_text(f"1 Q0 d1 1 2.0 r\n1 Q0 d{bad}2 2 1.0 r\n", encoding="utf-8")
@@ -77,9 +78,9 @@ def test_scoring_a_file_refuses_what_importing_it_refuses(tmp_path, bad):
     assert plain_run.read_small_run(clean_run) is not None and plain_run.read_small_qrels(clean_qrels) is not None
     shown = "\\ufeff" if bad == "\ufeff" else ascii(bad)[1:-1]
     with pytest.raises(InputFormatError, match=rf"run.txt:2: expected no control characters, found \{shown}"):
-        score_runs([str(run)], str(clean_qrels), missing="zero", record=False)
+        score(ScoreRequest((str(run),), str(clean_qrels), missing="zero", output=Output(record=False)))
     with pytest.raises(InputFormatError, match=rf"q.txt:2: expected no control characters, found \{shown}"):
-        score_runs([str(clean_run)], str(qrels), missing="zero", record=False)
+        score(ScoreRequest((str(clean_run),), str(qrels), missing="zero", output=Output(record=False)))
 
     prun, pq = tmp_path / "run.parquet", tmp_path / "q.parquet"
     parquet.write_table(prun, pa.table({"topic_id": ["1", "1"], "doc_id": ["d1", f"d{bad}2"], "score": [2.0, 1.0]}))

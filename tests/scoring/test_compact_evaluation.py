@@ -24,14 +24,16 @@ def test_the_numbers_are_unchanged_and_the_lists_refuse_to_be_read():
     assert c.novel_documents.max_cutoff == e.novel_documents.max_cutoff == 50
 
 
-def test_score_runs_keeps_the_lists_only_when_asked(write):
-    from workbench.services.evaluation.scoring import score_runs
+def test_a_score_keeps_the_lists_only_when_asked(write):
+    from workbench.services.evaluation.pipeline import score
+    from workbench.services.evaluation.request import Output, ScoreRequest
 
     qrels, run = make_data(5)
     q = write("q.txt", "".join(f"{t} 0 {d} {g}\n" for t, docs in qrels.items() for d, g in docs.items()))
     files = [write(f"r{i}.trec", "".join(f"{t} Q0 {d} 1 {s!r} r{i}\n" for t, docs in run.items()
                                         for d, s in docs.items())) for i in range(3)]
-    full = score_runs([str(f) for f in files], str(q), missing="zero")
-    compact = score_runs([str(f) for f in files], str(q), missing="zero", keep_documents=False)
+    full = score(ScoreRequest(tuple(str(f) for f in files), str(q), missing="zero"))
+    compact = score(ScoreRequest(tuple(str(f) for f in files), str(q), missing="zero",
+                                 output=Output(keep_documents=False)))
     assert all(e.documents_kept for e in full.evaluations) and not any(e.documents_kept for e in compact.evaluations)
     assert [value_rows(e) for e in full.evaluations] == [value_rows(e) for e in compact.evaluations]

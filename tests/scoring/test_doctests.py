@@ -19,13 +19,16 @@ import workbench.scoring.novelty
 import workbench.scoring.qrels_checks
 import workbench.scoring.small
 import workbench.scoring.units
-import workbench.services.evaluation.scoring
+import workbench.services.evaluation.load
+import workbench.services.evaluation.pipeline
+import workbench.services.evaluation.request
 
 
 @pytest.mark.parametrize(
     "module",
     [workbench.scoring.columns, workbench.scoring.compare, workbench.scoring.evaluate,
-     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports.format, workbench.services.evaluation.scoring,
+     workbench.scoring.measures, workbench.scoring.novelty, workbench.reports.format, workbench.services.evaluation.load,
+     workbench.services.evaluation.pipeline, workbench.services.evaluation.request,
      workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
      workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains],
 )

@@ -5,7 +5,7 @@ Identity, not closeness: every float is compared by its exact bits
 negative grades, unjudged documents, long and non-ASCII ids, topics with
 |R| = 0, short runs, topics missing from the run and run topics missing from
 the qrels, under every missing-topic policy and several thresholds; then end to
-end, files through ``score_runs`` and every report format, small path against
+end, files through ``pipeline.score`` and every report format, small path against
 the columnar path.
 """
 
@@ -39,7 +39,10 @@ from workbench.scoring.small import (
     numpy_nanmean,
     numpy_sum,
 )
-from workbench.services.evaluation import scoring as scoring_service
+from workbench.services.evaluation import load as load_step
+from workbench.services.evaluation import report as report_values
+from workbench.services.evaluation.pipeline import score
+from workbench.services.evaluation.request import ScoreRequest
 from workbench.types import TopicMetric
 
 MEASURES = ["R@1", "R@5", "R@10", "R@50", "R(rel=2)@10", "P@5", "P(rel=2)@10", "nDCG@10", "nDCG@1000",
@@ -297,7 +300,7 @@ def test_the_plain_qrels_reader_gives_read_qrels(write):
         assert read_small_qrels(write("q2.txt", bad)) is None
 
 
-# -- end to end: files through score_runs and every report -------------------------------------
+# -- end to end: files through pipeline.score and every report -------------------------------------
 
 def _write_trec(path: Path, run: dict[str, dict[str, float]], tag: str) -> None:
     with open(path, "w") as f:
@@ -308,8 +311,8 @@ def _write_trec(path: Path, run: dict[str, dict[str, float]], tag: str) -> None:
 
 def _reports(monkeypatch, small: bool, runs: list[str], qrels: str, **kw) -> list[str]:
     if not small:
-        monkeypatch.setattr(scoring_service, "small_runs", lambda *_a: None)
-    report = scoring_service.score_runs(runs, qrels, **kw)
+        monkeypatch.setattr(load_step, "small_runs", lambda *_a: None)
+    report = score(ScoreRequest(tuple(runs), qrels, **kw))
     assert {e.scorer for e in report.evaluations} == ({SMALL_SCORER_ID} if small else {"columnar-numpy/1"})
     header = report.header()
     header["created_at"] = "-"
@@ -320,7 +323,7 @@ def _reports(monkeypatch, small: bool, runs: list[str], qrels: str, **kw) -> lis
 
 
 @pytest.mark.parametrize("missing", ["zero", "exclude"])
-def test_score_runs_on_small_files_prints_what_the_columnar_path_prints(tmp_path, monkeypatch, missing):
+def test_small_files_print_what_the_columnar_path_prints(tmp_path, monkeypatch, missing):
     qrels, run = _awkward(5)
     _, run2 = _awkward(6)
     qpath = tmp_path / "q.txt"
@@ -328,7 +331,7 @@ def test_score_runs_on_small_files_prints_what_the_columnar_path_prints(tmp_path
     _write_trec(tmp_path / "a.run", run, "a")
     _write_trec(tmp_path / "b.run", run2, "b")
     runs = [str(tmp_path / "a.run"), str(tmp_path / "b.run")]
-    kw = dict(measures=["R", "nDCG(dcg='exp-log2')@10", "Judged@10", "RR(rel=2)@10"], cutoffs=[1, 10, 100],
+    kw = dict(measures=("R", "nDCG(dcg='exp-log2')@10", "Judged@10", "RR(rel=2)@10"), cutoffs=(1, 10, 100),
               missing=missing)
     assert _reports(monkeypatch, True, runs, str(qpath), **kw) == _reports(monkeypatch, False, runs, str(qpath), **kw)
 
@@ -348,7 +351,7 @@ def test_the_reports_creation_time_is_what_datetime_writes():
     from datetime import UTC, datetime, timedelta
 
     before = datetime.now(UTC).replace(microsecond=0)
-    text = scoring_service.utc_now_seconds()
+    text = report_values.utc_now_seconds()
     after = datetime.now(UTC)
     at = datetime.fromisoformat(text)
     assert text == at.isoformat(timespec="seconds") and text.endswith("+00:00") and len(text) == 25

@@ -77,6 +77,12 @@ def gate(
     = None,
     trust_file_order: Annotated[bool, typer.Option(
         help="Order run files by their rank column instead of score desc, doc_id desc.")] = False,
+    unit: Annotated[str | None, typer.Option(
+        "--unit", help="Gate at this retrieval unit (doc or chunk): chunk runs are taken to documents (each "
+                       "document at its best-ranked chunk, before the cut-off), as `score --unit doc`.")] = None,
+    qrels_to_chunks: Annotated[bool, typer.Option(
+        "--qrels-to-chunks", help="With --unit chunk and document qrels: every chunk of a judged document "
+                                  "inherits its grade.")] = False,
     max_topics: Annotated[int, typer.Option(
         "--max-topics", min=0, help="Topics of the diff list shown by table and markdown (json lists all).")] = 25,
     out: Annotated[Path | None, typer.Option(
@@ -94,6 +100,13 @@ def gate(
     from workbench.errors import UnknownNameError, WorkbenchError
     from workbench.formats.io import check_writable
     from workbench.reports.gate import check_gate_format, render_gate
+    from workbench.services.evaluation.request import (
+        ScoreEnv,
+        ScoreRequest,
+        Slicing,
+        TopicChoice,
+        UnitOptions,
+    )
     from workbench.services.gates.gate import GateUsageError, run_gate
 
     try:
@@ -122,9 +135,10 @@ def gate(
 
     try:
         opener = _opener()
-        report = run_gate(baseline, candidates, qrels, policy, open_store=opener, topic_set=topic_set, by=by or (),
-                          collection=collection, trust_file_order=trust_file_order, progress=common.info,
-                          before_record=write_report)
+        request = ScoreRequest((baseline, *candidates), qrels, trust_file_order=trust_file_order,
+                               collection=collection, topics=TopicChoice(topic_set), slicing=Slicing(tuple(by or ())),
+                               units=UnitOptions((unit,) if unit else (), qrels_to_chunks=qrels_to_chunks))
+        report = run_gate(request, policy, ScoreEnv(opener, common.info, before_record=write_report))
     except (GateUsageError, UnknownNameError) as e:
         _fail(f"usage: {e}", EXIT_USAGE)
     except WorkbenchError as e:

@@ -167,14 +167,15 @@ def compare_cmd(
     from workbench.reports.comparison import render_comparison
     from workbench.reports.format import check_format
     from workbench.scoring.slices import adjusted_p_values
-    from workbench.services.evaluation.scoring import compare_runs
+    from workbench.services.evaluation.pipeline import Resampling, compare_runs
+    from workbench.services.evaluation.request import ScoreEnv, ScoreRequest, Slicing, TopicChoice
 
     check_format(fmt)
-    report, comparison, slices = compare_runs(
-        run_a, run_b, qrels, measure, open_store=opener("workbench compare"), rel=rel, missing=missing,
-        trust_file_order=trust_file_order, n_resamples=resamples, seed=seed, confidence=confidence,
-        progress=common.info, min_topics=min_topics, topic_set=topic_set, by=by or (), collection=collection,
-    )
+    request = ScoreRequest((run_a, run_b), qrels, measures=(measure,), rel=rel, missing=missing,
+                           trust_file_order=trust_file_order, collection=collection, topics=TopicChoice(topic_set),
+                           slicing=Slicing(tuple(by or ()), min_topics))
+    report, comparison, slices = compare_runs(request, Resampling(resamples, seed, confidence),
+                                              ScoreEnv(opener("workbench compare"), common.info))
     if comparison.refused:
         common.info(f"workbench: {comparison.refused} (--min-topics {min_topics})")
     common.out(render_comparison(report.header(), comparison, fmt, slices=slices,
@@ -215,10 +216,12 @@ def misses_cmd(
         common.out(render_miss_list(mr.header(), mr.misses, fmt, cause=wanted))
         return
     from workbench.reports.misses import render_misses
-    from workbench.services.evaluation.scoring import find_misses
+    from workbench.services.evaluation.pipeline import find_misses
+    from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
 
-    report, misses = find_misses(run, qrels, k, open_store=opener("workbench misses"), rel=rel, missing=missing,
-                                 trust_file_order=trust_file_order, progress=common.info)
+    report, misses = find_misses(ScoreRequest((run,), qrels, rel=rel, missing=missing,
+                                              trust_file_order=trust_file_order),
+                                 k, ScoreEnv(opener("workbench misses"), common.info))
     e = report.evaluations[0]
     _warn_depth(e, k)
     common.out(render_misses(report.header(), e.run_name, misses, k, fmt))

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from workbench.scoring.evaluate import Evaluation
     from workbench.scoring.measures import Measure
     from workbench.services.evaluation.refs import StoreOpener
+    from workbench.services.evaluation.report import ScoreReport
+    from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
 
 
 def opener(client: str) -> StoreOpener | None:
@@ -91,12 +93,19 @@ def run_score(
 
     with paused_gc():  # the scorer's modules (imported here, not at start-up)
         from workbench.errors import UsageError
-        from workbench.reports.charts import CHART_SUFFIXES, recall_curve_chart, save_chart
+        from workbench.reports.charts import CHART_SUFFIXES
         from workbench.reports.format import FORMATS as ALL_FORMATS
         from workbench.reports.format import check_format
-        from workbench.reports.scores import render_scores
-        from workbench.services.evaluation.scoring import ScoreReport, score_runs
-        from workbench.services.evaluation.unit_options import UnitOptions
+        from workbench.services.evaluation.request import (
+            Filtering,
+            NoAnswer,
+            Output,
+            ScoreEnv,
+            ScoreRequest,
+            Slicing,
+            TopicChoice,
+            UnitOptions,
+        )
 
     if check_format(fmt, ALL_FORMATS) == "parquet":
         from workbench.formats.io import STDOUT
@@ -113,67 +122,68 @@ def run_score(
         if out is not None:
             check_writable(out, what="--out")
 
-    def write_outputs(scored: ScoreReport) -> None:
-        """The plot and the report, after scoring and before anything is recorded: a failed write records nothing."""
-        if plot is not None:
-            save_chart(recall_curve_chart(scored.evaluations, title=f"Recall curve against {scored.qrels.name}"),
-                       plot)
-            common.info(f"wrote {plot}")
-        if scored.coverage and scored.coverage.notice():
-            common.info(f"workbench: {scored.coverage.notice()}")
-        _warn_shallow(scored.evaluations, scored.measures)
-        if fmt == "parquet" and out is not None:
-            from workbench.reports.scores import write_scores_parquet
-
-            write_scores_parquet(scored.header(), scored.evaluations, out, per_topic=per_topic, slices=scored.slices)
-            common.info(f"wrote {out}")
-        else:
-            text = render_scores(scored.header(), scored.evaluations, fmt, per_topic=per_topic, slices=scored.slices,
-                                 slice_keys=scored.slice_keys)
-            common.emit(text, out)
-
-    unit_options = UnitOptions(tuple(unit or ()), chunk_map, spans, span_overlap, qrels_to_chunks, dedupe, groups,
-                               no_answer, answer_threshold)
+    # The request, built once: what both the plain score and the unit views score.
+    units = UnitOptions(tuple(unit or ()), chunk_map, spans, span_overlap, qrels_to_chunks, dedupe, groups)
+    request = ScoreRequest(
+        tuple(runs), qrels, measures=tuple(measure or ()), cutoffs=tuple(_cutoffs(k) or ()), rel=rel,
+        missing=missing, trust_file_order=trust_file_order, collection=collection, min_id_coverage=min_id_coverage,
+        topics=TopicChoice(topic_set), slicing=Slicing(tuple(by or ()), min_topics),
+        filtering=Filtering(filters, filter_key, strict_eligibility),
+        no_answer=NoAnswer("auto", no_answer, answer_threshold), units=units,
+        output=Output(record, "score", keep_documents=per_topic and fmt in ("table", "json")),  # only these list documents
+    )
+    store = opener("workbench score")
     # The unit views (services.evaluation.units) are imported only when asked for, or when a store could say a run ranks chunks.
-    if unit_options.unit_mode():
-        _score_units(runs, qrels, unit_options, measure, k, rel, missing, trust_file_order, collection, fmt, out,
-                     by=by or (), topic_set=topic_set, min_topics=min_topics, filters=filters, filter_key=filter_key,
-                     strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage)
+    if units.unit_mode():
+        _score_units(request, ScoreEnv(store, common.info), fmt, out)
         return
-    if opener("workbench score") is not None:
+    if store is not None:
         from workbench.services.evaluation.units import check_units
 
-        check_units(runs, qrels, opener("workbench score"), collection)
-    score_runs(
-        runs, qrels, open_store=opener("workbench score"), measures=measure, cutoffs=_cutoffs(k), rel=rel,
-        missing=missing, trust_file_order=trust_file_order, record=record, progress=common.info,
-        topic_set=topic_set, by=by or (), collection=collection, slice_min_topics=min_topics,
-        min_id_coverage=min_id_coverage,
-        keep_documents=per_topic and fmt in ("table", "json"),  # only these print document lists
-        before_record=write_outputs,
-        filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility,
-        no_answer="auto", no_answer_file=no_answer, answer_threshold=answer_threshold,
-    )
+        check_units(runs, qrels, store, collection)
+    with paused_gc():
+        from workbench.services.evaluation.pipeline import score
 
-def _score_units(runs: Sequence[str], qrels: str, options: object, measure: list[str] | None, k: str | None, rel: int,
-                 missing: str, trust_file_order: bool, collection: str | None, fmt: str, out: Path | None, *,
-                 by: list[str] | tuple[str, ...], topic_set: str | None, min_topics: int, filters: str,
-                 filter_key: str, strict_eligibility: bool, record: bool | None, min_id_coverage: float) -> None:
+    score(request, ScoreEnv(store, common.info, before_record=lambda report: _write_outputs(
+        report, fmt=fmt, per_topic=per_topic, plot=plot, out=out)))
+
+
+def _write_outputs(scored: ScoreReport, *, fmt: str, per_topic: bool, plot: Path | None, out: Path | None) -> None:
+    """The plot and the report, after scoring and before anything is recorded: a failed write records nothing."""
+    from workbench.reports.charts import recall_curve_chart, save_chart
+    from workbench.reports.scores import render_scores
+
+    if plot is not None:
+        save_chart(recall_curve_chart(scored.evaluations, title=f"Recall curve against {scored.qrels.name}"), plot)
+        common.info(f"wrote {plot}")
+    if scored.coverage and scored.coverage.notice():
+        common.info(f"workbench: {scored.coverage.notice()}")
+    _warn_shallow(scored.evaluations, scored.measures)
+    if fmt == "parquet" and out is not None:
+        from workbench.reports.scores import write_scores_parquet
+
+        write_scores_parquet(scored.header(), scored.evaluations, out, per_topic=per_topic, slices=scored.slices)
+        common.info(f"wrote {out}")
+    else:
+        text = render_scores(scored.header(), scored.evaluations, fmt, per_topic=per_topic, slices=scored.slices,
+                             slice_keys=scored.slice_keys)
+        common.emit(text, out)
+
+
+def _score_units(request: ScoreRequest, env: ScoreEnv, fmt: str, out: Path | None) -> None:
     """``workbench score`` with --unit, --spans, --dedupe or --chunk-map (``services.evaluation.units``)."""
+    import dataclasses
+
     from workbench.reports.units import render_units
-    from workbench.services.evaluation.unit_options import UnitOptions
     from workbench.services.evaluation.units import UnitReport, score_units
 
-    assert isinstance(options, UnitOptions)
     def write_report(report: UnitReport) -> None:  # before anything is recorded: a failed write records nothing
+        coverage = report.views[0].report.coverage
+        if coverage and coverage.notice():
+            common.info(f"workbench: {coverage.notice()}")
         common.emit(render_units(report, fmt), out)
 
-    score_units(runs, qrels, options, open_store=opener("workbench score"), measures=measure,
-                cutoffs=_cutoffs(k), rel=rel, missing=missing, trust_file_order=trust_file_order,
-                collection=collection, progress=common.info, topic_set=topic_set, by=by,
-                slice_min_topics=min_topics, filters=filters, filter_key=filter_key,
-                strict_eligibility=strict_eligibility, record=record, min_id_coverage=min_id_coverage,
-                before_record=write_report)
+    score_units(request, dataclasses.replace(env, before_record=write_report))
 
 
 def _warn_shallow(evaluations: Sequence[Evaluation], measures: Sequence[Measure]) -> None:

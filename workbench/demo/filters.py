@@ -184,7 +184,8 @@ def _run_filter_demo(
     threads: int | None,
     say: Say,
 ) -> FilterDemoReport:
-    from workbench.services.evaluation.scoring import score_runs
+    from workbench.services.evaluation.pipeline import score
+    from workbench.services.evaluation.request import Filtering, Output, ScoreEnv, ScoreRequest
     from workbench.services.runs.pooling import make_bm25_run, make_dense_run
     from workbench.services.vectors.eligibility import collection_eligibility
 
@@ -218,8 +219,9 @@ def _run_filter_demo(
                                        say=say)
         names = [f"{s}-asof-{m}-k{k}" for s in ("bm25", "dense") for m in ("pre", "post")]
         names += [unfiltered_runs[s] for s in ("bm25", "dense")]
-        scored = score_runs(names, qrels_name, open_store=lambda: store, measures=[f"R@{k}"], missing="zero",
-                            filter_key=FILTER_KEY, filters="on", record=False)
+        scored = score(ScoreRequest(tuple(names), qrels_name, measures=(f"R@{k}",), missing="zero",
+                                    filtering=Filtering("on", FILTER_KEY), output=Output(record=False)),
+                       ScoreEnv(lambda: store))
         for run_ref, ev, el in zip(scored.runs, scored.evaluations, scored.eligibility, strict=True):
             assert el is not None
             system, _, mode_part = run_ref.name.partition("-asof-")

@@ -43,6 +43,7 @@ def gate_step(
     """
     from workbench.formats.io import atomic_write
     from workbench.reports.gate import render_gate
+    from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
     from workbench.services.gates.gate import run_gate
 
     shown = policy
@@ -50,7 +51,7 @@ def gate_step(
         shown = policy.resolve().relative_to(Path.cwd())
     except ValueError:
         pass  # outside the current folder: the absolute path
-    report = run_gate(baseline, candidate, qrels_version, shown, open_store=lambda: store)
+    report = run_gate(ScoreRequest((baseline, candidate), qrels_version), shown, ScoreEnv(lambda: store))
     say(f"[gate] release gate {candidate} against {baseline}: {report.verdict.upper()} (exit {report.exit_code})")
     path = None
     if out_dir is not None:

@@ -82,7 +82,8 @@ def units_step(
     """
     from workbench.scoring.evaluate import Evaluator
     from workbench.services.collections.chunking import chunk_collection, load_source
-    from workbench.services.evaluation.units import UnitOptions, score_units
+    from workbench.services.evaluation.request import ScoreEnv, ScoreRequest, UnitOptions
+    from workbench.services.evaluation.units import score_units
     from workbench.services.runs.pooling import make_bm25_run
     from workbench.store.units import ChunkSource
 
@@ -104,8 +105,9 @@ def units_step(
                       description=f"BM25 (k1=1.2, b=0.75) over {size}-token passages of {collection}")
     measures = [f"R@{k}" for k in cutoffs] + ["nDCG@10", "P@10"]
     opener = lambda: store  # noqa: E731 - the store is already open
-    report = score_units([run], qrels, UnitOptions(units=("chunk", "doc"), qrels_to_chunks=True),
-                         open_store=opener, measures=measures, missing="zero")
+    report = score_units(ScoreRequest((run,), qrels, measures=tuple(measures), missing="zero",
+                                      units=UnitOptions(units=("chunk", "doc"), qrels_to_chunks=True)),
+                         ScoreEnv(opener))
     doc_eval = Evaluator(store.get_qrels(qrels), measures, missing="zero").evaluate(store.get_run(doc_run),
                                                                                     run_name=doc_run)
     commands = (

@@ -240,7 +240,7 @@ def render_scores(
     """Render a score report.
 
     Args:
-        header: lineage (see ``services.evaluation.scoring.ScoreReport.header``).
+        header: lineage (see ``services.evaluation.report.ScoreReport.header``).
         evaluations: one per run.
         fmt: one of ``FORMATS``.
         per_topic: add per-topic values (and, in ``table`` and ``json``, the

@@ -8,7 +8,7 @@ number of topics are marked ``too small`` (listed, no statistics).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workbench.reports.format import number, table
@@ -22,15 +22,15 @@ def _p(x: float | None) -> str:
 
 
 def score_slice_tables(run: str, slices: Mapping[str, Sequence[SliceRow]],
-                       keys: Mapping[str, SliceKey]) -> list[str]:
-    """One text block per key: slice, topics, each measure's macro mean, note."""
+                       keys: Mapping[str, SliceKey], label: Callable[[Any], str] = str) -> list[str]:
+    """One text block per key: slice, topics, each measure's macro mean (headed ``label(measure)``), note."""
     blocks = []
     for key, rows in slices.items():
         if not rows:
             continue
         measures = list(rows[0].means)
         desc = keys[key].description if key in keys else ""
-        head = ["slice", "topics", *(str(m) for m in measures), "note"]
+        head = ["slice", "topics", *(label(m) for m in measures), "note"]
         body = [[r.value, f"{r.n_topics:,}", *(number(r.means[m]) for m in measures),
                  "too small for statistics" if r.too_small and r.value != ALL else ""] for r in rows]
         blocks.append(f"run {run} by {key} ({desc})\n" + table(head, body, left=1))
@@ -38,8 +38,9 @@ def score_slice_tables(run: str, slices: Mapping[str, Sequence[SliceRow]],
 
 
 def score_slices_json(slices: Mapping[str, Mapping[str, Sequence[SliceRow]]],
-                      keys: Mapping[str, SliceKey]) -> dict[str, Any]:
-    """run -> key -> {description, rows: [{value, n_topics, too_small, topics, means}]} at full precision."""
+                      keys: Mapping[str, SliceKey], label: Callable[[Any], str] = str) -> dict[str, Any]:
+    """run -> key -> {description, rows: [{value, n_topics, too_small, topics, means}]} at full precision;
+    means keyed by ``label(measure)`` (``R[doc]@10`` in a unit view)."""
     out: dict[str, Any] = {}
     for run, by_key in slices.items():
         out[run] = {}
@@ -47,7 +48,7 @@ def score_slices_json(slices: Mapping[str, Mapping[str, Sequence[SliceRow]]],
             out[run][key] = {
                 "description": keys[key].description if key in keys else "",
                 "rows": [{"value": r.value, "n_topics": r.n_topics, "too_small": r.too_small,
-                          "topics": list(r.topics), "means": {str(m): v for m, v in r.means.items()}}
+                          "topics": list(r.topics), "means": {label(m): v for m, v in r.means.items()}}
                          for r in rows],
             }
     return out

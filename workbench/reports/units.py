@@ -33,9 +33,14 @@ def measure_label(view: UnitView, m: Measure) -> str:
 def header_lines(report: UnitReport) -> list[str]:
     """The lines that say what was mapped and how (printed above every table)."""
     first = report.views[0].report
-    lines = [f"qrels {first.qrels.name.rsplit(' [', 1)[0]} ({report.qrels_unit} level); runs at {report.run_unit} "
-             "level" + (f" over chunk collection {report.chunk_collection}" if report.chunk_collection else "")
-             + (f" ({report.chunk_source.describe()})" if report.chunk_source else "")]
+    notice = first.coverage.notice() if first.coverage else ""
+    lines = [notice] if notice else []
+    lines.append(f"qrels {first.qrels.name.rsplit(' [', 1)[0]} ({report.qrels_unit} level); runs at {report.run_unit} "
+                 "level" + (f" over chunk collection {report.chunk_collection}" if report.chunk_collection else "")
+                 + (f" ({report.chunk_source.describe()})" if report.chunk_source else ""))
+    if first.topic_set is not None:
+        protected = "; protected: this use is recorded" if first.topic_set.protected else ""
+        lines.append(f"  topic set {first.topic_set.ref}{protected}")
     for v in report.views:
         line = f"  [{v.unit}] runs: {v.run_mapping}; qrels: {v.qrels_mapping}"
         if v.n_collapsed:
@@ -136,7 +141,7 @@ def _slices_json(v: UnitView) -> Any:
         return None
     from workbench.reports.slices import score_slices_json
 
-    return score_slices_json(v.report.slices, v.report.slice_keys)
+    return score_slices_json(v.report.slices, v.report.slice_keys, lambda m: measure_label(v, m))
 
 
 def _view_extra_lines(v: UnitView) -> list[str]:
@@ -148,7 +153,8 @@ def _view_extra_lines(v: UnitView) -> list[str]:
         from workbench.reports.slices import score_slice_tables
 
         for e in v.report.evaluations:
-            for block in score_slice_tables(e.run_name, v.report.slices.get(e.run_name, {}), v.report.slice_keys):
+            for block in score_slice_tables(e.run_name, v.report.slices.get(e.run_name, {}), v.report.slice_keys,
+                                            lambda m: measure_label(v, m)):
                 lines += ["", f"[{v.unit}] {block}"]
     if v.report.evaluation_ids:
         lines.append(f"[{v.unit}] recorded evaluations: {', '.join(v.report.evaluation_ids)}")

@@ -6,7 +6,7 @@ Scoring a small run file (the Cranfield BM25 run, 22,471 lines; TREC DL size,
 the same ``Evaluation`` as ``scoring.evaluate.Evaluator`` (every value,
 numerator, denominator, aggregate, ceiling, novelty count, pool-novel list,
 recall-curve point and relevant-document rank) with plain Python lists, and
-``services.evaluation.scoring`` uses it for small plain run files (``SMALL_RUN_BYTES``).
+``services.evaluation.load`` uses it for small plain run files (``SMALL_RUN_BYTES``).
 
 **Bit-identical, not merely close.** Every float is made by the same IEEE
 operations in the same order as the columnar scorer:

@@ -1,6 +1,6 @@
 """Store methods for the identifier audit (a mixin of ``LabelStore``): which ids a version holds.
 
-Read-only queries behind ``services.evaluation.validity.audit_ids``: every doc id of a
+Read-only queries behind ``services.evaluation.audit.IdAuditor``: every doc id of a
 collection version (for near misses), the distinct doc ids of a stored run that
 a version lacks, and a stored run's content hash.
 """

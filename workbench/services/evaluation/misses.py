@@ -1,6 +1,6 @@
 """The categorised miss list: evidence from the store, causes from ``workbench.scoring.misses``.
 
-``categorised_misses`` scores the run at R@k (``services.evaluation.scoring.find_misses``),
+``categorised_misses`` scores the run at R@k (``services.evaluation.pipeline.find_misses``),
 gathers for every miss the evidence the store holds (is the document in the
 run's collection version, is its text empty, its rank within the run's depth,
 the analysed query and document terms) and lets the pure rules assign the
@@ -52,13 +52,10 @@ from workbench.scoring.misses import (
     row_dict,
     with_ineligible,
 )
-from workbench.services.evaluation.scoring import (
-    Progress,
-    RunRef,
-    ScoreReport,
-    StoreOpener,
-    find_misses,
-)
+from workbench.services.evaluation.pipeline import find_misses
+from workbench.services.evaluation.refs import Progress, RunRef, StoreOpener
+from workbench.services.evaluation.report import ScoreReport
+from workbench.services.evaluation.request import Output, ScoreEnv, ScoreRequest
 
 if TYPE_CHECKING:
     from pooling.tokenize import Tokenizer
@@ -200,10 +197,11 @@ def _chunk_run_misses(run_ref: str, qrels_ref: str, k: int, view: ChunkRunView, 
     """
     from workbench.scoring.columns import qrels_columns_from_mapping
     from workbench.scoring.units import qrels_to_documents, ranked_run_of
-    from workbench.services.evaluation.scoring import _qrels_mapping, load_qrels, score_runs
+    from workbench.services.evaluation.load import load_qrels, qrels_mapping
+    from workbench.services.evaluation.pipeline import score
 
     qref, qcols = load_qrels(qrels_ref, open_store)
-    given = _qrels_mapping(qcols)
+    given = qrels_mapping(qcols)
     ids = {d for g in given.values() for d in g}
     if ids and all(d in view.chunk_map.spans for d in ids):
         qcols = qrels_columns_from_mapping(qrels_to_documents(given, view.chunk_map))
@@ -211,8 +209,9 @@ def _chunk_run_misses(run_ref: str, qrels_ref: str, k: int, view: ChunkRunView, 
         given_run, origin="mapping", collection=view.doc_collection, collection_version=view.doc_version,
         location=f"{given_run.location} (chunks -> documents, best-ranked chunk per document, before the cut-off)")
     doc_rr = ranked_run_of(view.documents.lists, given_run.name)
-    report = score_runs([run_ref], qrels_ref, open_store=open_store, measures=[f"R@{k}"], rel=rel, missing=missing,
-                        record=False, progress=progress, qrels=(qref, qcols), run_sources=[lambda: (mapped, doc_rr)])
+    report = score(ScoreRequest((run_ref,), qrels_ref, measures=(f"R@{k}",), rel=rel, missing=missing,
+                                output=Output(record=False)),
+                   ScoreEnv(open_store, progress, run_sources=(lambda: (mapped, doc_rr),), qrels=(qref, qcols)))
     report = dataclasses.replace(report, runs=(given_run,))  # the list belongs to the run as stored
     return report, report.evaluations[0].misses(k)
 
@@ -305,7 +304,7 @@ def categorised_misses(
 
     Raises:
         ValidationError: no store, or no collection to examine a file run against.
-        As ``services.evaluation.scoring.score_runs``.
+        As ``services.evaluation.pipeline.score``.
     """
     if open_store is None:
         raise ValidationError("misses --categorise reads the documents and topics of the workbench store, and "
@@ -313,8 +312,8 @@ def categorised_misses(
     if collection is not None:  # an unknown name is an error before anything is computed or stored
         open_store().latest_collection_version(collection)
     from workbench.scoring.units import ranked_lists
+    from workbench.services.evaluation.load import load_run
     from workbench.services.evaluation.miss_evidence import chunk_run_view
-    from workbench.services.evaluation.scoring import load_run
 
     store = open_store()
     given_run, rr = load_run(run_ref, open_store, trust_file_order=trust_file_order)
@@ -332,8 +331,8 @@ def categorised_misses(
     else:
         view = None
     if view is None:
-        report, misses = find_misses(run_ref, qrels_ref, k, open_store=open_store, rel=rel, missing=missing,
-                                     trust_file_order=trust_file_order, progress=progress)
+        report, misses = find_misses(ScoreRequest((run_ref,), qrels_ref, rel=rel, missing=missing,
+                                                  trust_file_order=trust_file_order), k, ScoreEnv(open_store, progress))
     else:
         report, misses = _chunk_run_misses(run_ref, qrels_ref, k, view, given_run, open_store=open_store, rel=rel,
                                            missing=missing, progress=progress)

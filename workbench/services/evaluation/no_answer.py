@@ -6,7 +6,7 @@ FILE``); never because |R| = 0. Marked topics are left out of every recall
 average (they have no denominator) and evaluated apart: no-answer accuracy
 (abstained / no-answer topics) and the false-answer rate beside the averages,
 and the answerable topics a run abstained on. Used by plain ``workbench
-score`` (``services.evaluation.scoring.score_runs(no_answer=...)``) and by the unit views
+score`` (``services.evaluation.restrict`` and ``evaluate``, ``ScoreRequest.no_answer``) and by the unit views
 (``services.evaluation.units``).
 """
 

@@ -3,7 +3,7 @@
 The lowest module of ``services.evaluation``: the request, the pipeline's
 steps, the validity and no-answer services and the reports all name these
 values, and this module imports none of them (no import cycle).
-``services.evaluation.scoring`` re-exports every name.
+``services.evaluation.load`` builds them.
 """
 
 from __future__ import annotations

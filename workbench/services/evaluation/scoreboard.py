@@ -10,7 +10,7 @@ Missing topics (a qrels topic with |R| > 0 that a run has no results for, or
 that the store marks ``empty``/``error`` for that run) follow ``missing``:
 
 * ``"exclude"``: left out of *every* run's averages, so all runs of one board
-  are averaged over the same topics (as ``services.evaluation.scoring.score_runs``); the
+  are averaged over the same topics (as ``services.evaluation.pipeline.score``); the
   board lists, per run, the topics it lacked (``Scoreboard.missing_by_run``);
 * ``"zero"``: scored 0 for the run that lacks them;
 * ``"fail"``: ``MissingTopicsError`` naming the run and the topics.
@@ -123,7 +123,7 @@ class Scoreboard:
         excluded_topics: qrels topics with |R| = 0 (excluded from every average).
         missing_by_run: run name -> qrels topics (|R| > 0) the run had no
             results for or the store marks failed; only runs that miss some.
-        evaluator_version: ``services.evaluation.scoring.EVALUATOR_VERSION``.
+        evaluator_version: ``services.evaluation.report.EVALUATOR_VERSION``.
         rows: the tidy ``ScoreRow`` list (see ``ScoreRow``), run by run.
         warnings: things a reader of the numbers should know (positives-only
             qrels; runs that built the pool the qrels came from).
@@ -336,7 +336,7 @@ def scoreboard(
         MissingTopicsError: ``missing="fail"`` and a run lacks a topic.
 
     Source:
-        Missing-topic handling as ``services.evaluation.scoring.score_runs``; measures as
+        Missing-topic handling as ``services.evaluation.pipeline.score``; measures as
         ``scoring.evaluate`` (trec_eval conventions).
 
     Example:
@@ -344,7 +344,8 @@ def scoreboard(
         >>> round(board.value("bm25", "R@20"), 4), board.missing  # doctest: +SKIP
         (0.7575, 'exclude')
     """
-    from workbench.services.evaluation.scoring import EVALUATOR_VERSION, load_run
+    from workbench.services.evaluation.load import load_run
+    from workbench.services.evaluation.report import EVALUATOR_VERSION
 
     policy = check_policy(missing)
     measures = board_measures(cutoffs)
@@ -429,7 +430,7 @@ def run_coverage(store: LabelStore, qrels_version: str, run_names: Sequence[str]
     Raises:
         UnknownNameError: unknown qrels version or run.
     """
-    from workbench.services.evaluation.scoring import load_run
+    from workbench.services.evaluation.load import load_run
 
     info = store.get_qrels_info(qrels_version)
     names = list(run_names) if run_names is not None else [r.name for r in store.list_runs(info.collection)]

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import ValidationError
 from workbench.hashing import qrels_content_hash
-from workbench.scoring.abstention import NoAnswerResult, evaluate_no_answer, no_answer_topics
+from workbench.scoring.abstention import NoAnswerResult, evaluate_no_answer
 from workbench.scoring.groups import (
     DedupeFacts,
     DuplicateGroups,
@@ -56,7 +56,6 @@ from workbench.scoring.groups import (
     dedupe_ranking,
     merge_groups,
 )
-from workbench.scoring.results import MIN_TOPICS
 from workbench.scoring.units import (
     UNITS,
     ChunkMap,
@@ -70,16 +69,11 @@ from workbench.scoring.units import (
     spans_to_doc_qrels,
     to_documents,
 )
-from workbench.services.evaluation.no_answer import run_scores
-from workbench.services.evaluation.scoring import (
-    QrelsRef,
-    RunRef,
-    ScoreReport,
-    load_qrels,
-    load_run,
-    score_runs,
-)
-from workbench.services.evaluation.unit_options import UnitOptions
+from workbench.services.evaluation.load import load_qrels, load_run
+from workbench.services.evaluation.no_answer import NoAnswerMarks, find_marks, run_scores
+from workbench.services.evaluation.refs import QrelsRef, RunRef
+from workbench.services.evaluation.report import ScoreReport
+from workbench.services.evaluation.request import ScoreEnv, ScoreRequest, UnitOptions
 
 if TYPE_CHECKING:
     from workbench.scoring.columns import RankedRun
@@ -87,7 +81,6 @@ if TYPE_CHECKING:
     from workbench.store.units import ChunkSource
 
 StoreOpener = Callable[[], "LabelStore"]
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -236,7 +229,7 @@ def _groups(open_store: StoreOpener | None, collection: str, version: str | None
 def _recorded(view: UnitView, loaded: Sequence[_Loaded], qref: QrelsRef, store: LabelStore) -> ScoreReport:
     """Record one view's evaluations under the stored run and qrels version names, with the unit in the params."""
     from workbench.services.evaluation.provenance import git_commit
-    from workbench.services.evaluation.scoring import _with_file_hashes, record_report
+    from workbench.services.evaluation.record import record_report, with_file_hashes
 
     report = view.report
     as_stored = dataclasses.replace(report, runs=tuple(ld.ref for ld in loaded), qrels=qref,
@@ -244,52 +237,28 @@ def _recorded(view: UnitView, loaded: Sequence[_Loaded], qref: QrelsRef, store: 
     params = {"unit": view.unit, "unit_labelled": view.labelled, "run_mapping": view.run_mapping,
               "qrels_mapping": view.qrels_mapping, "unit_qrels_content_hash": report.qrels.content_hash,
               "dedupe": {"applied": view.dedupe.applied, "groups": view.dedupe.n_groups}}
-    ids = tuple(record_report(_with_file_hashes(as_stored), store, params))
+    ids = tuple(record_report(with_file_hashes(as_stored), store, params))
     return dataclasses.replace(report, evaluation_ids=ids, git_commit=as_stored.git_commit)
 
 
-def score_units(
-    run_refs: Sequence[str],
-    qrels_ref: str,
-    options: UnitOptions,
-    *,
-    open_store: StoreOpener | None = None,
-    measures: Sequence[str] | None = None,
-    cutoffs: Sequence[int] | None = None,
-    rel: int = 1,
-    missing: str = "fail",
-    trust_file_order: bool = False,
-    collection: str | None = None,
-    progress: Progress | None = None,
-    topic_set: str | None = None,
-    by: Sequence[str] = (),
-    slice_min_topics: int = MIN_TOPICS,
-    filters: str = "auto",
-    filter_key: str = "filter",
-    strict_eligibility: bool = False,
-    record: bool | None = None,
-    min_id_coverage: float = 1.0,
-    before_record: Callable[[UnitReport], None] | None = None,
-) -> UnitReport:
-    """Score runs at each requested unit, with groups and no-answer topics (see the module docstring).
+def score_units(request: ScoreRequest, env: ScoreEnv | None = None) -> UnitReport:
+    """Score the request's runs at each requested unit, with groups and no-answer topics (see the module docstring).
 
-    Each view is scored as plain ``score_runs`` scores: the topic set
-    (``topic_set``; its use recorded once), slices (``by``), the topics'
-    eligibility filters of the view's collection (``filters``: the doc view of a
-    chunk run is filtered by the source collection's filters over the mapped
-    documents, leaks counted on them) and recording: with ``record`` (None =
-    when the qrels and every run are stored) each view's evaluations are stored
-    under the stored run and qrels version names, their params giving the unit,
-    whether the names carry it, both mappings and the duplicate groups.
+    The steps: the runs are read once, with their chunk maps (load); the qrels are read at the unit
+    they were given in; the no-answer topics are found on the given qrels and each run's own results;
+    then for each unit the runs and qrels are mapped to it (the unit restriction) and the view is scored
+    by ``pipeline.score`` with the mapped runs and qrels in memory, so the topic set (its use recorded
+    once), slices, the topics' eligibility filters of the view's collection (the doc view of a chunk run
+    is filtered by the source collection's filters over the mapped documents, leaks counted on them)
+    and the ID audit apply as in any score. With ``request.output.record`` (None = when the qrels and
+    every run are stored) each view's evaluations are stored under the stored run and qrels version
+    names, their params giving the unit, whether the names carry it, both mappings and the groups.
 
     Args:
-        run_refs: run files or stored run names (one unit: all chunk runs of one chunk collection, or all document runs).
-        qrels_ref: qrels file (or span qrels with ``options.spans``) or a stored qrels version.
-        options: the units, mappings, groups and no-answer options.
-        open_store, measures, cutoffs, rel, missing, trust_file_order, collection, progress, topic_set, by,
-            slice_min_topics, filters, filter_key, strict_eligibility, record, min_id_coverage: as ``score_runs``.
-        before_record: called with the whole report (the evaluation ids to be recorded already in it) before
-            any view's evaluations are recorded (the CLI writes the report there): a failure in it records none.
+        request: what to score; ``request.units`` the units, mappings and groups; ``request.no_answer``
+            the no-answer file and answer threshold (no-answer topics are always looked for here).
+        env: as ``pipeline.score``; ``before_record`` receives the whole ``UnitReport`` (the evaluation
+            ids to be recorded already in it) before any view's evaluations are recorded.
 
     Returns:
         A ``UnitReport``; ``views[i].report.evaluation_ids`` are the recorded evaluations (empty when none).
@@ -297,10 +266,72 @@ def score_units(
     Raises:
         ValidationError: a unit that needs a mapping that was not asked for (the message names the option),
             runs of different units, a chunk map that does not know a run's ids, a bad option.
-        InputFormatError, UnknownNameError, MissingTopicsError: as ``score_runs``.
+        InputFormatError, UnknownNameError, MissingTopicsError: as ``pipeline.score``.
     """
-    from workbench.scoring.columns import qrels_columns_from_mapping
+    env = env or ScoreEnv()
+    options = request.units
+    _check_options(options)
+    rule = OverlapRule(options.min_share)
+    warnings: list[str] = []
+    loaded, (chunk_name, chunk_version, cmap, csource) = _read_runs(request, env)
+    run_unit = "chunk" if cmap is not None else "doc"
+    units = options.units or (run_unit,)
+    qref, given, spans, qrels_unit = _given_qrels(request, env, cmap)
 
+    doc_collection = (csource.source_collection if csource is not None and csource.source_collection
+                      else qref.collection if qrels_unit != "chunk" else "")
+    doc_version = csource.source_version if csource is not None and csource.source_collection else None
+    marks = find_marks(env.open_store, qref.collection or doc_collection or chunk_name, request.no_answer.file,
+                       given, request.rel)
+    if marks.warning():
+        warnings.append(marks.warning())
+    na_results = _no_answer_results(request, loaded, given, marks)
+    if not marks.topics and (request.no_answer.file is not None or request.no_answer.threshold is not None):
+        warnings.append("no topic is marked no-answer (topic metadata no_answer, or --no-answer FILE): "
+                        "no-answer accuracy is not reported; |R| = 0 is never taken as a mark")
+
+    views: list[UnitView] = []
+    to_record: list[int] = []  # indexes of the views recorded under the stored names
+    stored_sources = qref.origin == "stored" and not options.spans and all(ld.ref.origin == "stored" for ld in loaded)
+    mapping = _UnitMapping(request, env, loaded, qref, given, spans, qrels_unit, run_unit, cmap, rule,
+                           (doc_collection, doc_version), (chunk_name, chunk_version))
+    for unit in units:
+        plan = mapping.view(unit, first=not views, exclude=marks.topics)
+        env.say(f"[starting] scoring at unit {unit}: runs {plan.run_mapping}; qrels {plan.qrels_mapping}")
+        from workbench.services.evaluation.pipeline import score
+
+        report = score(plan.request, plan.env)
+        report = dataclasses.replace(report, no_answer=tuple(na_results), no_answer_source=marks.source)
+        view = UnitView(unit, len(units) > 1 or unit != run_unit, report, plan.run_mapping, plan.qrels_mapping,
+                        plan.n_collapsed, plan.dedupe)
+        if stored_sources and request.output.record is not False and env.open_store is not None:
+            # The ids are chosen now and recorded after the output is written (before_record).
+            from workbench.services.evaluation.provenance import git_commit
+
+            view = dataclasses.replace(view, report=dataclasses.replace(
+                report, evaluation_ids=tuple(uuid.uuid4().hex for _ in report.runs),
+                git_commit=report.git_commit or git_commit()))
+            to_record.append(len(views))
+        elif request.output.record and not stored_sources:
+            raise ValidationError("--record: evaluations are recorded for stored runs against a stored qrels "
+                                  "version; these are files (drop --record)")
+        views.append(view)
+
+    result = UnitReport(run_unit, qrels_unit, chunk_name, csource, tuple(views), tuple(na_results),
+                        marks.source, tuple(warnings))
+    if env.before_record is not None:
+        env.before_record(result)
+    if to_record:
+        assert env.open_store is not None
+        recorded = list(views)
+        for i in to_record:
+            recorded[i] = dataclasses.replace(views[i], report=_recorded(views[i], loaded, qref, env.open_store()))
+        result = dataclasses.replace(result, views=tuple(recorded))
+    return result
+
+
+def _check_options(options: UnitOptions) -> None:
+    """Refuse an unknown unit or dedupe mode, and a groups file without ``--dedupe groups``."""
     for u in options.units:
         if u not in UNITS:
             raise ValidationError(f"expected --unit doc or chunk, found {u!r}.")
@@ -308,127 +339,113 @@ def score_units(
         raise ValidationError(f"expected --dedupe none or groups, found {options.dedupe!r}.")
     if options.groups_file is not None and options.dedupe != "groups":
         raise ValidationError("--groups FILE is applied with --dedupe groups; add it.")
-    rule = OverlapRule(options.min_share)
-    say = progress or (lambda _m: None)
-    warnings: list[str] = []
 
+
+_ChunkInfo = tuple[str, str, "ChunkMap | None", "ChunkSource | None"]
+
+
+def _read_runs(request: ScoreRequest, env: ScoreEnv) -> tuple[list[_Loaded], _ChunkInfo]:
+    """Every run, read once with its ranked lists and scores, and the chunk collection they rank (one for all).
+
+    Raises:
+        ValidationError: chunk runs and document runs together, or chunk runs of different chunk collections.
+    """
     loaded: list[_Loaded] = []
-    maps: list[tuple[str, str, ChunkMap | None, ChunkSource | None]] = []
-    for ref in run_refs:
-        run_ref, rr = load_run(ref, open_store, trust_file_order=trust_file_order)
-        loaded.append(_Loaded(run_ref, ranked_lists(rr), run_scores(ref, run_ref, open_store), rr))
-        if options.chunk_map is not None:
+    maps: list[_ChunkInfo] = []
+    for ref in request.runs:
+        run_ref, rr = load_run(ref, env.open_store, trust_file_order=request.trust_file_order)
+        loaded.append(_Loaded(run_ref, ranked_lists(rr), run_scores(ref, run_ref, env.open_store), rr))
+        if request.units.chunk_map is not None:
             from workbench.formats.units import read_chunk_map
 
-            maps.append(("", "", read_chunk_map(options.chunk_map), None))
+            maps.append(("", "", read_chunk_map(request.units.chunk_map), None))
         else:
-            maps.append(_chunk_collection_of(run_ref, collection, open_store))
-    kinds = {m[2] is not None for m in maps}
-    if len(kinds) > 1:
+            maps.append(_chunk_collection_of(run_ref, request.collection, env.open_store))
+    if len({m[2] is not None for m in maps}) > 1:
         raise ValidationError("expected runs of one unit, found chunk runs and document runs together; "
                               "score them in separate commands.")
-    chunk_name, chunk_version, cmap, csource = maps[0]
-    if cmap is not None and any(m[0] != chunk_name or m[1] != chunk_version for m in maps[1:]):
+    first = maps[0]
+    if first[2] is not None and any(m[0] != first[0] or m[1] != first[1] for m in maps[1:]):
         raise ValidationError("expected chunk runs over one chunk collection version; score them separately.")
-    run_unit = "chunk" if cmap is not None else "doc"
-    units = options.units or (run_unit,)
+    return loaded, first
 
-    # The qrels, at the unit they were given in.
-    spans: list[Span] = []
-    if options.spans:
+
+def _given_qrels(request: ScoreRequest, env: ScoreEnv, cmap: ChunkMap | None,
+                 ) -> tuple[QrelsRef, dict[str, dict[str, int]], list[Span], str]:
+    """The qrels at the unit they were given in: (ref, topic -> id -> grade, spans, ``doc``/``chunk``/``span``)."""
+    if request.units.spans:
         from workbench.formats.units import read_spans
 
-        spans = read_spans(qrels_ref)
-        qref = QrelsRef(qrels_ref, "file", "", n_topics=len({s.topic_id for s in spans}), n_entries=len(spans))
-        given: dict[str, dict[str, int]] = {t: dict(g) for t, g in spans_to_doc_qrels(spans).items()}
-        qrels_unit = "span"
-    else:
-        qref, _ = load_qrels(qrels_ref, open_store)
-        given = {t: dict(g) for t, g in (open_store().get_qrels(qrels_ref).items() if qref.origin == "stored"
-                                         and open_store is not None else _read_qrels_file(qrels_ref).items())}
-        qrels_unit = _qrels_unit(given, cmap)
+        spans = read_spans(request.qrels)
+        qref = QrelsRef(request.qrels, "file", "", n_topics=len({s.topic_id for s in spans}), n_entries=len(spans))
+        return qref, {t: dict(g) for t, g in spans_to_doc_qrels(spans).items()}, spans, "span"
+    qref, _ = load_qrels(request.qrels, env.open_store)
+    stored = qref.origin == "stored" and env.open_store is not None
+    source = env.open_store().get_qrels(request.qrels) if stored else _read_qrels_file(request.qrels)  # type: ignore[misc]
+    given = {t: dict(g) for t, g in source.items()}
+    return qref, given, [], _qrels_unit(given, cmap)
 
-    doc_collection = (csource.source_collection if csource is not None and csource.source_collection
-                      else qref.collection if qrels_unit != "chunk" else "")
-    doc_version = csource.source_version if csource is not None and csource.source_collection else None
 
-    # No-answer topics: marked, never inferred.
-    marks: dict[str, dict[str, object]] = {}
-    meta_collection = qref.collection or doc_collection or chunk_name
-    if open_store is not None and meta_collection:
-        marks = {t: dict(m) for t, m in open_store().get_topic_metadata(meta_collection).items()}
-    listed: list[str] = []
-    if options.no_answer_file is not None:
-        from workbench.formats.topic_list import read_topic_list
+def _no_answer_results(request: ScoreRequest, loaded: Sequence[_Loaded], given: Mapping[str, Mapping[str, int]],
+                       marks: NoAnswerMarks) -> list[NoAnswerResult]:
+    """Each run's no-answer figures on its own (unmapped) results; empty when no topic is marked."""
+    if not marks.topics:
+        return []
+    marked = set(marks.topics)
+    answerable = [t for t, g in given.items() if any(x >= request.rel for x in g.values()) and t not in marked]
+    return [evaluate_no_answer(ld.scores, marks.topics, answerable, threshold=request.no_answer.threshold,
+                               run_name=ld.ref.name) for ld in loaded]
 
-        listed = read_topic_list(options.no_answer_file)
-    na_topics = no_answer_topics(marks, listed)
-    sources = [s for s, on in ((f"topic metadata no_answer of {meta_collection}", any(
-        t in na_topics for t in marks)), (str(options.no_answer_file), bool(listed))) if on]
-    judged_na = [t for t in na_topics if any(g >= rel for g in given.get(t, {}).values())]
-    if judged_na:
-        warnings.append(f"{len(judged_na)} topic(s) marked no-answer have relevant judgments (e.g. {judged_na[0]}); "
-                        "the mark wins: they are left out of the recall averages")
 
-    na_results: list[NoAnswerResult] = []
-    if na_topics:
-        answerable = [t for t, g in given.items() if any(x >= rel for x in g.values()) and t not in set(na_topics)]
-        for ld in loaded:
-            na_results.append(evaluate_no_answer(ld.scores, na_topics, answerable,
-                                                 threshold=options.answer_threshold, run_name=ld.ref.name))
-    elif options.no_answer_file is not None or options.answer_threshold is not None:
-        warnings.append("no topic is marked no-answer (topic metadata no_answer, or --no-answer FILE): "
-                        "no-answer accuracy is not reported; |R| = 0 is never taken as a mark")
+@dataclass(frozen=True)
+class _ViewPlan:
+    """One unit view before it is scored: its request and env (mapped runs and qrels in memory), and how."""
 
-    views: list[UnitView] = []
-    to_record: list[tuple[int, Sequence[_Loaded], QrelsRef]] = []  # (view index, its runs, its stored qrels)
-    labelled = len(units) > 1
-    stored_sources = qref.origin == "stored" and not options.spans and all(ld.ref.origin == "stored" for ld in loaded)
-    for unit in units:
-        if unit == "chunk" and run_unit == "doc":
+    request: ScoreRequest
+    env: ScoreEnv
+    run_mapping: str
+    qrels_mapping: str
+    n_collapsed: dict[str, int]
+    dedupe: DedupeFacts
+
+
+@dataclass(frozen=True)
+class _UnitMapping:
+    """Takes the given runs and qrels to one unit (the unit restriction) and makes that view's request."""
+
+    request: ScoreRequest
+    env: ScoreEnv
+    loaded: Sequence[_Loaded]
+    qref: QrelsRef
+    given: dict[str, dict[str, int]]
+    spans: list[Span]
+    qrels_unit: str
+    run_unit: str
+    cmap: ChunkMap | None
+    rule: OverlapRule
+    doc: tuple[str, str | None]
+    chunk: tuple[str, str]
+
+    def view(self, unit: str, *, first: bool, exclude: Sequence[str]) -> _ViewPlan:
+        """The view at ``unit``: its request (``exclude``: the no-answer topics) and env with the mapped runs and qrels.
+
+        Raises:
+            ValidationError: ``--unit chunk`` of document runs, or of document qrels without a mapping.
+        """
+        from workbench.scoring.columns import qrels_columns_from_mapping
+
+        if unit == "chunk" and self.run_unit == "doc":
             raise ValidationError("--unit chunk: the runs rank documents, which have no chunks; score them with "
                                   "--unit doc (or produce a run over the chunk collection).")
-        # qrels at this unit
-        if unit == "doc":
-            if qrels_unit == "chunk":
-                assert cmap is not None
-                q = qrels_to_documents(given, cmap)
-                qmap = "chunk qrels -> documents (highest grade of a document's chunks)"
-            else:
-                q, qmap = given, ("span qrels -> documents (highest grade of a document's spans)"
-                                  if qrels_unit == "span" else "as given (documents)")
-        else:
-            assert cmap is not None
-            if qrels_unit == "chunk":
-                q, qmap = given, "as given (chunks)"
-            elif qrels_unit == "span":
-                q, qmap = spans_to_chunk_qrels(spans, cmap, rule), f"span qrels -> chunks ({rule})"
-            elif options.qrels_to_chunks:
-                q = qrels_to_chunks(given, cmap)
-                qmap = "document qrels -> chunks (every chunk of a judged document inherits its grade)"
-            else:
-                raise ValidationError(
-                    f"--unit chunk: qrels {qrels_ref!r} judge documents; pass --qrels-to-chunks (every chunk of a "
-                    "judged document inherits its grade) or give span qrels with --spans, or score --unit doc.")
-        # runs at this unit
-        lists_by_run: list[dict[str, list[str]]] = []
-        collapsed: dict[str, int] = {}
-        for ld in loaded:
-            if unit == "doc" and run_unit == "chunk":
-                assert cmap is not None
-                ranking = to_documents(ld.lists, cmap)
-                lists_by_run.append({t: list(v) for t, v in ranking.lists.items()})
-                collapsed[ld.ref.name] = ranking.total_collapsed
-            else:
-                lists_by_run.append(ld.lists)
-        rmap = ("chunks -> documents (best-ranked chunk per document, before the cut-off)"
-                if unit == "doc" and run_unit == "chunk" else f"as produced ({run_unit}s)")
+        q, qmap = self._qrels(unit)
+        lists_by_run, collapsed, rmap = self._runs(unit)
+        options = self.request.units
         facts = DedupeFacts(False)
-        unit_collection = doc_collection if unit == "doc" else chunk_name
-        unit_version = doc_version if unit == "doc" else (chunk_version or None)
+        unit_collection = self.doc[0] if unit == "doc" else self.chunk[0]
+        unit_version = self.doc[1] if unit == "doc" else (self.chunk[1] or None)
         if options.dedupe == "groups":
-            groups = _groups(open_store, unit_collection, unit_version, options.groups_file)
-            q, merged, topics_merged = dedupe_qrels(q, groups, rel=rel)
+            groups = _groups(self.env.open_store, unit_collection, unit_version, options.groups_file)
+            q, merged, topics_merged = dedupe_qrels(q, groups, rel=self.request.rel)
             dropped = 0
             new_lists = []
             for lists in lists_by_run:
@@ -437,56 +454,72 @@ def score_units(
                 dropped += n
             lists_by_run = new_lists
             facts = DedupeFacts(True, len(groups), groups.n_documents, merged, topics_merged, dropped)
-        elif open_store is not None and unit_collection:
-            facts = DedupeFacts(False, len(open_store().get_duplicate_groups(unit_collection, unit_version)))
-        uq = QrelsRef(qref.name if qmap.startswith("as given") and options.dedupe != "groups" else f"{qref.name} [{unit}]",
-                      qref.origin if qmap.startswith("as given") and options.dedupe != "groups" else "mapping",
+        elif self.env.open_store is not None and unit_collection:
+            facts = DedupeFacts(False, len(self.env.open_store().get_duplicate_groups(unit_collection, unit_version)))
+        as_given = qmap.startswith("as given") and options.dedupe != "groups"
+        qref = self.qref
+        uq = QrelsRef(qref.name if as_given else f"{qref.name} [{unit}]", qref.origin if as_given else "mapping",
                       qrels_content_hash(q), unit_collection or qref.collection,
                       (unit_version or "") if unit_collection else qref.collection_version,
                       len(q), sum(len(g) for g in q.values()))
-        sources_ = []
-        for ld, lists in zip(loaded, lists_by_run, strict=True):
-            rref = ld.ref
-            if unit == "doc" and run_unit == "chunk":
-                rref = dataclasses.replace(rref, collection=doc_collection, collection_version=doc_version or "")
-            if lists is not ld.lists:  # mapped: audited as the mapping it now is, not as the stored run
-                rref = dataclasses.replace(rref, origin="mapping",
-                                           location=f"{ld.ref.location} ({rmap}"
-                                                    f"{'; duplicate groups' if facts.applied else ''})")
-            rr = ld.rr if lists is ld.lists else ranked_run_of(lists, ld.ref.name)
-            sources_.append(lambda rref=rref, rr=rr: (rref, rr))
-        say(f"[starting] scoring at unit {unit}: runs {rmap}; qrels {qmap}")
-        report = score_runs(
-            run_refs, qrels_ref, open_store=open_store, measures=measures, cutoffs=cutoffs, rel=rel, missing=missing,
-            trust_file_order=trust_file_order, record=False, progress=progress, collection=None,
-            qrels=(uq, qrels_columns_from_mapping(q)), run_sources=sources_, exclude_topics=na_topics,
-            topic_set=topic_set, command="score" if not views else "score --unit", by=by,
-            filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility,
-            min_id_coverage=min_id_coverage, slice_min_topics=slice_min_topics,
-        )
-        report = dataclasses.replace(report, no_answer=tuple(na_results), no_answer_source="; ".join(sources))
-        view = UnitView(unit, labelled or unit != run_unit, report, rmap, qmap, collapsed, facts)
-        if stored_sources and (record is None or record) and open_store is not None:
-            # The ids are chosen now and recorded after the output is written (before_record).
-            from workbench.services.evaluation.provenance import git_commit
+        sources = tuple(self._source(unit, ld, lists, rmap, facts) for ld, lists in zip(self.loaded, lists_by_run,
+                                                                                        strict=True))
+        view_request = dataclasses.replace(
+            self.request, collection=None, units=UnitOptions(), no_answer=dataclasses.replace(self.request.no_answer,
+                                                                                             mode="off"),
+            topics=dataclasses.replace(self.request.topics, exclude=(*self.request.topics.exclude, *exclude)),
+            output=dataclasses.replace(self.request.output, record=False,
+                                       command="score" if first else "score --unit", keep_documents=True))
+        view_env = dataclasses.replace(self.env, run_sources=sources, qrels=(uq, qrels_columns_from_mapping(q)),
+                                       before_record=None)
+        return _ViewPlan(view_request, view_env, rmap, qmap, collapsed, facts)
 
-            view = dataclasses.replace(view, report=dataclasses.replace(
-                report, evaluation_ids=tuple(uuid.uuid4().hex for _ in report.runs),
-                git_commit=report.git_commit or git_commit()))
-            to_record.append((len(views), loaded, qref))
-        elif record and not stored_sources:
-            raise ValidationError("--record: evaluations are recorded for stored runs against a stored qrels "
-                                  "version; these are files (drop --record)")
-        views.append(view)
+    def _qrels(self, unit: str) -> tuple[Mapping[str, Mapping[str, int]], str]:
+        """The qrels at ``unit`` and how they were mapped."""
+        given, cmap = self.given, self.cmap
+        if unit == "doc":
+            if self.qrels_unit == "chunk":
+                assert cmap is not None
+                return qrels_to_documents(given, cmap), "chunk qrels -> documents (highest grade of a document's chunks)"
+            return given, ("span qrels -> documents (highest grade of a document's spans)"
+                           if self.qrels_unit == "span" else "as given (documents)")
+        assert cmap is not None
+        if self.qrels_unit == "chunk":
+            return given, "as given (chunks)"
+        if self.qrels_unit == "span":
+            return spans_to_chunk_qrels(self.spans, cmap, self.rule), f"span qrels -> chunks ({self.rule})"
+        if self.request.units.qrels_to_chunks:
+            return (qrels_to_chunks(given, cmap),
+                    "document qrels -> chunks (every chunk of a judged document inherits its grade)")
+        raise ValidationError(
+            f"--unit chunk: qrels {self.request.qrels!r} judge documents; pass --qrels-to-chunks (every chunk of a "
+            "judged document inherits its grade) or give span qrels with --spans, or score --unit doc.")
 
-    result = UnitReport(run_unit, qrels_unit, chunk_name, csource, tuple(views), tuple(na_results),
-                        "; ".join(sources), tuple(warnings))
-    if before_record is not None:
-        before_record(result)
-    if to_record:
-        assert open_store is not None
-        recorded = list(views)
-        for i, loaded_i, qref_i in to_record:
-            recorded[i] = dataclasses.replace(views[i], report=_recorded(views[i], loaded_i, qref_i, open_store()))
-        result = dataclasses.replace(result, views=tuple(recorded))
-    return result
+    def _runs(self, unit: str) -> tuple[list[dict[str, list[str]]], dict[str, int], str]:
+        """Each run's ranked lists at ``unit``, the chunk lines collapsed per run, and how they were mapped."""
+        lists_by_run: list[dict[str, list[str]]] = []
+        collapsed: dict[str, int] = {}
+        to_docs = unit == "doc" and self.run_unit == "chunk"
+        for ld in self.loaded:
+            if to_docs:
+                assert self.cmap is not None
+                ranking = to_documents(ld.lists, self.cmap)
+                lists_by_run.append({t: list(v) for t, v in ranking.lists.items()})
+                collapsed[ld.ref.name] = ranking.total_collapsed
+            else:
+                lists_by_run.append(ld.lists)
+        rmap = ("chunks -> documents (best-ranked chunk per document, before the cut-off)" if to_docs
+                else f"as produced ({self.run_unit}s)")
+        return lists_by_run, collapsed, rmap
+
+    def _source(self, unit: str, ld: _Loaded, lists: dict[str, list[str]], rmap: str,
+                facts: DedupeFacts) -> Callable[[], tuple[RunRef, RankedRun]]:
+        """The loader of one run at ``unit``: the run as read, or its mapping (audited as the mapping it is)."""
+        rref = ld.ref
+        if unit == "doc" and self.run_unit == "chunk":
+            rref = dataclasses.replace(rref, collection=self.doc[0], collection_version=self.doc[1] or "")
+        if lists is not ld.lists:
+            rref = dataclasses.replace(rref, origin="mapping", location=f"{ld.ref.location} ({rmap}"
+                                       f"{'; duplicate groups' if facts.applied else ''})")
+        rr = ld.rr if lists is ld.lists else ranked_run_of(lists, ld.ref.name)
+        return lambda: (rref, rr)

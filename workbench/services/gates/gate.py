@@ -1,6 +1,6 @@
 """The release gate service: read the policy, check validity, score both runs, apply the rules.
 
-``run_gate(baseline, candidate, qrels, policy_path)`` is ``workbench gate``:
+``run_gate(request, policy_path)`` is ``workbench gate`` (``request.runs``: the baseline, then the candidates):
 
 1. read and validate the policy (``scoring.gate_policy``); an error there is a
    usage error of the command (exit 3, ``GateUsageError``);
@@ -8,7 +8,7 @@
    document of the collection are flagged with the document id, then excluded
    or kept per the policy (``scoring.leakage``);
 3. score both runs on the policy's measures over the same topics
-   (``services.evaluation.scoring.score_runs`` with ``missing="exclude"``: a topic a run
+   (``services.evaluation.pipeline.score`` with ``missing="exclude"``: a topic a run
    failed is left out of both and counted by the completion rule, never read
    as zero recall); the identifier audit and each run's completion are
    measured there;
@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,15 +46,13 @@ from workbench.scoring.gate_policy import GatePolicy, parse_policy
 from workbench.scoring.idaudit import IdAudit
 from workbench.scoring.leakage import LeakageCheck
 from workbench.scoring.validity import TopicCoverage
+from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
 
 if TYPE_CHECKING:
-    from workbench.services.evaluation.refs import QrelsRef
-    from workbench.services.evaluation.scoring import ScoreReport
-    from workbench.services.evaluation.validity import CollectionRef
-    from workbench.store import LabelStore
-
-StoreOpener = Callable[[], "LabelStore"]
-Progress = Callable[[str], None]
+    from workbench.scoring.columns import QrelsColumns
+    from workbench.services.evaluation.audit import CollectionRef
+    from workbench.services.evaluation.refs import QrelsRef, StoreOpener
+    from workbench.services.evaluation.report import ScoreReport
 
 
 class GateUsageError(WorkbenchError):
@@ -131,7 +129,7 @@ def _leakage_target(
     refs: Sequence[str], qref: QrelsRef, open_store: StoreOpener | None, collection: str | None
 ) -> CollectionRef | None:
     """The collection version whose documents the queries are checked against (candidate's first)."""
-    from workbench.services.evaluation.validity import CollectionRef, resolve_collection
+    from workbench.services.evaluation.audit import CollectionRef, resolve_collection
 
     if open_store is None:
         return None
@@ -148,93 +146,65 @@ def _leakage_target(
     return None
 
 
-def run_gate(
-    baseline: str,
-    candidates: str | Sequence[str],
-    qrels_ref: str,
-    policy_path: str | Path,
-    *,
-    open_store: StoreOpener | None = None,
-    topic_set: str | None = None,
-    by: Sequence[str] = (),
-    collection: str | None = None,
-    trust_file_order: bool = False,
-    progress: Progress | None = None,
-    before_record: Callable[[GateReport], None] | None = None,
-) -> GateReport:
-    """Run the release gate of ``candidate`` against ``baseline`` (see the module docstring).
+def run_gate(request: ScoreRequest, policy_path: str | Path, env: ScoreEnv | None = None) -> GateReport:
+    """Run the release gate of the candidates against the baseline (see the module docstring).
 
     Args:
-        baseline: the baseline run (file or stored name).
-        candidates: the candidate run, or several (one multiple-comparison family).
-        qrels_ref: a qrels file or stored qrels version.
+        request: ``runs`` the baseline, then the candidate (several: one multiple-comparison family);
+            ``qrels``; ``topics.topic_set``; ``slicing.by`` (slices reported beside the policy's);
+            ``collection`` (what run files were produced over); ``trust_file_order``; ``units``: one
+            retrieval unit the runs are taken to (``--unit doc`` for chunk runs). The measures, the
+            relevance threshold, the slices' minimum and the missing-topic policy (``exclude``: a
+            topic a run failed leaves both and is counted by the completion rule) are the policy's.
         policy_path: the TOML policy.
-        open_store: the store (None: files only).
-        topic_set: ``NAME[@N]`` of a stored topic set.
-        by: slice keys reported in addition to the policy's.
-        collection: ``NAME[@VERSION-PREFIX]`` the run files were produced over.
-        trust_file_order: order run files by their rank column.
-        progress: receives progress lines.
-        before_record: called with the report once the verdict is known and before
-            the topic set's use is recorded (the CLI writes the report there), so a
-            failure in it (a full disk) leaves the store unchanged.
+        env: the store (None: files only) and progress; ``before_record`` is called with the
+            ``GateReport`` once the verdict is known and before the topic set's use is recorded (the CLI
+            writes the report there), so a failure in it (a full disk) leaves the store unchanged.
 
     Returns:
         The ``GateReport``; ``report.verdict`` is pass, fail or invalid.
 
     Raises:
-        GateUsageError: a bad policy, an unknown name, a slice key no topic has.
+        GateUsageError: a bad policy, an unknown name, a slice key no topic has, no candidate, a run
+            given twice, more than one unit.
         WorkbenchError: anything else that stops the comparison (the gate is invalid).
     """
     t0 = time.perf_counter()
-    say = progress or (lambda _msg: None)
+    env = env or ScoreEnv()
     try:
         policy, policy_hash = load_policy(policy_path)
     except InputFormatError as e:
         raise GateUsageError(str(e)) from None
-    cands = [candidates] if isinstance(candidates, str) else list(candidates)
     # The run files' sha256 (lineage) is computed beside the scoring: hashing releases the GIL
     # and the single-threaded scoring phases leave a core free.
     hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gate-sha256")
     try:
-        return _run_gate(baseline, cands, qrels_ref, policy, policy_hash, hasher, open_store=open_store,
-                         topic_set=topic_set, by=by, collection=collection, trust_file_order=trust_file_order,
-                         say=say, t0=t0, before_record=before_record)
+        return _run_gate(request, policy, policy_hash, hasher, env, t0)
     finally:
         hasher.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_gate(
-    baseline: str,
-    cands: list[str],
-    qrels_ref: str,
-    policy: GatePolicy,
-    policy_hash: str,
-    hasher: ThreadPoolExecutor,
-    *,
-    open_store: StoreOpener | None,
-    topic_set: str | None,
-    by: Sequence[str],
-    collection: str | None,
-    trust_file_order: bool,
-    say: Progress,
-    t0: float,
-    before_record: Callable[[GateReport], None] | None = None,
-) -> GateReport:
+def _run_gate(request: ScoreRequest, policy: GatePolicy, policy_hash: str, hasher: ThreadPoolExecutor,
+              env: ScoreEnv, t0: float) -> GateReport:
+    from workbench.services.evaluation.audit import check_leakage, topic_texts_and_metadata
+    from workbench.services.evaluation.load import load_qrels
     from workbench.services.evaluation.provenance import file_sha256
-    from workbench.services.evaluation.scoring import EVALUATOR_VERSION, load_qrels, score_runs
-    from workbench.services.evaluation.validity import check_leakage, topic_texts_and_metadata
+    from workbench.services.evaluation.report import EVALUATOR_VERSION
 
-    if not cands:
+    names = list(request.runs)
+    if len(names) < 2:
         raise GateUsageError("expected at least one candidate run, found none.")
-    names = [baseline, *cands]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise GateUsageError(f"expected different runs, found {repeated[0]!r} twice.")
+    if len(request.units.units) > 1:
+        raise GateUsageError(f"expected one --unit for the gate, found {', '.join(request.units.units)}: "
+                             "the gate compares one number per run and topic.")
+    open_store, say = env.open_store, env.say
     hashes: dict[str, Future[str]] = {n: hasher.submit(file_sha256, n) for n in names if Path(n).is_file()}
     try:
-        qref, qcols = load_qrels(qrels_ref, open_store)
-        target = _leakage_target(names, qref, open_store, collection)
+        qref, qcols = load_qrels(request.qrels, open_store)
+        target = _leakage_target(names, qref, open_store, request.collection)
     except UnknownNameError as e:
         raise GateUsageError(str(e)) from None
 
@@ -253,18 +223,7 @@ def _run_gate(
             say(f"[finished] leakage check: {len(leakage.flagged)} of {leakage.n_checked} topics flagged")
             if policy.validity.leakage == "exclude":
                 excluded = leakage.topics
-    try:
-        score = score_runs(
-            names, qrels_ref, open_store=open_store, measures=[str(m) for m in policy.scored_measures],
-            rel=policy.rel, missing="exclude", trust_file_order=trust_file_order, record=False, progress=say,
-            topic_set=topic_set, by=[*policy.slices, *by], collection=collection,
-            slice_min_topics=policy.slice_min_topics, exclude_topics=excluded, command="gate", qrels=(qref, qcols))
-    except UnknownNameError as e:
-        raise GateUsageError(str(e)) from None
-    except ValidationError as e:
-        if "slice key" in str(e) or "topic set" in str(e) or "--collection" in str(e):
-            raise GateUsageError(str(e)) from None
-        raise
+    score = _score(request, policy, excluded, (qref, qcols), env)
     score = _hashed(score, hashes)
     notes = depth_notes(policy, score.evaluations)
     if notes:
@@ -279,13 +238,42 @@ def _run_gate(
     results = evaluate_gates(policy, inputs)
     titles = _titles(open_store, target, results)
     report = GateReport(policy, policy_hash, score, results, leakage, excluded, titles, time.perf_counter() - t0)
-    if before_record is not None:
-        before_record(report)
+    if env.before_record is not None:
+        env.before_record(report)
     if score.topic_set is not None and open_store is not None:
         open_store().record_topic_set_use(score.topic_set, "gate", [e.run_name for e in score.evaluations],
                                           score.qrels.recorded_name, outcome=report.verdict,
                                           evaluator_version=EVALUATOR_VERSION, git_commit=score.git_commit)
     return report
+
+
+def _score(request: ScoreRequest, policy: GatePolicy, excluded: tuple[str, ...],
+           qrels: tuple[QrelsRef, QrelsColumns], env: ScoreEnv) -> ScoreReport:
+    """Every run scored on the policy's measures over the same topics (``missing="exclude"``), nothing recorded;
+    at the request's one unit when it names one (the unit view's report)."""
+    from workbench.services.evaluation.request import Output, Slicing, TopicChoice
+
+    gated = dataclasses.replace(
+        request, measures=tuple(str(m) for m in policy.scored_measures), cutoffs=(), rel=policy.rel,
+        missing="exclude", topics=TopicChoice(request.topics.topic_set, (*request.topics.exclude, *excluded)),
+        slicing=Slicing((*policy.slices, *request.slicing.by), policy.slice_min_topics),
+        output=Output(record=False, command="gate"))
+    try:
+        if request.units.unit_mode():
+            from workbench.services.evaluation.units import score_units
+
+            return score_units(gated, dataclasses.replace(env, before_record=None)).views[0].report
+        from workbench.services.evaluation.pipeline import score
+        from workbench.services.evaluation.units import check_units
+
+        check_units(request.runs, request.qrels, env.open_store, request.collection)  # chunk runs need --unit doc
+        return score(gated, dataclasses.replace(env, before_record=None, qrels=qrels))
+    except UnknownNameError as e:
+        raise GateUsageError(str(e)) from None
+    except ValidationError as e:
+        if "slice key" in str(e) or "topic set" in str(e) or "--collection" in str(e):
+            raise GateUsageError(str(e)) from None
+        raise
 
 
 def _audit_note_for(score: ScoreReport, runs: tuple[str, ...]) -> str:

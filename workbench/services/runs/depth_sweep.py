@@ -112,7 +112,7 @@ def depth_sweep(
     """
     from pooling.retrievers.rerank import rerank_topics
     from workbench.scoring.columns import rank_run, run_columns_from_mapping
-    from workbench.services.evaluation.scoring import load_qrels, load_run
+    from workbench.services.evaluation.load import load_qrels, load_run
 
     ds = sorted(set(depths))
     if not ds:

@@ -14,7 +14,7 @@
 * ``stage_reports``: the stage rows, the decomposition checks and the diagnosis
   (``workbench.scoring.stages``) of stored runs against a qrels version or file.
   Every run involved (rerank runs and their candidate runs) is scored by one
-  ``Evaluator`` over one topic set, as ``services.evaluation.scoring.score_runs``.
+  ``Evaluator`` over one topic set, as ``services.evaluation.pipeline.score``.
 """
 
 from __future__ import annotations
@@ -441,7 +441,7 @@ class StagesResult:
         measures: the measures every run was scored with.
         rel, missing: relevance threshold and missing-topic policy.
         thresholds: of the diagnosis.
-        evaluator_version: ``services.evaluation.scoring.EVALUATOR_VERSION``.
+        evaluator_version: ``services.evaluation.report.EVALUATOR_VERSION``.
         created_at: ISO 8601 time (UTC).
         warnings: things a reader of the numbers should know.
     """
@@ -510,7 +510,8 @@ def stage_reports(
         MissingTopicsError: ``missing="fail"`` and a run lacks a topic.
         ValidationError: no runs, k < 1, or bad options.
     """
-    from workbench.services.evaluation.scoring import EVALUATOR_VERSION, load_qrels, load_run
+    from workbench.services.evaluation.load import load_qrels, load_run
+    from workbench.services.evaluation.report import EVALUATOR_VERSION
 
     if not run_names:
         raise ValidationError("expected at least one stored run, found none")

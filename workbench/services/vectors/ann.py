@@ -298,7 +298,7 @@ def ann_sweep(
     from pooling.retrievers.dense import DenseRetriever, SentenceTransformerEncoder
     from workbench.scoring.evaluate import Evaluator
     from workbench.scoring.measures import R
-    from workbench.services.evaluation.scoring import load_qrels, load_run
+    from workbench.services.evaluation.load import load_qrels, load_run
     from workbench.services.runs.pooling import check_depth
 
     if index not in PARAMS or index == "exact":

@@ -1,24 +1,21 @@
-"""Validity services for scoring, comparing and gating: ID audit, completion, topic sets, slices.
+"""The audit step of scoring, comparing and gating: ID audit, completion, query leakage.
 
 Adapters between the store (or files) and the pure rules of
-``scoring.idaudit``, ``scoring.validity``, ``scoring.slices`` and
-``scoring.leakage``:
+``scoring.idaudit``, ``scoring.validity`` and ``scoring.leakage``:
 
 * ``IdAuditor``: the identifier audit of one scoring action, against the
   collection version each run was produced over (stored runs), the version
   named with ``--collection`` (files), or the stored qrels' version;
-* ``completions``: each run's completion over the eligible topics, from the
+* ``run_completion``: each run's completion over the eligible topics, from the
   stored per-topic statuses or a run file's status side file;
-* ``resolve_topic_set``: a ``--topic-set NAME[@N]`` reference;
-* ``slice_sources`` / ``slice_keys``: what ``--by KEY`` partitions are built from
-  (query texts and topic metadata of the collection, |R| from the qrels,
-  Judged@K of the reference run);
-* ``check_leakage``: topics whose query is a near-copy of a document.
+* ``check_leakage``: topics whose query is a near-copy of a document (the gate);
+* ``collection_of`` / ``topic_texts_and_metadata``: the collection whose topics
+  apply, and their query texts and metadata (slices, leakage).
 
 Files never open the store unless something stored is named (``--collection``,
-``--topic-set`` or a stored run/qrels). The pure modules behind the audit,
-slices and leakage are imported where they are used, so scoring two files
-imports none of them.
+``--topic-set`` or a stored run/qrels). The pure modules behind the audit and
+leakage are imported where they are used, so scoring two files imports none
+of them.
 """
 
 from __future__ import annotations
@@ -34,12 +31,9 @@ if TYPE_CHECKING:
     from workbench.scoring.columns import RankedRun
     from workbench.scoring.idaudit import IdAudit, IdCoverage
     from workbench.scoring.leakage import LeakageCheck
-    from workbench.scoring.results import Evaluation
-    from workbench.scoring.slices import SliceKey, SliceSources
     from workbench.scoring.small import SmallRun
     from workbench.services.evaluation.refs import QrelsRef, RunRef
     from workbench.store import LabelStore
-    from workbench.store.topic_sets import TopicSetInfo
 
 StoreOpener = Callable[[], "LabelStore"]
 
@@ -199,21 +193,6 @@ def run_completion(ref: RunRef, rr: RankedRun | SmallRun, topics: Sequence[str])
     return completion(ref.name, topics, rr.n_results(), ref.statuses, ref.messages, ref.latencies)
 
 
-def resolve_topic_set(open_store: StoreOpener | None, ref: str | None) -> tuple[TopicSetInfo | None, tuple[str, ...]]:
-    """A ``--topic-set NAME[@N]`` reference -> (its version, its topics); (None, ()) when not given.
-
-    Raises:
-        ValidationError: a topic set is named but there is no store.
-        UnknownNameError: no such topic set.
-    """
-    if ref is None:
-        return None, ()
-    if open_store is None:
-        raise ValidationError(f"--topic-set {ref}: topic sets live in the workbench store, which does not exist; "
-                              "create the set with `workbench topics set` (or pass --db).")
-    return open_store().get_topic_set(ref)
-
-
 def collection_of(runs: Sequence[RunRef], qref: QrelsRef, collection: str | None) -> str:
     """The collection whose topics (query texts, metadata) apply: --collection, stored qrels, or a stored run."""
     if collection:
@@ -238,41 +217,6 @@ def topic_texts_and_metadata(
     metadata: dict[str, dict[str, object]] = {
         str(t): dict(m) for t, m in store.get_topic_metadata(collection).items()}
     return queries, metadata
-
-
-def slice_sources(
-    reference: Evaluation,
-    n_relevant: Mapping[str, int],
-    queries: Mapping[str, str],
-    metadata: Mapping[str, Mapping[str, object]],
-) -> SliceSources:
-    """What ``--by`` keys are built from; Judged@K of ``reference`` at its largest cutoff gives ``pool_coverage``.
-
-    Judged@K here is 1 - (pool-novel in the top K) / (returned in the top K),
-    i.e. ir_measures' Judged@K, read from the evaluation's novelty counts.
-    """
-    from workbench.scoring.slices import SliceSources
-
-    k = max(reference.novelty) if reference.novelty else 0
-    judged: dict[str, float] = {}
-    if k:
-        nov = reference.novelty[k]
-        for t in reference.topics:
-            returned = nov.returned[t]
-            judged[t] = 1.0 - nov.unjudged[t] / returned if returned else 0.0
-    return SliceSources(queries, n_relevant, judged, k, reference.run_name, metadata)
-
-
-def slice_keys(keys: Sequence[str], sources: SliceSources, topics: Sequence[str]) -> dict[str, SliceKey]:
-    """key -> partition of ``topics``, for every ``--by`` key (in order, each once).
-
-    Raises:
-        UnknownNameError: a key that is neither derived nor a topic-metadata key.
-        ValidationError: ``query_length`` without query texts.
-    """
-    from workbench.scoring.slices import slice_key
-
-    return {k: slice_key(k, sources, topics) for k in dict.fromkeys(keys)}
 
 
 def check_leakage(
