@@ -1,6 +1,6 @@
 """`workbench convert smart` end to end, and `convert cranfield` (its preset) byte-identical to the sample.
 
-The README's "any SMART collection" example is run here command by command:
+The "any SMART collection" example of docs/formats.md is run here command by command:
 convert, ingest, a BM25 run, score against the reference qrels.
 """
 

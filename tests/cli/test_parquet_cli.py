@@ -65,7 +65,7 @@ def test_score_writes_results_as_parquet_with_the_jsonl_rows(capsys, files, tmp_
 def test_score_out_writes_text_formats_and_parquet_needs_out(capsys, files, tmp_path):
     prun, pqrels, _, _ = files
     code, _, err = cli(capsys, "score", prun, "--qrels", pqrels, "--format", "parquet")
-    assert code == 2 and "give it with --out FILE.parquet" in err  # usage (README: exit codes)
+    assert code == 2 and "give it with --out FILE.parquet" in err  # usage (docs/scoring.md: exit codes)
     code, out, _ = cli(capsys, "score", prun, "--qrels", pqrels, "--format", "csv", "--out", tmp_path / "s.csv")
     assert code == 0 and out == "" and (tmp_path / "s.csv").read_text().startswith("run,measure,aggregate")
     code, _, err = cli(capsys, "misses", prun, "--qrels", pqrels, "--format", "parquet")
