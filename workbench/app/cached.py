@@ -1,5 +1,5 @@
 """Service reads of the lead pages, cached and keyed by the store's revision
-(``LabelStore.revision``): a page visited again with nothing changed in the
+(``Store.revision``): a page visited again with nothing changed in the
 store renders from the cache (the "under 1 s after the first visit" target),
 and any write (a judgment, an adjudication, a publish, a CLI command) changes
 the revision, so nothing stale is shown. Entries are plain, immutable data (no
@@ -117,7 +117,7 @@ def coverage(qrels_version: str, runs: Sequence[str]) -> list[RunCoverage]:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _topics(db: str, rev: Rev, collection: str) -> dict[str, Topic]:
-    return dict(widgets.store().get_topics(collection))
+    return dict(widgets.store().collections.get_topics(collection))
 
 
 def topics(collection: str) -> dict[str, Topic]:
@@ -127,7 +127,7 @@ def topics(collection: str) -> dict[str, Topic]:
 
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _document(db: str, rev: Rev, collection: str, doc_id: str) -> Document:
-    return widgets.store().get_document(collection, doc_id)
+    return widgets.store().collections.get_document(collection, doc_id)
 
 
 def document(collection: str, doc_id: str) -> Document:
@@ -137,10 +137,10 @@ def document(collection: str, doc_id: str) -> Document:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _qrels_diff(db: str, old: str, old_hash: str, new: str, new_hash: str) -> QrelsDiff:
-    return widgets.store().qrels_diff(old, new)
+    return widgets.store().qrels.qrels_diff(old, new)
 
 
 def qrels_diff(old: str, new: str) -> QrelsDiff:
-    """``LabelStore.qrels_diff`` (qrels versions are immutable: cached by name and content hash)."""
+    """``Store.qrels_diff`` (qrels versions are immutable: cached by name and content hash)."""
     store = widgets.store()
-    return _qrels_diff(_db(), old, store.get_qrels_info(old).content_hash, new, store.get_qrels_info(new).content_hash)
+    return _qrels_diff(_db(), old, store.qrels.get_qrels_info(old).content_hash, new, store.qrels.get_qrels_info(new).content_hash)

@@ -17,10 +17,10 @@ from workbench.app import widgets
 if TYPE_CHECKING:
     from workbench.rubric import Rubric
     from workbench.services.judging.assessments import DisagreementRow, Session
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 
-def strategy_progress(store: LabelStore, session: Session) -> None:
+def strategy_progress(store: Store, session: Session) -> None:
     """Progress (leads): a pool's judging strategy and, per topic, documents judged,
     relevant found, the strategy's estimate of relevant documents left, stopped."""
     from workbench.services.judging.order import strategy_progress as progress
@@ -61,7 +61,7 @@ def strategy_progress(store: LabelStore, session: Session) -> None:
                "(cal: the sum of its model's probabilities; rough). Assessors see none of this.")
 
 
-def model_agreement(store: LabelStore, pool_version: str, weights: str) -> None:
+def model_agreement(store: Store, pool_version: str, weights: str) -> None:
     """Agreement (leads): each model assessor against each person (kappa and alpha)."""
     from workbench.services.judging.model_assessor import model_agreement as agreement
 

@@ -54,7 +54,7 @@ def show(
         if path.is_file():
             grades = parquet.read_qrels(path) if parquet.is_parquet(path) else trec.read_qrels(path)
         else:
-            grades = store.get_qrels(qrels)
+            grades = store.qrels.get_qrels(qrels)
     rows = filter_rows(store, collection, key=key, version=version, qrels=grades, rel=rel)
     out = []
     for r in rows:

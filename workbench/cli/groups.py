@@ -28,7 +28,7 @@ def import_groups(
     groups, lines = read_group_lines(path)
     name, _, version = collection.partition("@")
     store = common.STATE.store(client="workbench groups import")
-    added = store.add_duplicate_groups(name, groups, source=path.name, version=version or None,
+    added = store.units.add_duplicate_groups(name, groups, source=path.name, version=version or None,
                                      lines=(str(path), lines))
     common.out(f"{len(groups):,} group(s) from {path}: {added:,} row(s) added to collection {name}")
 
@@ -39,7 +39,7 @@ def list_groups(
 ) -> None:
     """List a collection version's duplicate groups: canonical member, members, sources (TSV)."""
     name, _, version = collection.partition("@")
-    g = common.STATE.store(client="workbench groups list").get_duplicate_groups(name, version or None)
+    g = common.STATE.store(client="workbench groups list").units.get_duplicate_groups(name, version or None)
     common.out("group\tmembers\tsources")
     for c, ms in g.members.items():
         common.out(f"{c}\t{','.join(ms)}\t{'; '.join(g.sources.get(c, ()))}")
@@ -67,7 +67,7 @@ def offers(
 
     store = common.STATE.store(client="workbench groups offers")
     if mode is None:
-        mode = store.group_mode(pool)
+        mode = store.judging.group_mode(pool)
     if mode not in GROUP_MODES:
         raise UsageError(f"expected --mode {' or '.join(GROUP_MODES)}, found {mode!r}")
     if accept and mode != "offer":

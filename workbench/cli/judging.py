@@ -54,8 +54,8 @@ def users_add(
     """Add a user; prints the access token on stdout (only its hash is stored)."""
     store = common.STATE.store(client="workbench users add")
     if lead is not None:
-        store.authenticate(lead, lead_token or "")
-    plain = store.add_user(name, role, token=token, lead=lead)  # type: ignore[arg-type]
+        store.users.authenticate(lead, lead_token or "")
+    plain = store.users.add_user(name, role, token=token, lead=lead)  # type: ignore[arg-type]
     common.info(f"added {role} {name!r}; give them this token (it is not shown again):")
     common.out(plain)
 
@@ -71,7 +71,7 @@ def users_reset_token(
 ) -> None:
     """Replace a user's token (lead only); prints the new token on stdout."""
     store, session = _lead_session("workbench users reset-token", lead, lead_token)
-    plain = store.reset_token(name, lead=session.user, token=token)
+    plain = store.users.reset_token(name, lead=session.user, token=token)
     common.info(f"new token for {name!r} (the old one no longer works):")
     common.out(plain)
 
@@ -80,7 +80,7 @@ def users_reset_token(
 def users_list() -> None:
     """List users and roles (never tokens)."""
     store = common.STATE.store(client="workbench users list")
-    for u in store.list_users():
+    for u in store.users.list_users():
         common.out(f"{u.name}\t{u.role}\t{u.created_by}\t{u.created_at:%Y-%m-%d %H:%M}")
 
 
@@ -192,7 +192,7 @@ def publish(
         "file": str(res.path) if res.path else None,
     }
     if include_model:  # which model assessors supplied how many entries (recorded with the version)
-        row["model_entries"] = store.qrels_model_inputs(i.name)
+        row["model_entries"] = store.qrels.qrels_model_inputs(i.name)
     if fmt in ("json", "jsonl"):
         common.out(jsonout.dumps(row))
     elif fmt == "tsv":
@@ -304,7 +304,7 @@ def _add_qrels_diff() -> None:
     ) -> None:
         """Entries added (+), changed (~) and removed (-) from OLD to NEW, one per line."""
         store = common.STATE.store(client="workbench qrels diff")
-        d = store.qrels_diff(old, new)
+        d = store.qrels.qrels_diff(old, new)
         for q in d.added:
             common.out(f"+\t{q.topic_id}\t{q.doc_id}\t{q.grade}")
         for t, doc, o, n in d.changed:

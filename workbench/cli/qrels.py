@@ -90,7 +90,7 @@ def list_(
             "pool": v.pool_version or "", "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
             "hash": v.content_hash[:12], "created_at": v.created_at.strftime("%Y-%m-%d %H:%M"),
         }
-        for v in store.list_qrels_versions(collection)
+        for v in store.qrels.list_qrels_versions(collection)
     ]
     if not rows and fmt == "table":
         common.info("no qrels versions yet; import one with `workbench qrels import` or `workbench ingest`")
@@ -106,9 +106,9 @@ def show(
 ) -> None:
     """Show a qrels version's lineage, rule, counts per grade and coverage of its collection."""
     store = common.STATE.store(client="workbench qrels show")
-    info = store.get_qrels_info(name)
-    grades = store.qrels_grade_counts(name)
-    coverage = store.qrels_doc_coverage(info.collection, store.get_qrels(name))
+    info = store.qrels.get_qrels_info(name)
+    grades = store.qrels.qrels_grade_counts(name)
+    coverage = store.qrels.qrels_doc_coverage(info.collection, store.qrels.get_qrels(name))
     if fmt == "jsonl":
         common.out(jsonout.dumps(info.as_dict() | {"grades": grades, "coverage_share": coverage.share}))
         return

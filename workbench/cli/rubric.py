@@ -62,8 +62,8 @@ def collection_rubric(
         if lead is None:
             raise UsageError("setting a rubric needs --lead NAME and --token TOKEN")
         session = svc.sign_in(store, lead, token or "")
-        store.set_collection_rubric(collection, name, lead=session.user)
-    r = store.collection_rubric(collection)
+        store.rubrics.set_collection_rubric(collection, name, lead=session.user)
+    r = store.rubrics.collection_rubric(collection)
     _lines(r)
     common.info(f"version {r.version_id}; relevant from grade {r.relevant_from}")
 
@@ -106,5 +106,5 @@ def list_() -> None:
     """List the built-in rubrics and the defined ones (latest version), with their grades."""
     store = common.STATE.store(client="workbench rubric list")
     common.out("rubric\tversion\tgrades\trelevant_from\tsource")
-    for r in store.list_rubrics():
+    for r in store.rubrics.list_rubrics():
         common.out(f"{r.name}\t{r.version_id}\t{','.join(str(g) for g in r.values)}\t{r.relevant_from}\t{r.source}")

@@ -205,7 +205,7 @@ def dense(
                              index=index, index_params={n: v[0] for n, v in values.items()},
                              index_threads=index_threads, filter_mode=filter_mode, filter_key=filter_key)
     _report(outcome)
-    stats = store.get_index_stats(outcome.info.name)
+    stats = store.vectors.get_index_stats(outcome.info.name)
     if stats is not None and not outcome.unchanged:
         from workbench.reports.ann import stats_line
 
@@ -335,7 +335,7 @@ def import_(
     if reranks is not None and candidate_depth is not None:
         from workbench.services.runs.stages import import_rerank_run
 
-        if collection is not None and collection != store.get_run_info(reranks).collection:
+        if collection is not None and collection != store.runs.get_run_info(reranks).collection:
             raise ValidationError(f"--collection {collection!r} is not the collection of run {reranks!r}")
         outcome = import_rerank_run(store, file, name, reranks=reranks, candidate_depth=candidate_depth,
                                     allow_new_documents=allow_new_documents, description=description,
@@ -375,7 +375,7 @@ def list_(
              "version": s.info.collection_version[:12], "depth": s.info.depth, "ok": s.n_ok,
              "empty": s.n_empty, "error": s.n_error, "entries": s.n_entries,
              "params": jsonout.dumps(s.info.params, sort_keys=True), "description": s.info.description}
-            for s in store.run_summaries(collection)]
+            for s in store.runs.run_summaries(collection)]
     render(rows, ["name", "kind", "collection", "version", "depth", "ok", "empty", "error", "entries",
                   "params", "description"], fmt)
 
@@ -387,29 +387,29 @@ def show(
 ) -> None:
     """Show a run's provenance (stderr) and its status per topic (stdout)."""
     store = common.STATE.store(client="workbench run show")
-    i = store.get_run_info(name)
+    i = store.runs.get_run_info(name)
     common.info(f"run {i.name}: kind {i.kind}, depth {i.depth}, collection {i.collection} "
                 f"version {i.collection_version[:12]}, params {jsonout.dumps(i.params, sort_keys=True)}")
     _show_lineage(store, name)
-    stats = store.get_index_stats(name)
+    stats = store.vectors.get_index_stats(name)
     if stats is not None:
         from workbench.reports.ann import stats_line
 
         common.info(stats_line(stats))
     rows = [{"topic": r.topic_id, "status": r.status, "results": r.n_results, "message": r.message}
-            for r in store.get_run_topic_statuses(name)]
+            for r in store.runs.get_run_topic_statuses(name)]
     render(rows, ["topic", "status", "results", "message"], fmt)
 
 
 def _show_lineage(store: Any, name: str) -> None:
     """A rerank run's lineage and measured cost, on stderr (nothing for other runs)."""
-    lin = store.get_run_lineage(name)
+    lin = store.runs.get_run_lineage(name)
     if lin is None:
         return
     model = f", model {lin.model_identity}" if lin.model_identity else ""
     common.info(f"lineage: reranks the top {lin.candidate_depth} of run {lin.candidate_run} with {lin.reranker} "
                 f"({lin.reranker_kind}{model}, {lin.origin}); pipeline {lin.final_name}")
-    cost = store.get_rerank_cost(name)
+    cost = store.runs.get_rerank_cost(name)
     if cost is not None:
         from workbench.reports.stages import cost_line
 

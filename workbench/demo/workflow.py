@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from workbench.demo.stages import PipelineDemo
     from workbench.demo.units import UnitsDemo
     from workbench.services.runs.pool_topics import TopicSelection
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.pools import PoolInfo
     from workbench.store.qrels import QrelsVersionInfo
 
@@ -235,14 +235,14 @@ class WorkflowReport:
 # -- steps ---------------------------------------------------------------------------
 
 
-def _ensure_users(store: LabelStore, report: WorkflowReport, collection: str) -> tuple[object, object]:
+def _ensure_users(store: Store, report: WorkflowReport, collection: str) -> tuple[object, object]:
     from workbench.errors import PermissionDeniedError
     from workbench.services.judging.assessments import sign_in
 
-    existing = {u.name for u in store.list_users()}
+    existing = {u.name for u in store.users.list_users()}
     if DEMO_LEAD not in existing:
         try:
-            store.add_user(DEMO_LEAD, "lead", token=DEMO_LEAD_TOKEN)
+            store.users.add_user(DEMO_LEAD, "lead", token=DEMO_LEAD_TOKEN)
         except PermissionDeniedError as e:
             raise ValidationError(
                 f"this store already has leads, so the demo cannot add its own ({e}); "
@@ -250,14 +250,14 @@ def _ensure_users(store: LabelStore, report: WorkflowReport, collection: str) ->
             ) from e
     name, token = reference_assessor(collection), reference_token(collection)
     if name not in existing:
-        store.add_user(name, "assessor", token=token, lead=DEMO_LEAD)
+        store.users.add_user(name, "assessor", token=token, lead=DEMO_LEAD)
     report.reference_assessor = name
     report.tokens = {DEMO_LEAD: DEMO_LEAD_TOKEN, name: token}
     return sign_in(store, DEMO_LEAD, DEMO_LEAD_TOKEN), sign_in(store, name, token)
 
 
-def _run(store: LabelStore, name: str, make: Callable[[], object], say: Say) -> str:
-    if store.has_run(name):
+def _run(store: Store, name: str, make: Callable[[], object], say: Say) -> str:
+    if store.runs.has_run(name):
         say(f"run {name}: already stored, reused")
     else:
         make()
@@ -265,7 +265,7 @@ def _run(store: LabelStore, name: str, make: Callable[[], object], say: Say) -> 
 
 
 def judge_with_reference(
-    store: LabelStore,
+    store: Store,
     lead: object,
     assessor: object,
     pool_version: str,
@@ -313,9 +313,9 @@ def judge_with_reference(
     todo = [e for e in mine if not e.judged and e.topic_id not in set(unjudged_topics)]
     if not todo:
         return ReferenceJudging(0, left, unjudged_topics)
-    collection = store.get_pool(pool_version).collection
-    topics = store.get_topics(collection)
-    documents = store.get_documents(collection)
+    collection = store.pools.get_pool(pool_version).collection
+    topics = store.collections.get_topics(collection)
+    documents = store.collections.get_documents(collection)
     say(f"[starting] {name} judges {len(todo):,} documents of {pool_version}")
     saved = 0
     from tqdm import tqdm  # lazy, light
@@ -335,12 +335,12 @@ def judge_with_reference(
     return ReferenceJudging(saved, left, unjudged_topics)
 
 
-def _publish(store: LabelStore, lead: object, pool_version: str, name: str, parent: str | None,
+def _publish(store: Store, lead: object, pool_version: str, name: str, parent: str | None,
              labels_dir: Path, say: Say) -> tuple[QrelsVersionInfo, Path]:
     from workbench.services.judging.assessments import export_qrels, publish
 
     try:
-        info = store.get_qrels_info(name)
+        info = store.qrels.get_qrels_info(name)
         say(f"qrels {name}: already published, reused")
         path = export_qrels(store, name, labels_dir)
         return info, path
@@ -354,18 +354,18 @@ def _publish(store: LabelStore, lead: object, pool_version: str, name: str, pare
     return result.info, path
 
 
-def _score(store: LabelStore, qrels_name: str, runs: Sequence[str], measures: Sequence[Measure],
+def _score(store: Store, qrels_name: str, runs: Sequence[str], measures: Sequence[Measure],
            topics: Sequence[str] | None = None) -> dict[str, Evaluation]:
-    evaluator = Evaluator(store.get_qrels(qrels_name), measures, rel=1, missing="fail")
+    evaluator = Evaluator(store.qrels.get_qrels(qrels_name), measures, rel=1, missing="fail")
     out = {}
     for name in runs:
-        failed = [t for t, s in store.get_run_statuses(name).items() if s != "ok"]
-        out[name] = evaluator.evaluate(store.get_run(name), run_name=name, failed_topics=failed,
+        failed = [t for t, s in store.runs.get_run_statuses(name).items() if s != "ok"]
+        out[name] = evaluator.evaluate(store.runs.get_run(name), run_name=name, failed_topics=failed,
                                        topics=topics)
     return out
 
 
-def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet) -> WorkflowReport:
+def run_workflow(store: Store, options: WorkflowOptions, say: Say = _quiet) -> WorkflowReport:
     """Run steps 1-8 (see the module docstring) and return the report's numbers.
 
     Raises:
@@ -396,12 +396,12 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     for line in _describe(ingested):
         say(line)
     report.collection = collection
-    report.collection_version = store.latest_collection_version(collection)
-    report.n_documents = len(store.get_documents(collection))
-    report.n_topics = len(store.get_topics(collection))
+    report.collection_version = store.collections.latest_collection_version(collection)
+    report.n_documents = len(store.collections.get_documents(collection))
+    report.n_topics = len(store.collections.get_topics(collection))
     reference_name = f"{collection}-reference"
-    report.reference = store.get_qrels_info(reference_name)
-    reference = store.get_qrels(reference_name)
+    report.reference = store.qrels.get_qrels_info(reference_name)
+    reference = store.qrels.get_qrels(reference_name)
 
     # 2. runs
     say(f"[step 2/8] runs at depth {options.run_depth}")
@@ -427,8 +427,8 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
             f"({', '.join(selection.left_out[:10])}{' ...' if len(selection.left_out) > 10 else ''})")
     v1_name, v2_name = f"{collection}-v1", f"{collection}-v2"
     try:
-        pool_v1_name = store.get_qrels_info(v1_name).pool_version or ""
-        report.pool_v1 = store.get_pool(pool_v1_name)
+        pool_v1_name = store.qrels.get_qrels_info(v1_name).pool_version or ""
+        report.pool_v1 = store.pools.get_pool(pool_v1_name)
         say(f"pool {pool_v1_name}: already built, reused")
     except UnknownNameError:
         outcome = build_pool(store, report.runs, depth=options.pool_depth, topics=selection, say=say)
@@ -479,8 +479,8 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
 
     from workbench.scoring.qrels_checks import positives_only, qrels_grades
 
-    report.positives_only = {q: positives_only(qrels_grades(store.get_qrels(q))) for q in report.evaluations}
-    runs = {n: store.get_run(n) for n in all_runs}
+    report.positives_only = {q: positives_only(qrels_grades(store.qrels.get_qrels(q))) for q in report.evaluations}
+    runs = {n: store.runs.get_run(n) for n in all_runs}
     bias = pool_quality.bias(store, v2_name, reference_name, k=options.headline_k, runs=runs)
     report.bias = {r.run: (r.pooled, r.full) for r in bias.report.rows}
 
@@ -532,7 +532,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     return report
 
 
-def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) -> int:
+def _second_opinion_queue(store: Store, lead: object, pool_version: str) -> int:
     """Queue a pool version for the demo lead, so the UI has something to judge.
 
     The lead's grades sit beside the reference assessor's on the same documents:
@@ -551,7 +551,7 @@ def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) ->
     return sum(1 for e in entries if not e.judged)
 
 
-def _set_rubric(store: LabelStore, folder: Path, collection: str,
+def _set_rubric(store: Store, folder: Path, collection: str,
                 reference: Mapping[str, Mapping[str, int]]) -> None:
     """Judge on the rubric the reference qrels were graded on (``qrels.meta.json``'s ``rubric``), else
     ``binary`` when the reference holds only grades 0 and 1 (``services.judging.rubrics.suggested_rubric``)."""
@@ -567,29 +567,29 @@ def _set_rubric(store: LabelStore, folder: Path, collection: str,
         except ValueError as e:
             raise ValidationError(f"{meta}: expected a JSON object, found invalid JSON ({e})") from e
     rubric = rubric or suggested_rubric(reference)
-    if rubric and store.collection_rubric(collection).name != rubric:
-        store.set_collection_rubric(collection, str(rubric), lead=DEMO_LEAD)
+    if rubric and store.rubrics.collection_rubric(collection).name != rubric:
+        store.rubrics.set_collection_rubric(collection, str(rubric), lead=DEMO_LEAD)
 
 
-def _pool_v2(store: LabelStore, v2_name: str, new: str, pool_v1: str, depth: int, say: Say,
+def _pool_v2(store: Store, v2_name: str, new: str, pool_v1: str, depth: int, say: Say,
              selection: TopicSelection, report: WorkflowReport) -> PoolInfo:
     from workbench.services.runs.pooling import extend_pool
 
     try:
-        name = store.get_qrels_info(v2_name).pool_version or ""
+        name = store.qrels.get_qrels_info(v2_name).pool_version or ""
     except UnknownNameError:
         name = ""
     if name:
         say(f"pool {name}: already built, reused")
         report.no_delta = name == pool_v1
-        return store.get_pool(name)
+        return store.pools.get_pool(name)
     ext = extend_pool(store, [new], parent=pool_v1, depth=depth, topics=selection, say=say)
     if ext.info is None:
         # A small collection can be pooled whole by v1: nothing is left to judge. The workflow goes on
         # with pool v1 as "pool v2", so qrels v2 repeats v1's entries (and the report says so).
         say(f"the new run {new} brings no pool-novel document to {pool_v1}: nothing to re-pool; qrels v2 repeats v1")
         report.no_delta = True
-        return store.get_pool(pool_v1)
+        return store.pools.get_pool(pool_v1)
     if ext.created:
         report.pools_created.append(ext.info.pool_version)
     return ext.info

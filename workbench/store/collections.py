@@ -1,4 +1,4 @@
-"""Store methods for collections (a mixin of ``LabelStore``): versioned ingestion.
+"""The store's collections (``store.collections``): versioned ingestion, documents and topics.
 
 A *collection* is a name; its documents live in immutable *collection
 versions*. The version id is a content hash::
@@ -45,7 +45,7 @@ from workbench.store.collection_rows import (
     require_collection,
     shown_id,
 )
-from workbench.store.core import StoreCore
+from workbench.store.core import Gateway
 from workbench.types import Document, Topic
 
 if TYPE_CHECKING:
@@ -217,8 +217,17 @@ def _metadata_changes(
     return sum(1 for d in common if h(old, d) != h(new, d))
 
 
-class CollectionsMixin(StoreCore):
-    """Domain verbs on collections; every multi-row change is one ``transaction()``."""
+class Collections:
+    """Collections: versioned ingestion, documents, topics and document-id checks (``store.collections``).
+
+    Every multi-row change is one transaction.
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     # -- writing ----------------------------------------------------------------
 
@@ -331,7 +340,7 @@ class CollectionsMixin(StoreCore):
             set_topic_metadata_in,
         )
 
-        with self.transaction(f"ingest collection {name}") as cur:
+        with self._gateway.transaction(f"ingest collection {name}") as cur:
             exists = cur.execute("SELECT 1 FROM collections WHERE collection = ?", [name]).fetchall()
             parent = latest_version(cur, name) if exists else ""
             owner = [r[0] for r in cur.execute(
@@ -486,7 +495,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: no such collection (the message lists the known ones).
         """
-        with self.connection("read collection version") as cur:
+        with self._gateway.connection("read collection version") as cur:
             require_collection(cur, name)
             return latest_version(cur, name)
 
@@ -496,7 +505,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: no such collection.
         """
-        with self.connection("read collection versions") as cur:
+        with self._gateway.connection("read collection versions") as cur:
             require_collection(cur, name)
             rows = cur.execute(
                 "SELECT collection_version, collection, coalesce(parent_version, ''), n_documents, source, created_at "
@@ -519,7 +528,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection or version.
         """
-        with self.connection("read documents") as cur:
+        with self._gateway.connection("read documents") as cur:
             v = self._resolve_version(cur, name, version)
             rows = cur.execute(
                 """SELECT vd.doc_id, t.title, t.text FROM version_documents vd
@@ -535,7 +544,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection, version or doc id.
         """
-        with self.connection("read document") as cur:
+        with self._gateway.connection("read document") as cur:
             v = self._resolve_version(cur, name, version)
             rows = cur.execute(
                 """SELECT t.title, t.text FROM version_documents vd JOIN document_texts t USING (text_hash)
@@ -558,7 +567,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: no such collection.
         """
-        with self.connection("read topics") as cur:
+        with self._gateway.connection("read topics") as cur:
             require_collection(cur, name)
             rows = cur.execute(
                 "SELECT topic_id, title, description, narrative FROM topics WHERE collection = ?", [name]
@@ -572,13 +581,13 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection or version.
         """
-        with self.connection("check doc ids") as cur:
+        with self._gateway.connection("check doc ids") as cur:
             v = self._resolve_version(cur, name, version)
             return missing_ids(cur, v, doc_ids)
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection with its latest version and counts, by name."""
-        with self.connection("list collections") as cur:
+        with self._gateway.connection("list collections") as cur:
             rows = cur.execute(
                 "SELECT collection, description, created_at FROM collections ORDER BY collection"
             ).fetchall()
@@ -592,3 +601,83 @@ class CollectionsMixin(StoreCore):
                 n_topics = count(cur, "SELECT count(*) FROM topics WHERE collection = ?", [name])
                 out.append(CollectionInfo(name, desc, latest, n_versions, n_docs, n_topics, created))
         return out
+
+    # -- document ids and texts ----------------------------------------------------------
+
+    def version_doc_ids(self, collection_version: str) -> list[str]:
+        """Every doc id of a collection version (for near-miss detection), in no particular order.
+
+        Raises:
+            UnknownNameError: no such version.
+        """
+        with self._gateway.connection("read doc ids") as cur:
+            if not cur.execute("SELECT 1 FROM collection_versions WHERE collection_version = ?",
+                               [collection_version]).fetchall():
+                known = [r[0] for r in cur.execute("SELECT collection_version FROM collection_versions").fetchall()]
+                raise UnknownNameError("collection version", collection_version, known)
+            return [r[0] for r in cur.execute(
+                "SELECT doc_id FROM version_documents WHERE collection_version = ?", [collection_version]).fetchall()]
+
+    def documents_by_id(self, collection: str, collection_version: str, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """The given documents of a collection version (ids it lacks are absent from the result).
+
+        Raises:
+            UnknownNameError: the version is not a version of ``collection``.
+        """
+        import pyarrow as pa
+
+        from workbench.errors import UnknownNameError
+
+        ids = pa.table({"doc_id": pa.array(sorted(set(doc_ids)), pa.string())})
+        with self._gateway.connection("read documents") as cur:
+            known = [r[0] for r in cur.execute(
+                "SELECT collection_version FROM collection_versions WHERE collection = ?", [collection]).fetchall()]
+            if collection_version not in known:
+                raise UnknownNameError(f"version of collection {collection!r}", collection_version, known)
+            cur.register("wb_miss_ids", ids)
+            try:
+                rows = cur.execute(
+                    """SELECT vd.doc_id, t.title, t.text FROM wb_miss_ids i
+                       JOIN version_documents vd ON vd.doc_id = i.doc_id AND vd.collection_version = ?
+                       JOIN document_texts t USING (text_hash)""", [collection_version]).fetchall()
+            finally:
+                cur.unregister("wb_miss_ids")
+        return {i: Document(i, ti, tx) for i, ti, tx in rows}
+
+    def document_presence(self, collection_version: str, doc_ids: Iterable[str]) -> tuple[set[str], set[str]]:
+        """Which of ``doc_ids`` a collection version lacks, and which it holds with no text.
+
+        Returns:
+            (doc_ids not in the version, doc_ids in it whose title and text are both empty).
+        """
+        import pyarrow as pa
+
+        wanted = sorted(set(doc_ids))
+        if not wanted:
+            return set(), set()
+        with self._gateway.connection("check documents") as cur:
+            cur.register("wb_presence", pa.table({"doc_id": wanted}))
+            try:
+                rows = cur.execute(
+                    "SELECT w.doc_id, vd.doc_id IS NOT NULL, coalesce(length(trim(t.title)) + length(trim(t.text)), 0) "
+                    "FROM wb_presence w LEFT JOIN version_documents vd ON vd.doc_id = w.doc_id "
+                    "AND vd.collection_version = ? LEFT JOIN document_texts t USING (text_hash)",
+                    [collection_version]).fetchall()
+            finally:
+                cur.unregister("wb_presence")
+        return {d for d, present, _ in rows if not present}, {d for d, present, n in rows if present and n == 0}
+
+    def document_text_hashes(self, collection: str, version: str | None = None) -> dict[str, str]:
+        """doc_id -> text_hash of a collection version (latest when None).
+
+        Raises:
+            UnknownNameError: unknown collection or version.
+        """
+        with self._gateway.connection("read text hashes") as cur:
+            require_collection(cur, collection)
+            v = version or latest_version(cur, collection)
+            rows = cur.execute("SELECT doc_id, text_hash FROM version_documents WHERE collection_version = ?",
+                               [v]).fetchall()
+            if not rows:
+                raise UnknownNameError(f"version of collection {collection!r}", v, [])
+        return dict(rows)

@@ -122,7 +122,7 @@ def main() -> None:
     if msg:
         (st.success if kind == "ok" else st.error)(msg)
     collection = svc.pool_collection(store, pool_version)
-    versions = store.list_qrels_versions(collection)
+    versions = store.qrels.list_qrels_versions(collection)
     rule, parent = _form(pool_version, versions, svc.default_parent(store, pool_version))
     try:
         preview = cached.preview(pool_version, rule, parent)

@@ -70,7 +70,7 @@ from workbench.store.collections import check_collection_name
 from workbench.types import Document, Topic
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.collections import IngestReport
     from workbench.store.qrels import QrelsCoverage, QrelsVersionInfo
 
@@ -529,7 +529,7 @@ def _check_topic_filters(contents: FolderContents, folder: Path) -> None:
 
 
 def ingest_folder(
-    store: LabelStore,
+    store: Store,
     folder: str | Path,
     *,
     name: str | None = None,
@@ -580,7 +580,7 @@ def ingest_folder(
     doc_ids = {d.doc_id for d in docs}
     existing_topics: set[str] = set()
     try:
-        existing_topics = set(store.get_topics(name))
+        existing_topics = set(store.collections.get_topics(name))
     except UnknownNameError:
         pass
     known_topics = existing_topics | {t.topic_id for t in topics}
@@ -595,7 +595,7 @@ def ingest_folder(
 
     units = read_unit_files(folder)  # chunk_map.tsv, chunks.meta.json, duplicate_groups.tsv (checked before writing)
     with _Step(say, f"store collection {name}") as step:
-        report = store.ingest_collection(
+        report = store.collections.ingest_collection(
             name, docs, topics, source=source, description=f"ingested from {source}",
             metadata=contents.doc_metadata, topic_metadata=contents.topic_metadata,
             replace_topic_metadata=replace_topic_metadata, chunk_map=units.chunk_map,
@@ -614,11 +614,11 @@ def ingest_folder(
     return FolderIngest(layout, report, imports, contents.notes + tuple(unit_notes))
 
 
-def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Mapping[str, int]]) -> None:
+def _check_name_free(store: Store, qrels_name: str, qrels: Mapping[str, Mapping[str, int]]) -> None:
     from workbench.store.qrels import qrels_content_hash
 
     try:
-        info = store.get_qrels_info(qrels_name)
+        info = store.qrels.get_qrels_info(qrels_name)
     except UnknownNameError:
         return
     if info.content_hash != qrels_content_hash(qrels):
@@ -628,7 +628,7 @@ def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Map
         )
 
 
-def qrels_notes(store: LabelStore, collection: str, qrels: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
+def qrels_notes(store: Store, collection: str, qrels: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
     """Warnings and suggestions for imported qrels: positives only; only grades 0/1 -> rubric ``binary``;
     grades off the collection's rubric (an ingested collection's reference qrels may bring a scale of its
     own, which ``qrels import`` refuses: choose the rubric that holds them before judging or importing more).
@@ -639,7 +639,7 @@ def qrels_notes(store: LabelStore, collection: str, qrels: Mapping[str, Mapping[
     notes = []
     if positives_only(qrels_grades(qrels)):
         notes.append("warning: " + positives_only_warning(1))
-    rubric = store.collection_rubric(collection)
+    rubric = store.rubrics.collection_rubric(collection)
     off = sorted({g for grades in qrels.values() for g in grades.values()} - set(rubric.values))
     if off:
         n_off = sum(1 for grades in qrels.values() for g in grades.values() if g not in rubric.values)
@@ -649,29 +649,29 @@ def qrels_notes(store: LabelStore, collection: str, qrels: Mapping[str, Mapping[
                      f"that holds them (`workbench rubric define FILE.toml`, then `workbench rubric {collection} "
                      "NAME`); nDCG with dcg='exp-log2' is undefined for a grade whose gain overflows")
     suggestion = suggested_rubric(qrels)
-    if suggestion and store.collection_rubric(collection).name != suggestion:
+    if suggestion and store.rubrics.collection_rubric(collection).name != suggestion:
         notes.append(f"rubric: the qrels hold only grades 0 and 1; judge {collection} on {suggestion!r} with "
                      f"`workbench rubric {collection} {suggestion} --lead LEAD --token TOKEN`")
     return tuple(notes)
 
 
-def _store_qrels(store: LabelStore, qf: QrelsFile, collection: str, *, created_by: str) -> QrelsImport:
+def _store_qrels(store: Store, qf: QrelsFile, collection: str, *, created_by: str) -> QrelsImport:
     from workbench.store.qrels import qrels_content_hash
 
     try:
-        info = store.get_qrels_info(qf.name)
+        info = store.qrels.get_qrels_info(qf.name)
     except UnknownNameError:
-        info = store.create_qrels_version(
+        info = store.qrels.create_qrels_version(
             qf.name, collection, qf.qrels, origin="imported", rule=qf.rule, source=qf.source, created_by=created_by
         )
-        return QrelsImport(info, "created", store.qrels_doc_coverage(collection, qf.qrels),
+        return QrelsImport(info, "created", store.qrels.qrels_doc_coverage(collection, qf.qrels),
                            qrels_notes(store, collection, qf.qrels))
     if info.content_hash != qrels_content_hash(qf.qrels) or info.collection != collection:
         raise DuplicateNameError(
             f"qrels version {qf.name!r} already exists with different content or collection; "
             "qrels versions are immutable: import under a new --name"
         )
-    return QrelsImport(info, "unchanged", store.qrels_doc_coverage(collection, qf.qrels),
+    return QrelsImport(info, "unchanged", store.qrels.qrels_doc_coverage(collection, qf.qrels),
                        qrels_notes(store, collection, qf.qrels))
 
 
@@ -686,7 +686,7 @@ def sniff_qrels_format(path: str | Path) -> QrelsFormat:
 
 
 def import_qrels_file(
-    store: LabelStore,
+    store: Store,
     path: str | Path,
     *,
     name: str,
@@ -727,11 +727,11 @@ def import_qrels_file(
     qrels = readers[fmt](p)
     default_rule = smart.GRADE_RULE if fmt == "cranqrel" else "grades as in the file"
     qf = QrelsFile(name, p, fmt, qrels, rule or default_rule, p.as_posix())
-    known_topics = set(store.get_topics(collection))
+    known_topics = set(store.collections.get_topics(collection))
     qdocs = {d for grades in qrels.values() for d in grades}
-    missing = store.missing_doc_ids(collection, qdocs)
+    missing = store.collections.missing_doc_ids(collection, qdocs)
     check_qrels_ids(qf, collection, known_topics, missing, len(qdocs), allow_unknown_docs=allow_unknown_docs)
-    check_qrels_grades(qf, collection, store.collection_rubric(collection))
+    check_qrels_grades(qf, collection, store.rubrics.collection_rubric(collection))
     return _store_qrels(store, qf, collection, created_by=created_by)
 
 
@@ -909,7 +909,7 @@ CRANFIELD_QRELS_META: dict[str, Any] = {
 # -- export -------------------------------------------------------------------------------
 
 
-def export_qrels(store: LabelStore, name: str, *, out: str | Path | None = None, labels_dir: str | Path = "labels") -> ExportResult:
+def export_qrels(store: Store, name: str, *, out: str | Path | None = None, labels_dir: str | Path = "labels") -> ExportResult:
     """Export a qrels version to a TREC qrels file and record it in the folder's ``manifest.json``.
 
     Args:
@@ -926,8 +926,8 @@ def export_qrels(store: LabelStore, name: str, *, out: str | Path | None = None,
     Raises:
         UnknownNameError: unknown qrels version.
     """
-    info = store.get_qrels_info(name)
-    qrels = store.get_qrels(name)
+    info = store.qrels.get_qrels_info(name)
+    qrels = store.qrels.get_qrels(name)
     if out is not None and str(out) == "-":  # standard output: the qrels only, no manifest (there is no folder)
         import sys
         import tempfile

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from workbench.scoring.evaluate import Evaluator
     from workbench.scoring.idaudit import IdAudit
     from workbench.scoring.slices import SliceComparison, SliceKey, SliceRow
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.evaluations import EvaluationRow
     from workbench.store.topic_sets import TopicSetInfo
 
@@ -254,10 +254,10 @@ def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, Qrel
         raise UnknownNameError("qrels file or version", ref, [])
     store = open_store()
     try:
-        info = store.get_qrels_info(ref)
+        info = store.qrels.get_qrels_info(ref)
     except UnknownNameError as e:
         raise _not_found(ref, "qrels version", e) from None
-    qrels = store.get_qrels(ref)
+    qrels = store.qrels.get_qrels(ref)
     return (
         QrelsRef(ref, "stored", info.content_hash, info.collection, info.collection_version,
                  info.n_topics, info.n_entries),
@@ -284,18 +284,18 @@ def load_run(ref: str, open_store: StoreOpener | None, *, trust_file_order: bool
         raise UnknownNameError("run file or stored run", ref, [])
     store = open_store()
     try:
-        info = store.get_run_info(ref)
+        info = store.runs.get_run_info(ref)
     except UnknownNameError as e:
         raise _not_found(ref, "run", e) from None
-    rows = store.get_run_topic_statuses(ref)
+    rows = store.runs.get_run_topic_statuses(ref)
     failed = tuple(sorted((r.topic_id for r in rows if r.status != "ok"), key=natural_key))
-    cols = run_columns_from_arrow(store.run_entries_arrow(ref), ref)
+    cols = run_columns_from_arrow(store.runs.run_entries_arrow(ref), ref)
     rr = rank_run(cols, reuse=True)
     return RunRef(ref, "stored", ref, info.collection, info.collection_version, cols.n_lines, failed,
                   statuses={r.topic_id: r.status for r in rows},
                   messages={r.topic_id: r.message for r in rows if r.message},
                   latencies={r.topic_id: r.latency_ms for r in rows if r.latency_ms is not None},
-                  content_hash=store.get_run_content_hash(ref)), rr
+                  content_hash=store.runs.get_run_content_hash(ref)), rr
 
 
 def _with_status_file(ref: RunRef, rr: RankedRun) -> RunRef:
@@ -718,7 +718,7 @@ def score_runs(
         ids = tuple(record_report(report, open_store()))
         report = dataclasses.replace(report, evaluation_ids=ids)
     if set_info is not None and command == "score" and open_store is not None:
-        open_store().record_topic_set_use(set_info, "score", [r.name for r in refs], qref.recorded_name,
+        open_store().evaluations.record_topic_set_use(set_info, "score", [r.name for r in refs], qref.recorded_name,
                                           outcome=",".join(report.evaluation_ids),
                                           evaluator_version=EVALUATOR_VERSION, git_commit=report.git_commit)
     return report
@@ -768,8 +768,8 @@ def _marks_collection(open_store: StoreOpener | None, run_refs: Sequence[str], q
     if name or open_store is None:
         return name
     for ref in run_refs:
-        if not Path(ref).is_file() and open_store().has_run(ref):
-            return open_store().get_run_info(ref).collection
+        if not Path(ref).is_file() and open_store().runs.has_run(ref):
+            return open_store().runs.get_run_info(ref).collection
     return ""
 
 
@@ -803,7 +803,7 @@ def _no_filter_key(filter_key: str) -> None:
                          "runs or qrels, or pass --collection")
 
 
-def _check_filter_key(store: LabelStore, collection: str, filter_key: str) -> None:
+def _check_filter_key(store: Store, collection: str, filter_key: str) -> None:
     """Refuse a --filter-key no topic of ``collection`` has (the default key may be absent: no filters).
 
     Raises:
@@ -814,10 +814,10 @@ def _check_filter_key(store: LabelStore, collection: str, filter_key: str) -> No
 
     if filter_key == DEFAULT_FILTER_KEY:
         return
-    topic_keys = store.topic_metadata_keys(collection)
+    topic_keys = store.metadata.topic_metadata_keys(collection)
     if filter_key in topic_keys:
         return
-    doc_keys = store.document_metadata_keys(collection)
+    doc_keys = store.metadata.document_metadata_keys(collection)
     e = UnknownOptionValueError(f"topic metadata key of collection {collection!r}", filter_key, topic_keys)
     hint = (f". {filter_key!r} is a document metadata key; --filter-key names the topic metadata key that holds "
             "each topic's filter expression") if filter_key in doc_keys else ""
@@ -863,8 +863,8 @@ def _eligibility_for(
     store = open_store()
     versions: list[tuple[str, str]] = []
     for ref in named:
-        if store.has_run(ref):
-            info = store.get_run_info(ref)
+        if store.runs.has_run(ref):
+            info = store.runs.get_run_info(ref)
             versions.append((info.collection, info.collection_version))
     name = (collection or "").split("@")[0] or qref.collection or (versions[0][0] if versions else "")
     if not name:
@@ -884,7 +884,7 @@ def _eligibility_for(
         elig = collection_eligibility(store, name, version, key=filter_key, require=filters == "on")
     except UnknownMetadataKeyError as e:
         # Name what was read: the runs' collection version, which may predate the document metadata.
-        latest = store.latest_collection_version(name)
+        latest = store.collections.latest_collection_version(name)
         which = f"version {version[:12]}" if version else "the latest version"
         later = (f"; the latest version {latest[:12]} came later (metadata imports make a new version): re-run the "
                  "retrievers over it" if version and latest and latest != version else "")
@@ -926,7 +926,7 @@ def _run_eligibility(
     leaks = find_leaks(ranked, elig, cutoffs)
     mode, short, depth = "", 0, 0
     if run_ref.origin == "stored" and open_store is not None:
-        info = open_store().get_run_info(run_ref.location)
+        info = open_store().runs.get_run_info(run_ref.location)
         f = info.params.get("filter")
         depth = info.depth
         if isinstance(f, dict) and f.get("key") == elig.filters.key:
@@ -968,7 +968,7 @@ def _renamed(e: Evaluation, name: str) -> Evaluation:
     return dataclasses.replace(e, run_name=name)
 
 
-def record_report(report: ScoreReport, store: LabelStore, extra_params: Mapping[str, object] | None = None,
+def record_report(report: ScoreReport, store: Store, extra_params: Mapping[str, object] | None = None,
                   ) -> list[str]:
     """Record every evaluation of ``report`` (one transaction per run); returns the ids.
 
@@ -1020,7 +1020,7 @@ def record_report(report: ScoreReport, store: LabelStore, extra_params: Mapping[
                                      "leaks": el.leaks.total, "leaks_at_k": {str(k): n for k, n in el.leaks.at_k.items()},
                                      "filter_mode": el.filter_mode, "topics_short": el.n_short}
         given = report.evaluation_ids[len(ids)] if len(report.evaluation_ids) > len(ids) else None
-        ids.append(store.record_evaluation(run_ref.name, report.qrels.recorded_name, evaluation_rows(e),
+        ids.append(store.evaluations.record_evaluation(run_ref.name, report.qrels.recorded_name, evaluation_rows(e),
                                            evaluator_version=report.evaluator_version, params=params,
                                            evaluation_id=given))
     return ids
@@ -1078,7 +1078,7 @@ def compare_runs(
         rows.extend(compare_slices(a, b, m, key, min_topics=min_topics, n_resamples=n_resamples, seed=seed,
                                    confidence=confidence))
     if report.topic_set is not None and open_store is not None:
-        open_store().record_topic_set_use(report.topic_set, "compare", [a.run_name, b.run_name],
+        open_store().evaluations.record_topic_set_use(report.topic_set, "compare", [a.run_name, b.run_name],
                                           report.qrels.recorded_name, evaluator_version=EVALUATOR_VERSION,
                                           git_commit=report.git_commit)
     return report, comparison, tuple(rows)

@@ -83,10 +83,10 @@ from workbench.services.evaluation.unit_options import UnitOptions
 
 if TYPE_CHECKING:
     from workbench.scoring.columns import RankedRun
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.units import ChunkSource
 
-StoreOpener = Callable[[], "LabelStore"]
+StoreOpener = Callable[[], "Store"]
 Progress = Callable[[str], None]
 
 
@@ -156,10 +156,10 @@ def _chunk_collection_of(run_ref: RunRef, collection: str | None, open_store: St
     if not name or open_store is None:
         return "", "", None, None
     store = open_store()
-    cmap = store.get_chunk_map(name, version)
+    cmap = store.units.get_chunk_map(name, version)
     if cmap is None:
         return name, version or "", None, None
-    return name, version or store.latest_collection_version(name), cmap, store.get_chunk_source(name, version)
+    return name, version or store.collections.latest_collection_version(name), cmap, store.units.get_chunk_source(name, version)
 
 
 def _qrels_unit(qrels: Mapping[str, Mapping[str, int]], cmap: ChunkMap | None) -> str:
@@ -195,7 +195,7 @@ def check_units(run_refs: Sequence[str], qrels_ref: str, open_store: StoreOpener
             run_ref = RunRef(path.stem, "file", ref)
         else:
             try:
-                info = open_store().get_run_info(ref)
+                info = open_store().runs.get_run_info(ref)
             except Exception:  # noqa: BLE001 - unknown names are reported by the scorer itself
                 continue
             run_ref = RunRef(ref, "stored", ref, info.collection, info.collection_version)
@@ -203,7 +203,7 @@ def check_units(run_refs: Sequence[str], qrels_ref: str, open_store: StoreOpener
         if cmap is None:
             continue
         qref, _ = load_qrels(qrels_ref, open_store)
-        qrels = (open_store().get_qrels(qrels_ref) if qref.origin == "stored"
+        qrels = (open_store().qrels.get_qrels(qrels_ref) if qref.origin == "stored"
                  else _read_qrels_file(qrels_ref))
         if _qrels_unit(qrels, cmap) == "doc":
             raise ValidationError(
@@ -224,7 +224,7 @@ def _groups(open_store: StoreOpener | None, collection: str, version: str | None
             groups_file: Path | None) -> DuplicateGroups:
     parts: list[tuple[Sequence[str], str]] = []
     if open_store is not None and collection:
-        stored = open_store().get_duplicate_groups(collection, version)
+        stored = open_store().units.get_duplicate_groups(collection, version)
         parts += [(ms, ",".join(stored.sources.get(c, ()))) for c, ms in stored.members.items()]
     if groups_file is not None:
         from workbench.formats.units import read_groups
@@ -233,7 +233,7 @@ def _groups(open_store: StoreOpener | None, collection: str, version: str | None
     return merge_groups(parts)
 
 
-def _recorded(view: UnitView, loaded: Sequence[_Loaded], qref: QrelsRef, store: LabelStore) -> ScoreReport:
+def _recorded(view: UnitView, loaded: Sequence[_Loaded], qref: QrelsRef, store: Store) -> ScoreReport:
     """Record one view's evaluations under the stored run and qrels version names, with the unit in the params."""
     from workbench.services.evaluation.provenance import git_commit
     from workbench.services.evaluation.scoring import _with_file_hashes, record_report
@@ -344,7 +344,7 @@ def score_units(
         qrels_unit = "span"
     else:
         qref, _ = load_qrels(qrels_ref, open_store)
-        given = {t: dict(g) for t, g in (open_store().get_qrels(qrels_ref).items() if qref.origin == "stored"
+        given = {t: dict(g) for t, g in (open_store().qrels.get_qrels(qrels_ref).items() if qref.origin == "stored"
                                          and open_store is not None else _read_qrels_file(qrels_ref).items())}
         qrels_unit = _qrels_unit(given, cmap)
 
@@ -356,7 +356,7 @@ def score_units(
     marks: dict[str, dict[str, object]] = {}
     meta_collection = qref.collection or doc_collection or chunk_name
     if open_store is not None and meta_collection:
-        marks = {t: dict(m) for t, m in open_store().get_topic_metadata(meta_collection).items()}
+        marks = {t: dict(m) for t, m in open_store().metadata.get_topic_metadata(meta_collection).items()}
     listed: list[str] = []
     if options.no_answer_file is not None:
         from workbench.formats.topic_list import read_topic_list
@@ -438,7 +438,7 @@ def score_units(
             lists_by_run = new_lists
             facts = DedupeFacts(True, len(groups), groups.n_documents, merged, topics_merged, dropped)
         elif open_store is not None and unit_collection:
-            facts = DedupeFacts(False, len(open_store().get_duplicate_groups(unit_collection, unit_version)))
+            facts = DedupeFacts(False, len(open_store().units.get_duplicate_groups(unit_collection, unit_version)))
         uq = QrelsRef(qref.name if qmap.startswith("as given") and options.dedupe != "groups" else f"{qref.name} [{unit}]",
                       qref.origin if qmap.startswith("as given") and options.dedupe != "groups" else "mapping",
                       qrels_content_hash(q), unit_collection or qref.collection,

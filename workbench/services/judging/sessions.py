@@ -23,7 +23,7 @@ from workbench.errors import PermissionDeniedError, UnknownNameError
 from workbench.judging.signin import SessionRegistry
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,7 @@ def require_lead(session: Session, action: str) -> None:
         raise PermissionDeniedError(f"{action}: only a lead may do this; {session.user!r} is an {session.role}")
 
 
-def open_session(store: LabelStore, registry: SessionRegistry, session: Session, *, now: float) -> tuple[str, float]:
+def open_session(store: Store, registry: SessionRegistry, session: Session, *, now: float) -> tuple[str, float]:
     """Register a signed-in user's session.
 
     Args:
@@ -62,12 +62,12 @@ def open_session(store: LabelStore, registry: SessionRegistry, session: Session,
     Returns:
         (session id for the browser's cookie, expiry time on the same clock).
     """
-    fingerprint = store.token_fingerprint(session.user) or ""
+    fingerprint = store.users.token_fingerprint(session.user) or ""
     sid = registry.open(session.user, session.role, fingerprint, now=now)
     return sid, now + registry.ttl_s
 
 
-def resume_session(store: LabelStore, registry: SessionRegistry, sid: str | None, *,
+def resume_session(store: Store, registry: SessionRegistry, sid: str | None, *,
                    now: float) -> tuple[Session, float] | None:
     """The signed-in user of a session id from the browser, or None.
 
@@ -84,11 +84,11 @@ def resume_session(store: LabelStore, registry: SessionRegistry, sid: str | None
     if entry is None:
         return None
     try:
-        user = store.get_user(entry.user)
+        user = store.users.get_user(entry.user)
     except UnknownNameError:
         registry.close(sid)
         return None
-    if (store.token_fingerprint(entry.user) or "") != entry.fingerprint:
+    if (store.users.token_fingerprint(entry.user) or "") != entry.fingerprint:
         registry.close(sid)
         return None
     return Session(user.name, user.role), entry.expires_at

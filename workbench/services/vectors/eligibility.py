@@ -35,27 +35,27 @@ from workbench.scoring.eligibility import (
 from workbench.scoring.filters import MetadataColumns
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 
-def collection_filters(store: LabelStore, collection: str, key: str = DEFAULT_FILTER_KEY) -> TopicFilters:
+def collection_filters(store: Store, collection: str, key: str = DEFAULT_FILTER_KEY) -> TopicFilters:
     """The topic filters of a collection, parsed (topics without ``key`` are unfiltered).
 
     Raises:
         UnknownNameError: unknown collection.
         ValidationError: a filter that does not parse (naming the topic and column).
     """
-    return topic_filters(store.topic_metadata(collection), key)
+    return topic_filters(store.metadata.topic_metadata(collection), key)
 
 
-def metadata_columns(store: LabelStore, collection: str, version: str | None = None) -> MetadataColumns:
+def metadata_columns(store: Store, collection: str, version: str | None = None) -> MetadataColumns:
     """Every document of a collection version with its metadata, as filter columns (doc ids in string order)."""
-    doc_ids = sorted(store.document_text_hashes(collection, version))
-    return MetadataColumns(doc_ids, store.document_metadata(collection, version))
+    doc_ids = sorted(store.collections.document_text_hashes(collection, version))
+    return MetadataColumns(doc_ids, store.metadata.document_metadata(collection, version))
 
 
 def collection_eligibility(
-    store: LabelStore,
+    store: Store,
     collection: str,
     version: str | None = None,
     *,
@@ -123,7 +123,7 @@ def _id_line(path: Path, id_column: str, ident: str) -> int:
 
 
 def check_filter_file(
-    store: LabelStore,
+    store: Store,
     collection: str,
     table: Mapping[str, Mapping[str, MetaValue]],
     path: str | Path,
@@ -190,7 +190,7 @@ class TopicFilterRow:
 
 
 def filter_rows(
-    store: LabelStore,
+    store: Store,
     collection: str,
     *,
     key: str = DEFAULT_FILTER_KEY,

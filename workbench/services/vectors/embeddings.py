@@ -1,6 +1,6 @@
 """Document vectors made elsewhere or on Ray, checked and put in the embedding cache of ``run dense``.
 
-Two ways to fill the store's embedding cache (``LabelStore.put_embeddings``,
+Two ways to fill the store's embedding cache (``Store.put_embeddings``,
 keyed by model key and text hash) before ``make_dense_run`` ranks, so that the
 run encodes only its queries:
 
@@ -36,7 +36,7 @@ from workbench.errors import InputFormatError, ValidationError
 if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
     from pooling.retrievers.ray_encode import RayEncoding
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 NORM_TOLERANCE = 1e-3
 """A vector whose L2 norm differs from 1 by more is normalised (and counted in ``n_normalised``)."""
@@ -82,7 +82,7 @@ def _row_error(path: str, row: int, problem: str) -> InputFormatError:
 
 
 def import_embeddings(
-    store: LabelStore,
+    store: Store,
     collection: str,
     path: str | Path,
     *,
@@ -132,7 +132,7 @@ def import_embeddings(
     if emb.vectors.shape[1] != dim:
         raise ValidationError(f"{p}: expected vectors of {dim} dimensions (the model {name}), found "
                               f"{emb.vectors.shape[1]}; these vectors come from another model or were cut")
-    hashes = store.document_text_hashes(collection, version)
+    hashes = store.collections.document_text_hashes(collection, version)
     position: dict[str, int] = {}
     for row, d in enumerate(emb.doc_ids, 1):
         if d in position:
@@ -160,7 +160,7 @@ def import_embeddings(
                                               "it has no direction to compare by cosine. Re-encode it.")
     off = np.abs(norms - 1.0) > NORM_TOLERANCE
     vectors = (emb.vectors / norms[:, None]).astype(np.float32)
-    added = store.put_embeddings(key, {hashes[d]: vectors[i] for i, d in enumerate(emb.doc_ids)})
+    added = store.vectors.put_embeddings(key, {hashes[d]: vectors[i] for i, d in enumerate(emb.doc_ids)})
     return EmbeddingsImport(p, key, dim, len(emb.doc_ids), added, int(off.sum()),
                             (float(norms.min()), float(norms.max())), named, tuple(notes))
 
@@ -175,7 +175,7 @@ class RayOutcome:
 
 
 def encode_on_ray(
-    store: LabelStore,
+    store: Store,
     collection: str,
     *,
     model_path: str | Path | None = None,
@@ -203,9 +203,9 @@ def encode_on_ray(
 
     encoder = SentenceTransformerEncoder(model_path, model_dir=model_dir, device=device, batch_size=batch_size)
     key = encoder.model_key
-    hashes = store.document_text_hashes(collection)
-    cached = store.get_embeddings(key, list(set(hashes.values())))
-    docs = store.get_documents(collection)
+    hashes = store.collections.document_text_hashes(collection)
+    cached = store.vectors.get_embeddings(key, list(set(hashes.values())))
+    docs = store.collections.get_documents(collection)
     todo: dict[str, tuple[str, str, str]] = {}
     for d, h in hashes.items():
         if h not in cached and h not in todo:
@@ -230,7 +230,7 @@ def encode_on_ray(
     return RayOutcome(enc, imported, len(hashes) - len(todo))
 
 
-def _import_partial(store: LabelStore, collection: str, folder: Path, encoder: Encoder,
+def _import_partial(store: Store, collection: str, folder: Path, encoder: Encoder,
                     wanted: set[str]) -> EmbeddingsImport:
     """Import the Ray folder, which covers only the texts that were missing from the cache."""
     from workbench.formats.parquet import read_embeddings
@@ -246,7 +246,7 @@ def _import_partial(store: LabelStore, collection: str, folder: Path, encoder: E
                               "zero vector(s); run it again")
     vectors = (emb.vectors / norms[:, None]).astype(np.float32)
     assert emb.text_hashes is not None
-    added = store.put_embeddings(encoder.model_key, dict(zip(emb.text_hashes, vectors, strict=True)))
+    added = store.vectors.put_embeddings(encoder.model_key, dict(zip(emb.text_hashes, vectors, strict=True)))
     return EmbeddingsImport(str(folder), encoder.model_key, int(emb.vectors.shape[1]), len(emb.doc_ids), added,
                             int((np.abs(norms - 1.0) > NORM_TOLERANCE).sum()), (float(norms.min()), float(norms.max())),
                             encoder.model_key)
