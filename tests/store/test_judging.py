@@ -148,52 +148,6 @@ def test_judging_view_is_blind_and_shows_own_grade(store, people):
 # -- judgments -------------------------------------------------------------------
 
 
-def test_saves_append_and_the_latest_is_current(store, people):
-    seed(store)
-    ids = [
-        store.judgments.record_judgment(j("1", "d1", "ann", 1, duration_ms=1200), collection="toy"),
-        store.judgments.record_judgment(j("1", "d1", "ann", 3, note="changed my mind", duration_ms=800), collection="toy"),
-        store.judgments.record_judgment(j("1", "d1", "bob", None, unsure=True), collection="toy"),
-    ]
-    assert ids == sorted(ids)
-    hist = store.judgments.judgment_history("toy", "1", "d1", "ann")
-    assert [(h.grade, h.duration_ms) for h in hist] == [(1, 1200), (3, 800)]
-    cur = {(c.assessor): (c.grade, c.unsure, c.note) for c in store.judgments.current_judgments("toy")}
-    assert cur == {"ann": (3, False, "changed my mind"), "bob": (None, True, "")}
-    assert store.judgments.count_judgments("toy") == 3
-
-
-def test_save_token_makes_a_retried_save_land_once(store, people):
-    seed(store)
-    first = store.judgments.record_judgment(j("1", "d1", "ann", 2), collection="toy", save_token="tok-1")
-    again = store.judgments.record_judgment(j("1", "d1", "ann", 2), collection="toy", save_token="tok-1")
-    assert first == again and store.judgments.count_judgments() == 1
-
-
-def test_save_token_names_the_action_so_a_quick_regrade_lands(store, people):
-    """QA defect: 1 then 3 on one shown document (same shown token) kept grade 1.
-    Tokens are f"{shown}:{grade}:{unsure}": same grade twice -> one row; a
-    different grade -> a second row and the current grade is 3; going back to 1
-    on the same screen is a correction too (three rows, current 1)."""
-    seed(store)
-    once = store.judgments.record_judgment_outcome(j("1", "d1", "ann", 1), collection="toy", save_token="s:1:False")
-    dup = store.judgments.record_judgment_outcome(j("1", "d1", "ann", 1), collection="toy", save_token="s:1:False")
-    assert once.new and not dup.new and dup.judgment_id == once.judgment_id and dup.grade == 1
-    assert store.judgments.count_judgments() == 1
-    three = store.judgments.record_judgment_outcome(j("1", "d1", "ann", 3), collection="toy", save_token="s:3:False")
-    assert three.new and three.grade == 3 and store.judgments.count_judgments() == 2
-    assert {c.assessor: c.grade for c in store.judgments.current_judgments("toy")} == {"ann": 3}
-    # a double submit of the 3 reports what the store holds
-    again = store.judgments.record_judgment_outcome(j("1", "d1", "ann", 3), collection="toy", save_token="s:3:False")
-    assert (again.new, again.grade, again.judgment_id) == (False, 3, three.judgment_id)
-    back = store.judgments.record_judgment_outcome(j("1", "d1", "ann", 1), collection="toy", save_token="s:1:False")
-    assert back.new and store.judgments.count_judgments() == 3
-    assert {c.assessor: c.grade for c in store.judgments.current_judgments("toy")} == {"ann": 1}
-    back2 = store.judgments.record_judgment_outcome(j("1", "d1", "ann", 1), collection="toy", save_token="s:1:False")
-    assert not back2.new and store.judgments.count_judgments() == 3
-    assert [h.grade for h in store.judgments.judgment_history("toy", "1", "d1", "ann")] == [1, 3, 1]
-
-
 def test_concurrent_double_submit_lands_once(store, people):
     seed(store)
     got: list[int] = []
@@ -211,22 +165,19 @@ def test_concurrent_double_submit_lands_once(store, people):
     assert len(got) == 6 and len(set(got)) == 1 and store.judgments.count_judgments() == 1
 
 
-def test_grade_is_validated_against_the_collection_rubric(store, people):
+def test_grade_is_validated_against_the_rubric_a_lead_sets(store, people):
+    """The judgment log checks a save against the collection's rubric as ``store.rubrics`` sets it
+    (the log's own checks, for every backend: ``test_judgment_log_contract.py``)."""
     seed(store)
     assert store.rubrics.collection_rubric("toy").name == "default"
     with pytest.raises(ValidationError, match="not on the 'default' scale"):
         store.judgments.record_judgment(j("1", "d1", "ann", 4), collection="toy")
-    with pytest.raises(ValidationError, match="mark it unsure"):
-        store.judgments.record_judgment(j("1", "d1", "ann", None), collection="toy")
-    with pytest.raises(UnknownNameError, match="user 'zed'"):
-        store.judgments.record_judgment(j("1", "d1", "zed", 1), collection="toy")
-    with pytest.raises(UnknownNameError, match="topic"):
-        store.judgments.record_judgment(j("99", "d1", "ann", 1), collection="toy")
     with pytest.raises(PermissionDeniedError):
         store.rubrics.set_collection_rubric("toy", "cranfield", lead="ann")
     store.rubrics.set_collection_rubric("toy", "cranfield", lead="lead")
     store.judgments.record_judgment(j("1", "d1", "ann", 4), collection="toy")  # on the Cranfield 0-4 scale
     assert store.judgments.count_judgments() == 1
+    assert store.judgments.judgment_rows("toy")[0].rubric_version.startswith("cranfield@")
 
 
 def test_rubric_change_is_refused_while_current_grades_fall_outside_it(store, people):
