@@ -1,6 +1,6 @@
 """Sign-in timing: does the time a failed sign-in takes tell whether the user exists?
 
-Measures ``Store.authenticate`` (what the UI's sign-in calls) on a
+Measures ``store.users.authenticate`` (what the UI's sign-in calls) on a
 temporary store, interleaving three cases N times each: a known user with a
 wrong token, an unknown user, and a known user with the right token. Prints
 the median and p90 per case and the ratio unknown / known-wrong (1.0 = no

@@ -73,7 +73,7 @@ def seed(db: Path) -> None:
     store.users.add_user("lead", "lead", token="lead-token-1")
     for k in range(N):
         store.users.add_user(f"a{k}", "assessor", token=f"a{k}-token-1", lead="lead")
-    svc.assign_pool(store, svc.sign_in(store, "lead", "lead-token-1"), "p1", [f"a{k}" for k in range(N)],
+    svc.assign_pool(store, svc.sign_in(store.users, "lead", "lead-token-1"), "p1", [f"a{k}" for k in range(N)],
                     overlap=N, seed=5)
     store.release_file()
 
@@ -137,8 +137,8 @@ def handover_gaps(leases: list[tuple[float, float, float]]) -> list[float]:
 def _sign_in(store, name: str):  # type: ignore[no-untyped-def]
     from workbench.services.judging import assessments as svc
 
-    s = svc.sign_in(store, name, f"{name}-token-1")
-    return s, svc.queue_state(store, s).n_total
+    s = svc.sign_in(store.users, name, f"{name}-token-1")
+    return s, svc.queue_state(store.judging, s).n_total
 
 
 def _barrier(ready: Path, go: Path) -> float:
@@ -157,7 +157,7 @@ def _judge(store, session, n_total: int, until: float, saves: list[float],  # ty
     s = session
     position, rnd = 0, 0
     while time.time() < until:
-        view = svc.load_view(store, s, position % n_total)
+        view = svc.load_view(store.judging, s, position % n_total)
         assert view is not None
         grade = (position + rnd) % 4
         t0 = time.perf_counter()

@@ -14,7 +14,7 @@ load); it is kept in ``--data`` with marker files (``built``, ``imported``,
 1,000 re-grades (the measured steps), which the next run's figures include.
 
 Set-up (timed, reported, not the targets): a collection of 1,000,000 short
-documents and 1,000 topics (``Store.ingest_collection``), one run of 1,000
+documents and 1,000 topics (``store.collections.ingest_collection``), one run of 1,000
 documents per topic (a Parquet run, stored with ``import_run_file``: a pool
 names stored runs only) pooled at depth 1,000 (the bulk pool path,
 ``services.runs.pooling.pool_from_files``, stored with ``save_pool``), a lead
@@ -130,12 +130,12 @@ from workbench.store import Store
 linger = STORE_LINGER_S if sys.argv[5] == "ui" else 0.0
 store = Store(sys.argv[1], client="bench saves", lock_timeout_s=600, linger_s=linger)
 n = int(sys.argv[2])
-session = svc.sign_in(store, "cat", sys.argv[4])
+session = svc.sign_in(store.users, "cat", sys.argv[4])
 times = []
-state = svc.queue_state(store, session)
+state = svc.queue_state(store.judging, session)
 position = state.resume
 for i in range(n):
-    view = svc.load_view(store, session, position)
+    view = svc.load_view(store.judging, session, position)
     if view is None:
         break
     t0 = time.perf_counter()

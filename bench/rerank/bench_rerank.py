@@ -83,7 +83,7 @@ def bench_throughput(n_topics: int, depth: int = 100, cold: bool = False) -> lis
     from workbench.services.runs.stages import load_candidates
 
     store = cranfield_store()
-    cands = load_candidates(store, "bm25", depth)
+    cands = load_candidates(store.collections, store.runs, "bm25", depth)
     topics = sorted(cands.lists, key=lambda t: int(t))[:n_topics]
     queries = {t: cands.queries[t] for t in topics}
     lists = {t: cands.lists[t] for t in topics}

@@ -50,7 +50,7 @@ def seed_store(db: Path, *, assessors: tuple[str, ...] = ("ann", "bob"), overlap
     store.users.add_user("lead", "lead", token=TOKENS["lead"])
     for a in assessors:
         store.users.add_user(a, "assessor", token=TOKENS.get(a, f"{a}-token-1"), lead="lead")
-    lead = svc.sign_in(store, "lead", TOKENS["lead"])
+    lead = svc.sign_in(store.users, "lead", TOKENS["lead"])
     svc.assign_pool(store, lead, pool, list(assessors), overlap=overlap, seed=11, band_size=2)
     return {a: [(q.topic_id, q.doc_id) for q in store.judging.assessor_queue(a)] for a in assessors}
 

@@ -48,7 +48,7 @@ def _seed(db: Path) -> None:
     store.users.add_user("lead", "lead", token=LEAD_TOKEN)
     for k in range(N_ASSESSORS):
         store.users.add_user(f"a{k}", "assessor", token=f"a{k}-token-1", lead="lead")
-    lead = svc.sign_in(store, "lead", LEAD_TOKEN)
+    lead = svc.sign_in(store.users, "lead", LEAD_TOKEN)
     svc.assign_pool(store, lead, "p1", [f"a{k}" for k in range(N_ASSESSORS)], overlap=N_ASSESSORS, seed=5)
 
 
@@ -72,12 +72,12 @@ def test_eight_sessions_save_while_cli_commands_run(tmp_path):
 
     def session(name: str) -> None:
         try:
-            s = svc.sign_in(store, name, f"{name}-token-1")
-            position = svc.queue_state(store, s).resume
+            s = svc.sign_in(store.users, name, f"{name}-token-1")
+            position = svc.queue_state(store.judging, s).resume
             for _ in range(PER_ASSESSOR):
-                state = svc.queue_state(store, s)  # the sidebar and the page read it on every run
+                state = svc.queue_state(store.judging, s)  # the sidebar and the page read it on every run
                 assert state.n_total == 200
-                view = svc.load_view(store, s, position)
+                view = svc.load_view(store.judging, s, position)
                 assert view is not None
                 grade = (int(view.document.doc_id[3:]) + int(name[1:])) % 4
                 jid = svc.save_judgment(store, s, view, grade=grade, duration_ms=5, save_token=uuid.uuid4().hex)
@@ -138,10 +138,10 @@ KILLED = textwrap.dedent(
     from workbench.store import Store
 
     store = Store(sys.argv[1], client="killed ui", lock_timeout_s=60)
-    s = svc.sign_in(store, "a0", "a0-token-1")
-    position = svc.queue_state(store, s).resume
+    s = svc.sign_in(store.users, "a0", "a0-token-1")
+    position = svc.queue_state(store.judging, s).resume
     while True:
-        view = svc.load_view(store, s, position)
+        view = svc.load_view(store.judging, s, position)
         if view is None:
             break
         jid = svc.save_judgment(store, s, view, grade=position % 4, save_token=uuid.uuid4().hex)

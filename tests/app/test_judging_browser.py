@@ -183,7 +183,7 @@ def longest_cranfield(tmp_path, monkeypatch):
                     collection_version=store.collections.latest_collection_version(COLLECTION))
     store.users.add_user("lead", "lead", token=TOKENS["lead"])
     store.users.add_user("ann", "assessor", token=TOKENS["ann"], lead="lead")
-    svc.assign_pool(store, svc.sign_in(store, "lead", TOKENS["lead"]), "p1", ["ann"])
+    svc.assign_pool(store, svc.sign_in(store.users, "lead", TOKENS["lead"]), "p1", ["ann"])
     return db, longest
 
 

@@ -54,10 +54,10 @@ def test_publish_defaults_to_the_pools_latest_version_and_says_how_grades_were_d
 
     db, _queues = seeded
     store = _judged(db)
-    lead = svc.sign_in(store, "lead", TOKENS["lead"])
-    svc.publish(store, lead, "p1", "toy-v1", rule="median")
+    lead = svc.sign_in(store.users, "lead", TOKENS["lead"])
+    svc.publish(store.qrels, lead, "p1", "toy-v1", rule="median")
     store.qrels.create_qrels_version("toy-imported", COLLECTION, {"1": {"d1": 1}}, origin="imported", rule="test")
-    svc.adjudicate(store, lead, "p1", "1", "d4", 2, "suction matters here")
+    svc.adjudicate(store.adjudications, store.judgments, store.pools, lead, "p1", "1", "d4", 2, "suction matters here")
     at = _lead("publish")
     assert at.selectbox(key="publish_parent_p1").value == "toy-v1"  # not the newer imported one
     changed = at.dataframe[0].value

@@ -58,7 +58,7 @@ def test_pool_files_depth_checked(tmp_path):
 
 def test_build_pool_checks_depth_before_reading_runs(store):
     with pytest.raises(ValidationError, match="between 1 and 1,000,000"):
-        build_pool(store, ["no-such-run"], depth=2**40)
+        build_pool(store.pools, store.runs, ["no-such-run"], depth=2**40)
 
 
 def test_identical_run_reimport_is_unchanged(capsys, toy, tmp_path):

@@ -188,11 +188,11 @@ def test_a_pool_stored_by_another_process_meanwhile_does_not_take_the_default_na
     def racing(self, purpose=""):
         if purpose.startswith("save pool") and not raced:
             raced.append(purpose)  # the other process: its whole build, in between
-            raced.append(build_pool(store, ["bm25"], depth=5).info.pool_version)
+            raced.append(build_pool(store.pools, store.runs, ["bm25"], depth=5).info.pool_version)
         return original(self, purpose)
 
     monkeypatch.setattr(Gateway, "transaction", racing)
-    mine = build_pool(store, ["bm25"], depth=4)
+    mine = build_pool(store.pools, store.runs, ["bm25"], depth=4)
     assert mine.created and raced[1] == "tiny-pool-v2"
     assert mine.info.pool_version == "tiny-pool-v3"
     assert [p.pool_version for p in store.pools.list_pools("tiny")] == ["tiny-pool-v1", "tiny-pool-v2", "tiny-pool-v3"]
@@ -239,4 +239,5 @@ def test_a_selection_that_leaves_no_topic_is_refused(project, capsys):
     (bare / "queries.jsonl").write_text(json.dumps({"_id": "1", "text": "x"}) + "\n")
     assert cli(capsys, "--db", db, "-q", "ingest", bare)[0] == 0
     with pytest.raises(ValidationError, match="the selection leaves no topic of collection 'bare'"):
-        select_topics(Store(db), "bare", "judged")
+        store = Store(db)
+        select_topics(store.collections, store.pools, store.qrels, "bare", "judged")

@@ -79,11 +79,11 @@ def test_a_pool_with_unjudged_topics_leaves_their_documents_unjudged_and_says_so
     from workbench.services.runs.pooling import build_pool
 
     store, report, _ = demo
-    pool = build_pool(store, ["bm25"], depth=2, name="toy-all-topics").info
+    pool = build_pool(store.pools, store.runs, ["bm25"], depth=2, name="toy-all-topics").info
     assert {"4", "5"} <= set(store.pools.pool_documents(pool.pool_version))
-    lead = sign_in(store, "demo-lead", report.tokens["demo-lead"])
+    lead = sign_in(store.users, "demo-lead", report.tokens["demo-lead"])
     name = reference_assessor("toy")
-    assessor = sign_in(store, name, report.tokens[name])
+    assessor = sign_in(store.users, name, report.tokens[name])
     outcome = judge_with_reference(store, lead, assessor, pool.pool_version, store.qrels.get_qrels("toy-reference"))
     docs = store.pools.pool_documents(pool.pool_version)
     assert outcome.unjudged_topics == ("4", "5")

@@ -159,7 +159,7 @@ def test_alpha_from_counts_equals_the_krippendorff_package_with_missing_values(s
 
 @pytest.mark.parametrize("seed", range(4))
 def test_report_from_sql_counts_equals_the_package_per_topic_and_overall(tmp_path, seed):
-    """The store's SQL aggregation (``Store.agreement_counts``) gives the figures
+    """The store's SQL aggregation (``store.judging.agreement_counts``) gives the figures
     of the package (alpha) and of sklearn (kappa) on the same stored judgments."""
     from workbench.judging.agreement import agreement_from_counts
     from workbench.store import Store

@@ -50,8 +50,8 @@ def queue(store, name):
 
 def judge_next(store, name, grade):
     """Judge the assessor's first unjudged document (what the Judge page shows next)."""
-    state = svc.queue_state(store, person(store, name))
-    view = svc.load_view(store, person(store, name), state.resume)
+    state = svc.queue_state(store.judging, person(store, name))
+    view = svc.load_view(store.judging, person(store, name), state.resume)
     svc.save_judgment(store, person(store, name), view, grade=grade)
     return view.document.doc_id
 
@@ -63,7 +63,7 @@ def test_mtf_queue_follows_each_save(store):
     assert queue(store, "ann")[:2] == ["a1", "a2"]
     assert judge_next(store, "ann", 0) == "a2"      # non-relevant: MTF moves to B
     assert queue(store, "ann")[:3] == ["a1", "a2", "b1"]
-    view = svc.load_view(store, person(store, "ann"), 3)
+    view = svc.load_view(store.judging, person(store, "ann"), 3)
     assert view.document.doc_id == "b1" and not view.judged
     # Blind: the view carries the topic, the document and the assessor's own grade only.
     assert set(type(view).__dataclass_fields__) == {
@@ -98,7 +98,7 @@ def test_budget_per_topic_stops_the_topic_and_a_lead_can_lift_it(store):
     assert queue(store, "ann") == ["a1", "a2"]       # budget reached: the rest left the queue
     assert queue(store, "bob") == ["a1", "a2"]       # bob keeps what ann judged (overlap)
     assert store.judging.topic_orders("p1")["1"].stopped == "budget 2"
-    assert svc.load_view(store, person(store, "ann"), 3) is None
+    assert svc.load_view(store.judging, person(store, "ann"), 3) is None
     order.set_strategy(store, lead(store), "p1", "mtf", budget=3)
     assert len(queue(store, "ann")) == 8 and store.judging.topic_orders("p1")["1"].stopped == ""
 
@@ -119,12 +119,12 @@ def test_cal_gives_an_estimate_and_rank_keeps_the_assigned_order(store):
     assert queue(store, "ann") == before             # rank: the order assign gave
     order.set_strategy(store, lead(store), "p1", "cal(negatives=0)")
     judge_next(store, "ann", 2)
-    progress = order.strategy_progress(store, lead(store), "p1")
+    progress = order.strategy_progress(store.judging, store.pools, lead(store), "p1")
     row = progress.rows[0]
     assert (row.topic_id, row.n_judged, row.n_relevant) == ("1", 1, 1)
     assert row.estimate is None or 0.0 <= row.estimate <= 7.0
     with pytest.raises(PermissionDeniedError):
-        order.strategy_progress(store, person(store, "ann"), "p1")
+        order.strategy_progress(store.judging, store.pools, person(store, "ann"), "p1")
 
 
 def test_only_a_lead_sets_a_strategy_and_names_are_checked(store):

@@ -86,16 +86,16 @@ def test_model_judgments_go_through_the_save_path_with_their_identity(store):
 def test_blindness_the_assessor_sees_nothing_of_the_model(store):
     svc.assign_pool(store, LEAD, "p1", ["ann"])
     ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
-    state = svc.queue_state(store, ANN)
+    state = svc.queue_state(store.judging, ANN)
     assert state.n_done == 0 and state.resume == 1 and all(not e.judged for e in state.entries)
     for pos in range(1, state.n_total + 1):
-        view = svc.load_view(store, ANN, pos)
+        view = svc.load_view(store.judging, ANN, pos)
         assert view.own_grade is None and not view.judged and view.own_note == ""
     assert all(t.n_judged == 0 for t in store.judging.pool_judging_progress("p1"))
     assert store.adjudications.item_grades("toy", "p1") == {} and store.judgments.current_judgments("toy", "p1") == []
     assert store.pools.judged_documents("toy") == {}       # a pool extension would still bring them to people
-    assert svc.disagreement_queue(store, "p1") == []
-    assert svc.agreement(store, "p1").pairs == []
+    assert svc.disagreement_queue(store.adjudications, store.judgments, store.pools, "p1") == []
+    assert svc.agreement(store.judging, store.rubrics, store.pools, "p1").pairs == []
 
 
 def test_a_model_prior_orders_the_queue_only_under_cal_model(store):
@@ -118,14 +118,14 @@ def test_lead_pages_show_model_agreement_and_suggestions(store):
     for who, grades in (("ann", {"d1": 3, "d2": 0, "d3": 0}), ("bob", {"d1": 3, "d2": 2, "d3": 1})):
         for d, g in grades.items():
             store.judgments.record_judgment(Judgment("1", d, who, g), collection="toy", pool_version="p1")
-    rows = {(r.model, r.person): r for r in ma.model_agreement(store, "p1")}
+    rows = {(r.model, r.person): r for r in ma.model_agreement(store.adjudications, store.pools, store.rubrics, "p1")}
     assert set(rows) == {("judge-bot", "ann"), ("judge-bot", "bob")}
     assert rows[("judge-bot", "bob")].n_items == 3
     # model d1 3, d2 2, d3 0 against bob 3, 2, 1 (independent oracle: scikit-learn)
     from sklearn.metrics import cohen_kappa_score
 
     assert rows[("judge-bot", "bob")].kappa == pytest.approx(cohen_kappa_score([3, 2, 0], [3, 2, 1], weights="linear"))
-    queue = svc.disagreement_queue(store, "p1")
+    queue = svc.disagreement_queue(store.adjudications, store.judgments, store.pools, "p1")
     assert [(r.doc_id, r.suggestions) for r in queue] == [("d2", (("judge-bot", 2),)), ("d3", (("judge-bot", 0),))]
     assert {j.assessor for r in queue for j in r.judgments} == {"ann", "bob"}   # the model is no judgment here
 
@@ -134,10 +134,10 @@ def test_publish_leaves_model_judgments_out_unless_asked(store, tmp_path):
     ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
     store.judgments.record_judgment(Judgment("1", "d1", "ann", 1), collection="toy", pool_version="p1")
     store.judgments.record_judgment(Judgment("2", "d4", "ann", None, unsure=True), collection="toy", pool_version="p1")
-    plain = svc.publish(store, LEAD, "p1", "q-people", rule="median")
+    plain = svc.publish(store.qrels, LEAD, "p1", "q-people", rule="median")
     assert store.qrels.get_qrels("q-people") == {"1": {"d1": 1}} and plain.info.n_entries == 1
     assert store.qrels.qrels_model_inputs("q-people") == {}
-    svc.publish(store, LEAD, "p1", "q-model", rule="median", include_model=True)
+    svc.publish(store.qrels, LEAD, "p1", "q-model", rule="median", include_model=True)
     # d1: ann's 1 (not the model's 3); d4: ann was unsure (a person judged it): no model grade;
     # d2, d3, d5: nobody judged them: the model's grades.
     assert store.qrels.get_qrels("q-model") == {"1": {"d1": 1, "d2": 2, "d3": 0}, "2": {"d5": 3}}

@@ -57,9 +57,10 @@ def test_abandoned_check_records_nothing():
 
 @pytest.fixture
 def users(store):
+    """The store's users (``store.users``, what sign-in and sessions take): a lead and ann."""
     store.users.add_user("lead", "lead", token="lead-token-1")
     store.users.add_user("ann", "assessor", token="ann-token-1", lead="lead")
-    return store
+    return store.users
 
 
 def test_thirty_wrong_tokens_then_the_right_one_is_refused_until_the_delay_passed(users):
@@ -105,10 +106,10 @@ def test_unknown_user_costs_one_hash_check_like_a_known_user(users, monkeypatch)
     monkeypatch.setattr(mod.hashlib, "pbkdf2_hmac", counting)
     for name in ("ann", "nobody", ""):
         with pytest.raises(PermissionDeniedError, match="unknown user or wrong token"):
-            users.users.authenticate(name, "wrong-token")
+            users.authenticate(name, "wrong-token")
     assert calls == [mod.PBKDF2_ITERATIONS] * 3  # same work for a known and an unknown name
     calls.clear()
-    assert users.users.authenticate("ann", "ann-token-1").name == "ann"
+    assert users.authenticate("ann", "ann-token-1").name == "ann"
     assert calls == [mod.PBKDF2_ITERATIONS]
 
 
@@ -133,7 +134,7 @@ def test_a_session_resumes_until_it_expires_is_signed_out_or_the_token_changes(u
     assert sessions.resume_session(users, reg, sid, now=21.0) is None
 
     sid, _ = sessions.open_session(users, reg, ann, now=30.0)
-    users.users.reset_token("ann", lead="lead", token="ann-token-2")
+    users.reset_token("ann", lead="lead", token="ann-token-2")
     assert sessions.resume_session(users, reg, sid, now=31.0) is None  # the old token's session ends
     assert reg.resolve(sid, now=31.0) is None
 

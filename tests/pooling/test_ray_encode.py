@@ -71,7 +71,7 @@ def test_ray_gives_the_in_process_vectors_and_run_and_an_importable_folder(store
     texts = _texts(200)
     _collection(store, texts)
     out = tmp_path / "vectors"
-    outcome = encode_on_ray(store, "toy", model_path=tiny_model, num_workers=2, batch_size=16, out=out)
+    outcome = encode_on_ray(store.collections, store.vectors, "toy", model_path=tiny_model, num_workers=2, batch_size=16, out=out)
     assert outcome.encoding is not None and outcome.encoding.n_documents == 200 and outcome.encoding.n_workers == 2
     assert outcome.imported is not None and outcome.imported.n_added == 200
     ray_run = make_dense_run(store, "toy", "dense-ray", model_path=tiny_model, depth=20)
@@ -93,7 +93,7 @@ def test_ray_gives_the_in_process_vectors_and_run_and_an_importable_folder(store
     # The workers' Parquet folder is the --embeddings layout: a third store imports it as it is.
     third = Store(tmp_path / "third.duckdb", client="pytest")
     _collection(third, texts)
-    imported = import_embeddings(third, "toy", out, encoder=SentenceTransformerEncoder(tiny_model))
+    imported = import_embeddings(third.collections, third.vectors, "toy", out, encoder=SentenceTransformerEncoder(tiny_model))
     assert imported.n_vectors == 200 and imported.n_normalised == 0 and imported.model_named == key
-    again = encode_on_ray(third, "toy", model_path=tiny_model, num_workers=2)
+    again = encode_on_ray(third.collections, third.vectors, "toy", model_path=tiny_model, num_workers=2)
     assert again.encoding is None and again.n_cached == 200             # nothing left to encode: no Ray job

@@ -150,7 +150,7 @@ def _toy_store(store):
 
 def test_a_rerank_run_through_the_store_keeps_lineage_cost_and_the_permutation(store, tiny_ce):
     _toy_store(store)
-    out = make_rerank_run(store, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, batch_size=4,
+    out = make_rerank_run(store.collections, store.runs, store.vectors, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, batch_size=4,
                                                                             threads=1))
     lin = store.runs.get_run_lineage("bm25+tiny")
     assert lin == out.lineage and (lin.candidate_run, lin.candidate_depth, lin.reranker) == ("bm25", 3, "tiny-ce")
@@ -166,13 +166,13 @@ def test_a_rerank_run_through_the_store_keeps_lineage_cost_and_the_permutation(s
     info = store.runs.get_run_info("bm25+tiny")
     assert info.params["model"] == lin.model_identity and info.depth == 3
     with pytest.raises(ValidationError, match="holds at most 4 documents per topic"):
-        make_rerank_run(store, "bm25", 5, "deep", spec=RerankerSpec(cross_encoder=tiny_ce))
+        make_rerank_run(store.collections, store.runs, store.vectors, "bm25", 5, "deep", spec=RerankerSpec(cross_encoder=tiny_ce))
 
 
 def test_stages_on_a_produced_rerank_run_says_permutation(store, tiny_ce, write):
     _toy_store(store)
     qrels = write("toy.qrels", "1 0 a 1\n1 0 d 2\n2 0 c 1\n")
-    make_rerank_run(store, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, threads=1))
+    make_rerank_run(store.collections, store.runs, store.vectors, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, threads=1))
     result = stage_reports(["bm25+tiny"], str(qrels), open_store=lambda: store, final_k=1)
     rep = result.reports[0]
     assert rep.name == "bm25+tiny-ce" and rep.candidate_run == "bm25" and rep.depth == 3

@@ -43,7 +43,7 @@ def test_offer_mode_keeps_every_entry_and_offers_the_lead(toy):
     toy.judgments.record_judgment(j("1", "d1", "ann", 2), collection="toy", pool_version="p1")
     assert toy.judging.group_mode("p1") == "offer"
     assert _queue(toy, "bob") == ALL and _queue(toy, "ann") == ALL
-    assert [(o.topic_id, o.doc_id, o.grade) for o in pool_group_offers(toy, "p1")] == [("1", "d2", 2)]
+    assert [(o.topic_id, o.doc_id, o.grade) for o in pool_group_offers(toy.pools, toy.units, toy.judgments, "p1")] == [("1", "d2", 2)]
 
 
 def test_skip_mode_takes_the_other_members_out_of_the_queues(toy):

@@ -43,7 +43,7 @@ def _seed(db: Path) -> Store:
     store.pools.save_pool("p", build_pool({"r": run}, 4), collection="c", collection_version=version)
     store.users.add_user("lead", "lead", token="lead-token-1")
     store.users.add_user("ann", "assessor", token="ann-token-1", lead="lead")
-    svc.assign_pool(store, svc.sign_in(store, "lead", "lead-token-1"), "p", ["ann"], overlap=1, seed=1)
+    svc.assign_pool(store, svc.sign_in(store.users, "lead", "lead-token-1"), "p", ["ann"], overlap=1, seed=1)
     store.release_file()
     return store
 
@@ -87,8 +87,8 @@ def _save_while_another_queues(store: Store, queue) -> None:  # type: ignore[no-
 def test_a_store_at_rest_is_one_file_when_nobody_waits(tmp_path):
     db = tmp_path / "wb.duckdb"
     store = _seed(db)
-    session = svc.sign_in(store, "ann", "ann-token-1")
-    view = svc.load_view(store, session, 1)
+    session = svc.sign_in(store.users, "ann", "ann-token-1")
+    view = svc.load_view(store.judging, session, 1)
     assert view is not None
     svc.save_judgment(store, session, view, grade=1, save_token="first")
     assert _wal(db) == 0  # checkpointed at the close: the .duckdb file alone holds every save
@@ -110,8 +110,8 @@ def test_a_hand_over_checkpoints_too_and_the_save_is_durable(tmp_path, other_wai
 def test_a_save_on_a_pool_without_a_strategy_is_one_lease(tmp_path, monkeypatch):
     db = tmp_path / "wb.duckdb"
     store = _seed(db)
-    session = svc.sign_in(store, "ann", "ann-token-1")
-    view = svc.load_view(store, session, 1)
+    session = svc.sign_in(store.users, "ann", "ann-token-1")
+    view = svc.load_view(store.judging, session, 1)
     assert view is not None
     purposes: list[str] = []
     original = core.Gateway.connection

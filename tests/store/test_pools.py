@@ -64,11 +64,11 @@ def test_pool_versions_are_immutable_and_validated(toy):
 
 
 def test_extension_child_holds_exactly_the_novel_documents(toy):
-    root = build_service(toy, ["A", "B"], depth=2)
+    root = build_service(toy.pools, toy.runs, ["A", "B"], depth=2)
     assert root.created and root.info.pool_version == "toy-pool-v1"
     toy.users.add_user("alice")
     toy.judgments.record_judgment(Judgment("2", "d6", "alice", 1), collection="toy")  # judged, never pooled
-    ext = extend_service(toy, ["C"])  # latest pool, its depth (2)
+    ext = extend_service(toy.pools, toy.runs, toy.qrels, ["C"])  # latest pool, its depth (2)
     # C's top 2: t1 d6 (new), d2 (pooled); t2 d6 (judged), d7 (new)
     assert ext.parent == "toy-pool-v1" and ext.created
     assert ext.info is not None and ext.info.pool_version == "toy-pool-v2"
@@ -82,10 +82,10 @@ def test_extension_child_holds_exactly_the_novel_documents(toy):
     assert toy.pools.pool_documents("toy-pool-v2") == {"1": {"d1", "d2", "d3", "d5", "d6"}, "2": {"d4", "d5", "d7"}}
     assert toy.pools.latest_pool("toy").pool_version == "toy-pool-v2"
     # nothing left to add: no new version
-    again = extend_service(toy, ["C"])
+    again = extend_service(toy.pools, toy.runs, toy.qrels, ["C"])
     assert again.info is None and not again.created and again.extension.novel_totals == {"C": 0}
     # deeper: C's top 3 adds t1 d7; t2's top 3 (d6 judged, d7 and d4 pooled) adds nothing
-    deeper = extend_service(toy, ["C"], depth=3)
+    deeper = extend_service(toy.pools, toy.runs, toy.qrels, ["C"], depth=3)
     assert deeper.info is not None and deeper.info.parent_version == "toy-pool-v2"
     assert docs_of(toy.pools.pool_entries(deeper.info.pool_version)) == {("1", "d7")}
     assert toy.pools.pool_lineage(deeper.info.pool_version) == ["toy-pool-v1", "toy-pool-v2", "toy-pool-v3"]
@@ -102,10 +102,10 @@ def test_unsure_judgments_do_not_count_as_judged_but_adjudications_do(toy):
 
 
 def test_rebuilding_returns_the_stored_identical_pool(toy):
-    first = build_service(toy, ["B", "A"], depth=2)
-    second = build_service(toy, ["A", "B"], depth=2)
+    first = build_service(toy.pools, toy.runs, ["B", "A"], depth=2)
+    second = build_service(toy.pools, toy.runs, ["A", "B"], depth=2)
     assert not second.created and second.info == first.info
-    named = build_service(toy, ["A", "B"], depth=2, name="copy")
+    named = build_service(toy.pools, toy.runs, ["A", "B"], depth=2, name="copy")
     assert named.created and named.info.content_hash == first.info.content_hash
     assert toy.pools.pool_entries("copy") == toy.pools.pool_entries(first.info.pool_version)
     assert toy.pools.next_pool_name("toy") == "toy-pool-v2"
@@ -113,11 +113,11 @@ def test_rebuilding_returns_the_stored_identical_pool(toy):
 
 def test_extension_needs_a_pool_and_one_collection_version(toy):
     with pytest.raises(ValidationError, match="no pool to extend"):
-        extend_service(toy, ["C"])
+        extend_service(toy.pools, toy.runs, toy.qrels, ["C"])
     with pytest.raises(ValidationError, match="named twice"):
-        build_service(toy, ["A", "A"])
+        build_service(toy.pools, toy.runs, ["A", "A"])
     with pytest.raises(UnknownNameError, match="run"):
-        build_service(toy, ["A", "nope"])
+        build_service(toy.pools, toy.runs, ["A", "nope"])
 
 
 def _random_run_files(write, rng, sep_choices, n_runs=5):

@@ -124,18 +124,18 @@ def test_import_services_make_a_new_version_and_set_topic_metadata(store, tmp_pa
     v1 = ingest_folder(store, f).collection.collection_version
     dm = tmp_path / "dm.tsv"
     dm.write_text("doc_id\tyear\nd2\t1950\n")
-    r = import_document_metadata(store, "toy", dm)
+    r = import_document_metadata(store.collections, store.metadata, "toy", dm)
     assert r.status == "new_version" and r.parent_version == v1 and r.n_docs_metadata_changed == 1
     assert store.metadata.document_metadata("toy") == {"d1": {"year": 1958}, "d2": {"year": 1950}}
-    assert import_document_metadata(store, "toy", dm).status == "unchanged"
+    assert import_document_metadata(store.collections, store.metadata, "toy", dm).status == "unchanged"
     tm = tmp_path / "tm.jsonl"
     tm.write_text(json.dumps({"topic_id": "1", "priority": "normal"}) + "\n")
     with pytest.raises(ValidationError, match="already has priority = 'critical'"):
-        import_topic_metadata(store, "toy", tm)
-    assert import_topic_metadata(store, "toy", tm, replace=True).n_replaced == 1
+        import_topic_metadata(store.collections, store.metadata, "toy", tm)
+    assert import_topic_metadata(store.collections, store.metadata, "toy", tm, replace=True).n_replaced == 1
     tm.write_text(json.dumps({"topic_id": "7", "priority": "normal"}) + "\n")
     with pytest.raises(InputFormatError, match="expected topic ids of collection 'toy', found '7'"):
-        import_topic_metadata(store, "toy", tm)
+        import_topic_metadata(store.collections, store.metadata, "toy", tm)
 
 
 def test_a_store_of_schema_1_migrates_and_keeps_its_data(tmp_path):

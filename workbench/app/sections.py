@@ -31,7 +31,7 @@ def strategy_progress(store: Store, session: Session) -> None:
     pool_version = widgets.pool_picker("progress_strategy")
     if pool_version is None:
         return
-    p = progress(store, session, pool_version)
+    p = progress(store.judging, store.pools, session, pool_version)
     if p.setting is None:
         st.caption("rank order (priority bands, shuffled per assessor), no stopping rule. "
                    "Set one with `workbench strategy POOL SPEC` or `workbench assign --strategy`.")
@@ -65,7 +65,7 @@ def model_agreement(store: Store, pool_version: str, weights: str) -> None:
     """Agreement (leads): each model assessor against each person (kappa and alpha)."""
     from workbench.services.judging.model_assessor import model_agreement as agreement
 
-    rows = agreement(store, pool_version, weights=weights)
+    rows = agreement(store.adjudications, store.pools, store.rubrics, pool_version, weights=weights)
     if not rows:
         return
     st.subheader("Model assessors against people")

@@ -34,7 +34,7 @@ def render_stages_section(store: Any, qrels_version: str, run_names: Sequence[st
     from workbench.services.runs.stages import rerank_run_names
 
     st.subheader("Pipeline stages")
-    reranks = rerank_run_names(store, run_names)
+    reranks = rerank_run_names(store.runs, run_names)
     if not reranks:
         st.caption("No rerank run among the chosen runs: make one with "
                    "`workbench run rerank --candidates RUN --depth 50 --name NAME`.")

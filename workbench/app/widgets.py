@@ -270,7 +270,7 @@ def queue_state() -> QueueState:
 
     s = session()
     assert s is not None  # only called for a signed-in user
-    return per_run("queue", lambda: svc.queue_state(store(), s))  # type: ignore[no-any-return]
+    return per_run("queue", lambda: svc.queue_state(store().judging, s))  # type: ignore[no-any-return]
 
 
 def current_position(state: QueueState) -> int:

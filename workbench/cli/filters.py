@@ -95,6 +95,6 @@ def import_(
         raise InputFormatError(str(file), 0, "expected a 'filter' column (topic_id, filter), found "
                                              f"{sorted({k for m in table.values() for k in m})[:12]}. Name the column 'filter'.")
     store = common.STATE.store(client="workbench filters import")
-    r = import_topic_metadata(store, collection, file, replace=replace)
+    r = import_topic_metadata(store.collections, store.metadata, collection, file, replace=replace)
     common.out(f"filters of {collection!r}: {r.n_topics:,} topics: {r.n_added:,} values added, "
                f"{r.n_unchanged:,} unchanged, {r.n_replaced:,} replaced (keys {', '.join(r.keys)})")

@@ -72,7 +72,7 @@ def offers(
         raise UsageError(f"expected --mode {' or '.join(GROUP_MODES)}, found {mode!r}")
     if accept and mode != "offer":
         raise UsageError("--accept saves offers: use it with --mode offer")
-    found = pool_group_offers(store, pool)
+    found = pool_group_offers(store.pools, store.units, store.judgments, pool)
     verb = "offered" if mode == "offer" else "skipped"
     common.out("topic\tdoc\tpre-filled grade\tjudged members\tgrades\tconflict")
     for o in found:
@@ -82,8 +82,8 @@ def offers(
     if accept:
         from workbench.services.judging import assessments as svc
 
-        session = svc.sign_in(store, lead or "", token or "")
-        saved, left = accept_group_offers(store, session, pool, found)
+        session = svc.sign_in(store.users, lead or "", token or "")
+        saved, left = accept_group_offers(store.judgments, store.pools, session, pool, found)
         common.out(f"saved {saved:,} judgment(s) as {session.user}; {left:,} conflicting offer(s) left to judge")
 
 
@@ -102,7 +102,7 @@ def mode_cmd(
     from workbench.services.judging.groups import set_group_mode
 
     store = common.STATE.store(client="workbench groups mode")
-    session = svc.sign_in(store, lead, token or "")
-    set_group_mode(store, session, pool, mode)
+    session = svc.sign_in(store.users, lead, token or "")
+    set_group_mode(store.judging, session, pool, mode)
     what = "skipped in the assessors' queues" if mode == "skip" else "offered to the lead"
     common.out(f"pool {pool}: duplicate groups {what} (mode {mode})")

@@ -34,7 +34,7 @@ def _lead_session(client: str, lead: str, token: str):  # -> services.judging.as
     from workbench.services.judging import assessments as svc
 
     store = common.STATE.store(client=client)
-    return store, svc.sign_in(store, lead, token)
+    return store, svc.sign_in(store.users, lead, token)
 
 
 @users_app.command("add")
@@ -140,7 +140,7 @@ def agreement(
     from workbench.services.judging import assessments as svc
 
     store = common.STATE.store(client="workbench agreement")
-    rep = svc.agreement(store, pool, weights=weights)  # type: ignore[arg-type]
+    rep = svc.agreement(store.judging, store.rubrics, store.pools, pool, weights=weights)  # type: ignore[arg-type]
     common.out("figure\tscope\tvalue\tn_items\tnote")
 
     def line(figure: str, scope: str, value: float | None, n: int, reason: str) -> None:
@@ -179,11 +179,11 @@ def publish(
 
 
     store, session = _lead_session("workbench publish", lead, token)
-    res = svc.publish(store, session, pool, name, rule=rule, parent_version=parent,
+    res = svc.publish(store.qrels, session, pool, name, rule=rule, parent_version=parent,
                       labels_dir=common.STATE.config.labels_dir if export else None, note=note,
                       include_model=include_model)
     i, d = res.info, res.diff
-    n_pooled, n_graded = svc.publish_coverage(store, pool, i.name)
+    n_pooled, n_graded = svc.publish_coverage(store.qrels, pool, i.name)
     row = {
         "name": i.name, "parent": i.parent_version, "pool": i.pool_version, "rule": i.rule,
         "topics": i.n_topics, "entries": i.n_entries, "relevant": i.n_relevant, "hash": i.content_hash,

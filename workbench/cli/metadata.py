@@ -97,7 +97,7 @@ def import_topics(
     from workbench.services.collections.metadata import import_topic_metadata
 
     store = common.STATE.store(client="workbench metadata import-topics")
-    r = import_topic_metadata(store, collection, file, replace=replace)
+    r = import_topic_metadata(store.collections, store.metadata, collection, file, replace=replace)
     common.out(f"topic metadata of {collection!r}: {r.n_topics:,} topics, keys {', '.join(r.keys)}: "
                f"{r.n_added:,} values added, {r.n_unchanged:,} unchanged, {r.n_replaced:,} replaced")
 
@@ -111,7 +111,7 @@ def import_documents(
     from workbench.services.collections.metadata import import_document_metadata
 
     store = common.STATE.store(client="workbench metadata import-documents")
-    r = import_document_metadata(store, collection, file)
+    r = import_document_metadata(store.collections, store.metadata, collection, file)
     if r.status == "unchanged":
         common.out(f"collection {collection!r} unchanged: version {r.collection_version[:12]} already has this metadata")
         return

@@ -55,7 +55,7 @@ def _topics(store: Any, runs: list[str], spec: str) -> Any:
         return None
     from workbench.services.runs.pool_topics import select_topics
 
-    return select_topics(store, store.runs.get_run_info(runs[0]).collection, spec)
+    return select_topics(store.collections, store.pools, store.qrels, store.runs.get_run_info(runs[0]).collection, spec)
 
 
 @pool_app.command("build")
@@ -79,7 +79,7 @@ def build(
 
     store = common.STATE.store(client="workbench pool build")
     selection = _topics(store, runs, topics)
-    result = build_pool(store, runs, depth=depth, name=name, budget=budget, rrf_k=rrf_k, topics=selection,
+    result = build_pool(store.pools, store.runs, runs, depth=depth, name=name, budget=budget, rrf_k=rrf_k, topics=selection,
                         say=common.info)
     i = result.info
     verb = "stored" if result.created else "unchanged (identical pool exists)"
@@ -116,8 +116,9 @@ def extend(
     from workbench.services.runs.pooling import extend_pool
 
     store = common.STATE.store(client="workbench pool extend")
-    result = extend_pool(store, runs, parent=from_, depth=depth, name=name, budget=budget, rrf_k=rrf_k,
-                         exclude_qrels=exclude_qrels or (), topics=_topics(store, runs, topics), say=common.info)
+    result = extend_pool(store.pools, store.runs, store.qrels, runs, parent=from_, depth=depth, name=name,
+                         budget=budget, rrf_k=rrf_k, exclude_qrels=exclude_qrels or (),
+                         topics=_topics(store, runs, topics), say=common.info)
     ext = result.extension
     names = sorted(ext.novel)
     shown_topics = sorted({t for per in ext.novel.values() for t in per}, key=natural_key)
@@ -148,7 +149,7 @@ def stats(
     from workbench.services.runs.pooling import pool_stats
 
     store = common.STATE.store(client="workbench pool stats")
-    s = pool_stats(store, pool)
+    s = pool_stats(store.pools, pool)
     info = store.pools.get_pool(pool)
     common.info(f"pool {pool}: {s.total:,} documents over {len(s.size_per_topic)} topics, depth {info.depth}"
                 + (f", child of {info.parent_version}" if info.parent_version else ""))

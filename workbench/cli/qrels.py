@@ -65,7 +65,8 @@ def import_(
         raise UsageError(f"expected --format trec, beir, cranqrel or parquet, found {fmt!r}")
     store = common.STATE.store(client="workbench qrels import")
     result = import_qrels_file(
-        store, file, name=name, collection=collection, rule=rule, fmt=fmt,  # type: ignore[arg-type]
+        store.collections, store.rubrics, store.qrels, file, name=name, collection=collection, rule=rule,
+        fmt=fmt,  # type: ignore[arg-type]
         allow_unknown_docs=allow_unknown_docs,
     )
     i = result.info
@@ -127,7 +128,7 @@ def export(
     from workbench.services.collections.ingest import export_qrels
 
     store = common.STATE.store(client="workbench qrels export")
-    result = export_qrels(store, name, out=out, labels_dir=common.STATE.config.labels_dir)
+    result = export_qrels(store.qrels, name, out=out, labels_dir=common.STATE.config.labels_dir)
     if result.manifest is None:  # --out -: the qrels went to stdout
         common.info(f"qrels {name} -> standard output, sha256 {result.sha256}")
         return

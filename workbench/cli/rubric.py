@@ -61,7 +61,7 @@ def collection_rubric(
 
         if lead is None:
             raise UsageError("setting a rubric needs --lead NAME and --token TOKEN")
-        session = svc.sign_in(store, lead, token or "")
+        session = svc.sign_in(store.users, lead, token or "")
         store.rubrics.set_collection_rubric(collection, name, lead=session.user)
     r = store.rubrics.collection_rubric(collection)
     _lines(r)
@@ -86,8 +86,8 @@ def define(
     if lead is None:
         raise UsageError("defining a rubric needs --lead NAME and --token TOKEN")
     store = common.STATE.store(client="workbench rubric define")
-    session = svc.sign_in(store, lead, token or "")
-    d = define_rubric_file(store, session, file)
+    session = svc.sign_in(store.users, lead, token or "")
+    d = define_rubric_file(store.rubrics, session, file)
     r = d.current.rubric
     verb = {"created": "defined", "new_version": "new version of", "unchanged": "unchanged:"}[d.status]
     common.out(f"rubric {verb} {r.name!r}: version {d.current.version} ({r.version_id}), {len(r.grades)} grades "

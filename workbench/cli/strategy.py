@@ -51,7 +51,7 @@ def strategy(
     if spec is not None:
         if lead is None:
             raise UsageError("setting a strategy needs --lead NAME and --token TOKEN")
-        session = svc.sign_in(store, lead, token or "")
+        session = svc.sign_in(store.users, lead, token or "")
         order.set_strategy(store, session, pool, spec, refresh_every=refresh_every, stopping=stop,
                            budget=budget, topic_budgets=_budgets(topic_budget))
     setting = store.judging.judging_setting(pool)

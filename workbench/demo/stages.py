@@ -120,7 +120,7 @@ def run_pipeline_demo(store: Store, options: PipelineOptions, say: Say = _quiet)
     ensure(dense, lambda: make_dense_run(store, c, dense, depth=d, encoder=options.encoder,
                                          model_path=options.model_path, threads=options.threads, say=say,
                                          description="all-MiniLM-L6-v2 cosine, candidates of the pipeline demo"))
-    ensure(hybrid, lambda: make_fused_run(store, hybrid, [bm25, dense], depth=d, say=say,
+    ensure(hybrid, lambda: make_fused_run(store.collections, store.runs, hybrid, [bm25, dense], depth=d, say=say,
                                           description=f"RRF(k=60) of {bm25} and {dense}"))
     spec = RerankerSpec(model_path=options.model_path, encoder=options.encoder, threads=options.threads or 1)
     reranker = make_reranker(spec, cache=store.vectors)  # one model for every rerank of the step
@@ -128,7 +128,7 @@ def run_pipeline_demo(store: Store, options: PipelineOptions, say: Say = _quiet)
     for cand in (bm25, hybrid):
         name = f"{cand}+{reranker.label}"
         ensure(name, lambda cand=cand, name=name: make_rerank_run(  # type: ignore[misc]
-            store, cand, options.rerank_depth, name, reranker=reranker, say=say,
+            store.collections, store.runs, store.vectors, cand, options.rerank_depth, name, reranker=reranker, say=say,
             description=f"top {options.rerank_depth} of {cand} reranked by {reranker.label}"))
         names += [cand, name]
     out = PipelineDemo(runs=names)

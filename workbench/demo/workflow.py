@@ -253,7 +253,7 @@ def _ensure_users(store: Store, report: WorkflowReport, collection: str) -> tupl
         store.users.add_user(name, "assessor", token=token, lead=DEMO_LEAD)
     report.reference_assessor = name
     report.tokens = {DEMO_LEAD: DEMO_LEAD_TOKEN, name: token}
-    return sign_in(store, DEMO_LEAD, DEMO_LEAD_TOKEN), sign_in(store, name, token)
+    return sign_in(store.users, DEMO_LEAD, DEMO_LEAD_TOKEN), sign_in(store.users, name, token)
 
 
 def _run(store: Store, name: str, make: Callable[[], object], say: Say) -> str:
@@ -299,11 +299,11 @@ def judge_with_reference(
     from workbench.services.judging.assessments import assign_pool, queue_state, save_judgment
 
     name = str(getattr(assessor, "user"))  # noqa: B009 - a Session
-    state = queue_state(store, assessor)  # type: ignore[arg-type]
+    state = queue_state(store.judging, assessor)  # type: ignore[arg-type]
     assigned = {(e.topic_id, e.doc_id) for e in state.entries if e.pool_version == pool_version}
     if not assigned:
         assign_pool(store, lead, pool_version, [name], overlap=1)  # type: ignore[arg-type]
-        state = queue_state(store, assessor)  # type: ignore[arg-type]
+        state = queue_state(store.judging, assessor)  # type: ignore[arg-type]
     mine = [e for e in state.entries if e.pool_version == pool_version]
     unjudged_topics = tuple(sorted({e.topic_id for e in mine if not reference.get(e.topic_id)}, key=natural_key))
     left = sum(1 for e in mine if e.topic_id in set(unjudged_topics))
@@ -342,13 +342,13 @@ def _publish(store: Store, lead: object, pool_version: str, name: str, parent: s
     try:
         info = store.qrels.get_qrels_info(name)
         say(f"qrels {name}: already published, reused")
-        path = export_qrels(store, name, labels_dir)
+        path = export_qrels(store.qrels, name, labels_dir)
         return info, path
     except UnknownNameError:
         pass
-    result = publish(store, lead, pool_version, name, rule=RULE, parent_version=parent,  # type: ignore[arg-type]
+    result = publish(store.qrels, lead, pool_version, name, rule=RULE, parent_version=parent,  # type: ignore[arg-type]
                      labels_dir=labels_dir, note="published by the workbench demo")
-    path = result.path if result.path is not None else export_qrels(store, name, labels_dir)
+    path = result.path if result.path is not None else export_qrels(store.qrels, name, labels_dir)
     say(f"published {name}: {result.info.n_entries:,} judgments over {result.info.n_topics} topics "
         f"-> {path}")
     return result.info, path
@@ -412,7 +412,7 @@ def run_workflow(store: Store, options: WorkflowOptions, say: Say = _quiet) -> W
         store, collection, "dense", depth=d, encoder=options.encoder, model_path=options.model_path,
         threads=options.threads, progress=True, say=say,
         description="all-MiniLM-L6-v2, cosine"), say)
-    rrf = _run(store, "rrf", lambda: make_fused_run(store, "rrf", [bm25, dense], depth=d, say=say,
+    rrf = _run(store, "rrf", lambda: make_fused_run(store.collections, store.runs, "rrf", [bm25, dense], depth=d, say=say,
                                                     description="RRF(k=60) of bm25 and dense"), say)
     report.runs = [bm25, dense, rrf]
 
@@ -420,7 +420,7 @@ def run_workflow(store: Store, options: WorkflowOptions, say: Say = _quiet) -> W
     say(f"[step 3/8] pool v1: depth-{options.pool_depth} union of {', '.join(report.runs)}")
     lead, assessor = _ensure_users(store, report, collection)
     _set_rubric(store, options.folder, collection, reference)
-    selection = select_topics(store, collection, f"judged:{reference_name}")
+    selection = select_topics(store.collections, store.pools, store.qrels, collection, f"judged:{reference_name}")
     report.topics_not_pooled = selection.left_out
     if selection.left_out:
         say(f"topics without any reference judgment are not pooled: {len(selection.left_out)} "
@@ -431,7 +431,7 @@ def run_workflow(store: Store, options: WorkflowOptions, say: Say = _quiet) -> W
         report.pool_v1 = store.pools.get_pool(pool_v1_name)
         say(f"pool {pool_v1_name}: already built, reused")
     except UnknownNameError:
-        outcome = build_pool(store, report.runs, depth=options.pool_depth, topics=selection, say=say)
+        outcome = build_pool(store.pools, store.runs, report.runs, depth=options.pool_depth, topics=selection, say=say)
         report.pool_v1 = outcome.info
         if outcome.created:
             report.pools_created.append(outcome.info.pool_version)
@@ -481,12 +481,13 @@ def run_workflow(store: Store, options: WorkflowOptions, say: Say = _quiet) -> W
 
     report.positives_only = {q: positives_only(qrels_grades(store.qrels.get_qrels(q))) for q in report.evaluations}
     runs = {n: store.runs.get_run(n) for n in all_runs}
-    bias = pool_quality.bias(store, v2_name, reference_name, k=options.headline_k, runs=runs)
+    bias = pool_quality.bias(store.pools, store.runs, store.qrels, v2_name, reference_name, k=options.headline_k, runs=runs)
     report.bias = {r.run: (r.pooled, r.full) for r in bias.report.rows}
 
     # 8. leave-one-run-out on v2 (``workbench pool reusability <pool v2> --qrels v2``)
     say("[step 8/8] leave-one-run-out on qrels v2 (table in the report)")
-    report.loo = list(pool_quality.reusability(store, pool_v2, v2_name, k=options.headline_k).rows)
+    report.loo = list(pool_quality.reusability(store.pools, store.runs, store.qrels, pool_v2, v2_name,
+                                               k=options.headline_k).rows)
 
     # two-stage pipelines (issue 10): the four-run table and the depth table, on the full judgments
     say("[pipelines] BM25 and hybrid candidates, reranked: stage-named recall and the depth table (in the report)")
@@ -544,10 +545,10 @@ def _second_opinion_queue(store: Store, lead: object, pool_version: str) -> int:
     """
     from workbench.services.judging.assessments import assign_pool, queue_state
 
-    entries = [e for e in queue_state(store, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
+    entries = [e for e in queue_state(store.judging, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
     if not entries:
         assign_pool(store, lead, pool_version, [DEMO_LEAD], overlap=1)  # type: ignore[arg-type]
-        entries = [e for e in queue_state(store, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
+        entries = [e for e in queue_state(store.judging, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
     return sum(1 for e in entries if not e.judged)
 
 
@@ -583,7 +584,7 @@ def _pool_v2(store: Store, v2_name: str, new: str, pool_v1: str, depth: int, say
         say(f"pool {name}: already built, reused")
         report.no_delta = name == pool_v1
         return store.pools.get_pool(name)
-    ext = extend_pool(store, [new], parent=pool_v1, depth=depth, topics=selection, say=say)
+    ext = extend_pool(store.pools, store.runs, store.qrels, [new], parent=pool_v1, depth=depth, topics=selection, say=say)
     if ext.info is None:
         # A small collection can be pooled whole by v1: nothing is left to judge. The workflow goes on
         # with pool v1 as "pool v2", so qrels v2 repeats v1's entries (and the report says so).

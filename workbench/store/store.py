@@ -18,7 +18,7 @@ part                   what it keeps
 ``users``              users, tokens, sign-in, model assessors
 ``rubrics``            the grade scale of each collection, defined rubrics
 ``judging``            assignments, queues, judging strategies, group modes, progress
-``judgments``          the judgment log (``workbench.judging.log.JudgmentLog``)
+``judgments``          the judgment log, typed as its interface ``workbench.judging.log.JudgmentLog``
 ``adjudications``      a lead's final grades, rule-derived final grades
 ``qrels``              qrels versions: created, published, read, diffed
 ``evaluations``        recorded scoring actions and topic sets
@@ -37,6 +37,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.judging.log import JudgmentLog
 from workbench.store.adjudications import Adjudications
 from workbench.store.collections import Collections
 from workbench.store.core import Gateway, WaitCallback
@@ -103,7 +104,7 @@ class Store:
         self.users = Users(gateway)
         self.rubrics = Rubrics(gateway)
         self.judging = Judging(gateway)
-        self.judgments = Judgments(gateway)
+        self.judgments: JudgmentLog = Judgments(gateway)
         self.adjudications = Adjudications(gateway, self.judgments)
         self.qrels = Qrels(gateway, self.adjudications)
         self.evaluations = Evaluations(gateway)

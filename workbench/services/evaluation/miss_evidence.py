@@ -3,7 +3,7 @@
 Two feeds of ``services.evaluation.misses.categorised_misses``:
 
 * **Chunk runs** (``chunk_run_view``): a run over a chunk collection (one with a
-  chunk map, ``store.get_chunk_map``) has its misses taken at document level,
+  chunk map, ``store.units.get_chunk_map``) has its misses taken at document level,
   the unit the qrels judge: each document at its best-ranked chunk, before the
   cutoff (``scoring.units.to_documents``). For a missed document, ``chunk_hits``
   gives every chunk of it with the rank the run gave it (None when the run did
@@ -168,7 +168,7 @@ def rescore(store: Store, info: RunInfo, topics: Collection[str],
         return None
     documents = store.collections.get_documents(info.collection, info.collection_version or None)
     retriever.index({d: doc.content for d, doc in documents.items()})
-    queries = {t: q for t, q in collection_queries(store, info.collection).items() if t in set(topics)}
+    queries = {t: q for t, q in collection_queries(store.collections, info.collection).items() if t in set(topics)}
     eligible = None
     mode = "pre"
     f = p.get("filter")

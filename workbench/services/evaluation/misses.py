@@ -178,7 +178,7 @@ def _filtered_out(store: Store, report: ScoreReport, collection: str,
         return {}, set(), None
     from workbench.services.vectors.eligibility import collection_filters
 
-    texts = {t: f.canonical for t, f in collection_filters(store, collection, el.filter_key).filters.items()}
+    texts = {t: f.canonical for t, f in collection_filters(store.metadata, collection, el.filter_key).filters.items()}
     evaluated = set(report.evaluations[0].topics)
     restricted = el.restricted
     pairs: set[tuple[str, str]] = set()

@@ -228,7 +228,7 @@ def topic_texts_and_metadata(
 ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """(topic_id -> query text, topic_id -> metadata) of a stored collection; empty without one.
 
-    Topic metadata comes from ``Store.get_topic_metadata`` (topic_id -> key -> value:
+    Topic metadata comes from ``store.metadata.get_topic_metadata`` (topic_id -> key -> value:
     str, int/float, date or bool; imported with the topics or from a side file).
     """
     if open_store is None or not collection:

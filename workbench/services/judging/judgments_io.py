@@ -6,7 +6,7 @@ assessor's judgments. Every line is checked first, naming file and line
 (topic of the collection, document of the collection, grade on the
 collection's rubric or unsure, the file's ``assessor`` column if any,
 timestamps not going back in time for one document); then all lines go
-through the store's save path (``Store.record_judgments``, the checks of
+through the store's save path (``store.judgments.record_judgments``, the checks of
 a UI save) in **one transaction**: all land or none. Importing the same file
 twice writes nothing the second time: a line without a timestamp is what the
 assessor's judgment is to be now, so it is already stored when the assessor's
@@ -51,8 +51,11 @@ from workbench.ranking import natural_key
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
+    from workbench.judging.log import JudgmentLog
     from workbench.services.judging.sessions import Session
     from workbench.store import Store
+    from workbench.store.pools import Pools
+    from workbench.store.users import Users
 
 
 @dataclass(frozen=True)
@@ -270,12 +273,15 @@ def import_judgments(
 
 
 def export_rows(
-    store: Store, pool_version: str, *, assessor: str | None = None, history: bool = False
+    judgments: JudgmentLog, pools: Pools, users: Users, pool_version: str, *, assessor: str | None = None,
+    history: bool = False,
 ) -> list[dict[str, Any]]:
     """Judgment rows of a pool version's documents (and its ancestors'), for ``write_judgments``.
 
     Args:
-        store: the store.
+        judgments: the judgment log.
+        pools: the store's pools.
+        users: the store's users.
         pool_version: the pool version.
         assessor: only this assessor (None: everyone).
         history: every save of the append-only log, not only the current judgments.
@@ -287,10 +293,10 @@ def export_rows(
     Raises:
         UnknownNameError: unknown pool version (or assessor, when given).
     """
-    collection = store.pools.get_pool(pool_version).collection
+    collection = pools.get_pool(pool_version).collection
     if assessor is not None:
-        store.users.get_user(assessor)
-    rows = store.judgments.judgment_rows(collection, pool_version, assessor=assessor, history=history)
+        users.get_user(assessor)
+    rows = judgments.judgment_rows(collection, pool_version, assessor=assessor, history=history)
     rows.sort(key=lambda j: (natural_key(j.topic_id), j.doc_id, j.assessor, j.judgment_id))
     return [{
         "topic_id": j.topic_id, "doc_id": j.doc_id, "assessor": j.assessor, "grade": j.grade, "unsure": j.unsure,

@@ -38,7 +38,10 @@ from workbench.types import Judgment
 if TYPE_CHECKING:
     from workbench.services.judging.sessions import Session
     from workbench.store import Store
+    from workbench.store.adjudications import Adjudications
     from workbench.store.model_assessors import ModelAssessorInfo
+    from workbench.store.pools import Pools
+    from workbench.store.rubrics import Rubrics
 
 Say = Callable[[str], None]
 
@@ -133,7 +136,7 @@ def judge_with_model(
     known = [(t, d) for t, d in pairs if d in texts and t in queries]
     people: Mapping[str, Mapping[str, int]] = {}
     if fit_on is not None:
-        _name, people = load_oracle(store, fit_on)
+        _name, people = load_oracle(store.qrels, fit_on)
         if not any(d in people.get(t, {}) for t, d in known):
             raise ValidationError(f"--fit-on {fit_on}: it grades none of the documents of {pool_version}; "
                                   "fit on a qrels version judged from this pool")
@@ -216,7 +219,10 @@ class ModelPersonAgreement:
     reason: str = ""
 
 
-def model_agreement(store: Store, pool_version: str, *, weights: str = "linear") -> list[ModelPersonAgreement]:
+def model_agreement(
+    adjudications: Adjudications, pools: Pools, rubrics: Rubrics, pool_version: str, *,
+    weights: str = "linear",
+) -> list[ModelPersonAgreement]:
     """Kappa and alpha of every model assessor against every person on a pool version's lineage.
 
     Raises:
@@ -224,10 +230,10 @@ def model_agreement(store: Store, pool_version: str, *, weights: str = "linear")
     """
     from workbench.judging.agreement import cohen_kappa, krippendorff_alpha
 
-    collection = store.pools.get_pool(pool_version).collection
-    scale = store.rubrics.collection_rubric(collection).values
-    people = store.adjudications.item_grades(collection, pool_version)
-    models = store.adjudications.model_grades(collection, pool_version)
+    collection = pools.get_pool(pool_version).collection
+    scale = rubrics.collection_rubric(collection).values
+    people = adjudications.item_grades(collection, pool_version)
+    models = adjudications.model_grades(collection, pool_version)
     names = sorted({m for by in models.values() for m in by})
     persons = sorted({p for by in people.values() for p, g in by.items() if g is not None})
     out = []

@@ -37,7 +37,11 @@ from workbench.judging.strategies import Rank, Strategy, TopicPool, parse_strate
 if TYPE_CHECKING:
     from workbench.services.judging.sessions import Session
     from workbench.store import Store
+    from workbench.store.adjudications import Adjudications
+    from workbench.store.collections import Collections
+    from workbench.store.judging import Judging
     from workbench.store.judging_order import JudgingSetting
+    from workbench.store.pools import Pools
 
 ORDER_RULE = "median"
 """The final-grade rule that reduces several assessors' grades to the one a strategy reads."""
@@ -122,27 +126,27 @@ def set_strategy(
     return setting
 
 
-def _topic_pools(store: Store, pool_version: str, strategy: Strategy, topics: Sequence[str] | None,
-                 collection: str) -> dict[str, TopicPool]:
+def _topic_pools(pools: Pools, collections: Collections, adjudications: Adjudications, pool_version: str,
+                 strategy: Strategy, topics: Sequence[str] | None, collection: str) -> dict[str, TopicPool]:
     from workbench.judging.strategies import build_topic_pools
     from workbench.services.judging.simulation import collection_features
 
-    info = store.pools.get_pool(pool_version)
-    entries = [(e.topic_id, e.doc_id, e.priority_rank) for e in store.pools.pool_entries(pool_version)
+    info = pools.get_pool(pool_version)
+    entries = [(e.topic_id, e.doc_id, e.priority_rank) for e in pools.pool_entries(pool_version)
                if topics is None or e.topic_id in topics]
     contributions = []
-    for v in store.pools.pool_lineage(pool_version):
-        contributions += [(c.topic_id, c.doc_id, c.run_name, c.rank) for c in store.pools.pool_provenance(v)
+    for v in pools.pool_lineage(pool_version):
+        contributions += [(c.topic_id, c.doc_id, c.run_name, c.rank) for c in pools.pool_provenance(v)
                           if topics is None or c.topic_id in topics]
-    queries = {t: topic.query for t, topic in store.collections.get_topics(collection).items()}
-    features = collection_features(store, collection, info.collection_version) if strategy.name == "cal" else None
+    queries = {t: topic.query for t, topic in collections.get_topics(collection).items()}
+    features = collection_features(collections, collection, info.collection_version) if strategy.name == "cal" else None
     priors: dict[str, dict[str, int]] = {}
     if strategy.uses_prior:
-        for (t, d), by_model in store.adjudications.model_grades(collection, pool_version).items():
+        for (t, d), by_model in adjudications.model_grades(collection, pool_version).items():
             grades = sorted(by_model.values())
             priors.setdefault(t, {})[d] = grades[(len(grades) - 1) // 2]
-    pools = build_topic_pools(entries, contributions, queries=queries, features=features, priors=priors)
-    return {p.topic_id: p for p in pools}
+    built = build_topic_pools(entries, contributions, queries=queries, features=features, priors=priors)
+    return {p.topic_id: p for p in built}
 
 
 def refresh_topics(store: Store, pool_version: str, topics: Sequence[str] | None = None) -> int:
@@ -160,7 +164,7 @@ def refresh_topics(store: Store, pool_version: str, topics: Sequence[str] | None
     strategy = parse_strategy(setting.strategy)
     plan = stopping_plan(setting)
     collection = store.pools.get_pool(pool_version).collection
-    pools = _topic_pools(store, pool_version, strategy, topics, collection)
+    pools = _topic_pools(store.pools, store.collections, store.adjudications, pool_version, strategy, topics, collection)
     judged = store.adjudications.final_grades_detail(pool_version, ORDER_RULE).qrels
     sequence = store.judgments.first_judged(collection, pool_version)
     for topic_id in (list(pools) if topics is None else [t for t in topics if t in pools]):
@@ -254,7 +258,7 @@ class StrategyProgress:
         return sum(values) if values else None
 
 
-def strategy_progress(store: Store, session: Session, pool_version: str) -> StrategyProgress:
+def strategy_progress(judging: Judging, pools: Pools, session: Session, pool_version: str) -> StrategyProgress:
     """The Progress page's strategy section (lead only: it shows relevance counts).
 
     Raises:
@@ -264,11 +268,11 @@ def strategy_progress(store: Store, session: Session, pool_version: str) -> Stra
     from workbench.judging.queue import topic_order
 
     _require_lead(session, "see the judging strategy's progress")
-    store.pools.get_pool(pool_version)
-    setting = store.judging.judging_setting(pool_version)
+    pools.get_pool(pool_version)
+    setting = judging.judging_setting(pool_version)
     if setting is None:
         return StrategyProgress(pool_version, None)
-    states = store.judging.topic_orders(pool_version)
+    states = judging.topic_orders(pool_version)
     plan = stopping_plan(setting)
     rows = tuple(
         TopicStrategyRow(t, states[t].n_judged, states[t].n_relevant, states[t].estimate, states[t].stopped,
