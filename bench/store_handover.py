@@ -5,7 +5,7 @@ hands the file over (``workbench.store.core``). Two scenarios, each with a CLI
 loop (``workbench pool stats``, ``qrels list``, ``collections``, one after
 another, as a lead would run them) competing for the file:
 
-* **writers**: 8 writer processes, each a ``LabelStore`` at its defaults (no
+* **writers**: 8 writer processes, each a ``Store`` at its defaults (no
   linger), each an assessor saving judgments through the UI's service path
   (``load_view`` then ``save_judgment``) as fast as it can. Reported: the wait
   of every lease (time from asking for the file to holding it), p50/p95/max,
@@ -60,20 +60,20 @@ def seed(db: Path) -> None:
     """150 documents, 2 topics, pool p1 (200 entries) assigned in full to assessors a0..a7."""
     from pooling.pool import build_pool
     from workbench.services.judging import assessments as svc
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import Document, RunInfo, Topic
 
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
+    store = Store(db, client="seed", lock_timeout_s=60)
     docs = [Document(f"doc{i:03d}", f"Title {i}", f"flow text {i} " * 5) for i in range(150)]
-    store.ingest_collection("big", docs, [Topic("1", "flow"), Topic("2", "text")])
-    version = store.latest_collection_version("big")
+    store.collections.ingest_collection("big", docs, [Topic("1", "flow"), Topic("2", "text")])
+    version = store.collections.latest_collection_version("big")
     base = {t: {f"doc{i:03d}": float(200 - i) for i in range(100)} for t in ("1", "2")}
-    store.save_run(RunInfo("base", "imported", {}, 100, "big", version), base)
-    store.save_pool("p1", build_pool({"base": base}, 100), collection="big", collection_version=version)
-    store.add_user("lead", "lead", token="lead-token-1")
+    store.runs.save_run(RunInfo("base", "imported", {}, 100, "big", version), base)
+    store.pools.save_pool("p1", build_pool({"base": base}, 100), collection="big", collection_version=version)
+    store.users.add_user("lead", "lead", token="lead-token-1")
     for k in range(N):
-        store.add_user(f"a{k}", "assessor", token=f"a{k}-token-1", lead="lead")
-    svc.assign_pool(store, svc.sign_in(store, "lead", "lead-token-1"), "p1", [f"a{k}" for k in range(N)],
+        store.users.add_user(f"a{k}", "assessor", token=f"a{k}-token-1", lead="lead")
+    svc.assign_pool(store, svc.sign_in(store.users, "lead", "lead-token-1"), "p1", [f"a{k}" for k in range(N)],
                     overlap=N, seed=5)
     store.release_file()
 
@@ -86,7 +86,7 @@ def _timed_leases(waits: list[float], leases: list[tuple[float, float, float]] |
     """
     from workbench.store import core
 
-    original = core.StoreCore.connection
+    original = core.Gateway.connection
 
     @contextlib.contextmanager
     def connection(self, purpose: str = ""):  # type: ignore[no-untyped-def]
@@ -102,7 +102,7 @@ def _timed_leases(waits: list[float], leases: list[tuple[float, float, float]] |
             if leases is not None and got is not None:
                 leases.append((asked, got, time.monotonic()))
 
-    core.StoreCore.connection = connection  # type: ignore[method-assign]
+    core.Gateway.connection = connection  # type: ignore[method-assign]
 
 
 def cli_main(out: str, argv: list[str]) -> int:
@@ -137,8 +137,8 @@ def handover_gaps(leases: list[tuple[float, float, float]]) -> list[float]:
 def _sign_in(store, name: str):  # type: ignore[no-untyped-def]
     from workbench.services.judging import assessments as svc
 
-    s = svc.sign_in(store, name, f"{name}-token-1")
-    return s, svc.queue_state(store, s).n_total
+    s = svc.sign_in(store.users, name, f"{name}-token-1")
+    return s, svc.queue_state(store.judging, s).n_total
 
 
 def _barrier(ready: Path, go: Path) -> float:
@@ -157,7 +157,7 @@ def _judge(store, session, n_total: int, until: float, saves: list[float],  # ty
     s = session
     position, rnd = 0, 0
     while time.time() < until:
-        view = svc.load_view(store, s, position % n_total)
+        view = svc.load_view(store.judging, s, position % n_total)
         assert view is not None
         grade = (position + rnd) % 4
         t0 = time.perf_counter()
@@ -169,12 +169,12 @@ def _judge(store, session, n_total: int, until: float, saves: list[float],  # ty
 
 
 def writer_main(db: str, name: str, folder: str) -> None:
-    """One writer process: a LabelStore at its defaults, timing every lease after the start."""
-    from workbench.store import LabelStore
+    """One writer process: a Store at its defaults, timing every lease after the start."""
+    from workbench.store import Store
 
     waits: list[float] = []
     leases: list[tuple[float, float, float]] = []
-    store = LabelStore(db, client=f"writer {name}", lock_timeout_s=120)
+    store = Store(db, client=f"writer {name}", lock_timeout_s=120)
     session, n_total = _sign_in(store, name)
     _timed_leases(waits, leases)
     saves: list[float] = []
@@ -189,10 +189,10 @@ def writer_main(db: str, name: str, folder: str) -> None:
 def ui_main(db: str, folder: str) -> None:
     """One UI-like process: the app's store settings, 8 sessions in threads."""
     from workbench.app import STORE_LINGER_S
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     waits: list[float] = []
-    store = LabelStore(db, client="workbench ui (bench)", lock_timeout_s=120, linger_s=STORE_LINGER_S)
+    store = Store(db, client="workbench ui (bench)", lock_timeout_s=120, linger_s=STORE_LINGER_S)
     sessions = [_sign_in(store, f"a{k}") for k in range(N)]
     _timed_leases(waits)
     saves: list[list[float]] = [[] for _ in range(N)]
@@ -276,10 +276,10 @@ def run_scenario(kind: str, seconds: float) -> dict[str, object]:
         leases = [tuple(x) for d in data for x in d.get("leases", [])]
         holds = [r - g for _a, g, r in leases]
         gaps = handover_gaps([*leases, *cli_leases]) if kind == "writers" else []
-        from workbench.store import LabelStore
+        from workbench.store import Store
 
-        store = LabelStore(db, client="check")
-        n_rows = store.count_judgments("big")  # every save has a fresh token: one row each
+        store = Store(db, client="check")
+        n_rows = store.judgments.count_judgments("big")  # every save has a fresh token: one row each
         store.release_file()
     bad_cli = [c for c in cli if c[1] != 0]
     return {

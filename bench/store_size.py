@@ -14,7 +14,7 @@ load); it is kept in ``--data`` with marker files (``built``, ``imported``,
 1,000 re-grades (the measured steps), which the next run's figures include.
 
 Set-up (timed, reported, not the targets): a collection of 1,000,000 short
-documents and 1,000 topics (``LabelStore.ingest_collection``), one run of 1,000
+documents and 1,000 topics (``store.collections.ingest_collection``), one run of 1,000
 documents per topic (a Parquet run, stored with ``import_run_file``: a pool
 names stored runs only) pooled at depth 1,000 (the bulk pool path,
 ``services.runs.pooling.pool_from_files``, stored with ``save_pool``), a lead
@@ -77,7 +77,7 @@ def build(data: Path) -> list[str]:
     import pyarrow.parquet as pq
 
     from workbench.services.runs.pooling import pool_from_files
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import Document, Topic
 
     db = data / "store.duckdb"
@@ -87,10 +87,10 @@ def build(data: Path) -> list[str]:
     for p in data.glob("store.duckdb*"):
         p.unlink()
     lines = []
-    store = LabelStore(db, client="bench", lock_timeout_s=600)
+    store = Store(db, client="bench", lock_timeout_s=600)
     t0 = time.perf_counter()
     docs = [Document(_doc(t, j), "", f"document {j} of topic {t}") for t in range(N_TOPICS) for j in range(N_DOCS_PER_TOPIC)]
-    store.ingest_collection("campaign", docs, [Topic(str(t + 1), f"topic {t + 1}") for t in range(N_TOPICS)])
+    store.collections.ingest_collection("campaign", docs, [Topic(str(t + 1), f"topic {t + 1}") for t in range(N_TOPICS)])
     del docs
     lines.append(f"- collection: {N_TOPICS * N_DOCS_PER_TOPIC:,} documents and {N_TOPICS:,} topics ingested in "
                  f"{time.perf_counter() - t0:.0f} s (load {load()})")
@@ -100,16 +100,16 @@ def build(data: Path) -> list[str]:
     run_path = data / "system.parquet"
     pq.write_table(pa.table({"topic_id": [str(x + 1) for x in t], "doc_id": [_doc(a, b) for a, b in zip(t, j, strict=True)],
                              "score": (N_DOCS_PER_TOPIC - j).astype(np.float64)}), run_path)
-    store.import_run_file(run_path, "system", collection="campaign",
+    store.runs.import_run_file(run_path, "system", collection="campaign",
                           description="bench/store_size.py: the one run the campaign pool is built from")
     pool = pool_from_files([run_path], N_DOCS_PER_TOPIC)
-    store.save_pool("campaign-pool", pool, collection="campaign",
-                    collection_version=store.latest_collection_version("campaign"))
+    store.pools.save_pool("campaign-pool", pool, collection="campaign",
+                    collection_version=store.collections.latest_collection_version("campaign"))
     lines.append(f"- pool: {pool.n_entries:,} documents at depth {N_DOCS_PER_TOPIC:,} built and stored in "
                  f"{time.perf_counter() - t0:.0f} s (load {load()})")
-    store.add_user("boss", "lead", token=TOKENS["boss"])
+    store.users.add_user("boss", "lead", token=TOKENS["boss"])
     for name in ("ann", "bob", "cat"):
-        store.add_user(name, token=TOKENS[name], lead="boss")
+        store.users.add_user(name, token=TOKENS[name], lead="boss")
     rng = np.random.default_rng(5)
     base = rng.choice([0, 1, 2, 3], size=len(t), p=[0.6, 0.2, 0.12, 0.08])
     for name, seed in (("ann", 1), ("bob", 2)):
@@ -126,16 +126,16 @@ SAVES = """
 import sys, time, json
 from workbench.app import STORE_LINGER_S
 from workbench.services import judging as svc
-from workbench.store import LabelStore
+from workbench.store import Store
 linger = STORE_LINGER_S if sys.argv[5] == "ui" else 0.0
-store = LabelStore(sys.argv[1], client="bench saves", lock_timeout_s=600, linger_s=linger)
+store = Store(sys.argv[1], client="bench saves", lock_timeout_s=600, linger_s=linger)
 n = int(sys.argv[2])
-session = svc.sign_in(store, "cat", sys.argv[4])
+session = svc.sign_in(store.users, "cat", sys.argv[4])
 times = []
-state = svc.queue_state(store, session)
+state = svc.queue_state(store.judging, session)
 position = state.resume
 for i in range(n):
-    view = svc.load_view(store, session, position)
+    view = svc.load_view(store.judging, session, position)
     if view is None:
         break
     t0 = time.perf_counter()

@@ -20,10 +20,10 @@ RAW_CRANFIELD = ROOT.parent / "shared" / "data" / "cranfield"
 
 @pytest.fixture
 def store(tmp_path):
-    """A fresh LabelStore in a temporary folder."""
-    from workbench.store import LabelStore
+    """A fresh Store in a temporary folder."""
+    from workbench.store import Store
 
-    return LabelStore(tmp_path / "wb.duckdb", client="pytest", lock_timeout_s=30)
+    return Store(tmp_path / "wb.duckdb", client="pytest", lock_timeout_s=30)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ stage. Cost is measured, never computed from a constant: the wall time of each
 topic's reranking call, with the batch size, device and model identity it was
 measured under.
 
-Pure records (no I/O); ``workbench.store.lineage`` stores them and
+Pure records (no I/O); ``store.runs`` (``workbench.store.runs``) stores them and
 ``pooling.retrievers.rerank`` produces them.
 """
 

@@ -59,14 +59,14 @@ def cranfield_store():
     """A store with Cranfield, a depth-100 BM25 run and the MiniLM embeddings cached (built once)."""
     from workbench.services.collections.ingest import ingest_folder
     from workbench.services.runs.pooling import make_bm25_run, make_dense_run
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     CACHE.mkdir(parents=True, exist_ok=True)
-    store = LabelStore(CACHE / "cranfield.duckdb", client="bench", linger_s=1.0, min_turn_s=1.0)  # as the CLI
-    if not store.has_run("bm25"):
+    store = Store(CACHE / "cranfield.duckdb", client="bench", linger_s=1.0, min_turn_s=1.0)  # as the CLI
+    if not store.runs.has_run("bm25"):
         ingest_folder(store, SAMPLE)
         make_bm25_run(store, "cranfield", "bm25", depth=100)
-    if not store.has_run("dense"):
+    if not store.runs.has_run("dense"):
         print("encoding the Cranfield documents once (MiniLM)...", file=sys.stderr)
         make_dense_run(store, "cranfield", "dense", depth=100, threads=2)
     return store
@@ -83,7 +83,7 @@ def bench_throughput(n_topics: int, depth: int = 100, cold: bool = False) -> lis
     from workbench.services.runs.stages import load_candidates
 
     store = cranfield_store()
-    cands = load_candidates(store, "bm25", depth)
+    cands = load_candidates(store.collections, store.runs, "bm25", depth)
     topics = sorted(cands.lists, key=lambda t: int(t))[:n_topics]
     queries = {t: cands.queries[t] for t in topics}
     lists = {t: cands.lists[t] for t in topics}
@@ -93,7 +93,7 @@ def bench_throughput(n_topics: int, depth: int = 100, cold: bool = False) -> lis
     for threads in (1, 2):
         torch.set_num_threads(threads)
         cases = [
-            ("bi-encoder all-MiniLM-L6-v2, cached document vectors", BiEncoderReranker(cache=store, threads=threads),
+            ("bi-encoder all-MiniLM-L6-v2, cached document vectors", BiEncoderReranker(cache=store.vectors, threads=threads),
              False),
             ("tiny cross-encoder (2 layers, hidden 32), batch 32", CrossEncoderReranker(tiny, threads=threads), False),
         ]
@@ -130,19 +130,19 @@ def bench_throughput(n_topics: int, depth: int = 100, cold: bool = False) -> lis
 def synthetic_store(n_topics: int = 5000, depth: int = 100, seed: int = 0):
     """A store with n_topics topics, a depth-``depth`` candidate run and a permuted rerank of it."""
     from workbench.lineage import RunLineage
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import Document, RunInfo, Topic
 
     CACHE.mkdir(parents=True, exist_ok=True)
-    store = LabelStore(CACHE / f"synthetic-{n_topics}x{depth}.duckdb", client="bench", linger_s=1.0,
+    store = Store(CACHE / f"synthetic-{n_topics}x{depth}.duckdb", client="bench", linger_s=1.0,
                        min_turn_s=1.0)  # the CLI's store settings
-    if store.has_run("cand-rr"):
+    if store.runs.has_run("cand-rr"):
         return store
     rng = np.random.default_rng(seed)
     n_docs = 50_000
     docs = [Document(f"doc{i}", "", f"text {i}") for i in range(n_docs)]
     topics = [Topic(str(t), f"query {t}") for t in range(n_topics)]
-    store.ingest_collection("syn", docs, topics)
+    store.collections.ingest_collection("syn", docs, topics)
     cand: dict[str, dict[str, float]] = {}
     final: dict[str, dict[str, float]] = {}
     qrels: dict[str, dict[str, int]] = {}
@@ -154,10 +154,10 @@ def synthetic_store(n_topics: int = 5000, depth: int = 100, seed: int = 0):
         final[str(t)] = {ranked_docs[i]: float(depth - r) for r, i in enumerate(perm)}
         rel = list(rng.choice(ranked_docs, size=3, replace=False)) + [f"doc{i}" for i in ids[depth:depth + 3]]
         qrels[str(t)] = {d: int(rng.integers(1, 4)) for d in rel}
-    store.save_run(RunInfo("cand", "bm25", {}, depth, "syn"), cand)
-    store.save_rerank_run(RunInfo("cand-rr", "rerank", {}, depth, "syn"), final,
+    store.runs.save_run(RunInfo("cand", "bm25", {}, depth, "syn"), cand)
+    store.runs.save_rerank_run(RunInfo("cand-rr", "rerank", {}, depth, "syn"), final,
                           RunLineage("cand-rr", "cand", depth, "perm", "external", origin="imported"))
-    store.create_qrels_version("syn-qrels", "syn", qrels, origin="imported", rule="synthetic")
+    store.qrels.create_qrels_version("syn-qrels", "syn", qrels, origin="imported", rule="synthetic")
     return store
 
 
@@ -183,16 +183,16 @@ def bench_overhead(repeat: int) -> list[str]:
            "| overhead, CPU median | overhead, wall median |", "|---|---:|---:|---:|---:|---:|---:|"]
     cases = []
     cran = cranfield_store()
-    if not cran.has_run("bm25+perm50"):
+    if not cran.runs.has_run("bm25+perm50"):
         from workbench.lineage import RunLineage
         from workbench.ranking import ranked_ids
         from workbench.types import RunInfo
 
         rng = np.random.default_rng(1)
-        top = {t: ranked_ids(s, 50) for t, s in cran.get_run("bm25", depth=50).items()}
+        top = {t: ranked_ids(s, 50) for t, s in cran.runs.get_run("bm25", depth=50).items()}
         final = {t: {d: float(len(ds) - r) for r, d in enumerate(rng.permutation(ds))} for t, ds in top.items()}
-        info = cran.get_run_info("bm25")
-        cran.save_rerank_run(RunInfo("bm25+perm50", "rerank", {}, 50, info.collection), final,
+        info = cran.runs.get_run_info("bm25")
+        cran.runs.save_rerank_run(RunInfo("bm25+perm50", "rerank", {}, 50, info.collection), final,
                              RunLineage("bm25+perm50", "bm25", 50, "perm", "external", origin="imported"))
     cases.append(("Cranfield", cran, "bm25", "bm25+perm50", "cranfield-reference", 50))
     print("building the synthetic store (once)...", file=sys.stderr)

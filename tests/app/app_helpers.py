@@ -39,20 +39,20 @@ def seed_store(db: Path, *, assessors: tuple[str, ...] = ("ann", "bob"), overlap
     """
     from pooling.pool import build_pool
     from workbench.services.judging import assessments as svc
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
-    store.ingest_collection(COLLECTION, DOCUMENTS, TOPICS)
-    version = store.latest_collection_version(COLLECTION)
+    store = Store(db, client="seed", lock_timeout_s=60)
+    store.collections.ingest_collection(COLLECTION, DOCUMENTS, TOPICS)
+    version = store.collections.latest_collection_version(COLLECTION)
     for name, run in RUNS.items():
-        store.save_run(RunInfo(name, "imported", {}, 10, COLLECTION, version), run)
-    store.save_pool(pool, build_pool(RUNS, depth), collection=COLLECTION, collection_version=version)
-    store.add_user("lead", "lead", token=TOKENS["lead"])
+        store.runs.save_run(RunInfo(name, "imported", {}, 10, COLLECTION, version), run)
+    store.pools.save_pool(pool, build_pool(RUNS, depth), collection=COLLECTION, collection_version=version)
+    store.users.add_user("lead", "lead", token=TOKENS["lead"])
     for a in assessors:
-        store.add_user(a, "assessor", token=TOKENS.get(a, f"{a}-token-1"), lead="lead")
-    lead = svc.sign_in(store, "lead", TOKENS["lead"])
+        store.users.add_user(a, "assessor", token=TOKENS.get(a, f"{a}-token-1"), lead="lead")
+    lead = svc.sign_in(store.users, "lead", TOKENS["lead"])
     svc.assign_pool(store, lead, pool, list(assessors), overlap=overlap, seed=11, band_size=2)
-    return {a: [(q.topic_id, q.doc_id) for q in store.assessor_queue(a)] for a in assessors}
+    return {a: [(q.topic_id, q.doc_id) for q in store.judging.assessor_queue(a)] for a in assessors}
 
 
 def new_app():

@@ -54,10 +54,10 @@ def test_assessor_judges_resumes_and_changes_a_grade(seeded):
     assert shown(at2) == queues["ann"][2]
     assert "Judged 2 · unsure 0 · of 6 (33%)" in at2.sidebar.get("progress")[0].proto.text
 
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="test")
-    hist = store.judgment_history("toy", first[0], first[1], "ann")
+    store = Store(db, client="test")
+    hist = store.judgments.judgment_history("toy", first[0], first[1], "ann")
     assert [(h.grade, h.unsure) for h in hist] == [(None, True), (ANN[first], False)]
     assert all(h.duration_ms >= 0 for h in hist)
 
@@ -134,9 +134,9 @@ def test_two_assessors_then_lead_adjudicates_and_publishes(seeded):
         "2 0 d2 3",
         "2 0 d5 1",
     ]
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    info = LabelStore(db, client="test").get_qrels_info("toy-v1")
+    info = Store(db, client="test").qrels.get_qrels_info("toy-v1")
     assert (info.rule, info.pool_version, info.created_by) == ("adjudicated>unanimous>median", "p1", "lead")
 
 

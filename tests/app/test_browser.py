@@ -71,12 +71,12 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
 
     # While the UI is up, another process-level client writes through the store
     # (the lease hands the file over): bob's judgments of the same documents.
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import Judgment
 
-    other = LabelStore(db, client="pytest (bob's judgments)", lock_timeout_s=60)
+    other = Store(db, client="pytest (bob's judgments)", lock_timeout_s=60)
     for (topic_id, doc_id), grade in BOB.items():
-        other.record_judgment(Judgment(topic_id, doc_id, "bob", grade), collection=COLLECTION, pool_version="p1")
+        other.judgments.record_judgment(Judgment(topic_id, doc_id, "bob", grade), collection=COLLECTION, pool_version="p1")
 
     page.get_by_role("button", name="Sign out").click()
     _sign_in(page, "lead")
@@ -94,7 +94,7 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     page.screenshot(path=str(SCREENSHOTS / "agreement.png"), full_page=True)
 
     # Scoreboard over a qrels version another client stores while the UI is up
-    other.create_qrels_version("toy-v1", COLLECTION, {"1": {"d1": 2, "d6": 1}, "2": {"d2": 1}},
+    other.qrels.create_qrels_version("toy-v1", COLLECTION, {"1": {"d1": 2, "d6": 1}, "2": {"d2": 1}},
                                origin="imported", rule="test")
     page.get_by_role("link", name="Scoreboard").click()
     status(page, page="scoreboard", user="lead")
@@ -110,14 +110,14 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
     log = log_path.read_text()
     assert "Traceback" not in log, log
 
-    store = LabelStore(db, client="pytest check")
-    current = {(j.topic_id, j.doc_id): j for j in store.current_judgments(COLLECTION) if j.assessor == "ann"}
+    store = Store(db, client="pytest check")
+    current = {(j.topic_id, j.doc_id): j for j in store.judgments.current_judgments(COLLECTION) if j.assessor == "ann"}
     expected = {k: ANN[k] for i, k in enumerate(q) if i != 3}
     assert {k: j.grade for k, j in current.items()} == expected
     assert current[q[2]].note == "grade 3 or 1, hard"
-    hist = store.judgment_history(COLLECTION, q[0][0], q[0][1], "ann")
+    hist = store.judgments.judgment_history(COLLECTION, q[0][0], q[0][1], "ann")
     assert [(h.grade, h.unsure) for h in hist] == [(None, True), (ANN[q[0]], False)]
-    assert store.count_judgments(COLLECTION) == 6 + 6  # ann: 5 + 1 unsure; bob: 6
+    assert store.judgments.count_judgments(COLLECTION) == 6 + 6  # ann: 5 + 1 unsure; bob: 6
     assert (SCREENSHOTS / "judging.png").stat().st_size > 10_000
     assert (SCREENSHOTS / "agreement.png").stat().st_size > 10_000
     assert (SCREENSHOTS / "scoreboard.png").stat().st_size > 10_000
@@ -148,10 +148,10 @@ def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, p
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=30)
     assert "Traceback" not in log_path.read_text()
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="pytest check")
-    saved = [(h.topic_id, h.doc_id) for t, d in queues["ann"] for h in store.judgment_history(COLLECTION, t, d, "ann")]
+    store = Store(db, client="pytest check")
+    saved = [(h.topic_id, h.doc_id) for t, d in queues["ann"] for h in store.judgments.judgment_history(COLLECTION, t, d, "ann")]
     assert 1 <= len(saved) == len(set(saved))
     assert saved == queues["ann"][: len(saved)]
     assert position == len(saved) + 1

@@ -34,21 +34,21 @@ def _seed(db: Path) -> None:
     assigned all 200 entries."""
     from pooling.pool import build_pool
     from workbench.services.judging import assessments as svc
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
+    store = Store(db, client="seed", lock_timeout_s=60)
     docs = [Document(f"doc{i:03d}", f"Title {i}", f"flow text {i} " * 5) for i in range(150)]
-    store.ingest_collection("big", docs, [Topic("1", "flow"), Topic("2", "text")])
-    version = store.latest_collection_version("big")
+    store.collections.ingest_collection("big", docs, [Topic("1", "flow"), Topic("2", "text")])
+    version = store.collections.latest_collection_version("big")
     base = {t: {f"doc{i:03d}": float(200 - i) for i in range(100)} for t in ("1", "2")}
     newer = {t: {f"doc{i:03d}": float(200 - i) for i in range(100, 150)} for t in ("1", "2")}
-    store.save_run(RunInfo("base", "imported", {}, 100, "big", version), base)
-    store.save_run(RunInfo("newer", "imported", {}, 50, "big", version), newer)
-    store.save_pool("p1", build_pool({"base": base}, 100), collection="big", collection_version=version)
-    store.add_user("lead", "lead", token=LEAD_TOKEN)
+    store.runs.save_run(RunInfo("base", "imported", {}, 100, "big", version), base)
+    store.runs.save_run(RunInfo("newer", "imported", {}, 50, "big", version), newer)
+    store.pools.save_pool("p1", build_pool({"base": base}, 100), collection="big", collection_version=version)
+    store.users.add_user("lead", "lead", token=LEAD_TOKEN)
     for k in range(N_ASSESSORS):
-        store.add_user(f"a{k}", "assessor", token=f"a{k}-token-1", lead="lead")
-    lead = svc.sign_in(store, "lead", LEAD_TOKEN)
+        store.users.add_user(f"a{k}", "assessor", token=f"a{k}-token-1", lead="lead")
+    lead = svc.sign_in(store.users, "lead", LEAD_TOKEN)
     svc.assign_pool(store, lead, "p1", [f"a{k}" for k in range(N_ASSESSORS)], overlap=N_ASSESSORS, seed=5)
 
 
@@ -58,26 +58,26 @@ def _cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_eight_sessions_save_while_cli_commands_run(tmp_path):
     from workbench.services.judging import assessments as svc
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db = tmp_path / "wb.duckdb"
     _seed(db)
     from workbench.app import STORE_LINGER_S
 
     # One store object per process, configured as the UI's st.cache_resource holds it.
-    store = LabelStore(db, client="workbench ui (test)", lock_timeout_s=120, linger_s=STORE_LINGER_S)
+    store = Store(db, client="workbench ui (test)", lock_timeout_s=120, linger_s=STORE_LINGER_S)
     saved: dict[str, list[tuple[int, str, str, int]]] = {f"a{k}": [] for k in range(N_ASSESSORS)}
     errors: list[BaseException] = []
     progress = threading.Semaphore(0)
 
     def session(name: str) -> None:
         try:
-            s = svc.sign_in(store, name, f"{name}-token-1")
-            position = svc.queue_state(store, s).resume
+            s = svc.sign_in(store.users, name, f"{name}-token-1")
+            position = svc.queue_state(store.judging, s).resume
             for _ in range(PER_ASSESSOR):
-                state = svc.queue_state(store, s)  # the sidebar and the page read it on every run
+                state = svc.queue_state(store.judging, s)  # the sidebar and the page read it on every run
                 assert state.n_total == 200
-                view = svc.load_view(store, s, position)
+                view = svc.load_view(store.judging, s, position)
                 assert view is not None
                 grade = (int(view.document.doc_id[3:]) + int(name[1:])) % 4
                 jid = svc.save_judgment(store, s, view, grade=grade, duration_ms=5, save_token=uuid.uuid4().hex)
@@ -120,28 +120,28 @@ def test_eight_sessions_save_while_cli_commands_run(tmp_path):
 
     every = [row for rows in saved.values() for row in rows]
     assert len(every) == N_ASSESSORS * PER_ASSESSOR
-    current = store.current_judgments("big")
-    assert store.count_judgments("big") == N_ASSESSORS * PER_ASSESSOR  # none duplicated
+    current = store.judgments.current_judgments("big")
+    assert store.judgments.count_judgments("big") == N_ASSESSORS * PER_ASSESSOR  # none duplicated
     assert len(current) == N_ASSESSORS * PER_ASSESSOR
     stored = {(j.assessor, j.topic_id, j.doc_id): (j.judgment_id, j.grade) for j in current}
     for name, rows in saved.items():
         for jid, topic_id, doc_id, grade in rows:
             assert stored[(name, topic_id, doc_id)] == (jid, grade)
-    assert store.get_pool("p2").n_entries == 100  # 50 pool-novel documents per topic
-    assert store.get_qrels_info("mid-judging").pool_version == "p1"
+    assert store.pools.get_pool("p2").n_entries == 100  # 50 pool-novel documents per topic
+    assert store.qrels.get_qrels_info("mid-judging").pool_version == "p1"
 
 
 KILLED = textwrap.dedent(
     """
     import sys, uuid
     from workbench.services.judging import assessments as svc
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(sys.argv[1], client="killed ui", lock_timeout_s=60)
-    s = svc.sign_in(store, "a0", "a0-token-1")
-    position = svc.queue_state(store, s).resume
+    store = Store(sys.argv[1], client="killed ui", lock_timeout_s=60)
+    s = svc.sign_in(store.users, "a0", "a0-token-1")
+    position = svc.queue_state(store.judging, s).resume
     while True:
-        view = svc.load_view(store, s, position)
+        view = svc.load_view(store.judging, s, position)
         if view is None:
             break
         jid = svc.save_judgment(store, s, view, grade=position % 4, save_token=uuid.uuid4().hex)
@@ -152,7 +152,7 @@ KILLED = textwrap.dedent(
 
 
 def test_sigkill_mid_judging_loses_no_acknowledged_judgment(tmp_path):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db = tmp_path / "wb.duckdb"
     _seed(db)
@@ -176,8 +176,8 @@ def test_sigkill_mid_judging_loses_no_acknowledged_judgment(tmp_path):
     )
     assert len(acked) >= 40
 
-    store = LabelStore(db, client="after kill")
-    current = {(j.topic_id, j.doc_id): (j.judgment_id, j.grade) for j in store.current_judgments("big")}
+    store = Store(db, client="after kill")
+    current = {(j.topic_id, j.doc_id): (j.judgment_id, j.grade) for j in store.judgments.current_judgments("big")}
     for jid, topic_id, doc_id, grade in acked:
         assert current[(topic_id, doc_id)] == (jid, grade)
     assert len(current) in (len(acked), len(acked) + 1)  # at most one committed but not yet acknowledged

@@ -11,13 +11,13 @@ from app_helpers import COLLECTION, new_app, shown, sign_in
 
 
 def _store(db):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    return LabelStore(db, client="pytest check")
+    return Store(db, client="pytest check")
 
 
 def _current(db, doc, who="ann"):
-    cur = {(c.doc_id, c.assessor): (c.grade, c.unsure) for c in _store(db).current_judgments(COLLECTION)}
+    cur = {(c.doc_id, c.assessor): (c.grade, c.unsure) for c in _store(db).judgments.current_judgments(COLLECTION)}
     return cur.get((doc, who))
 
 
@@ -48,7 +48,7 @@ def test_a_note_is_kept_as_a_draft_and_saved_with_the_grade_never_as_one(seeded)
     at.button(key="judge_prev").click().run()
     assert at.text_area(key="judge_note").value == "check figure 3"  # the draft survives moving around
     at.button(key="judge_grade_2").click().run()
-    hist = _store(db).judgment_history(COLLECTION, *first, "ann")
+    hist = _store(db).judgments.judgment_history(COLLECTION, *first, "ann")
     assert [(h.grade, h.note) for h in hist] == [(2, "check figure 3")]
 
 
@@ -68,7 +68,7 @@ def test_save_note_on_its_own_keeps_the_grade_or_saves_no_judgment(seeded):
     at.button(key="judge_save_note").click().run()
     assert "(grade 0; nothing else changed)" in at.info[0].value
     assert _current(db, first[1]) == (0, False)
-    assert [h.note for h in _store(db).judgment_history(COLLECTION, *first, "ann")][-1] == "off scope"
+    assert [h.note for h in _store(db).judgments.judgment_history(COLLECTION, *first, "ann")][-1] == "off scope"
 
 
 def test_undo_restores_the_previous_grade_and_goes_back(seeded):

@@ -21,7 +21,7 @@ def _back_to(at, position: int, shown_state: dict):
 
 
 def test_quick_regrade_lands_and_the_message_reports_the_store(seeded):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db, queues = seeded
     at = sign_in(new_app(), "ann")
@@ -41,8 +41,8 @@ def test_quick_regrade_lands_and_the_message_reports_the_store(seeded):
     at.button(key="judge_grade_3").click().run()
     assert at.success[0].value.startswith(f"Already saved grade 3 for document {first[1]}")
 
-    store = LabelStore(db, client="test")
-    hist = store.judgment_history("toy", first[0], first[1], "ann")
+    store = Store(db, client="test")
+    hist = store.judgments.judgment_history("toy", first[0], first[1], "ann")
     assert [h.grade for h in hist] == [1, 3]
-    current = {(c.topic_id, c.doc_id): c.grade for c in store.current_judgments("toy") if c.assessor == "ann"}
+    current = {(c.topic_id, c.doc_id): c.grade for c in store.judgments.current_judgments("toy") if c.assessor == "ann"}
     assert current == {first: 3}

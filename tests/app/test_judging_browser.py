@@ -46,12 +46,12 @@ def _stop(proc) -> None:
 
 
 def _history(db, doc_id, who="ann"):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="pytest check")
-    topic = next(t for t, d in [(j.topic_id, j.doc_id) for j in store.current_judgments(COLLECTION)] + [("1", doc_id)]
+    store = Store(db, client="pytest check")
+    topic = next(t for t, d in [(j.topic_id, j.doc_id) for j in store.judgments.current_judgments(COLLECTION)] + [("1", doc_id)]
                  if d == doc_id)
-    return store.judgment_history(COLLECTION, topic, doc_id, who)
+    return store.judgments.judgment_history(COLLECTION, topic, doc_id, who)
 
 
 def _tab_out_of_the_note(page) -> None:
@@ -164,7 +164,7 @@ def longest_cranfield(tmp_path, monkeypatch):
     in ann's queue, for topic 1 of the Cranfield queries."""
     from pooling.pool import build_pool
     from workbench.services.judging import assessments as svc
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import Document, RunInfo, Topic
 
     folder = ROOT / "sample_corpus" / "cranfield"
@@ -173,17 +173,17 @@ def longest_cranfield(tmp_path, monkeypatch):
     query = json.loads((folder / "queries.jsonl").read_text().splitlines()[0])
     db = tmp_path / "labels" / "cran.duckdb"
     db.parent.mkdir()
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
-    store.ingest_collection(COLLECTION, [Document(longest["_id"], longest["title"], longest["text"])],
+    store = Store(db, client="seed", lock_timeout_s=60)
+    store.collections.ingest_collection(COLLECTION, [Document(longest["_id"], longest["title"], longest["text"])],
                             [Topic(query["_id"], query["text"])])
     run = {query["_id"]: {longest["_id"]: 1.0}}
-    version = store.latest_collection_version(COLLECTION)
-    store.save_run(RunInfo("r", "imported", {}, 1, COLLECTION, version), run)
-    store.save_pool("p1", build_pool({"r": run}, 1), collection=COLLECTION,
-                    collection_version=store.latest_collection_version(COLLECTION))
-    store.add_user("lead", "lead", token=TOKENS["lead"])
-    store.add_user("ann", "assessor", token=TOKENS["ann"], lead="lead")
-    svc.assign_pool(store, svc.sign_in(store, "lead", TOKENS["lead"]), "p1", ["ann"])
+    version = store.collections.latest_collection_version(COLLECTION)
+    store.runs.save_run(RunInfo("r", "imported", {}, 1, COLLECTION, version), run)
+    store.pools.save_pool("p1", build_pool({"r": run}, 1), collection=COLLECTION,
+                    collection_version=store.collections.latest_collection_version(COLLECTION))
+    store.users.add_user("lead", "lead", token=TOKENS["lead"])
+    store.users.add_user("ann", "assessor", token=TOKENS["ann"], lead="lead")
+    svc.assign_pool(store, svc.sign_in(store.users, "lead", TOKENS["lead"]), "p1", ["ann"])
     return db, longest
 
 

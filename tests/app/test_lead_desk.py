@@ -14,13 +14,13 @@ BOB = {("1", "d1"): 2, ("1", "d3"): 0, ("1", "d4"): 3, ("1", "d6"): 1, ("2", "d2
 
 
 def _judged(db, durations: dict[str, list[int]] | None = None):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="seed judgments")
+    store = Store(db, client="seed judgments")
     for who, grades in (("ann", ANN), ("bob", BOB)):
         times = iter((durations or {}).get(who, []))
         for (t, d), g in grades.items():
-            store.record_judgment(Judgment(t, d, who, g, duration_ms=next(times, 0)), collection=COLLECTION,
+            store.judgments.record_judgment(Judgment(t, d, who, g, duration_ms=next(times, 0)), collection=COLLECTION,
                                   pool_version="p1")
     return store
 
@@ -43,7 +43,7 @@ def test_accept_the_suggestion_with_its_key_then_the_rest_in_a_batch(seeded):
     assert "**1 pending**" in page_text(at) and "1 already adjudicated" in page_text(at)
     at.button(key="adjudicate_accept_all").click().run()  # d6: lower median of 0, 1
     assert at.success[0].value == "Accepted 1 suggestion(s)."
-    adj = store.current_adjudications(COLLECTION, "p1")
+    adj = store.adjudications.current_adjudications(COLLECTION, "p1")
     assert {k: a.grade for k, a in adj.items()} == {("1", "d4"): 1, ("1", "d6"): 0}
     assert adj[("1", "d6")].rationale == "accepted the suggestion: rule 'median' (lower median of the grades) of 0, 1"
     assert "Nothing to adjudicate" in at.success[-1].value or "**0 pending**" in page_text(at)
@@ -54,10 +54,10 @@ def test_publish_defaults_to_the_pools_latest_version_and_says_how_grades_were_d
 
     db, _queues = seeded
     store = _judged(db)
-    lead = svc.sign_in(store, "lead", TOKENS["lead"])
-    svc.publish(store, lead, "p1", "toy-v1", rule="median")
-    store.create_qrels_version("toy-imported", COLLECTION, {"1": {"d1": 1}}, origin="imported", rule="test")
-    svc.adjudicate(store, lead, "p1", "1", "d4", 2, "suction matters here")
+    lead = svc.sign_in(store.users, "lead", TOKENS["lead"])
+    svc.publish(store.qrels, lead, "p1", "toy-v1", rule="median")
+    store.qrels.create_qrels_version("toy-imported", COLLECTION, {"1": {"d1": 1}}, origin="imported", rule="test")
+    svc.adjudicate(store.adjudications, store.judgments, store.pools, lead, "p1", "1", "d4", 2, "suction matters here")
     at = _lead("publish")
     assert at.selectbox(key="publish_parent_p1").value == "toy-v1"  # not the newer imported one
     changed = at.dataframe[0].value

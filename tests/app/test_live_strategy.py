@@ -21,18 +21,18 @@ def mtf_store(tmp_path, monkeypatch):
 
     from pooling.pool import build_pool
     from workbench.services.judging import assessments as svc
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db = tmp_path / "labels" / "wb.duckdb"
     db.parent.mkdir()
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
-    store.ingest_collection("toy", DOCUMENTS, [Topic("1", "laminar boundary layer flow")])
-    version = store.latest_collection_version("toy")
+    store = Store(db, client="seed", lock_timeout_s=60)
+    store.collections.ingest_collection("toy", DOCUMENTS, [Topic("1", "laminar boundary layer flow")])
+    version = store.collections.latest_collection_version("toy")
     for name, run in RUNS.items():
-        store.save_run(RunInfo(name, "imported", {}, 10, "toy", version), run)
-    store.save_pool("p1", build_pool(RUNS, 3), collection="toy", collection_version=version)
-    store.add_user("lead", "lead", token=TOKENS["lead"])
-    store.add_user("ann", "assessor", token=TOKENS["ann"], lead="lead")
+        store.runs.save_run(RunInfo(name, "imported", {}, 10, "toy", version), run)
+    store.pools.save_pool("p1", build_pool(RUNS, 3), collection="toy", collection_version=version)
+    store.users.add_user("lead", "lead", token=TOKENS["lead"])
+    store.users.add_user("ann", "assessor", token=TOKENS["ann"], lead="lead")
     svc.assign_pool(store, svc.Session("lead", "lead"), "p1", ["ann"], strategy="mtf")
     store.release_file()
     monkeypatch.setenv("WORKBENCH_DB", str(db))

@@ -61,12 +61,12 @@ def test_md_escape_makes_markdown_inert():
 
 
 def test_adjudicate_page_shows_titles_notes_and_rationales_as_text(hostile):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db, _queues = hostile
-    store = LabelStore(db, client="test")
-    store.record_judgment(Judgment("1", "d1", "ann", 0, note=NOTE), collection="toy", pool_version="p1")
-    store.record_judgment(Judgment("1", "d1", "bob", 3, note="**bold claim**"), collection="toy", pool_version="p1")
+    store = Store(db, client="test")
+    store.judgments.record_judgment(Judgment("1", "d1", "ann", 0, note=NOTE), collection="toy", pool_version="p1")
+    store.judgments.record_judgment(Judgment("1", "d1", "bob", 3, note="**bold claim**"), collection="toy", pool_version="p1")
     del store
 
     lead = sign_in(new_app(), "lead", TOKENS["lead"])
@@ -90,11 +90,11 @@ def test_adjudicate_page_shows_titles_notes_and_rationales_as_text(hostile):
 
 
 def test_other_pages_escape_the_hostile_title_and_note(hostile):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db, _queues = hostile
-    store = LabelStore(db, client="test")
-    store.record_judgment(Judgment("1", "d1", "ann", 0, note=NOTE), collection="toy", pool_version="p1")
+    store = Store(db, client="test")
+    store.judgments.record_judgment(Judgment("1", "d1", "ann", 0, note=NOTE), collection="toy", pool_version="p1")
     del store
     lead = sign_in(new_app(), "lead", TOKENS["lead"])
     for page in ("progress", "pool", "agreement", "publish", "judge"):
@@ -111,13 +111,13 @@ CHILD_NAME = "v2**b**`tick"  # no spaces: qrels version names have none (text.ch
 def test_qrels_version_names_are_text_on_the_qrels_versions_and_scoreboard_pages(hostile):
     """QA defect: qrels version names were rendered as Markdown in 6 places
     (lineage, compare header, subheader, caption, warnings, expander label)."""
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db, _queues = hostile
-    store = LabelStore(db, client="test")
-    store.create_qrels_version(QRELS_NAME, "toy", {"1": {"d1": 2, "d3": 0}, "2": {"d2": 1}},
+    store = Store(db, client="test")
+    store.qrels.create_qrels_version(QRELS_NAME, "toy", {"1": {"d1": 2, "d3": 0}, "2": {"d2": 1}},
                                origin="imported", rule="test")
-    store.create_qrels_version(CHILD_NAME, "toy", {"1": {"d1": 2, "d4": 1}, "2": {"d2": 1}},
+    store.qrels.create_qrels_version(CHILD_NAME, "toy", {"1": {"d1": 2, "d4": 1}, "2": {"d2": 1}},
                                origin="imported", rule="test", parent_version=QRELS_NAME)
     del store
     lead = sign_in(new_app(), "lead", TOKENS["lead"])

@@ -31,16 +31,16 @@ V1 = {"1": {"d1": 2, "d5": 1, "ghost": 1}, "2": {"d2": 1, "d4": 1, "d6": 1}}
 def misses_db(tmp_path, monkeypatch):
     import streamlit as st
 
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db = tmp_path / "labels" / "wb.duckdb"
     db.parent.mkdir()
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
-    store.ingest_collection("toy", DOCUMENTS, TOPICS)
-    store.save_run(RunInfo("bm25", "imported", {}, 6, "toy"), BM25)
-    store.save_run(RunInfo("dense", "imported", {}, 2, "toy"), DENSE)
-    store.create_qrels_version("toy-v1", "toy", V1, origin="imported", rule="test")
-    store.add_user("lead", "lead", token=TOKENS["lead"])
+    store = Store(db, client="seed", lock_timeout_s=60)
+    store.collections.ingest_collection("toy", DOCUMENTS, TOPICS)
+    store.runs.save_run(RunInfo("bm25", "imported", {}, 6, "toy"), BM25)
+    store.runs.save_run(RunInfo("dense", "imported", {}, 2, "toy"), DENSE)
+    store.qrels.create_qrels_version("toy-v1", "toy", V1, origin="imported", rule="test")
+    store.users.add_user("lead", "lead", token=TOKENS["lead"])
     store.release_file()
     monkeypatch.setenv("WORKBENCH_DB", str(db))
     monkeypatch.setenv("WORKBENCH_LOCK_TIMEOUT", "60")
@@ -86,7 +86,7 @@ def test_the_scoreboard_counts_misses_by_cause_and_filters_the_list(misses_db):
 
 
 def test_a_lead_sets_a_cause_from_the_section_and_the_counts_follow(misses_db):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     at = sign_in(new_app(), "lead", TOKENS["lead"])
     at.switch_page("app_pages/scoreboard.py").run()
@@ -102,7 +102,7 @@ def test_a_lead_sets_a_cause_from_the_section_and_the_counts_follow(misses_db):
     counts = {r["run"]: r for r in _frame(at, "residue").to_dict("records")}
     assert (counts["bm25"]["not indexed"], counts["bm25"]["vocabulary mismatch"], counts["bm25"]["set by lead"]) == (
         2, 1, 1)
-    store = LabelStore(misses_db, client="check")
-    [(decision, _)] = store.miss_cause_history("bm25", "toy-v1", "2", "d6")
+    store = Store(misses_db, client="check")
+    [(decision, _)] = store.misses.miss_cause_history("bm25", "toy-v1", "2", "d6")
     assert (decision.cause, decision.lead, decision.note) == (
         "not indexed", "lead", "d6 is a stub record, never indexed in production")

@@ -11,13 +11,13 @@ MODEL = "bot-judge-7"
 
 
 def _model_judges_everything(db, queues):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
-    store.add_model_assessor(MODEL, model="minilm", model_kind="bi-encoder", weights_hash="cd" * 32,
+    store = Store(db, client="seed", lock_timeout_s=60)
+    store.users.add_model_assessor(MODEL, model="minilm", model_kind="bi-encoder", weights_hash="cd" * 32,
                              grade_mapping="0:<0.3,1:<0.5,2:<0.7,3", lead="lead")
     for t, d in sorted({k for q in queues.values() for k in q}):
-        store.record_judgment(Judgment(t, d, MODEL, 3, note="bi-encoder score 0.9123"), collection="toy",
+        store.judgments.record_judgment(Judgment(t, d, MODEL, 3, note="bi-encoder score 0.9123"), collection="toy",
                               pool_version="p1")
     store.release_file()
 
@@ -37,12 +37,12 @@ def test_the_assessor_sees_nothing_of_the_model(seeded):
 def test_the_lead_sees_the_model_labelled(seeded):
     db, queues = seeded
     _model_judges_everything(db, queues)
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
+    store = Store(db, client="seed", lock_timeout_s=60)
     t, d = queues["ann"][0]
-    store.record_judgment(Judgment(t, d, "ann", 0), collection="toy", pool_version="p1")
-    store.record_judgment(Judgment(t, d, "bob", 2), collection="toy", pool_version="p1")
+    store.judgments.record_judgment(Judgment(t, d, "ann", 0), collection="toy", pool_version="p1")
+    store.judgments.record_judgment(Judgment(t, d, "bob", 2), collection="toy", pool_version="p1")
     store.release_file()
     lead = sign_in(new_app(), "lead")
     lead.switch_page("app_pages/agreement.py").run()

@@ -41,17 +41,17 @@ R20_V2 = {"bm25": (3 / 5 + 2 / 2) / 2, "dense": (3 / 5 + 2 / 2) / 2}
 
 
 def _seed(db) -> None:
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
-    store.ingest_collection(COLLECTION, DOCUMENTS, [*TOPICS, Topic("3", "wing flutter")])
+    store = Store(db, client="seed", lock_timeout_s=60)
+    store.collections.ingest_collection(COLLECTION, DOCUMENTS, [*TOPICS, Topic("3", "wing flutter")])
     for name, run in RUNS.items():
-        store.save_run(RunInfo(name, "imported", {}, 10, COLLECTION, ""), run)
-    store.create_qrels_version("toy-ref", COLLECTION, REF, origin="imported", rule="test")
-    store.create_qrels_version("toy-v1", COLLECTION, V1, origin="imported", rule="test")
-    store.create_qrels_version("toy-v2", COLLECTION, V2, origin="imported", rule="test", parent_version="toy-v1")
-    store.add_user("lead", "lead", token=TOKENS["lead"])
-    store.add_user("ann", "assessor", token=TOKENS["ann"], lead="lead")
+        store.runs.save_run(RunInfo(name, "imported", {}, 10, COLLECTION, ""), run)
+    store.qrels.create_qrels_version("toy-ref", COLLECTION, REF, origin="imported", rule="test")
+    store.qrels.create_qrels_version("toy-v1", COLLECTION, V1, origin="imported", rule="test")
+    store.qrels.create_qrels_version("toy-v2", COLLECTION, V2, origin="imported", rule="test", parent_version="toy-v1")
+    store.users.add_user("lead", "lead", token=TOKENS["lead"])
+    store.users.add_user("ann", "assessor", token=TOKENS["ann"], lead="lead")
 
 
 @pytest.fixture
@@ -73,9 +73,9 @@ def board_db(tmp_path, monkeypatch):
 
 @pytest.fixture
 def store(board_db):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    return LabelStore(board_db, client="pytest", lock_timeout_s=60)
+    return Store(board_db, client="pytest", lock_timeout_s=60)
 
 
 # -- services ---------------------------------------------------------------------
@@ -142,7 +142,7 @@ def test_missing_topic_policies(store):
     from workbench.errors import MissingTopicsError
     from workbench.services.evaluation.scoreboard import scoreboard
 
-    assert store.get_run_statuses("partial")["2"] == "empty"
+    assert store.runs.get_run_statuses("partial")["2"] == "empty"
     ex = scoreboard(store, "toy-v1", missing="exclude")  # every run of the collection
     assert ex.runs == ("bm25", "dense", "partial")
     assert ex.missing_by_run == {"partial": ("2",)} and ex.missing_topics == ("2",)
@@ -210,7 +210,7 @@ def test_lineage(store):
     from workbench.services.evaluation.scoreboard import lineage_chains, qrels_lineage
 
     assert qrels_lineage(store, "toy-v2") == ["toy-v1", "toy-v2"]
-    assert lineage_chains(store.list_qrels_versions()) == [["toy-ref"], ["toy-v1", "toy-v2"]]
+    assert lineage_chains(store.qrels.list_qrels_versions()) == [["toy-ref"], ["toy-v1", "toy-v2"]]
 
 
 def test_service_doctests():
@@ -232,7 +232,7 @@ def _lead(page: str):
 
 
 def test_scoreboard_page_shows_the_numbers(board_db):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     at = _lead("scoreboard")
     assert [t.value for t in at.title] == ["Scoreboard"]
@@ -243,7 +243,7 @@ def test_scoreboard_page_shows_the_numbers(board_db):
     text = page_text(at)
     assert "missing-topic policy: **exclude**" in text
     assert "**2 evaluated**" in text and "No selected run misses a topic" in text
-    info = LabelStore(board_db, client="pytest").get_qrels_info("toy-v1")
+    info = Store(board_db, client="pytest").qrels.get_qrels_info("toy-v1")
     assert info.content_hash[:12] in text and "columnar-numpy" in text  # lineage: hash and evaluator
     table = at.dataframe[0].value.set_index("run")
     for run, value in R20_V1.items():

@@ -26,17 +26,17 @@ V1 = {"1": {"d1": 2, "d3": 0, "d5": 1, "d6": 1}, "2": {"d2": 1, "d6": 0}}
 def stages_db(tmp_path, monkeypatch):
     import streamlit as st
 
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     db = tmp_path / "labels" / "wb.duckdb"
     db.parent.mkdir()
-    store = LabelStore(db, client="seed", lock_timeout_s=60)
-    store.ingest_collection("toy", DOCUMENTS, TOPICS)
-    store.save_run(RunInfo("bm25", "bm25", {}, 4, "toy"), BM25)
-    store.save_rerank_run(RunInfo("bm25+ce", "rerank", {}, 3, "toy"), RERANK,
+    store = Store(db, client="seed", lock_timeout_s=60)
+    store.collections.ingest_collection("toy", DOCUMENTS, TOPICS)
+    store.runs.save_run(RunInfo("bm25", "bm25", {}, 4, "toy"), BM25)
+    store.runs.save_rerank_run(RunInfo("bm25+ce", "rerank", {}, 3, "toy"), RERANK,
                           RunLineage("bm25+ce", "bm25", 3, "ce", "cross-encoder", "ce-model", "ff" * 32))
-    store.create_qrels_version("toy-v1", "toy", V1, origin="imported", rule="test")
-    store.add_user("lead", "lead", token=TOKENS["lead"])
+    store.qrels.create_qrels_version("toy-v1", "toy", V1, origin="imported", rule="test")
+    store.users.add_user("lead", "lead", token=TOKENS["lead"])
     monkeypatch.setenv("WORKBENCH_DB", str(db))
     monkeypatch.setenv("WORKBENCH_LOCK_TIMEOUT", "60")
     st.cache_resource.clear()

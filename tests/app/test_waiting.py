@@ -16,9 +16,9 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from workbench.store import LabelStore
+    from workbench.store import Store
     reported = Path(sys.argv[2])
-    s = LabelStore(sys.argv[1], client="workbench pool extend")
+    s = Store(sys.argv[1], client="workbench pool extend")
     with s.connection("extend pool p1"):
         print("holding", flush=True)
         deadline = time.monotonic() + 120

@@ -9,7 +9,7 @@ import pytest
 from tests.cli.test_ingest import beir_folder, run, table_counts
 from workbench.errors import DuplicateNameError, ValidationError
 from workbench.services.runs.pooling import MAX_DEPTH, build_pool, check_depth, pool_from_files
-from workbench.store import LabelStore
+from workbench.store import Store
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_pool_files_depth_checked(tmp_path):
 
 def test_build_pool_checks_depth_before_reading_runs(store):
     with pytest.raises(ValidationError, match="between 1 and 1,000,000"):
-        build_pool(store, ["no-such-run"], depth=2**40)
+        build_pool(store.pools, store.runs, ["no-such-run"], depth=2**40)
 
 
 def test_identical_run_reimport_is_unchanged(capsys, toy, tmp_path):
@@ -81,13 +81,13 @@ def test_identical_run_reimport_is_unchanged(capsys, toy, tmp_path):
 def test_store_import_run_file_reports_unchanged(toy, tmp_path):
     good = tmp_path / "good.trec"
     good.write_text("1 Q0 d1 1 2.0 t\n")
-    store = LabelStore(toy, client="pytest")
-    first = store.import_run_file(good, "g", collection="toy")
-    again = store.import_run_file(good, "g", collection="toy")
+    store = Store(toy, client="pytest")
+    first = store.runs.import_run_file(good, "g", collection="toy")
+    again = store.runs.import_run_file(good, "g", collection="toy")
     assert again == first
     good.write_text("1 Q0 d1 1 3.0 t\n")
     with pytest.raises(DuplicateNameError, match="run 'g' already exists"):
-        store.import_run_file(good, "g", collection="toy")
+        store.runs.import_run_file(good, "g", collection="toy")
 
 
 def test_run_import_cuts_a_long_unknown_doc_id(toy, tmp_path):
@@ -96,7 +96,7 @@ def test_run_import_cuts_a_long_unknown_doc_id(toy, tmp_path):
     long = "w" * 2_000_000
     bad = tmp_path / "bad.trec"
     bad.write_text(f"1 Q0 {long} 1 2.0 t\n")
-    store = LabelStore(toy, client="pytest")
+    store = Store(toy, client="pytest")
     with pytest.raises(InputFormatError) as e:
-        store.import_run_file(bad, "b", collection="toy")
+        store.runs.import_run_file(bad, "b", collection="toy")
     assert f"found {'w' * 60!r}\u2026 (2000000 characters)" in str(e.value) and len(str(e.value)) < 500

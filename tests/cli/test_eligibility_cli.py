@@ -27,11 +27,11 @@ QRELS = "1 0 d1 1\n1 0 d4 2\n1 0 d2 0\n2 0 d5 1\n"
 
 @pytest.fixture
 def db(tmp_path, monkeypatch, write):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     path = tmp_path / "wb.duckdb"
-    store = LabelStore(path, client="pytest", lock_timeout_s=30)
-    store.ingest_collection("toy", DOCS, TOPICS, metadata={d: {"year": y} for d, y in YEARS.items()})
+    store = Store(path, client="pytest", lock_timeout_s=30)
+    store.collections.ingest_collection("toy", DOCS, TOPICS, metadata={d: {"year": y} for d, y in YEARS.items()})
     del store
     monkeypatch.setenv("WORKBENCH_DB", str(path))
     return path
@@ -179,10 +179,10 @@ def test_a_run_older_than_the_document_metadata_names_its_version_and_the_way_ou
     """Fresh-user finding: metadata imported after a run makes a new collection version; filters name its keys, so
     scoring the older run failed with "no document has" and no hint. The error names the runs' version, says a
     later one exists, and offers --filters off (which scores it)."""
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     path = tmp_path / "wb.duckdb"
-    LabelStore(path, client="pytest", lock_timeout_s=30).ingest_collection("toy", DOCS, TOPICS)  # no metadata
+    Store(path, client="pytest", lock_timeout_s=30).collections.ingest_collection("toy", DOCS, TOPICS)  # no metadata
     monkeypatch.setenv("WORKBENCH_DB", str(path))
     code, _, err = cli(capsys, "run", "bm25", "--collection", "toy", "--name", "old", "--depth", "5")
     assert code == 0, err

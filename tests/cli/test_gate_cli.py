@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.cli.helpers import cli
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.types import Document, RunInfo, Topic
 
 TOPICS = [str(t) for t in range(1, 9)]
@@ -178,13 +178,13 @@ def test_out_writes_the_report_too(capsys, files, tmp_path):
 @pytest.fixture
 def project(tmp_path):
     db = tmp_path / "wb.duckdb"
-    store = LabelStore(db, client="pytest")
+    store = Store(db, client="pytest")
     docs = [Document(f"d{t}{s}", f"title {t}{s}", f"text of d{t}{s} about topic {t}") for t in TOPICS for s in "ab"]
     docs += [Document(f"n{t}", "", "noise") for t in TOPICS] + [Document(f"x{t}", "", "more noise") for t in TOPICS]
     # Topic 3's query copies document d3a's text: the leakage check flags it.
     topics = [Topic(t, f"query number {t} with enough words") for t in TOPICS if t != "3"]
     topics.append(Topic("3", "text of d3a about topic 3"))
-    store.ingest_collection("toy", docs, topics)
+    store.collections.ingest_collection("toy", docs, topics)
 
     def parse(text):
         run: dict[str, dict[str, float]] = {}
@@ -193,13 +193,13 @@ def project(tmp_path):
             run.setdefault(t, {})[d] = float(s)
         return run
 
-    store.save_run(RunInfo("base", "bm25", {}, 10, "toy"), parse(run_text("base")))
-    store.save_run(RunInfo("cand", "bm25", {}, 10, "toy"), parse(run_text("cand", lose={"2"})))
+    store.runs.save_run(RunInfo("base", "bm25", {}, 10, "toy"), parse(run_text("base")))
+    store.runs.save_run(RunInfo("cand", "bm25", {}, 10, "toy"), parse(run_text("cand", lose={"2"})))
     qrels = {t: {f"d{t}a": 1, f"d{t}b": 2} for t in TOPICS}
-    store.create_qrels_version("v1", "toy", qrels, origin="imported", rule="as is")
+    store.qrels.create_qrels_version("v1", "toy", qrels, origin="imported", rule="as is")
     # The same judgments with ids in another case and zero padding, as after a corpus migration.
     migrated = {t: {f"D{t}A": 1, f"d0{t}b": 2} for t in TOPICS}
-    store.create_qrels_version("migrated", "toy", migrated, origin="imported", rule="as is")
+    store.qrels.create_qrels_version("migrated", "toy", migrated, origin="imported", rule="as is")
     return db, store
 
 
@@ -296,7 +296,7 @@ def test_topic_sets_are_versioned_and_protected_uses_are_listed(capsys, project,
     code, out, _ = cli(capsys, "--db", db, "gate", "base", "cand", "--qrels", "v1", "--policy", pol, "--topic-set",
                        "release@1")
     assert code == 0 and "topic set  release@1; protected: this use is recorded" in out
-    uses = store.list_topic_set_uses("release")
+    uses = store.evaluations.list_topic_set_uses("release")
     assert [(u.version, u.command) for u in uses] == [(1, "score"), (2, "compare"), (1, "gate")]
     assert uses[2].outcome == "pass" and uses[2].runs == ("base", "cand")
 
@@ -306,7 +306,7 @@ def test_topic_sets_are_versioned_and_protected_uses_are_listed(capsys, project,
     assert "release@1 (protected)" in lines[1]
     assert "protected topic set release@1: used 2 time(s) (score 1, gate 1)" in out
     assert "protected topic set release@2: used 1 time(s) (compare 1)" in out
-    (e,) = store.list_evaluations()
+    (e,) = store.evaluations.list_evaluations()
     assert e.params["topic_set"] == "release@1" and len(e.params["run_content_hash"]) == 64
     assert e.params["git_commit"] == "" or len(e.params["git_commit"].removesuffix("-dirty")) == 40
     code, out, _ = cli(capsys, "--db", db, "evaluations", "show", e.evaluation_id[:8])
@@ -318,7 +318,7 @@ def test_topic_sets_are_versioned_and_protected_uses_are_listed(capsys, project,
 
 def test_topic_metadata_drives_critical_selectors_and_slices(capsys, project, write):
     db, store = project
-    store.set_topic_metadata("toy", {"2": {"priority": "critical", "intent": "nav"},
+    store.metadata.set_topic_metadata("toy", {"2": {"priority": "critical", "intent": "nav"},
                                      "4": {"priority": "low", "intent": "nav"},
                                      **{t: {"intent": "info"} for t in ("1", "5", "6", "7", "8")}})
     pol = write("meta.toml", STORED_POLICY.replace('topics = ["2"]', 'where = { priority = "critical" }')

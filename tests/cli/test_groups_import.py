@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.types import Document, Topic
 
 
 def _db(tmp_path):
     path = tmp_path / "wb.duckdb"
-    LabelStore(path, client="seed").ingest_collection(
+    Store(path, client="seed").collections.ingest_collection(
         "c", [Document(f"d{i}", "", f"text {i}") for i in range(1, 6)], [Topic("1", "q")])
     return path
 
 
 def _rows(db):
-    with LabelStore(db, client="test").connection() as cur:
+    with Store(db, client="test").connection() as cur:
         return cur.execute("SELECT group_id, doc_id, source FROM duplicate_groups ORDER BY 1, 2, 3").fetchall()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_corpus" / "cranfield"
@@ -26,7 +26,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def table_counts(db: Path) -> dict[str, int]:
-    store = LabelStore(db, client="pytest")
+    store = Store(db, client="pytest")
     with store.connection() as cur:
         tables = [r[0] for r in cur.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY 1").fetchall()]
@@ -65,14 +65,14 @@ def test_ingest_sample_corpus_then_nothing_changes(capsys, db):
     assert out.rstrip().endswith("nothing changed")
     assert table_counts(db) == before
 
-    store = LabelStore(db, client="pytest")
-    assert len(store.get_documents("cranfield")) == 1400
-    topics = store.get_topics("cranfield")
+    store = Store(db, client="pytest")
+    assert len(store.collections.get_documents("cranfield")) == 1400
+    topics = store.collections.get_topics("cranfield")
     assert len(topics) == 225 and topics["3"].title.startswith("what problems of heat conduction in composite slabs")
-    info = store.get_qrels_info("cranfield-reference")
+    info = store.qrels.get_qrels_info("cranfield-reference")
     assert (info.n_topics, info.n_entries, info.origin) == (225, 1837, "imported")
     assert "1->4, 2->3, 3->2, 4->1, -1 (code 5)->0" in info.rule
-    assert store.qrels_grade_counts("cranfield-reference") == {0: 225, 1: 363, 2: 734, 3: 387, 4: 128}
+    assert store.qrels.qrels_grade_counts("cranfield-reference") == {0: 225, 1: 363, 2: 734, 3: 387, 4: 128}
 
     code, out, _ = run(capsys, "--db", db, "collections", "--format", "tsv")
     assert out.splitlines()[1].split("\t") == ["cranfield", info.collection_version[:12], "1", "1400", "225"]
@@ -216,4 +216,4 @@ def test_trec_topic_file_can_replace_queries_jsonl(capsys, db, tmp_path):
     code, out, err = run(capsys, "--db", db, "ingest", folder)
     assert code == 0, err
     assert "topics: 2 in collection (2 added, 0 unchanged)" in out
-    assert LabelStore(db, client="pytest").get_topics("toy")["1"].description == "the first need"
+    assert Store(db, client="pytest").collections.get_topics("toy")["1"].description == "the first need"

@@ -90,12 +90,12 @@ def test_ingest_refuses_a_bad_name_before_reading(capsys, db, tmp_path):
 
 def test_store_refuses_whitespace_ids_and_bad_names(store):
     with pytest.raises(ValidationError, match="expected non-empty doc ids without whitespace, found 'd 9'"):
-        store.ingest_collection("toy", [Document("d 9", "", "x")], [])
+        store.collections.ingest_collection("toy", [Document("d 9", "", "x")], [])
     with pytest.raises(ValidationError, match="expected non-empty topic ids without whitespace, found 'q\\\\t1'"):
-        store.ingest_collection("toy", [Document("d1", "", "x")], [Topic("q\t1", "t")])
+        store.collections.ingest_collection("toy", [Document("d1", "", "x")], [Topic("q\t1", "t")])
     with pytest.raises(ValidationError, match="found 'my coll'"):
-        store.ingest_collection("my coll", [Document("d1", "", "x")], [])
-    assert store.list_collections() == []
+        store.collections.ingest_collection("my coll", [Document("d1", "", "x")], [])
+    assert store.collections.list_collections() == []
 
 
 def test_long_unknown_ids_are_cut_in_messages(capsys, db, tmp_path):
@@ -113,9 +113,9 @@ def test_long_unknown_ids_are_cut_in_messages(capsys, db, tmp_path):
 
 def test_store_cuts_long_unknown_doc_id(store):
     long = "z" * 2_000_000
-    store.ingest_collection("toy", [Document("d1", "", "x")], [])
+    store.collections.ingest_collection("toy", [Document("d1", "", "x")], [])
     with pytest.raises(Exception) as e:
-        store.get_document("toy", long)
+        store.collections.get_document("toy", long)
     assert len(str(e.value)) < 500 and "(2000000 characters)" in str(e.value)
 
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,9 +47,9 @@ def test_parquet_folder_is_ingested(capsys, tmp_path):
     assert code == 0, err
     assert "collection created 'pq': 3 documents" in out
     assert "qrels created: 'pq-test' (2 topics, 3 entries, 2 with grade >= 1" in out
-    store = LabelStore(db, client="pytest")
-    assert store.get_qrels("pq-test") == {"1": {"d1": 2, "d3": 0}, "2": {"d2": 1}}
-    assert store.get_documents("pq")["d3"].title == ""
+    store = Store(db, client="pytest")
+    assert store.qrels.get_qrels("pq-test") == {"1": {"d1": 2, "d3": 0}, "2": {"d2": 1}}
+    assert store.collections.get_documents("pq")["d3"].title == ""
 
 
 def test_parquet_qrels_unknown_doc_names_the_row(capsys, tmp_path):
@@ -87,10 +87,10 @@ def test_ir_datasets_dataset_is_read_from_the_local_cache(tmp_path, irds_home):
     assert r.returncode == 0, r.stderr
     assert "collection created 'cran-irds': 2 documents" in r.stdout
     assert "qrels created: 'cran-irds-reference' (2 topics, 2 entries, 1 with grade >= 1" in r.stdout
-    store = LabelStore(db, client="pytest")
-    topics = store.get_topics("cran-irds")
+    store = Store(db, client="pytest")
+    topics = store.collections.get_topics("cran-irds")
     assert [(t, topics[t].title) for t in sorted(topics)] == [("1", "wing lift ."), ("2", "drag .")]
-    assert store.get_qrels("cran-irds-reference") == {"1": {"1": 2}, "2": {"2": -1}}
+    assert store.qrels.get_qrels("cran-irds-reference") == {"1": {"1": 2}, "2": {"2": -1}}
     assert "Download failed" not in r.stderr
 
 

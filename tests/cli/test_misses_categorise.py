@@ -33,7 +33,7 @@ from workbench.services.evaluation.misses import (
     set_miss_causes,
 )
 from workbench.services.judging.assessments import Session
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.types import Document, RunInfo, Topic
 
 DOCS = [Document("d1", "Shock wave in a nozzle", ""), Document("d2", "Heat transfer to a plate", ""),
@@ -50,14 +50,14 @@ BM25_PARAMS = {"backend": "rank_bm25", "k1": 1.2, "b": 0.75, "stopwords": "engli
 @pytest.fixture(scope="module")
 def seeded_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("misses") / "seed.duckdb"
-    store = LabelStore(path, client="seed")
-    store.ingest_collection("toy", DOCS, TOPICS)
-    store.save_run(RunInfo("bm25", "bm25", BM25_PARAMS, 3, "toy"), BM25)
-    store.save_run(RunInfo("dense", "dense", {}, 3, "toy"), DENSE)  # 2 results of depth 3: a short list
-    store.create_qrels_version("toy-v1", "toy", V1, origin="imported", rule="test")
-    store.create_qrels_version("toy-v2", "toy", V2, origin="imported", rule="test")
-    store.add_user("lead", "lead", token="lead-token")
-    store.add_user("ann", "assessor", token="ann-token", lead="lead")
+    store = Store(path, client="seed")
+    store.collections.ingest_collection("toy", DOCS, TOPICS)
+    store.runs.save_run(RunInfo("bm25", "bm25", BM25_PARAMS, 3, "toy"), BM25)
+    store.runs.save_run(RunInfo("dense", "dense", {}, 3, "toy"), DENSE)  # 2 results of depth 3: a short list
+    store.qrels.create_qrels_version("toy-v1", "toy", V1, origin="imported", rule="test")
+    store.qrels.create_qrels_version("toy-v2", "toy", V2, origin="imported", rule="test")
+    store.users.add_user("lead", "lead", token="lead-token")
+    store.users.add_user("ann", "assessor", token="ann-token", lead="lead")
     store.release_file()
     return path
 
@@ -72,7 +72,7 @@ def db(seeded_db, tmp_path, monkeypatch):
 
 
 def _list(path, qrels="toy-v1", run="bm25", k=1):
-    store = LabelStore(path, client="test")
+    store = Store(path, client="test")
     return store, categorised_misses(run, qrels, k, open_store=lambda: store, missing="zero")
 
 
@@ -102,7 +102,7 @@ def test_the_list_is_kept_and_read_back(db):
         (r.evidence, r.cause, r.categorised.detail) for r in first.misses.rows]
     other_k = categorised_misses("bm25", "toy-v1", 2, open_store=lambda: store, missing="zero")
     assert not other_k.reused and other_k.misses.counts.total == 3  # d1 is found at k = 2
-    assert [(n[2], n[3], n[5]) for n in store.miss_lists("bm25")] == [("toy-v1", 1, 4), ("toy-v1", 2, 3)]
+    assert [(n[2], n[3], n[5]) for n in store.misses.miss_lists("bm25")] == [("toy-v1", 1, 4), ("toy-v1", 2, 3)]
 
 
 def test_the_residue_until_a_lead_sets_a_cause_append_only(db):
@@ -125,7 +125,7 @@ def test_the_residue_until_a_lead_sets_a_cause_append_only(db):
                                missing="zero")
     row = next(r for r in after.misses.rows if r.evidence.doc_id == "d6")
     assert (row.cause, row.source, row.categorised.cause) == ("vocabulary mismatch", "lead", "uncategorised")
-    history = store.miss_cause_history("bm25", "toy-v2", "1", "d6")
+    history = store.misses.miss_cause_history("bm25", "toy-v2", "1", "d6")
     assert [(h.cause, h.note) for h, _ in history] == [
         ("found deeper", "rank 7 at depth 10"), ("vocabulary mismatch", "'tube' is not a shock-wave term")]
     assert after.misses.counts.total == 5 == sum(after.misses.counts.per_cause.values())
@@ -151,7 +151,7 @@ def test_a_later_run_inherits_causes_as_suggestions(db):
 def test_refusals_name_the_problem(db):
     from workbench.errors import PermissionDeniedError, UnknownNameError, ValidationError
 
-    store = LabelStore(db, client="test")
+    store = Store(db, client="test")
     lead = Session("lead", "lead")
     with pytest.raises(ValidationError, match="topic 1 document d5 is not a miss of run bm25 at k = 1"):
         set_miss_causes(store, lead, "bm25", "toy-v1", 1, [("1", "d5", "found deeper", "x")], missing="zero")
@@ -162,7 +162,7 @@ def test_refusals_name_the_problem(db):
     with pytest.raises(PermissionDeniedError, match="expected 'lead'"):
         set_miss_causes(store, Session("ann", "assessor"), "bm25", "toy-v1", 1,
                         [("1", "d1", "found deeper", "x")], missing="zero")
-    assert store.miss_cause_history("bm25", "toy-v1", "1", "d1") == []
+    assert store.misses.miss_cause_history("bm25", "toy-v1", "1", "d1") == []
 
 
 def test_cli_categorise_table_json_and_cause_filter(capsys, db):
@@ -206,7 +206,7 @@ def test_cli_miss_cause_sets_and_accepts(capsys, db):
 
 def test_cli_categorise_refuses_a_collection_that_is_not_the_runs_and_stores_nothing(capsys, db):
     # found by a robustness trial: --collection nope was ignored and a miss list was stored
-    store = LabelStore(db, client="test")
+    store = Store(db, client="test")
     with store.connection("count") as cur:
         before = cur.execute("SELECT count(*) FROM miss_lists").fetchall()[0][0]
     code, _, err = cli(capsys, "misses", "bm25", "--qrels", "toy-v1", "--k", "2", "--categorise",

@@ -36,7 +36,7 @@ import pytest
 
 from workbench.scoring.units import ChunkMap, ChunkSpan
 from workbench.services.evaluation.misses import categorised_misses
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.store.units import ChunkSource
 from workbench.types import Document, RunInfo, Topic
 
@@ -52,15 +52,15 @@ def _causes(mr):
 
 @pytest.fixture
 def chunk_store(tmp_path):
-    s = LabelStore(tmp_path / "wb.duckdb", client="pytest")
-    s.ingest_collection("docs", [Document(d, "", t) for d, t in TEXTS.items()], [Topic("1", "alpha beta")])
-    version = s.latest_collection_version("docs")
+    s = Store(tmp_path / "wb.duckdb", client="pytest")
+    s.collections.ingest_collection("docs", [Document(d, "", t) for d, t in TEXTS.items()], [Topic("1", "alpha beta")])
+    version = s.collections.latest_collection_version("docs")
     chunks = [Document(c, "", TEXTS[d][a:b]) for c, d, a, b in SPANS]
-    s.ingest_collection("docs-c", chunks, [Topic("1", "alpha beta")],
+    s.collections.ingest_collection("docs-c", chunks, [Topic("1", "alpha beta")],
                         chunk_map=ChunkMap.of(ChunkSpan(*x) for x in SPANS),
                         chunk_source=ChunkSource("docs", version, "tokens", 1, 0))
-    s.save_run(RunInfo("chunky", "dense", {}, 3, "docs-c"), {"1": {"b#0": 3.0, "c#0": 2.0, "a#1": 1.0}})
-    s.create_qrels_version("docs-v1", "docs", {"1": {"a": 1, "b": 1, "e": 1, "f": 1}}, origin="imported",
+    s.runs.save_run(RunInfo("chunky", "dense", {}, 3, "docs-c"), {"1": {"b#0": 3.0, "c#0": 2.0, "a#1": 1.0}})
+    s.qrels.create_qrels_version("docs-v1", "docs", {"1": {"a": 1, "b": 1, "e": 1, "f": 1}}, origin="imported",
                            rule="test")
     return s
 
@@ -92,17 +92,17 @@ def bm25_store(tmp_path):
             Document("d4", "", "flow wing drag lift"), Document("d5", "", "heat"), Document("d6", "", "slab"),
             Document("d7", "", "plate"), Document("d8", "", "shell"), Document("d9", "", "beam"),
             Document("d10", "", "strut")]
-    s = LabelStore(tmp_path / "wb.duckdb", client="pytest")
-    s.ingest_collection("toy", docs, [Topic("1", "flow"), Topic("2", "heat")])
+    s = Store(tmp_path / "wb.duckdb", client="pytest")
+    s.collections.ingest_collection("toy", docs, [Topic("1", "flow"), Topic("2", "heat")])
     make_bm25_run(s, "toy", "bm25", backend="rank_bm25", depth=2)
-    s.save_run(RunInfo("short", "imported", {}, 2, "toy"), {"1": {"d1": 1.0}, "2": {"d5": 1.0}})
-    s.create_qrels_version("toy-v1", "toy", {"1": {"d2": 1, "d3": 1, "d4": 2, "d9": 1}, "2": {"d5": 1, "d6": 1}},
+    s.runs.save_run(RunInfo("short", "imported", {}, 2, "toy"), {"1": {"d1": 1.0}, "2": {"d5": 1.0}})
+    s.qrels.create_qrels_version("toy-v1", "toy", {"1": {"d2": 1, "d3": 1, "d4": 2, "d9": 1}, "2": {"d5": 1, "d6": 1}},
                            origin="imported", rule="test")
     return s
 
 
 def test_beyond_depth_with_the_rank_a_re_scored_bm25_run_gives(bm25_store):
-    assert list(bm25_store.get_run("bm25")["1"]) == ["d1", "d2"]
+    assert list(bm25_store.runs.get_run("bm25")["1"]) == ["d1", "d2"]
     mr = categorised_misses("bm25", "toy-v1", 2, open_store=lambda: bm25_store, missing="zero")
     assert _causes(mr) == {
         ("1", "d4"): ("beyond depth", f"rank 4 beyond depth 2 (re-scored by {BY}); shares 1 of 1 query terms: flow"),

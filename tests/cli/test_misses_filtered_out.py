@@ -25,7 +25,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.services.evaluation.misses import categorised_misses
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.types import Document, RunInfo, Topic
 
 DOCS = [Document("d1", "", "flow"), Document("d2", "", "flow wing"), Document("d3", "", "flow wing drag"),
@@ -39,10 +39,10 @@ PARAMS = {"backend": "rank_bm25", "k1": 1.2, "b": 0.75, "stopwords": "english", 
 
 @pytest.fixture
 def store(tmp_path):
-    s = LabelStore(tmp_path / "wb.duckdb", client="pytest")
-    s.ingest_collection("toy", DOCS, TOPICS, metadata={d: {"year": y} for d, y in YEARS.items()})
-    s.save_run(RunInfo("bm25", "bm25", PARAMS, 4, "toy"), RUN)
-    s.create_qrels_version("toy-v1", "toy", QRELS, origin="imported", rule="test")
+    s = Store(tmp_path / "wb.duckdb", client="pytest")
+    s.collections.ingest_collection("toy", DOCS, TOPICS, metadata={d: {"year": y} for d, y in YEARS.items()})
+    s.runs.save_run(RunInfo("bm25", "bm25", PARAMS, 4, "toy"), RUN)
+    s.qrels.create_qrels_version("toy-v1", "toy", QRELS, origin="imported", rule="test")
     return s
 
 
@@ -51,7 +51,7 @@ def _causes(mr):
 
 
 def test_ineligible_relevant_documents_are_filtered_out_misses_with_the_filter(store):
-    store.set_topic_metadata("toy", {"1": {"filter": "year <= 1956"}, "3": {"filter": "year <= 1940"}})
+    store.metadata.set_topic_metadata("toy", {"1": {"filter": "year <= 1956"}, "3": {"filter": "year <= 1940"}})
     mr = categorised_misses("bm25", "toy-v1", 1, open_store=lambda: store, missing="zero")
     assert _causes(mr) == {
         ("1", "d4"): ("found deeper", "rank 3 (depth 4)"),
@@ -74,7 +74,7 @@ def test_ineligible_relevant_documents_are_filtered_out_misses_with_the_filter(s
 def test_a_filter_set_later_makes_a_new_list(store):
     before = categorised_misses("bm25", "toy-v1", 1, open_store=lambda: store, missing="zero")
     assert {c for c, _ in _causes(before).values()} == {"found deeper"} and before.misses.counts.total == 3
-    store.set_topic_metadata("toy", {"1": {"filter": "year <= 1956"}})
+    store.metadata.set_topic_metadata("toy", {"1": {"filter": "year <= 1956"}})
     after = categorised_misses("bm25", "toy-v1", 1, open_store=lambda: store, missing="zero")
     assert not after.reused and after.kept != before.kept
     assert _causes(after)[("1", "d1")][0] == "filtered out"

@@ -177,26 +177,26 @@ def test_a_pool_stored_by_another_process_meanwhile_does_not_take_the_default_na
     """Another build stores its pool after this one looked at the names and before it writes
     (what three `pool build` processes at once did): both succeed, each under its own number."""
     from workbench.services.runs.pooling import build_pool
-    from workbench.store import LabelStore
-    from workbench.store.core import StoreCore
+    from workbench.store import Store
+    from workbench.store.core import Gateway
 
     _, db = project
-    store = LabelStore(db)
-    original = StoreCore.transaction
+    store = Store(db)
+    original = Gateway.transaction
     raced: list[str] = []
 
     def racing(self, purpose=""):
         if purpose.startswith("save pool") and not raced:
             raced.append(purpose)  # the other process: its whole build, in between
-            raced.append(build_pool(store, ["bm25"], depth=5).info.pool_version)
+            raced.append(build_pool(store.pools, store.runs, ["bm25"], depth=5).info.pool_version)
         return original(self, purpose)
 
-    monkeypatch.setattr(StoreCore, "transaction", racing)
-    mine = build_pool(store, ["bm25"], depth=4)
+    monkeypatch.setattr(Gateway, "transaction", racing)
+    mine = build_pool(store.pools, store.runs, ["bm25"], depth=4)
     assert mine.created and raced[1] == "tiny-pool-v2"
     assert mine.info.pool_version == "tiny-pool-v3"
-    assert [p.pool_version for p in store.list_pools("tiny")] == ["tiny-pool-v1", "tiny-pool-v2", "tiny-pool-v3"]
-    assert {p.depth for p in store.list_pools("tiny")} == {3, 4, 5}
+    assert [p.pool_version for p in store.pools.list_pools("tiny")] == ["tiny-pool-v1", "tiny-pool-v2", "tiny-pool-v3"]
+    assert {p.depth for p in store.pools.list_pools("tiny")} == {3, 4, 5}
 
 
 def test_an_identical_pool_is_still_reused_and_a_taken_name_still_refused(project, capsys):
@@ -230,7 +230,7 @@ def test_a_selection_that_leaves_no_topic_is_refused(project, capsys):
 
     from workbench.errors import ValidationError
     from workbench.services.runs.pool_topics import select_topics
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     folder, db = project
     bare = folder / "bare"  # a collection without qrels: no topic is judged
@@ -239,4 +239,5 @@ def test_a_selection_that_leaves_no_topic_is_refused(project, capsys):
     (bare / "queries.jsonl").write_text(json.dumps({"_id": "1", "text": "x"}) + "\n")
     assert cli(capsys, "--db", db, "-q", "ingest", bare)[0] == 0
     with pytest.raises(ValidationError, match="the selection leaves no topic of collection 'bare'"):
-        select_topics(LabelStore(db), "bare", "judged")
+        store = Store(db)
+        select_topics(store.collections, store.pools, store.qrels, "bare", "judged")

@@ -12,7 +12,7 @@ import pytest
 from tests.cli.helpers import cli
 from tests.cli.test_ingest import beir_folder, table_counts
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
 
 QRELS = {"topic_id": ["1", "1", "1", "2", "3"], "doc_id": ["a", "d9", "z", "c", "q"], "grade": [1, 2, 1, 1, 0]}
 RUN = {"topic_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "d10", "d9", "x", "c"],
@@ -88,9 +88,9 @@ def test_run_import_parquet_stores_what_the_trec_file_stores(capsys, toy, tmp_pa
     for name, path in (("fromparquet", tmp_path / "p.parquet"), ("fromtrec", trec)):
         code, out, err = cli(capsys, "--db", toy, "run", "import", path, "--name", name, "--collection", "toy")
         assert code == 0, err
-    store = LabelStore(toy, client="pytest")
-    assert store.get_run("fromparquet") == store.get_run("fromtrec") == {"1": {"d1": 2.0, "d2": 1.0}, "2": {"d3": 0.5}}
-    assert store.get_run_info("fromparquet").params["tag"] == "p"
+    store = Store(toy, client="pytest")
+    assert store.runs.get_run("fromparquet") == store.runs.get_run("fromtrec") == {"1": {"d1": 2.0, "d2": 1.0}, "2": {"d3": 0.5}}
+    assert store.runs.get_run_info("fromparquet").params["tag"] == "p"
 
 
 def test_run_import_of_an_unknown_document_names_the_row_and_stores_nothing(capsys, toy, tmp_path):
@@ -108,7 +108,7 @@ def test_qrels_import_parquet_is_sniffed_and_named_rows_on_error(capsys, toy, tm
     code, out, err = cli(capsys, "--db", toy, "qrels", "import", tmp_path / "q.parquet", "--name", "pq",
                          "--collection", "toy")
     assert code == 0, err
-    assert LabelStore(toy, client="pytest").get_qrels("pq") == {"1": {"d1": 2}, "2": {"d3": 0}}
+    assert Store(toy, client="pytest").qrels.get_qrels("pq") == {"1": {"d1": 2}, "2": {"d3": 0}}
     pq.write_table(pa.table({"topic_id": ["1", "9"], "doc_id": ["d1", "d3"], "grade": [2, 0]}), tmp_path / "b.parquet")
     code, _, err = cli(capsys, "--db", toy, "qrels", "import", tmp_path / "b.parquet", "--name", "bad",
                        "--collection", "toy", "--format", "parquet")

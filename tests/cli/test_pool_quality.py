@@ -18,19 +18,19 @@ RUNS = {
 @pytest.fixture
 def db(tmp_path):
     from pooling.pool import build_pool
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     path = tmp_path / "wb.duckdb"
-    store = LabelStore(path, client="seed")
-    store.ingest_collection("toy", [Document(f"d{i}", "", f"text {i}") for i in range(1, 10)],
+    store = Store(path, client="seed")
+    store.collections.ingest_collection("toy", [Document(f"d{i}", "", f"text {i}") for i in range(1, 10)],
                             [Topic("t1", "one"), Topic("t2", "two")])
-    v = store.latest_collection_version("toy")
+    v = store.collections.latest_collection_version("toy")
     for name, run in RUNS.items():
-        store.save_run(RunInfo(name, "imported", {}, 2, "toy", v), run)
-    store.save_pool("p1", build_pool(RUNS, 2), collection="toy", collection_version=v)
-    store.create_qrels_version("pooled", "toy", {"t1": {"d1": 1, "d2": 1, "d3": 0}, "t2": {"d4": 0, "d5": 2}},
+        store.runs.save_run(RunInfo(name, "imported", {}, 2, "toy", v), run)
+    store.pools.save_pool("p1", build_pool(RUNS, 2), collection="toy", collection_version=v)
+    store.qrels.create_qrels_version("pooled", "toy", {"t1": {"d1": 1, "d2": 1, "d3": 0}, "t2": {"d4": 0, "d5": 2}},
                                origin="imported", rule="", pool_version="p1")
-    store.create_qrels_version("full", "toy", {"t1": {"d1": 1, "d2": 1, "d3": 0, "d9": 1},
+    store.qrels.create_qrels_version("full", "toy", {"t1": {"d1": 1, "d2": 1, "d3": 0, "d9": 1},
                                                "t2": {"d4": 0, "d5": 2}}, origin="imported", rule="")
     return path
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
 
 
 def run(capsys, *argv: object) -> tuple[int, str, str]:
@@ -36,7 +36,7 @@ def db(tmp_path, capsys):
 def test_topics_all_is_the_default(db, capsys):
     code, out, _ = run(capsys, "--db", db, "pool", "build", "r", "--depth", "2")
     assert code == 0 and "6 documents, 3 topics" in out
-    assert set(LabelStore(db, client="t").pool_documents("toy-pool-v1")) == {"1", "2", "10"}
+    assert set(Store(db, client="t").pools.pool_documents("toy-pool-v1")) == {"1", "2", "10"}
 
 
 def test_topics_judged_leaves_out_topics_nobody_judged(db, capsys):
@@ -45,9 +45,9 @@ def test_topics_judged_leaves_out_topics_nobody_judged(db, capsys):
     assert "2 documents, 1 topics" in out
     assert "topics: judged topics (any qrels version or judgment of the collection): 1 of 3" in err
     assert "not pooled: 2 topic(s) outside --topics judged (2, 10)" in err
-    store = LabelStore(db, client="t")
-    assert set(store.pool_documents("toy-pool-v1")) == {"1"}
-    assert store.get_pool("toy-pool-v1").params["topics"] == \
+    store = Store(db, client="t")
+    assert set(store.pools.pool_documents("toy-pool-v1")) == {"1"}
+    assert store.pools.get_pool("toy-pool-v1").params["topics"] == \
         "judged topics (any qrels version or judgment of the collection): 1 of 3"
     code, out, err = run(capsys, "--db", db, "pool", "build", "r", "--depth", "2", "--topics", "judged:toy-reference")
     assert code == 0 and "1 topics" in out
@@ -58,7 +58,7 @@ def test_topics_from_a_file_and_its_errors(db, tmp_path, capsys):
     f.write_text("# smoke set\n10\n2 second topic\n")
     code, out, err = run(capsys, "--db", db, "pool", "build", "r", "--depth", "1", "--topics", f)
     assert code == 0, err
-    assert set(LabelStore(db, client="t").pool_documents("toy-pool-v1")) == {"2", "10"}
+    assert set(Store(db, client="t").pools.pool_documents("toy-pool-v1")) == {"2", "10"}
     f.write_text("2\n99\n")
     code, _, err = run(capsys, "--db", db, "pool", "build", "r", "--depth", "1", "--topics", f)
     assert code == 1 and err.strip().endswith(f"{f}:2: expected a topic of collection 'toy', found '99'. "
@@ -73,4 +73,4 @@ def test_extend_with_topics(db, tmp_path, capsys):
     assert run(capsys, "--db", db, "run", "import", tmp_path / "s.trec", "--name", "s", "--collection", "toy")[0] == 0
     code, out, err = run(capsys, "--db", db, "pool", "extend", "s", "--topics", "judged", "--format", "tsv")
     assert code == 0, err
-    assert set(LabelStore(db, client="t").pool_documents("toy-pool-v2", with_ancestors=False)) == {"1"}
+    assert set(Store(db, client="t").pools.pool_documents("toy-pool-v2", with_ancestors=False)) == {"1"}

@@ -17,7 +17,7 @@ import pytest
 
 from workbench.cli import main
 from workbench.ranking import ranked_ids
-from workbench.store import LabelStore
+from workbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_corpus" / "cranfield"
@@ -69,25 +69,25 @@ def test_runs_are_stored_with_kind_params_depth_and_statuses(project, capsys):
     assert json.loads(rows["bm25"]["params"])["k1"] == 1.2
     assert json.loads(rows["hybrid"]["params"]) == {"method": "rrf", "k": 60.0, "depth": None,
                                                      "runs": ["bm25", "dense"]}
-    store = LabelStore(project)
-    assert max(len(docs) for docs in store.get_run("bm25").values()) == 100
-    assert all(len(docs) == 100 for docs in store.get_run("dense").values())  # cosine ranks every document
-    assert rows["bm25"]["entries"] == sum(len(d) for d in store.get_run("bm25").values())
+    store = Store(project)
+    assert max(len(docs) for docs in store.runs.get_run("bm25").values()) == 100
+    assert all(len(docs) == 100 for docs in store.runs.get_run("dense").values())  # cosine ranks every document
+    assert rows["bm25"]["entries"] == sum(len(d) for d in store.runs.get_run("bm25").values())
 
 
 def test_pool_build_is_stored_with_provenance_and_rerunning_gives_the_identical_pool(project, capsys):
     code, out, err = run(capsys, "--db", project, "pool", "build", "bm25", "dense", "hybrid", "--depth", "20")
     assert code == 0, err
     assert out.startswith("pool cranfield-pool-v1 stored:")
-    store = LabelStore(project)
-    info = store.get_pool("cranfield-pool-v1")
+    store = Store(project)
+    info = store.pools.get_pool("cranfield-pool-v1")
     assert (info.depth, info.runs, info.n_topics) == (20, ("bm25", "dense", "hybrid"), 225)
     expected: dict[str, set[str]] = {}
     for name in ("bm25", "dense", "hybrid"):
-        for topic_id, scores in store.get_run(name).items():
+        for topic_id, scores in store.runs.get_run(name).items():
             expected.setdefault(topic_id, set()).update(ranked_ids(scores, 20))
-    assert store.pool_documents("cranfield-pool-v1") == expected
-    prov = store.pool_provenance("cranfield-pool-v1")
+    assert store.pools.pool_documents("cranfield-pool-v1") == expected
+    prov = store.pools.pool_provenance("cranfield-pool-v1")
     assert {(c.topic_id, c.doc_id) for c in prov} == {(t, d) for t, ds in expected.items() for d in ds}
     assert all(1 <= c.rank <= 20 for c in prov)
     code, out, err = run(capsys, "--db", project, "pool", "build", "bm25", "dense", "hybrid", "--depth", "20")
@@ -95,27 +95,27 @@ def test_pool_build_is_stored_with_provenance_and_rerunning_gives_the_identical_
     code, out, err = run(capsys, "--db", project, "pool", "build", "hybrid", "bm25", "dense", "--depth", "20",
                          "--name", "again")
     assert code == 0
-    assert store.get_pool("again").content_hash == info.content_hash
-    assert store.pool_entries("again") == store.pool_entries("cranfield-pool-v1")
+    assert store.pools.get_pool("again").content_hash == info.content_hash
+    assert store.pools.pool_entries("again") == store.pools.pool_entries("cranfield-pool-v1")
 
 
 def test_extending_with_a_fourth_run_stores_exactly_its_novel_documents(project, capsys):
     code, out, err = run(capsys, "--db", project, "run", "bm25", "--collection", "cranfield", "--name", "bm25-k09",
                          "--k1", "0.9", "--b", "0.4", "--stemmer", "english")
     assert code == 0, err
-    store = LabelStore(project)
-    parent = store.latest_pool("cranfield").pool_version
-    pooled = store.pool_documents(parent)
-    top = {t: set(ranked_ids(s, 20)) for t, s in store.get_run("bm25-k09").items()}
+    store = Store(project)
+    parent = store.pools.latest_pool("cranfield").pool_version
+    pooled = store.pools.pool_documents(parent)
+    top = {t: set(ranked_ids(s, 20)) for t, s in store.runs.get_run("bm25-k09").items()}
     novel = {t: docs - pooled.get(t, set()) for t, docs in top.items()}
     # Two root pools (cranfield-pool-v1 and "again") are two lineages: --from says which (issue 9).
     code, out, err = run(capsys, "--db", project, "pool", "extend", "bm25-k09", "--format", "tsv")
     assert code == 1 and "has 2 pool lineages" in err and "--from" in err
     code, out, err = run(capsys, "--db", project, "pool", "extend", "bm25-k09", "--format", "tsv", "--from", parent)
     assert code == 0, err
-    child = store.latest_pool("cranfield")
+    child = store.pools.latest_pool("cranfield")
     assert child.parent_version == parent and child.depth == 20 and child.runs == ("bm25-k09",)
-    assert store.pool_documents(child.pool_version, with_ancestors=False) == {t: d for t, d in novel.items() if d}
+    assert store.pools.pool_documents(child.pool_version, with_ancestors=False) == {t: d for t, d in novel.items() if d}
     lines = [line.split("\t") for line in out.splitlines()]
     assert lines[0] == ["topic", "bm25-k09", "new_in_pool"]
     per_topic = {row[0]: int(row[1]) for row in lines[1:] if row[0] not in ("total", "unique")}
@@ -143,15 +143,15 @@ def test_stats_list_show_and_export(project, capsys, tmp_path):
     first = out.splitlines()[1].split("\t")
     assert first[0] == "1" and first[1] == "1" and ":" in first[-1]
     code, out, _ = run(capsys, "--db", project, "run", "export", "bm25")
-    n_entries = sum(len(d) for d in LabelStore(project).get_run("bm25").values())
+    n_entries = sum(len(d) for d in Store(project).runs.get_run("bm25").values())
     assert code == 0 and out.splitlines()[0].split()[-1] == "bm25" and len(out.splitlines()) == n_entries
     path = tmp_path / "bm25.trec"
     path.write_text(out)
     code, out, err = run(capsys, "--db", project, "run", "import", path, "--name", "bm25-copy", "--collection",
                          "cranfield", "--description", "round trip")
     assert code == 0, err
-    store = LabelStore(project)
-    assert store.get_run("bm25-copy") == store.get_run("bm25")
+    store = Store(project)
+    assert store.runs.get_run("bm25-copy") == store.runs.get_run("bm25")
     code, out, _ = run(capsys, "--db", project, "run", "show", "bm25-copy", "--format", "tsv")
     assert out.splitlines()[1].split("\t")[1] == "ok"
 
@@ -183,4 +183,4 @@ def test_bare_pool_is_short_for_pool_build(project, capsys):
     code, out, err = run(capsys, "--db", project, "pool", "--depth", "3", "bm25", "dense", "--name", "short")
     assert code == 0, err
     assert out.startswith("pool short stored:")
-    assert LabelStore(project).get_pool("short").depth == 3
+    assert Store(project).pools.get_pool("short").depth == 3

@@ -14,7 +14,7 @@ import math
 import pytest
 
 from tests.cli.helpers import cli
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.types import Document, RunInfo, Topic
 
 QRELS = "1 0 a 1\n1 0 d9 2\n1 0 z 1\n2 0 c 1\n3 0 q 0\n"
@@ -190,14 +190,14 @@ def test_misses_lists_relevant_documents_beyond_k(capsys, files):
 @pytest.fixture
 def project(tmp_path):
     db = tmp_path / "wb.duckdb"
-    store = LabelStore(db, client="pytest")
+    store = Store(db, client="pytest")
     docs = [Document(d, "", f"text {d}") for d in ("a", "c", "d9", "d10", "x", "z", "q")]
-    store.ingest_collection("toy", docs, [Topic("1", "one"), Topic("2", "two"), Topic("3", "three")])
-    store.save_run(RunInfo("bm25", "bm25", {}, 10, "toy"),
+    store.collections.ingest_collection("toy", docs, [Topic("1", "one"), Topic("2", "two"), Topic("3", "three")])
+    store.runs.save_run(RunInfo("bm25", "bm25", {}, 10, "toy"),
                    {"1": {"a": 3.0, "d10": 2.0, "d9": 2.0}, "2": {"x": 1.0, "c": 0.5}})
-    store.save_run(RunInfo("broken", "bm25", {}, 10, "toy"), {"1": {"a": 1.0}},
+    store.runs.save_run(RunInfo("broken", "bm25", {}, 10, "toy"), {"1": {"a": 1.0}},
                    statuses={"2": "error"}, messages={"2": "timeout"})
-    store.create_qrels_version("v1", "toy", {"1": {"a": 1, "d9": 2, "z": 1}, "2": {"c": 1}, "3": {"q": 0}},
+    store.qrels.create_qrels_version("v1", "toy", {"1": {"a": 1, "d9": 2, "z": 1}, "2": {"c": 1}, "3": {"q": 0}},
                                origin="imported", rule="as is")
     return db, store
 
@@ -212,15 +212,15 @@ def test_stored_runs_are_scored_by_name_and_recorded(capsys, project):
     assert h["runs"][0]["collection_version"] == h["qrels"]["collection_version"]
     assert doc["runs"][0]["measures"]["R@2"]["macro"] == pytest.approx((2 / 3 + 1) / 2)
     (eid,) = h["evaluation_ids"]
-    (summary,) = store.list_evaluations(run_name="bm25")
+    (summary,) = store.evaluations.list_evaluations(run_name="bm25")
     assert summary.evaluation_id == eid and summary.qrels_version == "v1"
     assert summary.params["rel"] == 1 and summary.params["missing"] == "fail"
-    rows = {(r.measure, r.aggregate): r for r in store.get_evaluation_rows(eid)}
+    rows = {(r.measure, r.aggregate): r for r in store.evaluations.get_evaluation_rows(eid)}
     assert rows[("R@2", "macro")].value == pytest.approx((2 / 3 + 1) / 2)
     assert (rows[("R@2", "1")].numerator, rows[("R@2", "1")].denominator) == (2.0, 3.0)
     assert rows[("R@2", "micro")].value == pytest.approx(3 / 4)
     code, out, _ = cli(capsys, "--db", db, "score", "bm25", "--qrels", "v1", "--no-record", "--format", "json")
-    assert json.loads(out)["header"]["evaluation_ids"] == [] and len(store.list_evaluations()) == 1
+    assert json.loads(out)["header"]["evaluation_ids"] == [] and len(store.evaluations.list_evaluations()) == 1
 
 
 def test_stored_error_topics_are_missing(capsys, project):

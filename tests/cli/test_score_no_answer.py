@@ -26,14 +26,14 @@ QRELS = "1 0 1 1\n2 0 2 1\n2 0 1 1\n2 0 3 1\n3 0 3 1\n"
 
 @pytest.fixture
 def files(tmp_path, monkeypatch):
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import Document, Topic
 
     db = tmp_path / "wb.duckdb"
-    store = LabelStore(db, client="pytest")
-    store.ingest_collection("toy", [Document(d, "", f"text {d}") for d in ("1", "2", "3")],
+    store = Store(db, client="pytest")
+    store.collections.ingest_collection("toy", [Document(d, "", f"text {d}") for d in ("1", "2", "3")],
                             [Topic("1", "a"), Topic("2", "b"), Topic("3", "c")])
-    store.set_topic_metadata("toy", {"3": {"no_answer": True}})
+    store.metadata.set_topic_metadata("toy", {"3": {"no_answer": True}})
     del store
     monkeypatch.setenv("WORKBENCH_DB", str(db))
     run, qrels = tmp_path / "r.run", tmp_path / "q.txt"

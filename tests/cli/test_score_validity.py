@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from tests.cli.helpers import cli
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.store.schema import DDL_V1
 from workbench.types import Document, Topic
 
@@ -127,8 +127,8 @@ def test_status_side_file_of_a_run_file_is_used_and_checked(capsys, files, write
 
 def test_run_import_keeps_statuses_latencies_and_messages(capsys, tmp_path, write):
     db = tmp_path / "wb.duckdb"
-    store = LabelStore(db, client="pytest")
-    store.ingest_collection("toy", [Document(d, "", d) for d in ("a", "b", "c")],
+    store = Store(db, client="pytest")
+    store.collections.ingest_collection("toy", [Document(d, "", d) for d in ("a", "b", "c")],
                             [Topic("1", "one"), Topic("2", "two"), Topic("3", "three")])
     run = write("r.run", "1 Q0 a 1 2.0 r\n3 Q0 c 1 1.0 r\n")
     status = write("r.status.tsv", "topic_id\tstatus\tlatency_ms\terror\n1\tok\t12\t\n2\terror\t30000\ttimeout\n")
@@ -136,7 +136,7 @@ def test_run_import_keeps_statuses_latencies_and_messages(capsys, tmp_path, writ
                          "--status", status)
     assert code == 0, err
     assert "2 topics ok, 0 empty, 1 error" in out
-    rows = {r.topic_id: r for r in store.get_run_topic_statuses("r")}
+    rows = {r.topic_id: r for r in store.runs.get_run_topic_statuses("r")}
     assert (rows["1"].status, rows["1"].latency_ms) == ("ok", 12.0)
     assert (rows["2"].status, rows["2"].message, rows["2"].latency_ms) == ("error", "timeout", 30000.0)
     assert (rows["3"].status, rows["3"].latency_ms) == ("ok", None)
@@ -144,7 +144,7 @@ def test_run_import_keeps_statuses_latencies_and_messages(capsys, tmp_path, writ
     code, _, err = cli(capsys, "--db", db, "run", "import", run, "--name", "r2", "--collection", "toy",
                        "--status", bad)
     assert code == 1 and "bad.status.tsv:2: expected a topic of collection 'toy', found '9'" in err
-    assert not store.has_run("r2")
+    assert not store.runs.has_run("r2")
 
 
 def test_a_version_1_store_migrates_and_keeps_its_run_statuses(tmp_path):
@@ -155,7 +155,7 @@ def test_a_version_1_store_migrates_and_keeps_its_run_statuses(tmp_path):
     con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
     con.execute("INSERT INTO run_topics VALUES ('r', '1', 'error', 0, 'timeout')")
     con.close()
-    store = LabelStore(path, client="pytest")
+    store = Store(path, client="pytest")
     assert store.schema_version() >= 2
     with store.connection() as cur:
         assert cur.execute("SELECT status, message, latency_ms FROM run_topics").fetchall() == [

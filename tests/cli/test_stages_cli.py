@@ -13,7 +13,7 @@ import pytest
 
 from tests.cli.test_ingest import table_counts
 from tests.cli.test_pooling_cli import _Stub, run
-from workbench.store import LabelStore
+from workbench.store import Store
 
 DOCS = {
     "d1": "shock wave on a wedge", "d2": "boundary layer transition on a flat plate",
@@ -46,12 +46,12 @@ def test_run_rerank_stores_lineage_and_cost_and_run_show_prints_them(project, ca
     assert code == 0, err
     assert "stored run bm25+stub (rerank of the top 3 of bm25 by stub, bi-encoder stub@sha256:cli)" in out
     assert "measured cost: 2 topics, " in out and "batch 8, device cpu" in out
-    store = LabelStore(project, client="pytest")
-    lin = store.get_run_lineage("bm25+stub")
+    store = Store(project, client="pytest")
+    lin = store.runs.get_run_lineage("bm25+stub")
     assert (lin.candidate_run, lin.candidate_depth, lin.reranker_kind, lin.model_name) == ("bm25", 3, "bi-encoder",
                                                                                            "stub")
-    top3 = {t: set(list(s)[:3]) for t, s in store.get_run("bm25").items()}
-    assert {t: set(s) for t, s in store.get_run("bm25+stub").items()} == top3
+    top3 = {t: set(list(s)[:3]) for t, s in store.runs.get_run("bm25").items()}
+    assert {t: set(s) for t, s in store.runs.get_run("bm25+stub").items()} == top3
     code, out, err = run(capsys, "--db", project, "run", "show", "bm25+stub")
     assert code == 0, err
     assert "lineage: reranks the top 3 of run bm25 with stub (bi-encoder, model stub@sha256:cli, produced)" in err
@@ -92,8 +92,8 @@ def _write_run(path: Path, rows: list[tuple[str, str, float]], tag: str = "ext")
 
 
 def test_run_import_reranks_refuses_documents_that_are_not_candidates(project, capsys, tmp_path):
-    store = LabelStore(project, client="pytest")
-    top2 = {t: list(s)[:2] for t, s in store.get_run("bm25").items()}
+    store = Store(project, client="pytest")
+    top2 = {t: list(s)[:2] for t, s in store.runs.get_run("bm25").items()}
     outside = next(d for d in DOCS if d not in top2["1"])
     bad = _write_run(tmp_path / "bad.trec", [("1", top2["1"][1], 2.0), ("1", outside, 1.0), ("2", top2["2"][0], 1.0)])
     before = table_counts(project)
@@ -107,22 +107,22 @@ def test_run_import_reranks_refuses_documents_that_are_not_candidates(project, c
                          "--candidate-depth", "2", "--allow-new-documents")
     assert code == 0, err
     assert "stored as a plain run, not a rerank" in err and f"topic 1: document {outside} at rank 2" in err
-    assert store.get_run_info("ext").kind == "imported" and store.get_run_lineage("ext") is None
+    assert store.runs.get_run_info("ext").kind == "imported" and store.runs.get_run_lineage("ext") is None
 
 
 def test_run_import_reranks_stores_a_permutation_with_its_lineage(project, capsys, tmp_path):
-    store = LabelStore(project, client="pytest")
-    top2 = {t: list(s)[:2] for t, s in store.get_run("bm25").items()}
+    store = Store(project, client="pytest")
+    top2 = {t: list(s)[:2] for t, s in store.runs.get_run("bm25").items()}
     good = _write_run(tmp_path / "good.trec", [("1", top2["1"][1], 2.0), ("1", top2["1"][0], 1.0),
                                                ("2", top2["2"][0], 2.0)], tag="monot5")
     code, out, err = run(capsys, "--db", project, "run", "import", good, "--name", "ext", "--reranks", "bm25",
                          "--candidate-depth", "2")
     assert code == 0, err
     assert "lineage: reranks the top 2 of bm25 (pipeline bm25+monot5" in out
-    lin = store.get_run_lineage("ext")
+    lin = store.runs.get_run_lineage("ext")
     assert (lin.candidate_run, lin.candidate_depth, lin.reranker, lin.reranker_kind, lin.origin) == (
         "bm25", 2, "monot5", "external", "imported")
-    assert store.get_rerank_cost("ext") is None and store.get_run_info("ext").kind == "rerank"
+    assert store.runs.get_rerank_cost("ext") is None and store.runs.get_run_info("ext").kind == "rerank"
     code, out, err = run(capsys, "--db", project, "run", "import", good, "--name", "ext", "--reranks", "bm25",
                          "--candidate-depth", "2")
     assert code == 0 and "unchanged" in out  # an identical re-import is a no-op
@@ -148,8 +148,8 @@ def test_depth_sweep_prints_the_table_the_fit_and_writes_the_plot(project, capsy
     doc = json.loads(out)
     assert [r["depth"] for r in doc["rows"]] == [2, 6] and doc["fit"]["n_points"] == 4
     # R@D of the candidates by hand: topic 1 |R| = 3, topic 2 |R| = 1 (d5 is judged 0).
-    store = LabelStore(project, client="pytest")
-    bm25 = store.get_run("bm25")
+    store = Store(project, client="pytest")
+    bm25 = store.runs.get_run("bm25")
     rel = {"1": {"d4", "d1", "d6"}, "2": {"d3"}}
     want = sum(len(rel[t] & set(list(bm25.get(t, {}))[:2])) / len(rel[t]) for t in rel) / 2
     assert doc["rows"][0]["candidate_recall"] == pytest.approx(want)

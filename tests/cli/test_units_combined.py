@@ -30,7 +30,7 @@ import pytest
 
 from tests.cli.helpers import run
 from workbench.scoring.units import ChunkMap, ChunkSpan
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.store.units import ChunkSource
 from workbench.types import Document, RunInfo, Topic
 
@@ -44,23 +44,23 @@ T1, T2, T3 = 0.0, 2 / 3, 1 / 2                      # chunky's R[doc]@2 per topi
 @pytest.fixture
 def db(tmp_path):
     path = tmp_path / "wb.duckdb"
-    s = LabelStore(path, client="pytest")
+    s = Store(path, client="pytest")
     topics = [Topic("1", "alpha beta"), Topic("2", "gamma"), Topic("3", "alpha")]
-    s.ingest_collection("docs", [Document(d, "", t) for d, t in TEXTS.items()], topics,
+    s.collections.ingest_collection("docs", [Document(d, "", t) for d, t in TEXTS.items()], topics,
                         metadata={d: {"year": y} for d, y in YEARS.items()})
-    s.set_topic_metadata("docs", {"1": {"filter": "year <= 1955", "domain": "x"}, "2": {"domain": "y"},
+    s.metadata.set_topic_metadata("docs", {"1": {"filter": "year <= 1955", "domain": "x"}, "2": {"domain": "y"},
                                   "3": {"domain": "x"}})
     chunks = [Document(c, "", TEXTS[d][a:b]) for c, d, a, b in SPANS]
-    s.ingest_collection("docs-c", chunks, topics, chunk_map=ChunkMap.of(ChunkSpan(*x) for x in SPANS),
-                        chunk_source=ChunkSource("docs", s.latest_collection_version("docs"), "tokens", 1, 0))
-    s.save_run(RunInfo("chunky", "dense", {}, 4, "docs-c"),
+    s.collections.ingest_collection("docs-c", chunks, topics, chunk_map=ChunkMap.of(ChunkSpan(*x) for x in SPANS),
+                        chunk_source=ChunkSource("docs", s.collections.latest_collection_version("docs"), "tokens", 1, 0))
+    s.runs.save_run(RunInfo("chunky", "dense", {}, 4, "docs-c"),
                {"1": {"b#0": 4.0, "c#0": 3.0, "a#1": 2.0, "a#0": 1.0}, "2": {"c#0": 2.0, "f#1": 1.0},
                 "3": {"f#0": 3.0, "b#0": 2.0, "a#0": 1.0}})
-    s.save_run(RunInfo("chunky2", "dense", {}, 2, "docs-c"),
+    s.runs.save_run(RunInfo("chunky2", "dense", {}, 2, "docs-c"),
                {"1": {"a#0": 2.0, "b#0": 1.0}, "2": {"e#0": 2.0, "c#0": 1.0}, "3": {"a#0": 2.0, "b#0": 1.0}})
-    s.create_qrels_version("docs-v1", "docs", {"1": {"a": 1, "b": 1}, "2": {"c": 1, "e": 1, "f": 1},
+    s.qrels.create_qrels_version("docs-v1", "docs", {"1": {"a": 1, "b": 1}, "2": {"c": 1, "e": 1, "f": 1},
                                                "3": {"a": 1, "b": 1}}, origin="imported", rule="test")
-    s.save_topic_set("x-and-y", ["2", "3"], collection="docs")
+    s.evaluations.save_topic_set("x-and-y", ["2", "3"], collection="docs")
     s.release_file()
     return path
 

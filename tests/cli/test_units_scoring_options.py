@@ -32,7 +32,7 @@ from workbench.services.evaluation.request import (
     UnitOptions,
 )
 from workbench.services.evaluation.units import score_units
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.store.units import ChunkSource
 from workbench.types import Document, RunInfo, Topic
 
@@ -45,17 +45,17 @@ R2 = parse_measure("R@2")
 
 @pytest.fixture
 def store(tmp_path):
-    s = LabelStore(tmp_path / "wb.duckdb", client="pytest")
+    s = Store(tmp_path / "wb.duckdb", client="pytest")
     topics = [Topic("1", "alpha beta"), Topic("2", "gamma")]
-    s.ingest_collection("docs", [Document(d, "", t) for d, t in TEXTS.items()], topics,
+    s.collections.ingest_collection("docs", [Document(d, "", t) for d, t in TEXTS.items()], topics,
                         metadata={d: {"year": y} for d, y in YEARS.items()})
-    s.set_topic_metadata("docs", {"1": {"filter": "year <= 1955", "domain": "x"}, "2": {"domain": "y"}})
+    s.metadata.set_topic_metadata("docs", {"1": {"filter": "year <= 1955", "domain": "x"}, "2": {"domain": "y"}})
     chunks = [Document(c, "", TEXTS[d][a:b]) for c, d, a, b in SPANS]
-    s.ingest_collection("docs-c", chunks, topics, chunk_map=ChunkMap.of(ChunkSpan(*x) for x in SPANS),
-                        chunk_source=ChunkSource("docs", s.latest_collection_version("docs"), "tokens", 1, 0))
-    s.save_run(RunInfo("chunky", "dense", {}, 4, "docs-c"),
+    s.collections.ingest_collection("docs-c", chunks, topics, chunk_map=ChunkMap.of(ChunkSpan(*x) for x in SPANS),
+                        chunk_source=ChunkSource("docs", s.collections.latest_collection_version("docs"), "tokens", 1, 0))
+    s.runs.save_run(RunInfo("chunky", "dense", {}, 4, "docs-c"),
                {"1": {"b#0": 4.0, "c#0": 3.0, "a#1": 2.0, "a#0": 1.0}, "2": {"c#0": 2.0, "f#1": 1.0}})
-    s.create_qrels_version("docs-v1", "docs", {"1": {"a": 1, "b": 1}, "2": {"c": 1, "e": 1, "f": 1}},
+    s.qrels.create_qrels_version("docs-v1", "docs", {"1": {"a": 1, "b": 1}, "2": {"c": 1, "e": 1, "f": 1}},
                            origin="imported", rule="test")
     return s
 
@@ -80,20 +80,20 @@ def test_slices_and_topic_sets(store):
     view = _score(store, output=Output(record=False), slicing=Slicing(("domain",), 1)).views[0]
     rows = {r.value: r for r in view.report.slices["chunky"]["domain"]}
     assert rows["x"].means[R2] == 0.0 and rows["y"].means[R2] == pytest.approx(2 / 3)
-    store.save_topic_set("s1", ["2"], collection="docs")
+    store.evaluations.save_topic_set("s1", ["2"], collection="docs")
     view = _score(store, output=Output(record=False), topics=TopicChoice("s1")).views[0]
     a = view.report.evaluations[0].aggregates[R2]
     assert (a.macro, a.n_topics, view.report.evaluations[0].topics) == (pytest.approx(2 / 3), 1, ("2",))
-    assert [u.command for u in store.list_topic_set_uses("s1")] == ["score"]
+    assert [u.command for u in store.evaluations.list_topic_set_uses("s1")] == ["score"]
 
 
 def test_stored_run_and_qrels_are_recorded_with_the_unit(store):
     report = _score(store)
     ids = report.views[0].report.evaluation_ids
     assert len(ids) == 1
-    [ev] = store.list_evaluations("chunky", "docs-v1")
+    [ev] = store.evaluations.list_evaluations("chunky", "docs-v1")
     assert ev.evaluation_id == ids[0]
     assert ev.params["unit"] == "doc" and ev.params["unit_labelled"] is True
     assert ev.params["run_mapping"].startswith("chunks -> documents")
-    rows = {(r.measure, r.aggregate): r for r in store.get_evaluation_rows(ids[0])}
+    rows = {(r.measure, r.aggregate): r for r in store.evaluations.get_evaluation_rows(ids[0])}
     assert rows["R@2", "macro"].value == pytest.approx(1 / 3)

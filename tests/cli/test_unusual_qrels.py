@@ -12,7 +12,7 @@ import json
 import pytest
 
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
 
 RUN_A = "1 Q0 d1 1 3 a\n1 Q0 d2 2 2 a\n1 Q0 d3 3 1 a\n2 Q0 d4 1 3 a\n2 Q0 d5 2 2 a\n"
 RUN_B = "1 Q0 d3 1 3 b\n1 Q0 d1 2 2 b\n2 Q0 d6 1 3 b\n2 Q0 d4 2 2 b\n"
@@ -90,7 +90,7 @@ def test_pool_contributors_are_marked_with_the_pool_depth_beside_r_at_k(db, tmp_
 def test_scoreboard_marks_contributors_and_positives_only_qrels(db, tmp_path, capsys):
     from workbench.services.evaluation.scoreboard import scoreboard
 
-    store = LabelStore(db, client="t")
+    store = Store(db, client="t")
     board = scoreboard(store, "v1", run_names=["a", "b"], cutoffs=(1, 2))
     assert {r: c.depth for r, c in board.contributors.items()} == {"a": 2, "b": 2}
     assert [r["pool contributor"] for r in board.measure_table()] == ["depth 2: R@k for k >= 2"] * 2

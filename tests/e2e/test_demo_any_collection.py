@@ -35,13 +35,13 @@ QRELS = "1 1 0 0.000000\n1 13 0 0.000000\n2 2 0 0.000000\n2 14 0 0.000000\n3 3 0
 def demo(tmp_path_factory):
     from workbench.demo.workflow import WorkflowOptions, run_workflow
     from workbench.services.collections.convert import SmartSpec, convert_smart
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     tmp = tmp_path_factory.mktemp("anydemo")
     for name, text in (("toy.all", DOCS), ("toy.qry", QUERIES), ("toy.rel", QRELS)):
         (tmp / name).write_text(text)
     convert_smart(SmartSpec(tmp / "toy.all", tmp / "toy.qry", tmp / "toy.rel"), tmp / "toy")
-    store = LabelStore(tmp / "wb.duckdb", client="pytest")
+    store = Store(tmp / "wb.duckdb", client="pytest")
     options = WorkflowOptions(folder=tmp / "toy", run_depth=10, pool_depth=3, cutoffs=(3, 5, 10), headline_k=3,
                               labels_dir=tmp / "labels", encoder=StubEncoder())
     return store, run_workflow(store, options), tmp
@@ -52,7 +52,7 @@ def test_reference_assessor_is_named_after_the_collection(demo):
 
     store, report, _ = demo
     assert report.reference_assessor == "toy-reference"
-    assert {u.name for u in store.list_users()} == {"demo-lead", "toy-reference"}
+    assert {u.name for u in store.users.list_users()} == {"demo-lead", "toy-reference"}
     text = render_workflow(report)
     assert "cranfield" not in text
     assert f"Pool v1 {report.pool_v1.pool_version} (created): depth 3" in text and "judged now by toy-reference" in text
@@ -61,14 +61,14 @@ def test_reference_assessor_is_named_after_the_collection(demo):
 
 def test_topics_without_reference_judgments_are_not_pooled_and_nothing_is_invented(demo):
     store, report, _ = demo
-    pooled = set(store.pool_documents(report.pool_v1.pool_version)) | set(store.pool_documents(report.pool_v2.pool_version))
+    pooled = set(store.pools.pool_documents(report.pool_v1.pool_version)) | set(store.pools.pool_documents(report.pool_v2.pool_version))
     assert pooled <= {"1", "2", "3"}  # topics 4 and 5 have no reference judgment: not pooled (--topics judged)
     assert report.topics_not_pooled == ("4", "5")
-    judged = store.current_judgments("toy")
+    judged = store.judgments.current_judgments("toy")
     assert {j.topic_id for j in judged if j.assessor == "toy-reference"} <= {"1", "2", "3"}
     # every reference judgment is the reference grade, or 0 for a pooled document the reference left out
     # of a topic it did judge (the collection lists its relevant documents completely)
-    ref = store.get_qrels("toy-reference")
+    ref = store.qrels.get_qrels("toy-reference")
     for j in judged:
         assert j.grade == ref.get(j.topic_id, {}).get(j.doc_id, 0)
 
@@ -79,23 +79,23 @@ def test_a_pool_with_unjudged_topics_leaves_their_documents_unjudged_and_says_so
     from workbench.services.runs.pooling import build_pool
 
     store, report, _ = demo
-    pool = build_pool(store, ["bm25"], depth=2, name="toy-all-topics").info
-    assert {"4", "5"} <= set(store.pool_documents(pool.pool_version))
-    lead = sign_in(store, "demo-lead", report.tokens["demo-lead"])
+    pool = build_pool(store.pools, store.runs, ["bm25"], depth=2, name="toy-all-topics").info
+    assert {"4", "5"} <= set(store.pools.pool_documents(pool.pool_version))
+    lead = sign_in(store.users, "demo-lead", report.tokens["demo-lead"])
     name = reference_assessor("toy")
-    assessor = sign_in(store, name, report.tokens[name])
-    outcome = judge_with_reference(store, lead, assessor, pool.pool_version, store.get_qrels("toy-reference"))
-    docs = store.pool_documents(pool.pool_version)
+    assessor = sign_in(store.users, name, report.tokens[name])
+    outcome = judge_with_reference(store, lead, assessor, pool.pool_version, store.qrels.get_qrels("toy-reference"))
+    docs = store.pools.pool_documents(pool.pool_version)
     assert outcome.unjudged_topics == ("4", "5")
     assert outcome.left_unjudged == len(docs["4"]) + len(docs["5"])
-    assert not [j for j in store.current_judgments("toy", pool.pool_version) if j.topic_id in ("4", "5")]
+    assert not [j for j in store.judgments.current_judgments("toy", pool.pool_version) if j.topic_id in ("4", "5")]
 
 
 def test_binary_rubric_and_positives_only_warning_in_the_report(demo):
     from workbench.demo.render_workflow import render_workflow
 
     store, report, _ = demo
-    assert store.collection_rubric("toy").name == "binary"  # qrels.meta.json of the conversion suggests it
+    assert store.rubrics.collection_rubric("toy").name == "binary"  # qrels.meta.json of the conversion suggests it
     assert "the qrels hold no non-relevant judgments" not in render_workflow(report).split("Scores on toy-v1")[0]
     assert "toy-reference: the qrels hold no non-relevant judgments" in render_workflow(report)
 
@@ -105,16 +105,16 @@ def test_a_collection_pooled_whole_by_v1_still_runs_the_demo(tmp_path):
     from workbench.demo.render_workflow import render_workflow
     from workbench.demo.workflow import WorkflowOptions, run_workflow
     from workbench.services.collections.convert import SmartSpec, convert_smart
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     docs = "".join(f".I {i}\n.T\n{TEXTS[i]}\n.W\n{TEXTS[i]} study .\n" for i in range(1, 6))
     for name, text in (("s.all", docs), ("s.qry", QUERIES), ("s.rel", "1 1\n2 2\n")):
         (tmp_path / name).write_text(text)
     convert_smart(SmartSpec(tmp_path / "s.all", tmp_path / "s.qry", tmp_path / "s.rel"), tmp_path / "small")
-    store = LabelStore(tmp_path / "wb.duckdb", client="pytest")
+    store = Store(tmp_path / "wb.duckdb", client="pytest")
     report = run_workflow(store, WorkflowOptions(folder=tmp_path / "small", run_depth=10, pool_depth=10,
                                                  cutoffs=(5, 10), headline_k=5, labels_dir=tmp_path / "labels",
                                                  encoder=StubEncoder()))
     assert report.no_delta and report.pool_v2.pool_version == report.pool_v1.pool_version
-    assert store.get_qrels("small-v2") == store.get_qrels("small-v1")
+    assert store.qrels.get_qrels("small-v2") == store.qrels.get_qrels("small-v1")
     assert "Pool v2: none: the new run bm25-stem brings no pool-novel document" in render_workflow(report)

@@ -42,11 +42,11 @@ def scenario(tmp_path_factory):
     from workbench.demo.filters import run_filter_demo
     from workbench.services.collections.ingest import ingest_folder
     from workbench.services.runs.pooling import make_bm25_run, make_dense_run
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     tmp = tmp_path_factory.mktemp("filters")
     _subset(tmp / "sub")
-    store = LabelStore(tmp / "wb.duckdb", client="pytest")
+    store = Store(tmp / "wb.duckdb", client="pytest")
     enc = StubEncoder()
     with store.connection("test setup"):  # one lease: the many small store calls reuse one connection
         ingest_folder(store, tmp / "sub", name="sub")
@@ -59,9 +59,9 @@ def scenario(tmp_path_factory):
 
 def test_filters_are_the_as_of_year_of_the_latest_relevant_document(scenario):
     store, report = scenario
-    years = {d: m["year"] for d, m in store.document_metadata("sub").items() if "year" in m}
-    qrels = store.get_qrels("sub-reference")
-    meta = store.topic_metadata("sub")
+    years = {d: m["year"] for d, m in store.metadata.document_metadata("sub").items() if "year" in m}
+    qrels = store.qrels.get_qrels("sub-reference")
+    meta = store.metadata.topic_metadata("sub")
     for t in TOPICS:
         dated = [years[d] for d, g in qrels.get(t, {}).items() if g >= 1 and d in years]
         if dated:
@@ -81,11 +81,11 @@ def test_post_filtering_never_beats_pre_filtering_and_filtered_runs_never_leak(s
             assert r.leaks == 0, r
     for system in ("bm25", "dense"):
         for k in (10, 50):
-            pre, post = store.get_run(f"{system}-asof-pre-k{k}"), store.get_run(f"{system}-asof-post-k{k}")
+            pre, post = store.runs.get_run(f"{system}-asof-pre-k{k}"), store.runs.get_run(f"{system}-asof-post-k{k}")
             for t, docs in post.items():
                 assert set(docs) <= set(pre.get(t, {})), (system, k, t)
             assert report.row(system, k, "post").recall <= report.row(system, k, "pre").recall + 1e-12
-            info = store.get_run_info(f"{system}-asof-post-k{k}")
+            info = store.runs.get_run_info(f"{system}-asof-post-k{k}")
             short = sum(1 for docs in post.values() if len(docs) < k)
             assert report.row(system, k, "post").short == info.params["filter"]["topics_short"]
             assert short <= info.params["filter"]["topics_short"]  # topics emptied by the filter are short too
@@ -97,9 +97,9 @@ def test_the_scenario_is_idempotent_and_renders(scenario):
     from workbench.demo.render_filters import render_filter_demo
 
     store, report = scenario
-    n_runs = len(store.list_runs("sub"))
+    n_runs = len(store.runs.list_runs("sub"))
     again = run_filter_demo(store, "sub", "sub-reference", unfiltered_runs={"bm25": "bm25", "dense": "dense"},
                             encoder=StubEncoder())
-    assert len(store.list_runs("sub")) == n_runs and [r.recall for r in again.rows] == [r.recall for r in report.rows]
+    assert len(store.runs.list_runs("sub")) == n_runs and [r.recall for r in again.rows] == [r.recall for r in report.rows]
     text = "\n".join(render_filter_demo(report))
     assert "K = 10" in text and "K = 50" in text and "topics short (< 10)" in text and "leaks@50" in text

@@ -23,11 +23,11 @@ from test_workflow import _subset  # noqa: E402
 def demo(tmp_path_factory):
     from workbench.demo.stages import PipelineOptions, run_pipeline_demo
     from workbench.services.collections.ingest import ingest_folder
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     tmp = tmp_path_factory.mktemp("pipelines")
     reference = _subset(tmp / "cran-subset")
-    store = LabelStore(tmp / "wb.duckdb", client="pytest")
+    store = Store(tmp / "wb.duckdb", client="pytest")
     ingest_folder(store, tmp / "cran-subset", name="cransub")
     out = run_pipeline_demo(store, PipelineOptions(collection="cransub", qrels="cransub-reference",
                                                    encoder=StubEncoder(), plot_dir=tmp / "plots"))
@@ -47,10 +47,10 @@ def test_the_four_runs_are_two_candidate_runs_and_their_reranks_with_lineage(dem
     store, out, _ = demo
     assert out.runs == ["bm25-d200", "bm25-d200+stub", "hybrid-d200", "hybrid-d200+stub"]
     for cand in ("bm25-d200", "hybrid-d200"):
-        lin = store.get_run_lineage(f"{cand}+stub")
+        lin = store.runs.get_run_lineage(f"{cand}+stub")
         assert (lin.candidate_run, lin.candidate_depth, lin.reranker_kind) == (cand, 50, "bi-encoder")
-        assert store.get_rerank_cost(f"{cand}+stub").n_topics > 0
-    assert store.get_run_info("hybrid-d200").params["runs"] == ["bm25-d200", "dense-d200"]
+        assert store.runs.get_rerank_cost(f"{cand}+stub").n_topics > 0
+    assert store.runs.get_run_info("hybrid-d200").params["runs"] == ["bm25-d200", "dense-d200"]
 
 
 def test_the_four_run_table_matches_pytrec_eval_and_reranking_keeps_r_at_50(demo):
@@ -59,7 +59,7 @@ def test_the_four_run_table_matches_pytrec_eval_and_reranking_keeps_r_at_50(demo
     for run in out.runs:
         rep = reports[run]
         stage = "final" if rep.two_stage else "candidates"
-        stored = store.get_run(run)
+        stored = store.runs.get_run(run)
         assert rep.row("R@10", stage).macro == pytest.approx(_recall(reference, stored, 10))
         assert rep.row("R@50", stage).macro == pytest.approx(_recall(reference, stored, 50))
     for cand in ("bm25-d200", "hybrid-d200"):
@@ -74,7 +74,7 @@ def test_the_depth_table_is_measured_and_repeats_the_hybrid_row(demo):
     store, out, reference = demo
     rows = out.sweep.rows
     assert [r.point.depth for r in rows] == [10, 50, 100, 200]
-    hybrid = store.get_run("hybrid-d200")
+    hybrid = store.runs.get_run("hybrid-d200")
     for r in rows:
         assert r.point.candidate_recall == pytest.approx(_recall(reference, hybrid, r.point.depth))
         assert r.point.recall_unchanged and r.point.n_topics == len(out.sweep.topics)

@@ -59,11 +59,11 @@ def _r_at_20(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]])
 @pytest.fixture(scope="module")
 def workflow(tmp_path_factory):
     from workbench.demo.workflow import WorkflowOptions, run_workflow
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     tmp = tmp_path_factory.mktemp("e2e")
     reference = _subset(tmp / "cran-subset")
-    store = LabelStore(tmp / "wb.duckdb", client="pytest")
+    store = Store(tmp / "wb.duckdb", client="pytest")
     options = WorkflowOptions(folder=tmp / "cran-subset", collection="cransub", labels_dir=tmp / "labels",
                               encoder=StubEncoder())
     report = run_workflow(store, options)
@@ -72,18 +72,18 @@ def workflow(tmp_path_factory):
 
 def test_pool_v1_is_the_depth_20_union_of_the_three_runs(workflow):
     store, report, _, _ = workflow
-    runs = {n: store.get_run(n) for n in ("bm25", "dense", "rrf")}
+    runs = {n: store.runs.get_run(n) for n in ("bm25", "dense", "rrf")}
     expected = {t: set().union(*(_top(r.get(t, {}), POOL_DEPTH) for r in runs.values())) for t in TOPICS}
-    assert store.pool_documents(report.pool_v1.pool_version) == {t: d for t, d in expected.items() if d}
+    assert store.pools.pool_documents(report.pool_v1.pool_version) == {t: d for t, d in expected.items() if d}
     assert report.pool_v1.n_entries == sum(len(d) for d in expected.values())
     assert report.judged_v1 == report.pool_v1.n_entries  # the reference assessor judged each pooled doc once
 
 
 def test_qrels_v1_is_the_reference_grade_of_every_pooled_document_else_zero(workflow):
     store, report, reference, tmp = workflow
-    pooled = store.pool_documents(report.pool_v1.pool_version)
+    pooled = store.pools.pool_documents(report.pool_v1.pool_version)
     expected = {t: {d: max(0, reference.get(t, {}).get(d, 0)) for d in docs} for t, docs in pooled.items()}
-    assert store.get_qrels("cransub-v1") == expected
+    assert store.qrels.get_qrels("cransub-v1") == expected
     lines = (tmp / "labels" / "cransub-v1.qrels").read_text().splitlines()
     assert sorted(lines) == sorted(f"{t} 0 {d} {g}" for t, ds in expected.items() for d, g in ds.items())
     assert report.qrels_v1.parent_version is None and report.qrels_v1.pool_version == report.pool_v1.pool_version
@@ -91,14 +91,14 @@ def test_qrels_v1_is_the_reference_grade_of_every_pooled_document_else_zero(work
 
 def test_pool_v2_holds_exactly_the_new_runs_novel_documents_and_qrels_v2_extends_v1(workflow):
     store, report, reference, _ = workflow
-    new = store.get_run("bm25-stem")
-    v1 = store.pool_documents(report.pool_v1.pool_version)
+    new = store.runs.get_run("bm25-stem")
+    v1 = store.pools.pool_documents(report.pool_v1.pool_version)
     delta = {t: set(_top(new.get(t, {}), POOL_DEPTH)) - v1.get(t, set()) for t in TOPICS}
     delta = {t: d for t, d in delta.items() if d}
-    assert store.pool_documents(report.pool_v2.pool_version, with_ancestors=False) == delta
+    assert store.pools.pool_documents(report.pool_v2.pool_version, with_ancestors=False) == delta
     assert report.pool_v2.parent_version == report.pool_v1.pool_version
     assert report.delta_judged == sum(len(d) for d in delta.values()) > 0
-    q1, q2 = store.get_qrels("cransub-v1"), store.get_qrels("cransub-v2")
+    q1, q2 = store.qrels.get_qrels("cransub-v1"), store.qrels.get_qrels("cransub-v2")
     expected = {t: dict(q1.get(t, {})) for t in set(q1) | set(delta)}
     for t, docs in delta.items():
         expected[t].update({d: max(0, reference.get(t, {}).get(d, 0)) for d in docs})
@@ -110,9 +110,9 @@ def test_pool_v2_holds_exactly_the_new_runs_novel_documents_and_qrels_v2_extends
 
 def test_scores_and_their_movement_match_pytrec_eval(workflow):
     store, report, _, _ = workflow
-    q1, q2 = store.get_qrels("cransub-v1"), store.get_qrels("cransub-v2")
+    q1, q2 = store.qrels.get_qrels("cransub-v1"), store.qrels.get_qrels("cransub-v2")
     for name in ("bm25", "dense", "rrf", "bm25-stem"):
-        run = store.get_run(name)
+        run = store.runs.get_run(name)
         a1 = report.evaluations["cransub-v1"][name].aggregates[report.headline].macro
         a2 = report.evaluations["cransub-v2"][name].aggregates[report.headline].macro
         assert a1 == pytest.approx(_r_at_20(q1, run), abs=1e-12)
@@ -125,11 +125,11 @@ def test_scores_and_their_movement_match_pytrec_eval(workflow):
 
 def test_pool_bias_gap_is_pooled_minus_full_recall_over_the_same_topics(workflow):
     store, report, reference, _ = workflow
-    q2 = store.get_qrels("cransub-v2")
+    q2 = store.qrels.get_qrels("cransub-v2")
     topics = [t for t, d in q2.items() if any(g >= 1 for g in d.values())]
     full = {t: reference[t] for t in topics}
     for name, (pooled, full_value) in report.bias.items():
-        run = store.get_run(name)
+        run = store.runs.get_run(name)
         assert pooled == pytest.approx(_r_at_20(q2, run), abs=1e-12)
         assert full_value == pytest.approx(_r_at_20(full, run), abs=1e-12)
         assert pooled >= full_value - 1e-12  # the pool can only hide relevant documents
@@ -140,9 +140,9 @@ def test_leave_one_run_out_drops_and_kendall_tau(workflow):
 
     store, report, _, _ = workflow
     names = ["bm25", "dense", "rrf", "bm25-stem"]
-    runs = {n: store.get_run(n) for n in names}
+    runs = {n: store.runs.get_run(n) for n in names}
     tops = {n: {t: set(_top(runs[n].get(t, {}), POOL_DEPTH)) for t in TOPICS} for n in names}
-    q2 = store.get_qrels("cransub-v2")
+    q2 = store.qrels.get_qrels("cransub-v2")
     topics = [t for t, d in q2.items() if any(g >= 1 for g in d.values())]
     for row in report.loo:
         others = [n for n in names if n != row.run]
@@ -168,19 +168,19 @@ def test_the_workflow_is_idempotent(workflow):
     from workbench.demo.workflow import WorkflowOptions, run_workflow
 
     store, report, _, tmp = workflow
-    before = store.count_judgments()
+    before = store.judgments.count_judgments()
     again = run_workflow(store, WorkflowOptions(folder=tmp / "cran-subset", collection="cransub",
                                                 labels_dir=tmp / "labels", encoder=StubEncoder()))
-    assert store.count_judgments() == before
+    assert store.judgments.count_judgments() == before
     assert again.qrels_v2.content_hash == report.qrels_v2.content_hash
     assert again.judged_v1 == again.delta_judged == 0
 
 
 def test_the_demo_lead_gets_the_delta_to_judge_as_a_second_assessor(workflow):
     store, report, _, _ = workflow
-    queue = store.assessor_queue("demo-lead")
+    queue = store.judging.assessor_queue("demo-lead")
     assert {(e.topic_id, e.doc_id) for e in queue} == {
-        (t, d) for t, docs in store.pool_documents(report.pool_v2.pool_version, with_ancestors=False).items()
+        (t, d) for t, docs in store.pools.pool_documents(report.pool_v2.pool_version, with_ancestors=False).items()
         for d in docs}
     assert report.lead_queue == len(queue) == report.pool_v2.n_entries
 
@@ -191,7 +191,7 @@ def test_the_demo_categorises_bm25s_misses_at_20_against_the_full_judgments(work
     store, report, reference, _ = workflow
     ml = report.misses.misses
     assert (ml.run_name, ml.qrels_version, ml.k) == ("bm25", "cransub-reference", 20)
-    run = store.get_run("bm25")
+    run = store.runs.get_run("bm25")
     expected = {(t, d) for t, docs in reference.items() for d, g in docs.items()
                 if g >= 1 and d not in _top(run.get(t, {}), 20)}
     listed = {(r.evidence.topic_id, r.evidence.doc_id) for r in ml.rows}
@@ -199,7 +199,7 @@ def test_the_demo_categorises_bm25s_misses_at_20_against_the_full_judgments(work
     deeper = {(t, d) for t, d in expected if d in run.get(t, {})}
     assert {(r.evidence.topic_id, r.evidence.doc_id) for r in ml.with_cause("found deeper")} == deeper
     # vocabulary mismatch, recomputed with the run's analyser (no stemming, Lucene stop words)
-    tok, topics, docs = Tokenizer(), store.get_topics("cransub"), store.get_documents("cransub")
+    tok, topics, docs = Tokenizer(), store.collections.get_topics("cransub"), store.collections.get_documents("cransub")
     mismatch = {(t, d) for t, d in expected - deeper if d in docs and docs[d].content.strip()
                 and not set(tok(topics[t].query)) & set(tok(docs[d].content))}
     assert {(r.evidence.topic_id, r.evidence.doc_id) for r in ml.with_cause("vocabulary mismatch")} == mismatch
@@ -221,11 +221,11 @@ def test_the_chunked_collection_is_scored_at_chunk_and_document_level(workflow):
     store, report, reference, _ = workflow
     u = report.units
     assert u is not None and u.chunk_collection == "cransub-p64" and u.size == 64 and u.overlap == 16
-    cmap = store.get_chunk_map("cransub-p64")
-    assert cmap is not None and len(cmap) == u.n_chunks and set(cmap.doc_ids) == set(store.get_documents("cransub"))
+    cmap = store.units.get_chunk_map("cransub-p64")
+    assert cmap is not None and len(cmap) == u.n_chunks and set(cmap.doc_ids) == set(store.collections.get_documents("cransub"))
     doc_view = next(v for v in u.report.views if v.unit == "doc")
     # The document view is the chunk run mapped by hand (best chunk per document), scored by pytrec_eval.
-    run = store.get_run(u.chunk_run)
+    run = store.runs.get_run(u.chunk_run)
     lists = to_documents({t: list(d) for t, d in run.items()}, cmap).lists
     mapped = {t: {d: float(len(ds) - i) for i, d in enumerate(ds)} for t, ds in lists.items()}
     from workbench.scoring.measures import parse_measure

@@ -16,16 +16,16 @@ def toy_pool(tmp_path) -> Callable[[dict[str, dict[str, float]]], Path]:
 
     def _seed(run: dict[str, dict[str, float]]) -> Path:
         from pooling.pool import build_pool
-        from workbench.store import LabelStore
+        from workbench.store import Store
 
         path = tmp_path / "labels" / "wb.duckdb"
-        store = LabelStore(path, client="seed")
+        store = Store(path, client="seed")
         docs = sorted({d for scores in run.values() for d in scores})
-        store.ingest_collection("toy", [Document(d, "", f"text {d[1:]}") for d in docs],
+        store.collections.ingest_collection("toy", [Document(d, "", f"text {d[1:]}") for d in docs],
                                 [Topic(t, f"topic {t}") for t in sorted(run)])
-        version = store.latest_collection_version("toy")
-        store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
-        store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
+        version = store.collections.latest_collection_version("toy")
+        store.runs.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
+        store.pools.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
         return path
 
     return _seed

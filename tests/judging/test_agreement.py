@@ -159,19 +159,19 @@ def test_alpha_from_counts_equals_the_krippendorff_package_with_missing_values(s
 
 @pytest.mark.parametrize("seed", range(4))
 def test_report_from_sql_counts_equals_the_package_per_topic_and_overall(tmp_path, seed):
-    """The store's SQL aggregation (``LabelStore.agreement_counts``) gives the figures
+    """The store's SQL aggregation (``store.judging.agreement_counts``) gives the figures
     of the package (alpha) and of sklearn (kappa) on the same stored judgments."""
     from workbench.judging.agreement import agreement_from_counts
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import Document, Topic
 
     rng = random.Random(seed)
     scale = [0, 1, 2, 3]
-    store = LabelStore(tmp_path / "wb.duckdb")
+    store = Store(tmp_path / "wb.duckdb")
     docs = [Document(f"d{i}", "", "text") for i in range(60)]
-    store.ingest_collection("c", docs, [Topic(str(t), "q") for t in (1, 2, 10)])
+    store.collections.ingest_collection("c", docs, [Topic(str(t), "q") for t in (1, 2, 10)])
     for name in ("ann", "bob", "cat"):
-        store.add_user(name, "assessor")
+        store.users.add_user(name, "assessor")
     grades: dict[tuple[str, str], dict[str, int | None]] = {}
     rows = []
     for t in ("1", "2", "10"):
@@ -187,7 +187,7 @@ def test_report_from_sql_counts_equals_the_package_per_topic_and_overall(tmp_pat
     with store.transaction("seed judgments") as cur:  # one transaction: the test stays fast
         cur.executemany("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure) "
                         "VALUES (?, ?, ?, ?, ?, ?)", rows)
-    from_sql = agreement_from_counts(store.agreement_counts("c"), scale=scale)
+    from_sql = agreement_from_counts(store.judging.agreement_counts("c"), scale=scale)
     in_python = agreement_report(grades, scale=scale)
     assert from_sql == in_python
     units = [{a: g for a, g in u.items() if g is not None} for u in grades.values()]
@@ -233,15 +233,15 @@ def test_store_counts_use_the_latest_row_people_only_and_the_pool_lineage(tmp_pa
     undone row removes the grade, an unsure mark followed by a grade keeps the grade,
     a model assessor never counts, and a document outside the pool counts only without it."""
     from pooling.pool import build_pool
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import Document, RunInfo, Topic
 
-    store = LabelStore(tmp_path / "wb.duckdb")
-    store.ingest_collection("c", [Document(f"d{i}", "", "text") for i in range(1, 5)], [Topic("1", "q"), Topic("2", "q")])
-    version = store.latest_collection_version("c")
+    store = Store(tmp_path / "wb.duckdb")
+    store.collections.ingest_collection("c", [Document(f"d{i}", "", "text") for i in range(1, 5)], [Topic("1", "q"), Topic("2", "q")])
+    version = store.collections.latest_collection_version("c")
     run = {"1": {"d1": 2.0, "d2": 1.0}, "2": {"d1": 2.0, "d3": 1.0}}
-    store.save_run(RunInfo("r", "imported", {}, 2, "c", version), run)
-    store.save_pool("p", build_pool({"r": run}, 2), collection="c", collection_version=version)
+    store.runs.save_run(RunInfo("r", "imported", {}, 2, "c", version), run)
+    store.pools.save_pool("p", build_pool({"r": run}, 2), collection="c", collection_version=version)
     rows = [("1", "d1", "ann", 2, False), ("1", "d1", "bob", 1, False), ("1", "d1", "cat", 0, False),
             ("1", "d1", "cat", 2, False),                                   # re-grade: cat's grade is 2
             ("1", "d2", "ann", 3, False), ("1", "d2", "bob", 3, False),
@@ -256,15 +256,15 @@ def test_store_counts_use_the_latest_row_people_only_and_the_pool_lineage(tmp_pa
                     "created_by) VALUES ('m1', 'minilm', 'bi-encoder', 'h', '0:<0.5,1', 'lead')")
         cur.executemany("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure) "
                         "VALUES ('c', ?, ?, ?, ?, ?)", [list(r) for r in rows])
-    pooled = store.agreement_counts("c", "p")
+    pooled = store.judging.agreement_counts("c", "p")
     assert {k: dict(v) for k, v in pooled.pairs.items()} == {
         ("ann", "bob"): {(2, 1): 1, (1, 0): 1}, ("ann", "cat"): {(2, 2): 2}, ("bob", "cat"): {(1, 2): 1}}
     assert dict(pooled.items_by_topic) == {"1": 1, "2": 2}
     # topic 1: one item graded 2, 1, 2 by three: n_2 (n_2 - 1) = 2, n_2 n_1 = 2 both ways
     assert {m: dict(x) for m, x in pooled.coincidences_by_topic["1"].items()} == {3: {(2, 2): 2, (2, 1): 2, (1, 2): 2}}
     assert {m: dict(x) for m, x in pooled.coincidences_by_topic["2"].items()} == {2: {(1, 0): 1, (0, 1): 1, (2, 2): 2}}
-    everything = store.agreement_counts("c")
+    everything = store.judging.agreement_counts("c")
     assert dict(everything.pairs[("ann", "bob")]) == {(2, 1): 1, (1, 0): 1, (1, 2): 1}
     assert dict(everything.items_by_topic) == {"1": 2, "2": 2}
     assert dict(everything.coincidences_by_topic["1"][2]) == {(1, 2): 1, (2, 1): 1}
-    assert store.agreement_counts("other") == type(pooled)({}, {}, {})
+    assert store.judging.agreement_counts("other") == type(pooled)({}, {}, {})

@@ -41,14 +41,14 @@ def test_users_assign_agreement_publish_diff(db, capsys):
     assert capsys.readouterr().out.splitlines() == ["ann\t5 assigned\t0 already in queue",
                                                     "bob\t5 assigned\t0 already in queue"]
 
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="test")
+    store = Store(db, client="test")
     ann = {("1", "d1"): 2, ("1", "d2"): 0, ("1", "d3"): 1, ("2", "d4"): 3, ("2", "d5"): 0}
     bob = {("1", "d1"): 2, ("1", "d2"): 1, ("1", "d3"): 1, ("2", "d4"): 3, ("2", "d5"): 2}
     for who, grades in (("ann", ann), ("bob", bob)):
         for (t, d), g in grades.items():
-            store.record_judgment(Judgment(t, d, who, g), collection="toy", pool_version="p1")
+            store.judgments.record_judgment(Judgment(t, d, who, g), collection="toy", pool_version="p1")
 
     assert wb(db, "agreement", "p1", "--weights", "quadratic") == 0
     lines = [ln.split("\t") for ln in capsys.readouterr().out.splitlines()]
@@ -68,7 +68,7 @@ def test_users_assign_agreement_publish_diff(db, capsys):
     assert (db.parent / "v1.qrels").read_text().splitlines() == [
         "1 0 d1 2", "1 0 d2 1", "1 0 d3 1", "2 0 d4 3", "2 0 d5 2"]
 
-    store.record_judgment(Judgment("1", "d2", "bob", 0), collection="toy", pool_version="p1")
+    store.judgments.record_judgment(Judgment("1", "d2", "bob", 0), collection="toy", pool_version="p1")
     assert wb(db, "publish", "p1", "--name", "v2", "--parent", "v1", "--lead", "boss", "--token", "boss-token",
               "--rule", "max", "--no-export") == 0
     table = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())  # the default: a table
@@ -99,12 +99,12 @@ def test_reset_token_and_rubric(db, capsys):
     assert wb(db, "users", "reset-token", "ann", "--lead", "boss", "--lead-token", "boss-token") == 0
     new = capsys.readouterr().out.strip()
     from workbench.errors import PermissionDeniedError
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    store = LabelStore(db, client="test")
-    assert store.authenticate("ann", new).name == "ann"
+    store = Store(db, client="test")
+    assert store.users.authenticate("ann", new).name == "ann"
     with pytest.raises(PermissionDeniedError):
-        store.authenticate("ann", "ann-token-0")
+        store.users.authenticate("ann", "ann-token-0")
 
     assert wb(db, "rubric", "toy") == 0
     lines = capsys.readouterr().out.splitlines()
@@ -117,12 +117,12 @@ def test_reset_token_and_rubric(db, capsys):
 
 
 def test_publish_warns_when_pooled_documents_have_no_grade_or_nothing_changed(db, capsys):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     assert wb(db, "users", "add", "boss", "--role", "lead", "--token", "boss-token") == 0
-    store = LabelStore(db, client="test")
-    store.record_judgment(Judgment("1", "d1", "boss", 2), collection="toy", pool_version="p1")
-    store.record_judgment(Judgment("2", "d4", "boss", 0), collection="toy", pool_version="p1")
+    store = Store(db, client="test")
+    store.judgments.record_judgment(Judgment("1", "d1", "boss", 2), collection="toy", pool_version="p1")
+    store.judgments.record_judgment(Judgment("2", "d4", "boss", 0), collection="toy", pool_version="p1")
     capsys.readouterr()
     assert wb(db, "publish", "p1", "--name", "v1", "--lead", "boss", "--token", "boss-token", "--format", "jsonl") == 0
     captured = capsys.readouterr()

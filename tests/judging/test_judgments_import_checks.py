@@ -10,7 +10,8 @@ import pytest
 
 from tests.judging.toy_pool import toy_store
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
+from workbench.store.judgments import Judgments
 
 LEAD = ("--lead", "boss", "--token", "boss-token")
 
@@ -44,13 +45,13 @@ def test_reimport_with_lines_added_stays_on_the_bulk_path(db, tmp_path, capsys, 
     def no_row_path(*a, **k):
         raise AssertionError("row path used")
 
-    monkeypatch.setattr(LabelStore, "_save_in", no_row_path)
+    monkeypatch.setattr(Judgments, "_save_in", no_row_path)
     capsys.readouterr()
     assert imp(db, big) == 0
     assert capsys.readouterr().out.splitlines()[0].endswith("): 2,499 saved, 1 already stored")
-    store = LabelStore(db, client="test")
-    assert store.count_judgments("toy") == 2500
-    current = {j.doc_id: j.grade for j in store.current_judgments("toy")}
+    store = Store(db, client="test")
+    assert store.judgments.count_judgments("toy") == 2500
+    current = {j.doc_id: j.grade for j in store.judgments.current_judgments("toy")}
     assert current == {"d1": 2499 % 3, "d2": 2498 % 3}  # last lines: i = 2499 (d1, grade 0), 2498 (d2, grade 2)
 
 
@@ -62,7 +63,7 @@ def test_conflicting_grades_for_one_document_are_refused_and_nothing_is_written(
     assert capsys.readouterr().err.strip().splitlines() == [
         f"workbench: error: {f}:3: expected one grade for topic '1' and document 'd1', found 3 here and 2 on line 2. "
         "Keep one of the two lines (or give both their timestamps, if the file is a history)."]
-    assert LabelStore(db, client="test").count_judgments("toy") == 0
+    assert Store(db, client="test").judgments.count_judgments("toy") == 0
 
 
 def test_exact_duplicate_lines_are_imported_once_and_counted(db, tmp_path, capsys):
@@ -75,7 +76,7 @@ def test_exact_duplicate_lines_are_imported_once_and_counted(db, tmp_path, capsy
     assert captured.out.splitlines()[0].startswith("imported 2 judgments of 'ann'")
     assert f"workbench: 4 duplicate line(s) in {f} dropped (a line repeated exactly): each was imported once" \
         in captured.err
-    assert LabelStore(db, client="test").count_judgments("toy") == 2
+    assert Store(db, client="test").judgments.count_judgments("toy") == 2
 
 
 def test_a_timestamp_more_than_a_day_ahead_is_refused(db, tmp_path, capsys):
@@ -90,7 +91,7 @@ def test_a_timestamp_more_than_a_day_ahead_is_refused(db, tmp_path, capsys):
     assert err.startswith(f"workbench: error: {f}:3: expected a timestamp at most one day in the future (up to ")
     assert err.endswith("), found 9999-12-31T23:59:59+00:00. A judgment cannot be made later than now: check the "
                         "clock or the time zone.")
-    assert LabelStore(db, client="test").count_judgments("toy") == 0
+    assert Store(db, client="test").judgments.count_judgments("toy") == 0
     f.write_text(f"topic_id,doc_id,grade,timestamp\n1,d1,2,{soon}\n")  # 12 hours ahead: clock skew, accepted
     assert imp(db, f) == 0
 
@@ -104,7 +105,7 @@ def test_a_document_outside_the_pool_is_refused_unless_allowed(db, tmp_path, cap
         f"workbench: error: {f}:3: expected a document pooled for topic '1' in pool p1 (or its ancestors), found "
         "doc id 'd9' (1 line(s) of the file are outside the pool). Check --pool, or pass --allow-outside-pool to "
         "keep them.")
-    assert LabelStore(db, client="test").count_judgments("toy") == 0
+    assert Store(db, client="test").judgments.count_judgments("toy") == 0
     assert imp(db, f, "--allow-outside-pool") == 0
     assert "  1 line(s) judge documents outside the pool" in capsys.readouterr().out
-    assert LabelStore(db, client="test").count_judgments("toy") == 2
+    assert Store(db, client="test").judgments.count_judgments("toy") == 2

@@ -11,7 +11,7 @@ import pytest
 from tests.judging.toy_pool import toy_store
 from workbench.cli import main
 from workbench.formats.judgments import ACCEPTED_COLUMNS, read_judgment_file
-from workbench.store import LabelStore
+from workbench.store import Store
 
 LEAD = ("--lead", "boss", "--token", "boss-token")
 
@@ -42,7 +42,7 @@ def test_a_column_given_twice_is_refused_at_line_1_and_nothing_is_written(db, tm
     assert imp(db, f) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"workbench: error: {f}:1: ") and message in err[0]
-    assert LabelStore(db, client="test").count_judgments("toy") == 0
+    assert Store(db, client="test").judgments.count_judgments("toy") == 0
 
 
 def test_unknown_columns_are_named_with_the_accepted_ones_and_the_export_columns_pass(db, tmp_path, capsys):

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
 
 CSV = """topic_id,doc_id,grade,note,unsure,duration_ms,timestamp
 1,d1,2,"on topic, mostly",,1500,2024-05-01T10:00:00Z
@@ -27,13 +27,13 @@ def db(tmp_path):
     from workbench.types import Document, RunInfo, Topic
 
     path = tmp_path / "labels" / "wb.duckdb"
-    store = LabelStore(path, client="seed")
+    store = Store(path, client="seed")
     run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d4": 2.0, "d5": 1.0}}
     docs = [Document(d, "", f"text {d}") for d in ("d1", "d2", "d3", "d4", "d5", "d9")]  # d9 is never pooled
-    store.ingest_collection("toy", docs, [Topic("1", "topic 1"), Topic("2", "topic 2")])
-    version = store.latest_collection_version("toy")
-    store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
-    store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
+    store.collections.ingest_collection("toy", docs, [Topic("1", "topic 1"), Topic("2", "topic 2")])
+    version = store.collections.latest_collection_version("toy")
+    store.runs.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
+    store.pools.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
     for args in (["users", "add", "boss", "--role", "lead", "--token", "boss-token"],
                  ["users", "add", "ann", "--token", "ann-token-1", "--lead", "boss", "--lead-token", "boss-token"],
                  ["users", "add", "bob", "--token", "bob-token-1", "--lead", "boss", "--lead-token", "boss-token"]):
@@ -61,16 +61,16 @@ def test_import_csv_report_idempotent_and_history(db, tmp_path, capsys):
     assert out[2] == "  not covered, per topic: 1: 1, 2: 2"
     assert out[3].startswith("  1 line(s) judge documents outside the pool")
 
-    store = LabelStore(db, client="test")
-    current = {(j.topic_id, j.doc_id): j for j in store.current_judgments("toy") if j.assessor == "ann"}
+    store = Store(db, client="test")
+    current = {(j.topic_id, j.doc_id): j for j in store.judgments.current_judgments("toy") if j.assessor == "ann"}
     assert (current[("1", "d1")].grade, current[("1", "d1")].note, current[("1", "d1")].duration_ms) == (3, "second look", 300)
     assert current[("1", "d1")].saved_at.isoformat() == "2024-05-01T10:05:00+00:00"
     assert (current[("1", "d2")].grade, current[("1", "d2")].unsure) == (None, True)
-    n = store.count_judgments("toy")
+    n = store.judgments.count_judgments("toy")
 
     assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD, "--allow-outside-pool") == 0
     assert capsys.readouterr().out.splitlines()[0].endswith("): 0 saved, 4 already stored")
-    assert store.count_judgments("toy") == n
+    assert store.judgments.count_judgments("toy") == n
 
     assert wb(db, "judgments", "export", "p1", "--history", "--format", "jsonl") == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
@@ -93,18 +93,18 @@ def test_a_grade_changed_back_by_a_reimport_is_saved_and_published(db, tmp_path,
         reports.append(capsys.readouterr().out.splitlines()[0].split("): ")[1])
     assert reports == ["1 saved, 0 already stored", "1 saved, 0 already stored", "1 saved, 0 already stored",
                        "0 saved, 1 already stored"]
-    store = LabelStore(db, client="test")
-    assert [j.grade for j in store.judgment_rows("toy", assessor="ann", history=True)] == [2, 3, 2]
+    store = Store(db, client="test")
+    assert [j.grade for j in store.judgments.judgment_rows("toy", assessor="ann", history=True)] == [2, 3, 2]
     assert wb(db, "publish", "p1", "--name", "v1", *LEAD, "--no-export") == 0
     capsys.readouterr()
     assert wb(db, "qrels", "export", "v1", "--out", "-") == 0
     assert capsys.readouterr().out.splitlines() == ["1 0 d1 2"]
     # a UI save in between counts as the current judgment too: re-importing the file then saves again
     from workbench.types import Judgment
-    store.record_judgment(Judgment("1", "d1", "ann", 0), collection="toy", pool_version="p1")
+    store.judgments.record_judgment(Judgment("1", "d1", "ann", 0), collection="toy", pool_version="p1")
     assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD) == 0
     assert capsys.readouterr().out.splitlines()[0].endswith("): 1 saved, 0 already stored")
-    assert [j.grade for j in store.judgment_rows("toy", assessor="ann", history=True)] == [2, 3, 2, 0, 2]
+    assert [j.grade for j in store.judgments.judgment_rows("toy", assessor="ann", history=True)] == [2, 3, 2, 0, 2]
 
 
 def test_export_import_round_trip_csv_jsonl_and_parquet(db, tmp_path, capsys):
@@ -120,7 +120,7 @@ def test_export_import_round_trip_csv_jsonl_and_parquet(db, tmp_path, capsys):
         import shutil
 
         shutil.copy(db, other)
-        with LabelStore(other, client="t").transaction() as cur:
+        with Store(other, client="t").transaction() as cur:
             cur.execute("DELETE FROM judgments")
         assert wb(other, "judgments", "import", out, "--pool", "p1", "--assessor", "ann", *LEAD, "--allow-outside-pool") == 0
         again = tmp_path / f"again.{fmt}"
@@ -165,12 +165,12 @@ def _without_ids(rows):
 def test_import_errors_name_the_line_and_write_nothing(db, tmp_path, capsys, text, expected):
     f = tmp_path / "bad.csv"
     f.write_text(text)
-    n = LabelStore(db, client="t").count_judgments()
+    n = Store(db, client="t").judgments.count_judgments()
     capsys.readouterr()
     assert wb(db, "judgments", "import", f, "--pool", "p1", "--assessor", "ann", *LEAD) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"workbench: error: {f}{expected}"), err
-    assert LabelStore(db, client="t").count_judgments() == n
+    assert Store(db, client="t").judgments.count_judgments() == n
 
 
 def test_import_trec_and_jsonl_lead_only(db, tmp_path, capsys):
@@ -183,7 +183,7 @@ def test_import_trec_and_jsonl_lead_only(db, tmp_path, capsys):
     j = tmp_path / "x.jsonl"
     j.write_text('{"topic_id": "2", "doc_id": "d5", "grade": 2, "note": "n", "duration": 1.5}\n')
     assert wb(db, "judgments", "import", j, "--pool", "p1", "--assessor", "bob", *LEAD) == 0
-    got = {(x.topic_id, x.doc_id): (x.grade, x.duration_ms) for x in LabelStore(db, client="t").current_judgments("toy")}
+    got = {(x.topic_id, x.doc_id): (x.grade, x.duration_ms) for x in Store(db, client="t").judgments.current_judgments("toy")}
     assert got == {("1", "d1"): (1, 0), ("2", "d4"): (0, 0), ("2", "d5"): (2, 1500)}
     j.write_text('{"topic_id": 2, "doc_id": "d5", "grade": 2}\n')
     assert wb(db, "judgments", "import", j, "--pool", "p1", "--assessor", "bob", *LEAD) == 1

@@ -22,17 +22,17 @@ DOCS = ["a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4"]
 @pytest.fixture
 def store(tmp_path):
     from pooling.pool import build_pool
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    s = LabelStore(tmp_path / "wb.duckdb", client="test")
-    s.ingest_collection("toy", [Document(d, "", f"text of {d}") for d in DOCS], [Topic("1", "topic one")])
-    v = s.latest_collection_version("toy")
+    s = Store(tmp_path / "wb.duckdb", client="test")
+    s.collections.ingest_collection("toy", [Document(d, "", f"text of {d}") for d in DOCS], [Topic("1", "topic one")])
+    v = s.collections.latest_collection_version("toy")
     for name, run in RUNS.items():
-        s.save_run(RunInfo(name, "imported", {}, 10, "toy", v), run)
-    s.save_pool("p1", build_pool(RUNS, 10), collection="toy", collection_version=v)
-    s.add_user("boss", "lead", token="boss-token")
+        s.runs.save_run(RunInfo(name, "imported", {}, 10, "toy", v), run)
+    s.pools.save_pool("p1", build_pool(RUNS, 10), collection="toy", collection_version=v)
+    s.users.add_user("boss", "lead", token="boss-token")
     for a in ("ann", "bob"):
-        s.add_user(a, "assessor", token=f"{a}-token-1", lead="boss")
+        s.users.add_user(a, "assessor", token=f"{a}-token-1", lead="boss")
     return s
 
 
@@ -45,13 +45,13 @@ def person(store, name):
 
 
 def queue(store, name):
-    return [e.doc_id for e in store.assessor_queue(name)]
+    return [e.doc_id for e in store.judging.assessor_queue(name)]
 
 
 def judge_next(store, name, grade):
     """Judge the assessor's first unjudged document (what the Judge page shows next)."""
-    state = svc.queue_state(store, person(store, name))
-    view = svc.load_view(store, person(store, name), state.resume)
+    state = svc.queue_state(store.judging, person(store, name))
+    view = svc.load_view(store.judging, person(store, name), state.resume)
     svc.save_judgment(store, person(store, name), view, grade=grade)
     return view.document.doc_id
 
@@ -63,7 +63,7 @@ def test_mtf_queue_follows_each_save(store):
     assert queue(store, "ann")[:2] == ["a1", "a2"]
     assert judge_next(store, "ann", 0) == "a2"      # non-relevant: MTF moves to B
     assert queue(store, "ann")[:3] == ["a1", "a2", "b1"]
-    view = svc.load_view(store, person(store, "ann"), 3)
+    view = svc.load_view(store.judging, person(store, "ann"), 3)
     assert view.document.doc_id == "b1" and not view.judged
     # Blind: the view carries the topic, the document and the assessor's own grade only.
     assert set(type(view).__dataclass_fields__) == {
@@ -79,7 +79,7 @@ def test_two_assessors_feed_one_strategy_and_overlap_still_applies(store):
     assert judge_next(store, "bob", 1) == "a1"
     assert judge_next(store, "bob", 3) == "b1"      # b1 relevant: B keeps yielding
     assert queue(store, "ann")[:3] == ["a1", "b1", "b2"]
-    grades = store.item_grades("toy", "p1")
+    grades = store.adjudications.item_grades("toy", "p1")
     assert grades[("1", "a1")] == {"ann": 0, "bob": 1}
 
 
@@ -97,18 +97,18 @@ def test_budget_per_topic_stops_the_topic_and_a_lead_can_lift_it(store):
     judge_next(store, "ann", 1)
     assert queue(store, "ann") == ["a1", "a2"]       # budget reached: the rest left the queue
     assert queue(store, "bob") == ["a1", "a2"]       # bob keeps what ann judged (overlap)
-    assert store.topic_orders("p1")["1"].stopped == "budget 2"
-    assert svc.load_view(store, person(store, "ann"), 3) is None
+    assert store.judging.topic_orders("p1")["1"].stopped == "budget 2"
+    assert svc.load_view(store.judging, person(store, "ann"), 3) is None
     order.set_strategy(store, lead(store), "p1", "mtf", budget=3)
-    assert len(queue(store, "ann")) == 8 and store.topic_orders("p1")["1"].stopped == ""
+    assert len(queue(store, "ann")) == 8 and store.judging.topic_orders("p1")["1"].stopped == ""
 
 
 def test_stopping_rule_consecutive_non_relevant(store):
     svc.assign_pool(store, lead(store), "p1", ["ann"], strategy="bandit", stopping="stop_after_nonrelevant(n=2)")
     judge_next(store, "ann", 0)
-    assert store.topic_orders("p1")["1"].stopped == ""
+    assert store.judging.topic_orders("p1")["1"].stopped == ""
     judge_next(store, "ann", 0)
-    assert store.topic_orders("p1")["1"].stopped == "stop_after_nonrelevant(n=2)"
+    assert store.judging.topic_orders("p1")["1"].stopped == "stop_after_nonrelevant(n=2)"
     assert len(queue(store, "ann")) == 2
 
 
@@ -119,12 +119,12 @@ def test_cal_gives_an_estimate_and_rank_keeps_the_assigned_order(store):
     assert queue(store, "ann") == before             # rank: the order assign gave
     order.set_strategy(store, lead(store), "p1", "cal(negatives=0)")
     judge_next(store, "ann", 2)
-    progress = order.strategy_progress(store, lead(store), "p1")
+    progress = order.strategy_progress(store.judging, store.pools, lead(store), "p1")
     row = progress.rows[0]
     assert (row.topic_id, row.n_judged, row.n_relevant) == ("1", 1, 1)
     assert row.estimate is None or 0.0 <= row.estimate <= 7.0
     with pytest.raises(PermissionDeniedError):
-        order.strategy_progress(store, person(store, "ann"), "p1")
+        order.strategy_progress(store.judging, store.pools, person(store, "ann"), "p1")
 
 
 def test_only_a_lead_sets_a_strategy_and_names_are_checked(store):
@@ -134,7 +134,7 @@ def test_only_a_lead_sets_a_strategy_and_names_are_checked(store):
         order.set_strategy(store, lead(store), "p1", "greedy")
     with pytest.raises(UnknownNameError, match="stopping rule 'soon'"):
         order.set_strategy(store, lead(store), "p1", "mtf", stopping="soon")
-    assert store.judging_setting("p1") is None
+    assert store.judging.judging_setting("p1") is None
 
 
 def test_strategy_command_shows_and_sets(store, capsys):
@@ -162,6 +162,6 @@ def test_strategy_command_shows_and_sets(store, capsys):
     assert main(["--db", db, "assign", "p1", "--assessors", "bob", "--strategy", "mtf", "--budget", "3",
                  "--lead", "boss", "--token", "boss-token"]) == 0
     capsys.readouterr()
-    setting = store.judging_setting("p1")
+    setting = store.judging.judging_setting("p1")
     assert (setting.strategy, setting.budget, setting.stopping) == ("mtf", 3, "")
-    assert [e.doc_id for e in store.assessor_queue("bob")][:5] == ["a1", "a2", "a3", "a4", "b1"]
+    assert [e.doc_id for e in store.judging.assessor_queue("bob")][:5] == ["a1", "a2", "a3", "a4", "b1"]

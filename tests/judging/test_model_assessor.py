@@ -40,17 +40,17 @@ class StubModel:
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     from pooling.pool import build_pool
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     monkeypatch.setattr("pooling.retrievers.judge_models.load_judge_model", lambda spec, **kw: StubModel(spec))
-    s = LabelStore(tmp_path / "labels" / "wb.duckdb", client="test")
-    s.ingest_collection("toy", [Document(d, "", f"text of {d}") for d in SCORES],
+    s = Store(tmp_path / "labels" / "wb.duckdb", client="test")
+    s.collections.ingest_collection("toy", [Document(d, "", f"text of {d}") for d in SCORES],
                         [Topic("1", "topic one"), Topic("2", "topic two")])
-    v = s.latest_collection_version("toy")
-    s.save_run(RunInfo("r", "imported", {}, 10, "toy", v), RUN)
-    s.save_pool("p1", build_pool({"r": RUN}, 10), collection="toy", collection_version=v)
-    s.add_user("boss", "lead", token="boss-token")
-    s.add_user("ann", "assessor", token="ann-token-1", lead="boss")
+    v = s.collections.latest_collection_version("toy")
+    s.runs.save_run(RunInfo("r", "imported", {}, 10, "toy", v), RUN)
+    s.pools.save_pool("p1", build_pool({"r": RUN}, 10), collection="toy", collection_version=v)
+    s.users.add_user("boss", "lead", token="boss-token")
+    s.users.add_user("ann", "assessor", token="ann-token-1", lead="boss")
     return s
 
 
@@ -59,16 +59,16 @@ def test_model_judgments_go_through_the_save_path_with_their_identity(store):
     # 0:<0.3, 1:<0.5, 2:<0.7, 3: d1 0.9 -> 3, d2 0.55 -> 2, d3 0.1 -> 0, d4 0.35 -> 1, d5 0.75 -> 3.
     assert (res.n_documents, res.n_saved, res.n_kept) == (5, 5, 0)
     assert res.grades == {0: 1, 1: 1, 2: 1, 3: 2}
-    rows = {j.doc_id: j for j in store.model_judgments("toy", "p1")}
+    rows = {j.doc_id: j for j in store.judgments.model_judgments("toy", "p1")}
     assert {d: j.grade for d, j in rows.items()} == {"d1": 3, "d2": 2, "d3": 0, "d4": 1, "d5": 3}
     assert rows["d2"].note == "bi-encoder score 0.5500" and rows["d2"].pool_version == "p1"
-    info = store.model_assessor("judge-bot")
+    info = store.users.model_assessor("judge-bot")
     assert (info.model, info.model_kind, info.weights_hash, info.grade_mapping) == (
         "stub-model", "bi-encoder", "ab" * 32, "0:<0.3,1:<0.5,2:<0.7,3")
-    assert store.get_user("judge-bot").kind == "model"
-    assert store.count_judgments() == 5                         # one append-only row per document
+    assert store.users.get_user("judge-bot").kind == "model"
+    assert store.judgments.count_judgments() == 5                         # one append-only row per document
     again = ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
-    assert (again.n_saved, again.n_kept) == (0, 5) and store.count_judgments() == 5
+    assert (again.n_saved, again.n_kept) == (0, 5) and store.judgments.count_judgments() == 5
     with pytest.raises(DuplicateNameError, match="never changes"):
         ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot", grades="0:<0.5,3")
     with pytest.raises(DuplicateNameError, match="a person"):
@@ -76,9 +76,9 @@ def test_model_judgments_go_through_the_save_path_with_their_identity(store):
     with pytest.raises(PermissionDeniedError):
         ma.judge_with_model(store, ANN, "p1", "stub-model", "other-bot")
     with pytest.raises(PermissionDeniedError):  # a model assessor never signs in
-        store.authenticate("judge-bot", "")
+        store.users.authenticate("judge-bot", "")
     with pytest.raises(ValidationError, match="never signs in"):
-        store.reset_token("judge-bot", lead="boss")
+        store.users.reset_token("judge-bot", lead="boss")
     with pytest.raises(ValidationError, match="not on the 'default' rubric"):
         ma.judge_with_model(store, LEAD, "p1", "stub-model", "bot-9", grades="0:<0.5,9")
 
@@ -86,27 +86,27 @@ def test_model_judgments_go_through_the_save_path_with_their_identity(store):
 def test_blindness_the_assessor_sees_nothing_of_the_model(store):
     svc.assign_pool(store, LEAD, "p1", ["ann"])
     ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
-    state = svc.queue_state(store, ANN)
+    state = svc.queue_state(store.judging, ANN)
     assert state.n_done == 0 and state.resume == 1 and all(not e.judged for e in state.entries)
     for pos in range(1, state.n_total + 1):
-        view = svc.load_view(store, ANN, pos)
+        view = svc.load_view(store.judging, ANN, pos)
         assert view.own_grade is None and not view.judged and view.own_note == ""
-    assert all(t.n_judged == 0 for t in store.pool_judging_progress("p1"))
-    assert store.item_grades("toy", "p1") == {} and store.current_judgments("toy", "p1") == []
-    assert store.judged_documents("toy") == {}       # a pool extension would still bring them to people
-    assert svc.disagreement_queue(store, "p1") == []
-    assert svc.agreement(store, "p1").pairs == []
+    assert all(t.n_judged == 0 for t in store.judging.pool_judging_progress("p1"))
+    assert store.adjudications.item_grades("toy", "p1") == {} and store.judgments.current_judgments("toy", "p1") == []
+    assert store.pools.judged_documents("toy") == {}       # a pool extension would still bring them to people
+    assert svc.disagreement_queue(store.adjudications, store.judgments, store.pools, "p1") == []
+    assert svc.agreement(store.judging, store.rubrics, store.pools, "p1").pairs == []
 
 
 def test_a_model_prior_orders_the_queue_only_under_cal_model(store):
     from workbench.services.judging import order
 
     svc.assign_pool(store, LEAD, "p1", ["ann"], strategy="mtf")
-    before = [e.doc_id for e in store.assessor_queue("ann")]
+    before = [e.doc_id for e in store.judging.assessor_queue("ann")]
     ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot", grades="0:<0.5,3")
-    assert [e.doc_id for e in store.assessor_queue("ann")] == before     # mtf does not read model grades
+    assert [e.doc_id for e in store.judging.assessor_queue("ann")] == before     # mtf does not read model grades
     order.set_strategy(store, LEAD, "p1", "cal(prior_weight=5.0, negatives=0, rank_weight=0.0)")
-    queue = [e.doc_id for e in store.assessor_queue("ann")]
+    queue = [e.doc_id for e in store.judging.assessor_queue("ann")]
     # Topic 2: the model says d5 (3) is relevant and d4 (0) not, the pool says d4 first: under cal-model
     # the prior wins.
     assert queue.index("d5") < queue.index("d4")
@@ -114,45 +114,45 @@ def test_a_model_prior_orders_the_queue_only_under_cal_model(store):
 
 def test_lead_pages_show_model_agreement_and_suggestions(store):
     ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
-    store.add_user("bob", "assessor", token="bob-token-1", lead="boss")
+    store.users.add_user("bob", "assessor", token="bob-token-1", lead="boss")
     for who, grades in (("ann", {"d1": 3, "d2": 0, "d3": 0}), ("bob", {"d1": 3, "d2": 2, "d3": 1})):
         for d, g in grades.items():
-            store.record_judgment(Judgment("1", d, who, g), collection="toy", pool_version="p1")
-    rows = {(r.model, r.person): r for r in ma.model_agreement(store, "p1")}
+            store.judgments.record_judgment(Judgment("1", d, who, g), collection="toy", pool_version="p1")
+    rows = {(r.model, r.person): r for r in ma.model_agreement(store.adjudications, store.pools, store.rubrics, "p1")}
     assert set(rows) == {("judge-bot", "ann"), ("judge-bot", "bob")}
     assert rows[("judge-bot", "bob")].n_items == 3
     # model d1 3, d2 2, d3 0 against bob 3, 2, 1 (independent oracle: scikit-learn)
     from sklearn.metrics import cohen_kappa_score
 
     assert rows[("judge-bot", "bob")].kappa == pytest.approx(cohen_kappa_score([3, 2, 0], [3, 2, 1], weights="linear"))
-    queue = svc.disagreement_queue(store, "p1")
+    queue = svc.disagreement_queue(store.adjudications, store.judgments, store.pools, "p1")
     assert [(r.doc_id, r.suggestions) for r in queue] == [("d2", (("judge-bot", 2),)), ("d3", (("judge-bot", 0),))]
     assert {j.assessor for r in queue for j in r.judgments} == {"ann", "bob"}   # the model is no judgment here
 
 
 def test_publish_leaves_model_judgments_out_unless_asked(store, tmp_path):
     ma.judge_with_model(store, LEAD, "p1", "stub-model", "judge-bot")
-    store.record_judgment(Judgment("1", "d1", "ann", 1), collection="toy", pool_version="p1")
-    store.record_judgment(Judgment("2", "d4", "ann", None, unsure=True), collection="toy", pool_version="p1")
-    plain = svc.publish(store, LEAD, "p1", "q-people", rule="median")
-    assert store.get_qrels("q-people") == {"1": {"d1": 1}} and plain.info.n_entries == 1
-    assert store.qrels_model_inputs("q-people") == {}
-    svc.publish(store, LEAD, "p1", "q-model", rule="median", include_model=True)
+    store.judgments.record_judgment(Judgment("1", "d1", "ann", 1), collection="toy", pool_version="p1")
+    store.judgments.record_judgment(Judgment("2", "d4", "ann", None, unsure=True), collection="toy", pool_version="p1")
+    plain = svc.publish(store.qrels, LEAD, "p1", "q-people", rule="median")
+    assert store.qrels.get_qrels("q-people") == {"1": {"d1": 1}} and plain.info.n_entries == 1
+    assert store.qrels.qrels_model_inputs("q-people") == {}
+    svc.publish(store.qrels, LEAD, "p1", "q-model", rule="median", include_model=True)
     # d1: ann's 1 (not the model's 3); d4: ann was unsure (a person judged it): no model grade;
     # d2, d3, d5: nobody judged them: the model's grades.
-    assert store.get_qrels("q-model") == {"1": {"d1": 1, "d2": 2, "d3": 0}, "2": {"d5": 3}}
-    assert store.qrels_model_inputs("q-model") == {"judge-bot": 3}
-    assert "3 from model assessors where no person judged (judge-bot: 3)" in store.get_qrels_info("q-model").note
+    assert store.qrels.get_qrels("q-model") == {"1": {"d1": 1, "d2": 2, "d3": 0}, "2": {"d5": 3}}
+    assert store.qrels.qrels_model_inputs("q-model") == {"judge-bot": 3}
+    assert "3 from model assessors where no person judged (judge-bot: 3)" in store.qrels.get_qrels_info("q-model").note
 
 
 def test_fitted_thresholds_match_the_people_and_report_agreement(store):
-    store.create_qrels_version("people", "toy", {"1": {"d1": 3, "d2": 1, "d3": 0}, "2": {"d4": 0, "d5": 2}},
+    store.qrels.create_qrels_version("people", "toy", {"1": {"d1": 3, "d2": 1, "d3": 0}, "2": {"d4": 0, "d5": 2}},
                                origin="imported", rule="", pool_version="p1")
     res = ma.judge_with_model(store, LEAD, "p1", "stub-model", "fit-bot", fit_on="people")
     # Scores sorted 0.1 0.35 0.55 0.75 0.9; people's grades: 0, 0, 1, 2, 3 -> shares <= 0: 2/5, <= 1: 3/5,
     # <= 2: 4/5 -> thresholds between the 2nd/3rd, 3rd/4th, 4th/5th scores: 0.45, 0.65, 0.825.
-    assert store.model_assessor("fit-bot").grade_mapping == "0:<0.45,1:<0.65,2:<0.825,3"
-    assert store.model_assessor("fit-bot").fitted_on == "people"
+    assert store.users.model_assessor("fit-bot").grade_mapping == "0:<0.45,1:<0.65,2:<0.825,3"
+    assert store.users.model_assessor("fit-bot").fitted_on == "people"
     f = res.fit
     # Mapped: d1 3, d2 1, d3 0, d4 0, d5 2: the same as the people on every document.
     assert (f.n_documents, f.exact, f.binary, f.kappa) == (5, 1.0, 1.0, pytest.approx(1.0))

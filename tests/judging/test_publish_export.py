@@ -14,12 +14,12 @@ from workbench.types import Judgment
 
 @pytest.fixture
 def db(toy_pool):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     path = toy_pool({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})
-    store = LabelStore(path, client="seed")
-    store.add_user("boss", "lead", token="boss-token")
-    store.record_judgment(Judgment("1", "d1", "boss", 2), collection="toy", pool_version="p1")
+    store = Store(path, client="seed")
+    store.users.add_user("boss", "lead", token="boss-token")
+    store.judgments.record_judgment(Judgment("1", "d1", "boss", 2), collection="toy", pool_version="p1")
     return path
 
 
@@ -28,9 +28,9 @@ def publish(db, name="v9"):
 
 
 def versions(db):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    return [v.name for v in LabelStore(db, client="test").list_qrels_versions()]
+    return [v.name for v in Store(db, client="test").qrels.list_qrels_versions()]
 
 
 def test_a_folder_at_the_qrels_path_refuses_before_the_commit(db, capsys):

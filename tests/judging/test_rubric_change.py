@@ -12,17 +12,17 @@ from workbench.types import Judgment
 
 @pytest.fixture
 def db(toy_pool):
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     path = toy_pool({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})
-    store = LabelStore(path, client="seed")
-    store.add_user("lead", "lead", token="lead-token")
-    store.set_collection_rubric("toy", "cranfield", lead="lead")
+    store = Store(path, client="seed")
+    store.users.add_user("lead", "lead", token="lead-token")
+    store.rubrics.set_collection_rubric("toy", "cranfield", lead="lead")
     for who in ("ann", "bob"):
-        store.add_user(who, "assessor", token=f"{who}-token", lead="lead")
+        store.users.add_user(who, "assessor", token=f"{who}-token", lead="lead")
     for doc, (a, b) in {"d1": (4, 4), "d2": (1, 2), "d3": (0, 4)}.items():
-        store.record_judgment(Judgment("1", doc, "ann", a), collection="toy", pool_version="p1")
-        store.record_judgment(Judgment("1", doc, "bob", b), collection="toy", pool_version="p1")
+        store.judgments.record_judgment(Judgment("1", doc, "ann", a), collection="toy", pool_version="p1")
+        store.judgments.record_judgment(Judgment("1", doc, "bob", b), collection="toy", pool_version="p1")
     return path
 
 
@@ -45,9 +45,9 @@ def test_rubric_change_under_off_scale_judgments_is_refused(db, capsys):
 
 def _force_rubric(db, name):
     """A store from before the check: the rubric was switched under grade-4 judgments."""
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    with LabelStore(db, client="test").transaction("legacy") as cur:
+    with Store(db, client="test").transaction("legacy") as cur:
         cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", ["rubric:toy", name])
 
 

@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from workbench.cli import main
-from workbench.store import SCHEMA_VERSION, LabelStore
+from workbench.store import SCHEMA_VERSION, Store
 from workbench.store.schema import DDL_V1
 from workbench.types import Judgment
 
@@ -61,8 +61,8 @@ def test_define_version_and_judgments_record_it(db, tmp_path, capsys):
     assert wb(db, "rubric", "toy", "three", "--lead", "boss", "--token", "boss-token") == 0
     assert capsys.readouterr().out.splitlines()[1:] == ["0\tno\tNot relevant.", "1\tpartly\tPartly relevant.",
                                                         "2\tyes\tRelevant."]
-    store = LabelStore(db, client="test")
-    store.record_judgment(Judgment("1", "d1", "ann", 2), collection="toy", pool_version="p1")
+    store = Store(db, client="test")
+    store.judgments.record_judgment(Judgment("1", "d1", "ann", 2), collection="toy", pool_version="p1")
 
     f.write_text(RUBRIC.replace('definition = "Relevant."', 'definition = "Fully relevant."'))
     assert wb(db, "rubric", "define", f, "--lead", "boss", "--token", "boss-token") == 0
@@ -70,10 +70,10 @@ def test_define_version_and_judgments_record_it(db, tmp_path, capsys):
     assert out.startswith("rubric new version of 'three': version 2 (three@2)")
     assert "previous version 1 kept; judgments made under it keep three@1" in out
     assert "collections judged on it (now version 2): toy" in out
-    store.record_judgment(Judgment("1", "d2", "ann", 1), collection="toy", pool_version="p1")
-    rows = {(j.doc_id, j.rubric_version) for j in store.judgment_rows("toy", "p1")}
+    store.judgments.record_judgment(Judgment("1", "d2", "ann", 1), collection="toy", pool_version="p1")
+    rows = {(j.doc_id, j.rubric_version) for j in store.judgments.judgment_rows("toy", "p1")}
     assert rows == {("d1", "three@1"), ("d2", "three@2")}
-    assert [v.version for v in store.rubric_versions("three")] == [1, 2]
+    assert [v.version for v in store.rubrics.rubric_versions("three")] == [1, 2]
 
     # a version that drops grade 2, still held by a current judgment, is refused
     f.write_text(RUBRIC.split("[[grades]]\ngrade = 2")[0])
@@ -105,7 +105,7 @@ def test_a_schema_1_store_is_migrated_through_every_step_and_keeps_its_judgments
     con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
     con.execute("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade) VALUES ('c', '1', 'd', 'a', 2)")
     con.close()
-    store = LabelStore(path, client="test")
+    store = Store(path, client="test")
     assert store.schema_version() == SCHEMA_VERSION  # every step ran, the rubric one included
     with store.connection() as cur:
         assert cur.execute("SELECT grade, rubric_version FROM current_judgments").fetchall() == [(2, "")]

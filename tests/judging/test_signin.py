@@ -57,9 +57,10 @@ def test_abandoned_check_records_nothing():
 
 @pytest.fixture
 def users(store):
-    store.add_user("lead", "lead", token="lead-token-1")
-    store.add_user("ann", "assessor", token="ann-token-1", lead="lead")
-    return store
+    """The store's users (``store.users``, what sign-in and sessions take): a lead and ann."""
+    store.users.add_user("lead", "lead", token="lead-token-1")
+    store.users.add_user("ann", "assessor", token="ann-token-1", lead="lead")
+    return store.users
 
 
 def test_thirty_wrong_tokens_then_the_right_one_is_refused_until_the_delay_passed(users):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.cli import main
-from workbench.store import LabelStore
+from workbench.store import Store
 
 
 def toy_store(folder: Path, *, child: bool = False) -> Path:
@@ -16,16 +16,16 @@ def toy_store(folder: Path, *, child: bool = False) -> Path:
     from workbench.types import Document, RunInfo, Topic
 
     path = folder / "wb.duckdb"
-    store = LabelStore(path, client="seed")
+    store = Store(path, client="seed")
     run = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
-    store.ingest_collection("toy", [Document(d, "", f"text {d}") for d in ("d1", "d2", "d3", "d9")],
+    store.collections.ingest_collection("toy", [Document(d, "", f"text {d}") for d in ("d1", "d2", "d3", "d9")],
                             [Topic("1", "topic 1")])
-    version = store.latest_collection_version("toy")
-    store.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
-    store.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
+    version = store.collections.latest_collection_version("toy")
+    store.runs.save_run(RunInfo("r", "imported", {}, 10, "toy", version), run)
+    store.pools.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=version)
     if child:
-        store.save_run(RunInfo("r2", "imported", {}, 10, "toy", version), {"1": {"d9": 1.0}})
-        store.save_pool("p2", build_pool({"r2": {"1": {"d9": 1.0}}}, 10), collection="toy",
+        store.runs.save_run(RunInfo("r2", "imported", {}, 10, "toy", version), {"1": {"d9": 1.0}})
+        store.pools.save_pool("p2", build_pool({"r2": {"1": {"d9": 1.0}}}, 10), collection="toy",
                         collection_version=version, parent_version="p1")
     for args in (["users", "add", "boss", "--role", "lead", "--token", "boss-token"],
                  ["users", "add", "ann", "--token", "ann-token-1", "--lead", "boss", "--lead-token", "boss-token"]):

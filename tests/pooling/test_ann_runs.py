@@ -24,7 +24,7 @@ def _collection(store):
     docs = [Document(f"d{i:02d}", "", " ".join([WORDS[i % 12]] * (i % 5 + 1) + [WORDS[(i * 5 + 1) % 12]] * (i % 7 + 1)))
             for i in range(90)]
     topics = [Topic("1", "shock wave"), Topic("2", "heat transfer nozzle"), Topic("3", "wing lift drag")]
-    store.ingest_collection("toy", docs, topics)
+    store.collections.ingest_collection("toy", docs, topics)
 
 
 def test_an_hnsw_run_stores_its_parameters_build_size_and_latency(store):
@@ -32,19 +32,19 @@ def test_an_hnsw_run_stores_its_parameters_build_size_and_latency(store):
     out = make_dense_run(store, "toy", "hnsw", encoder=StubEncoder(), depth=5, index="hnsw",
                          index_params={"efSearch": 8, "M": 8}, index_threads=1)
     assert out.statuses == {"1": "ok", "2": "ok", "3": "ok"}
-    info = store.get_run_info("hnsw")
+    info = store.runs.get_run_info("hnsw")
     assert info.params["top_k"] == "approximate" and info.params["index"] == "hnsw"
     assert info.params["index_params"] == {"M": 8, "efConstruction": 40, "efSearch": 8}
-    s = store.get_index_stats("hnsw")
+    s = store.vectors.get_index_stats("hnsw")
     assert (s.index_kind, s.index_params, s.n_vectors, s.dim, s.threads, s.n_queries) == (
         "hnsw", {"M": 8, "efConstruction": 40, "efSearch": 8}, 90, 64, 1, 3)
     assert s.build_ms > 0 and s.index_bytes > 0 and s.faiss_version
     assert s.latency_p50_ms <= s.latency_p95_ms and s.qps > 0
-    latencies = [r.latency_ms for r in store.get_run_topic_statuses("hnsw")]
+    latencies = [r.latency_ms for r in store.runs.get_run_topic_statuses("hnsw")]
     assert len(latencies) == 3 and all(ms is not None and ms >= 0 for ms in latencies)
     exact = make_dense_run(store, "toy", "exact", encoder=StubEncoder(), depth=5)
-    assert store.get_run_info("exact").params["top_k"] == "exact"
-    assert store.get_index_stats("exact").index_kind == "exact" and exact.count("ok") == 3
+    assert store.runs.get_run_info("exact").params["top_k"] == "exact"
+    assert store.vectors.get_index_stats("exact").index_kind == "exact" and exact.count("ok") == 3
 
 
 def test_ann_recall_builds_the_exact_reference_on_demand_and_stores_the_result(store):
@@ -52,20 +52,20 @@ def test_ann_recall_builds_the_exact_reference_on_demand_and_stores_the_result(s
     enc = StubEncoder()
     make_dense_run(store, "toy", "ivf", encoder=enc, depth=5, index="ivf", index_params={"nlist": 2, "nprobe": 1})
     ref, r = ann_recall_of_run(store, "ivf", 5, encoder=enc)
-    assert ref == "ivf.exact" and store.get_run_info(ref).depth == 6  # k + 1 deep: ties at k are visible
-    exact_run, ivf_run = store.get_run(ref), store.get_run("ivf")
+    assert ref == "ivf.exact" and store.runs.get_run_info(ref).depth == 6  # k + 1 deep: ties at k are visible
+    exact_run, ivf_run = store.runs.get_run(ref), store.runs.get_run("ivf")
     for t in r.topics:  # the formula, recomputed from the two stored runs
         top = sorted(exact_run[t.topic_id].items(), key=lambda kv: (-kv[1], [-ord(c) for c in kv[0]]))[:5]
         assert t.numerator == len({d for d, _ in top} & set(ivf_run[t.topic_id]))
         assert t.denominator == 5
-    assert store.get_ann_recall("ivf", ref, 5) == r  # stored ...
+    assert store.vectors.get_ann_recall("ivf", ref, 5) == r  # stored ...
     assert ann_recall_of_run(store, "ivf", 5, encoder=enc) == (ref, r)  # ... and read back, no new run
-    assert ref in [n for n, _, _ in store.dense_runs(store.latest_collection_version("toy"))]
+    assert ref in [n for n, _, _ in store.runs.dense_runs(store.collections.latest_collection_version("toy"))]
     with pytest.raises(ValidationError, match="needs its top 6"):
         ann_recall_of_run(store, "ivf", 6, encoder=enc)
     with pytest.raises(ValidationError, match="model given is other"):
         exact_reference(store, "ivf", 50, encoder=StubEncoder("other"))
-    text = render_ann_recall("ivf", ref, [r], store.get_index_stats("ivf"))
+    text = render_ann_recall("ivf", ref, [r], store.vectors.get_index_stats("ivf"))
     assert "ANN-recall@5" in text and "not qrels" in text and "index ivf (nlist=2, nprobe=1)" in text
 
 
@@ -92,7 +92,7 @@ def test_the_sweep_tabulates_both_denominators_and_diagnoses(store, write):
     assert full.macro == pytest.approx((3 + 3 + 2) / 9) and full.macro_with_ties == 1.0
     assert (full.n_boundary_ties, full.n_tied_outside) == (1, 1)
     assert sweep.rows[0].ann.macro < full.macro  # one list of two probed: neighbours lost
-    assert sweep.reference == "sweep-ivf-nlist2-nprobe1.exact" and store.get_run_info(sweep.reference).depth == 4
+    assert sweep.reference == "sweep-ivf-nlist2-nprobe1.exact" and store.runs.get_run_info(sweep.reference).depth == 4
     assert sweep.diagnosis.verdicts[1] == "index holds"
     assert all(r.stats is not None and r.stats.n_queries == 3 for r in sweep.rows)
     text = render_sweep(sweep)

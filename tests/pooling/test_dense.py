@@ -78,7 +78,7 @@ def test_text_hashes_from_the_store_key_the_cache():
 
 def _toy(store, texts):
     docs = [Document(d, "", t) for d, t in texts.items()]
-    return store.ingest_collection("toy", docs, [Topic("1", "shock wave"), Topic("2", "the")])
+    return store.collections.ingest_collection("toy", docs, [Topic("1", "shock wave"), Topic("2", "the")])
 
 
 def test_dense_runs_use_the_store_cache_across_runs_and_collection_versions(store):
@@ -90,14 +90,14 @@ def test_dense_runs_use_the_store_cache_across_runs_and_collection_versions(stor
     assert first.statuses == {"1": "ok", "2": "ok"}  # no stop words for a dense model
     second = make_dense_run(store, "toy", "dense2", encoder=enc, depth=2)
     assert (second.n_encoded, second.n_cached) == (0, 3)
-    assert store.get_run("dense1") == store.get_run("dense2")
+    assert store.runs.get_run("dense1") == store.runs.get_run("dense2")
     _toy(store, {**texts, "c": "heat transfer in nozzles"})  # a new collection version
     third = make_dense_run(store, "toy", "dense3", encoder=enc, depth=2)
     assert (third.n_encoded, third.n_cached) == (1, 2)
-    assert store.embedding_counts() == {"stub@sha256:0000": 4}
-    info = store.get_run_info("dense3")
+    assert store.vectors.embedding_counts() == {"stub@sha256:0000": 4}
+    info = store.runs.get_run_info("dense3")
     assert info.kind == "dense" and info.params["model"] == "stub@sha256:0000"
-    assert info.collection_version == store.latest_collection_version("toy")
+    assert info.collection_version == store.collections.latest_collection_version("toy")
 
 
 def test_a_missing_model_folder_is_a_clear_error(tmp_path):

@@ -19,7 +19,7 @@ TEXTS = {"d1": "shock wave", "d2": "boundary layer", "d3": "heat transfer", "d4"
 
 @pytest.fixture
 def toy(store):
-    store.ingest_collection("toy", [Document(d, "", t) for d, t in TEXTS.items()],
+    store.collections.ingest_collection("toy", [Document(d, "", t) for d, t in TEXTS.items()],
                             [Topic("1", "shock waves"), Topic("2", "heat")])
     return store
 
@@ -37,7 +37,7 @@ def test_imported_vectors_give_the_in_process_run_without_encoding_a_document(to
     enc = StubEncoder()
     vectors = enc.encode(list(TEXTS.values())) * 3.0                     # not unit length: normalised
     path = _write(tmp_path / "e.parquet", list(TEXTS), vectors)
-    r = import_embeddings(toy, "toy", path, encoder=StubEncoder())
+    r = import_embeddings(toy.collections, toy.vectors, "toy", path, encoder=StubEncoder())
     assert (r.n_vectors, r.n_added, r.dimension, r.n_normalised) == (5, 5, 64, 5)
     assert r.norm_range == pytest.approx((3.0, 3.0), abs=1e-5)
     fresh = StubEncoder()
@@ -45,10 +45,10 @@ def test_imported_vectors_give_the_in_process_run_without_encoding_a_document(to
     assert (run.n_encoded, run.n_cached) == (0, 5)
     assert sorted(fresh.texts_encoded) == ["heat", "shock waves"]               # the queries, no document
     store2 = type(toy)(tmp_path / "other.duckdb", client="pytest")
-    store2.ingest_collection("toy", [Document(d, "", t) for d, t in TEXTS.items()],
+    store2.collections.ingest_collection("toy", [Document(d, "", t) for d, t in TEXTS.items()],
                              [Topic("1", "shock waves"), Topic("2", "heat")])
     make_dense_run(store2, "toy", "encoded", encoder=StubEncoder(), depth=3)
-    a, b = toy.get_run("imported"), store2.get_run("encoded")
+    a, b = toy.runs.get_run("imported"), store2.runs.get_run("encoded")
     assert a.keys() == b.keys() and all(list(a[t]) == list(b[t]) for t in a)
     assert all(a[t][d] == pytest.approx(b[t][d], abs=1e-6) for t in a for d in a[t])
 
@@ -61,14 +61,14 @@ def test_a_folder_of_parquet_files_is_read_as_one_table(toy, tmp_path):
     v = enc.encode(list(TEXTS.values()))
     _write(folder / "part-000.parquet", ids[:2], v[:2])
     _write(folder / "part-001.parquet", ids[2:], v[2:])
-    assert import_embeddings(toy, "toy", folder, encoder=StubEncoder()).n_vectors == 5
+    assert import_embeddings(toy.collections, toy.vectors, "toy", folder, encoder=StubEncoder()).n_vectors == 5
 
 
 def test_a_wrong_dimension_is_a_clear_error(toy, tmp_path):
     path = _write(tmp_path / "e.parquet", list(TEXTS), np.ones((5, 32)))
     with pytest.raises(ValidationError, match=r"expected vectors of 64 dimensions \(the model stub\), found 32"):
-        import_embeddings(toy, "toy", path, encoder=StubEncoder())
-    assert toy.embedding_counts() == {}
+        import_embeddings(toy.collections, toy.vectors, "toy", path, encoder=StubEncoder())
+    assert toy.vectors.embedding_counts() == {}
 
 
 def test_missing_documents_are_counted_and_named(toy, tmp_path):
@@ -76,8 +76,8 @@ def test_missing_documents_are_counted_and_named(toy, tmp_path):
     path = _write(tmp_path / "e.parquet", ["d1", "d2", "d3"], v[:3])
     with pytest.raises(ValidationError, match=r"2 of the 5 documents of collection 'toy' have no vector, e\.g\. "
                                               r"'d4', 'd5'"):
-        import_embeddings(toy, "toy", path, encoder=StubEncoder())
-    assert toy.embedding_counts() == {}
+        import_embeddings(toy.collections, toy.vectors, "toy", path, encoder=StubEncoder())
+    assert toy.vectors.embedding_counts() == {}
 
 
 @pytest.mark.parametrize(
@@ -99,23 +99,23 @@ def test_bad_rows_name_the_file_and_row(toy, tmp_path, doc_ids, change, row, fra
     if change == "nan":
         v[1, 5] = np.nan
     if change == "stale":
-        hashes = ["0" * 64] + [toy.document_text_hashes("toy")[d] for d in list(TEXTS)[1:]]
+        hashes = ["0" * 64] + [toy.collections.document_text_hashes("toy")[d] for d in list(TEXTS)[1:]]
     path = _write(tmp_path / "e.parquet", doc_ids, v, text_hashes=hashes)
     with pytest.raises(InputFormatError) as e:
-        import_embeddings(toy, "toy", path, encoder=StubEncoder())
+        import_embeddings(toy.collections, toy.vectors, "toy", path, encoder=StubEncoder())
     assert e.value.line == row and fragment in str(e.value) and str(path) in str(e.value)
-    assert toy.embedding_counts() == {}
+    assert toy.vectors.embedding_counts() == {}
 
 
 def test_the_model_named_must_be_the_query_encoders(toy, tmp_path):
     v = StubEncoder().encode(list(TEXTS.values()))
     other = _write(tmp_path / "o.parquet", list(TEXTS), v, model="e5-large@sha256:1234")
     with pytest.raises(ValidationError, match="made by 'e5-large@sha256:1234', the queries would be encoded by"):
-        import_embeddings(toy, "toy", other, encoder=StubEncoder())
+        import_embeddings(toy.collections, toy.vectors, "toy", other, encoder=StubEncoder())
     by_name = _write(tmp_path / "n.parquet", list(TEXTS), v, model="stub")
-    r = import_embeddings(toy, "toy", by_name, encoder=StubEncoder())
+    r = import_embeddings(toy.collections, toy.vectors, "toy", by_name, encoder=StubEncoder())
     assert r.n_added == 5 and "without its weights' hash" in r.notes[0]
     no_model = tmp_path / "m.parquet"
     pq.write_table(pa.table({"doc_id": list(TEXTS), "vector": [list(x) for x in v]}), no_model)
     with pytest.raises(InputFormatError, match="expected a column 'model' or 'model_key'"):
-        import_embeddings(toy, "toy", no_model, encoder=StubEncoder())
+        import_embeddings(toy.collections, toy.vectors, "toy", no_model, encoder=StubEncoder())

@@ -59,41 +59,41 @@ def local_ray():
 
 
 def _collection(store, texts):
-    store.ingest_collection("toy", [Document(d, "", t) for d, t in texts.items()],
+    store.collections.ingest_collection("toy", [Document(d, "", t) for d, t in texts.items()],
                             [Topic("1", "shock wave in a nozzle"), Topic("2", "heat transfer to a plate"),
                              Topic("3", "wing flutter")])
 
 
 def test_ray_gives_the_in_process_vectors_and_run_and_an_importable_folder(store, tmp_path, tiny_model, local_ray):
     from pooling.retrievers.dense import SentenceTransformerEncoder
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
     texts = _texts(200)
     _collection(store, texts)
     out = tmp_path / "vectors"
-    outcome = encode_on_ray(store, "toy", model_path=tiny_model, num_workers=2, batch_size=16, out=out)
+    outcome = encode_on_ray(store.collections, store.vectors, "toy", model_path=tiny_model, num_workers=2, batch_size=16, out=out)
     assert outcome.encoding is not None and outcome.encoding.n_documents == 200 and outcome.encoding.n_workers == 2
     assert outcome.imported is not None and outcome.imported.n_added == 200
     ray_run = make_dense_run(store, "toy", "dense-ray", model_path=tiny_model, depth=20)
     assert ray_run.n_encoded == 0                                    # every document came from the cache
 
-    local = LabelStore(tmp_path / "local.duckdb", client="pytest")
+    local = Store(tmp_path / "local.duckdb", client="pytest")
     _collection(local, texts)
     local_run = make_dense_run(local, "toy", "dense-local", model_path=tiny_model, depth=20)
     assert local_run.n_encoded > 0
     key = SentenceTransformerEncoder(tiny_model).model_key
-    hashes = sorted(set(store.document_text_hashes("toy").values()))
-    a, b = store.get_embeddings(key, hashes), local.get_embeddings(key, hashes)
+    hashes = sorted(set(store.collections.document_text_hashes("toy").values()))
+    a, b = store.vectors.get_embeddings(key, hashes), local.vectors.get_embeddings(key, hashes)
     cos = [float(a[h] @ b[h] / np.linalg.norm(a[h]) / np.linalg.norm(b[h])) for h in hashes]
     assert min(cos) >= 0.9999
-    ra, rb = store.get_run("dense-ray"), local.get_run("dense-local")
+    ra, rb = store.runs.get_run("dense-ray"), local.runs.get_run("dense-local")
     assert ra.keys() == rb.keys() and all(list(ra[t]) == list(rb[t]) for t in ra)
     assert all(ra[t][d] == pytest.approx(rb[t][d], abs=1e-5) for t in ra for d in ra[t])
 
     # The workers' Parquet folder is the --embeddings layout: a third store imports it as it is.
-    third = LabelStore(tmp_path / "third.duckdb", client="pytest")
+    third = Store(tmp_path / "third.duckdb", client="pytest")
     _collection(third, texts)
-    imported = import_embeddings(third, "toy", out, encoder=SentenceTransformerEncoder(tiny_model))
+    imported = import_embeddings(third.collections, third.vectors, "toy", out, encoder=SentenceTransformerEncoder(tiny_model))
     assert imported.n_vectors == 200 and imported.n_normalised == 0 and imported.model_named == key
-    again = encode_on_ray(third, "toy", model_path=tiny_model, num_workers=2)
+    again = encode_on_ray(third.collections, third.vectors, "toy", model_path=tiny_model, num_workers=2)
     assert again.encoding is None and again.n_cached == 200             # nothing left to encode: no Ray job

@@ -141,8 +141,8 @@ def test_the_real_cross_encoder_path_on_a_tiny_random_model(tiny_ce):
 
 def _toy_store(store):
     docs = [Document(d, "", t) for d, t in DOCS.items()]
-    store.ingest_collection("toy", docs, [Topic("1", "shock wave"), Topic("2", "heat transfer"), Topic("3", "")])
-    store.save_run(RunInfo("bm25", "bm25", {}, 4, "toy"),
+    store.collections.ingest_collection("toy", docs, [Topic("1", "shock wave"), Topic("2", "heat transfer"), Topic("3", "")])
+    store.runs.save_run(RunInfo("bm25", "bm25", {}, 4, "toy"),
                    {"1": {"b": 4.0, "c": 3.0, "a": 2.0, "d": 1.0}, "2": {"a": 2.0, "c": 1.0}},
                    statuses={"3": "error"}, messages={"3": "the retriever failed"})
     return store
@@ -150,29 +150,29 @@ def _toy_store(store):
 
 def test_a_rerank_run_through_the_store_keeps_lineage_cost_and_the_permutation(store, tiny_ce):
     _toy_store(store)
-    out = make_rerank_run(store, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, batch_size=4,
+    out = make_rerank_run(store.collections, store.runs, store.vectors, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, batch_size=4,
                                                                             threads=1))
-    lin = store.get_run_lineage("bm25+tiny")
+    lin = store.runs.get_run_lineage("bm25+tiny")
     assert lin == out.lineage and (lin.candidate_run, lin.candidate_depth, lin.reranker) == ("bm25", 3, "tiny-ce")
     assert (lin.reranker_kind, lin.model_name, lin.origin) == ("cross-encoder", "tiny-ce", "produced")
     assert lin.model_hash == split_model_key(model_key_for(tiny_ce))[1]
-    run = store.get_run("bm25+tiny")
+    run = store.runs.get_run("bm25+tiny")
     assert set(run["1"]) == {"b", "c", "a"} and set(run["2"]) == {"a", "c"}  # the top 3 (2), reordered
-    assert store.get_run_statuses("bm25+tiny") == {"1": "ok", "2": "ok", "3": "error"}
-    cost = store.get_rerank_cost("bm25+tiny")
+    assert store.runs.get_run_statuses("bm25+tiny") == {"1": "ok", "2": "ok", "3": "error"}
+    cost = store.runs.get_rerank_cost("bm25+tiny")
     assert cost == out.cost and [(t.topic_id, t.n_documents) for t in cost.topics] == [("1", 3), ("2", 2)]
     assert (cost.batch_size, cost.device, cost.threads) == (4, "cpu", 1)
     assert all(t.wall_ms > 0 for t in cost.topics) and cost.prepare_ms > 0
-    info = store.get_run_info("bm25+tiny")
+    info = store.runs.get_run_info("bm25+tiny")
     assert info.params["model"] == lin.model_identity and info.depth == 3
     with pytest.raises(ValidationError, match="holds at most 4 documents per topic"):
-        make_rerank_run(store, "bm25", 5, "deep", spec=RerankerSpec(cross_encoder=tiny_ce))
+        make_rerank_run(store.collections, store.runs, store.vectors, "bm25", 5, "deep", spec=RerankerSpec(cross_encoder=tiny_ce))
 
 
 def test_stages_on_a_produced_rerank_run_says_permutation(store, tiny_ce, write):
     _toy_store(store)
     qrels = write("toy.qrels", "1 0 a 1\n1 0 d 2\n2 0 c 1\n")
-    make_rerank_run(store, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, threads=1))
+    make_rerank_run(store.collections, store.runs, store.vectors, "bm25", 3, "bm25+tiny", spec=RerankerSpec(cross_encoder=tiny_ce, threads=1))
     result = stage_reports(["bm25+tiny"], str(qrels), open_store=lambda: store, final_k=1)
     rep = result.reports[0]
     assert rep.name == "bm25+tiny-ce" and rep.candidate_run == "bm25" and rep.depth == 3

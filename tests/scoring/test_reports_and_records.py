@@ -72,24 +72,24 @@ def test_unknown_format_and_chart_suffix(e, tmp_path):
 
 def test_record_and_read_back_an_evaluation(store, e):
     rows = [EvaluationRow(*r) for r in value_rows(e)]
-    eid = store.record_evaluation("r", "q1", rows, evaluator_version="v", params={"rel": 1})
-    (summary,) = store.list_evaluations()
+    eid = store.evaluations.record_evaluation("r", "q1", rows, evaluator_version="v", params={"rel": 1})
+    (summary,) = store.evaluations.list_evaluations()
     assert (summary.evaluation_id, summary.run_name, summary.qrels_version, summary.n_rows) == (eid, "r", "q1", len(rows))
     assert summary.params == {"rel": 1}
-    back = {(r.measure, r.aggregate): r for r in store.get_evaluation_rows(eid)}
+    back = {(r.measure, r.aggregate): r for r in store.evaluations.get_evaluation_rows(eid)}
     assert back[("R@2", "1")] == EvaluationRow("R@2", "1", 1 / 3, 1.0, 3.0, 1)
-    assert store.list_evaluations(run_name="other") == []
+    assert store.evaluations.list_evaluations(run_name="other") == []
     with pytest.raises(UnknownNameError):
-        store.get_evaluation_rows("nope")
+        store.evaluations.get_evaluation_rows("nope")
 
 
 def test_a_failed_record_writes_nothing(store, e):
     rows = [EvaluationRow(*r) for r in value_rows(e)]
     with pytest.raises(ValidationError):
-        store.record_evaluation("r", "q1", rows, evaluator_version="v", params={"bad": object()})
+        store.evaluations.record_evaluation("r", "q1", rows, evaluator_version="v", params={"bad": object()})
     with pytest.raises(ValidationError):
-        store.record_evaluation("r", "q1", [], evaluator_version="v")
+        store.evaluations.record_evaluation("r", "q1", [], evaluator_version="v")
     bad = rows + [EvaluationRow("R@2", "x", math.nan, 0.0, 0.0, None)]  # NULL n_topics violates NOT NULL
     with pytest.raises((StoreError, TypeError)):
-        store.record_evaluation("r", "q1", bad, evaluator_version="v")
-    assert store.list_evaluations() == []
+        store.evaluations.record_evaluation("r", "q1", bad, evaluator_version="v")
+    assert store.evaluations.list_evaluations() == []

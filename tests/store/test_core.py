@@ -1,4 +1,4 @@
-"""Leases, migrations and transactions of StoreCore."""
+"""Leases, migrations and transactions of Gateway."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from workbench.errors import StoreError, StoreLockedError
-from workbench.store import SCHEMA_VERSION, LabelStore
+from workbench.store import SCHEMA_VERSION, Store
 from workbench.store.schema import MIGRATIONS
 
 
@@ -50,8 +50,8 @@ def test_threads_each_get_their_own_cursor_and_lose_nothing(store):
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from workbench.store import LabelStore
-    s = LabelStore(sys.argv[1], client="holder")
+    from workbench.store import Store
+    s = Store(sys.argv[1], client="holder")
     with s.connection("hold") as cur:
         print("holding", flush=True)
         time.sleep(float(sys.argv[2]))
@@ -64,7 +64,7 @@ def test_a_second_process_waits_and_says_for_what(tmp_path):
     p = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), "1.5"], stdout=subprocess.PIPE, text=True)
     assert p.stdout is not None and p.stdout.readline().strip() == "holding"
     messages: list[str] = []
-    s = LabelStore(db, client="waiter", lock_timeout_s=30, on_wait=messages.append, wait_report_s=0.2)
+    s = Store(db, client="waiter", lock_timeout_s=30, on_wait=messages.append, wait_report_s=0.2)
     assert s.schema_version() == SCHEMA_VERSION
     p.wait(timeout=30)
     assert messages and "holder" in messages[0] and "hold" in messages[0]
@@ -75,7 +75,7 @@ def test_lock_timeout_raises_store_locked_error(tmp_path):
     p = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), "3"], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout is not None and p.stdout.readline().strip() == "holding"
-        s = LabelStore(db, client="waiter", lock_timeout_s=0.3)
+        s = Store(db, client="waiter", lock_timeout_s=0.3)
         with pytest.raises(StoreLockedError, match="holder"):
             s.schema_version()
     finally:
@@ -84,7 +84,7 @@ def test_lock_timeout_raises_store_locked_error(tmp_path):
 
 def test_lingering_connection_is_handed_over_to_a_waiting_process(tmp_path):
     db = tmp_path / "wb.duckdb"
-    ui = LabelStore(db, client="ui", linger_s=60)
+    ui = Store(db, client="ui", linger_s=60)
     assert ui.schema_version() == SCHEMA_VERSION  # the file now stays open for up to 60 s
     # A second process registers an intent; the idle holder closes within ~50 ms.
     p = subprocess.run([sys.executable, "-c", HOLDER, str(db), "0"], capture_output=True, text=True, timeout=60)
@@ -101,12 +101,12 @@ def test_a_foreign_duckdb_file_is_refused_and_left_untouched(tmp_path):
         con.execute("CREATE TABLE meta (x INTEGER)")
         con.execute("CREATE TABLE sales (id INTEGER)")
     with pytest.raises(StoreError, match=r"not a workbench store: its meta table is not the workbench's"):
-        LabelStore(path).schema_version()
+        Store(path).schema_version()
     path2 = tmp_path / "other2.duckdb"
     with duckdb.connect(str(path2)) as con:
         con.execute("CREATE TABLE sales (id INTEGER)")
     with pytest.raises(StoreError, match=r"it holds other tables \(sales\) and no workbench schema"):
-        LabelStore(path2).schema_version()
+        Store(path2).schema_version()
     with duckdb.connect(str(path2)) as con:  # nothing was added to it
         assert con.execute("SELECT count(*) FROM information_schema.tables").fetchone() == (1,)
 
@@ -118,4 +118,4 @@ def test_a_sqlite_file_is_refused_without_fetching_an_extension(tmp_path):
     with sqlite3.connect(path) as con:
         con.execute("CREATE TABLE a (x)")
     with pytest.raises(StoreError, match="cannot open it as a workbench store"):
-        LabelStore(path).schema_version()
+        Store(path).schema_version()

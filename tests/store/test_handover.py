@@ -11,13 +11,13 @@ import textwrap
 import time
 from pathlib import Path
 
-from workbench.store import LabelStore
+from workbench.store import Store
 
 HOLDER = textwrap.dedent(
     """
     import sys
-    from workbench.store import LabelStore
-    s = LabelStore(sys.argv[1], client="holder")
+    from workbench.store import Store
+    s = Store(sys.argv[1], client="holder")
     with s.connection("hold"):
         print("holding", flush=True)
         sys.stdin.readline()
@@ -27,9 +27,9 @@ HOLDER = textwrap.dedent(
 WAITER = textwrap.dedent(
     """
     import sys
-    from workbench.store import LabelStore
+    from workbench.store import Store
     db, name, log = sys.argv[1:4]
-    s = LabelStore(db, client=name, lock_timeout_s=120)
+    s = Store(db, client=name, lock_timeout_s=120)
     with s.transaction("append " + name):
         with open(log, "a") as f:
             f.write(name + "\\n")
@@ -40,7 +40,7 @@ WRITER = textwrap.dedent(
     """
     import json, os, sys, time
     from pathlib import Path
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store import core
     db, name, log, go, n = sys.argv[1:6]
     queue = Path(db + ".waiting")
@@ -48,7 +48,7 @@ WRITER = textwrap.dedent(
     def another_queued():
         return any(f.suffix == ".json" and str(os.getpid()) not in f.stem.split("-") for f in queue.glob("*.json"))
 
-    s = LabelStore(db, client=name, lock_timeout_s=float(sys.argv[6]))
+    s = Store(db, client=name, lock_timeout_s=float(sys.argv[6]))
     tickets = []
     add = core.IntentQueue.add
     def queued(self, client, purpose):  # the moment this process took its place in the queue
@@ -81,7 +81,7 @@ def _intent_of(db: Path, pid: int) -> bool:
 
 def test_waiting_processes_get_the_file_in_the_order_they_asked(tmp_path):
     db = tmp_path / "wb.duckdb"
-    LabelStore(db).schema_version()
+    Store(db).schema_version()
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     log = tmp_path / "order.log"
@@ -115,7 +115,7 @@ def test_three_writers_without_linger_take_turns_without_a_stall(tmp_path):
     # place in the queue (its intent's ticket), not from when it asked: under load a process
     # can be descheduled between asking and queueing while the others take quick turns.
     db = tmp_path / "wb.duckdb"
-    store = LabelStore(db)
+    store = Store(db)
     with store.transaction() as cur:
         cur.execute("CREATE TABLE t (who VARCHAR, i INTEGER)")
     store.release_file()
@@ -140,7 +140,7 @@ def test_three_writers_without_linger_take_turns_without_a_stall(tmp_path):
 
 def test_stale_intents_of_dead_processes_are_removed_at_the_next_open(tmp_path):
     db = tmp_path / "wb.duckdb"
-    LabelStore(db).schema_version()
+    Store(db).schema_version()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True)
     pid = int(dead.stdout)
@@ -154,11 +154,11 @@ def test_stale_intents_of_dead_processes_are_removed_at_the_next_open(tmp_path):
         stuck = folder / f"{time.time_ns():020d}-{sleeper.pid}.json"
         stuck.write_text(json.dumps({"pid": sleeper.pid, "client": "stopped", "purpose": "x", "since": 0}))
         os.utime(stuck, (time.time() - 60, time.time() - 60))
-        other = LabelStore(tmp_path / "other.duckdb")  # an unrelated store leaves these alone
+        other = Store(tmp_path / "other.duckdb")  # an unrelated store leaves these alone
         other.schema_version()
         assert all(f.exists() for f in stale)
-        fresh = subprocess.run([sys.executable, "-c", "import sys; from workbench.store import LabelStore; "
-                                "print(LabelStore(sys.argv[1], lock_timeout_s=60).schema_version())", str(db)],
+        fresh = subprocess.run([sys.executable, "-c", "import sys; from workbench.store import Store; "
+                                "print(Store(sys.argv[1], lock_timeout_s=60).schema_version())", str(db)],
                                capture_output=True, text=True, timeout=120)
         assert fresh.returncode == 0, fresh.stderr
         assert not any(f.exists() for f in stale)

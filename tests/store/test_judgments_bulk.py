@@ -9,17 +9,18 @@ import pytest
 
 import workbench.store.judgments_bulk as bulk
 from workbench.errors import UnknownNameError, ValidationError
-from workbench.store import LabelStore
+from workbench.store import Store
+from workbench.store.rubrics import read_rubric
 from workbench.types import Document, Judgment, Topic
 
 
 def _store(path):
-    s = LabelStore(path, client="pytest")
-    s.ingest_collection("toy", [Document(f"d{i}", "", f"text {i}") for i in range(6)],
+    s = Store(path, client="pytest")
+    s.collections.ingest_collection("toy", [Document(f"d{i}", "", f"text {i}") for i in range(6)],
                         [Topic("1", "one"), Topic("2", "two")])
-    s.add_user("boss", "lead", token="boss-token")
-    s.add_user("ann", token="ann-token", lead="boss")
-    s.add_user("bob", token="bob-token", lead="boss")
+    s.users.add_user("boss", "lead", token="boss-token")
+    s.users.add_user("ann", token="ann-token", lead="boss")
+    s.users.add_user("bob", token="bob-token", lead="boss")
     return s
 
 
@@ -48,9 +49,9 @@ def test_bulk_and_row_paths_store_the_same(tmp_path, monkeypatch):
     for mode, minimum in (("bulk", 1), ("row", 10**9)):
         monkeypatch.setattr(bulk, "BULK_MIN", minimum)
         s = _store(tmp_path / f"{mode}.duckdb")
-        got = [s.record_judgments(_items(spec), collection="toy", pool_version="p1", lead="boss")
+        got = [s.judgments.record_judgments(_items(spec), collection="toy", pool_version="p1", lead="boss")
                for spec in (A, A, B, C, D)]
-        results[mode] = (got, _rows(s), [(j.topic_id, j.doc_id, j.assessor, j.grade) for j in s.current_judgments("toy")])
+        results[mode] = (got, _rows(s), [(j.topic_id, j.doc_id, j.assessor, j.grade) for j in s.judgments.current_judgments("toy")])
     assert results["bulk"] == results["row"]
     got, rows, current = results["bulk"]
     assert [r.new for r in got[1]] == [False] * 5                                  # a second import writes nothing
@@ -62,13 +63,13 @@ def test_bulk_and_row_paths_store_the_same(tmp_path, monkeypatch):
 def test_bulk_declines_what_only_the_row_path_decides(tmp_path, monkeypatch):
     monkeypatch.setattr(bulk, "BULK_MIN", 1)
     s = _store(tmp_path / "wb.duckdb")
-    s.record_judgments(_items(A), collection="toy", pool_version="p1", lead="boss")
+    s.judgments.record_judgments(_items(A), collection="toy", pool_version="p1", lead="boss")
     with s.transaction() as cur:
         users = {"boss", "ann", "bob"}
-        assert bulk.record_bulk(cur, _items(C), collection="toy", pool_version="p1", rubric=s._rubric(cur, "toy"),
+        assert bulk.record_bulk(cur, _items(C), collection="toy", pool_version="p1", rubric=read_rubric(cur, "toy"),
                                 known_users=users) is not None     # a3 skipped, c1 appended (same item): stays bulk
         assert bulk.record_bulk(cur, _items([A[0], A[0]]), collection="toy", pool_version="p1",
-                                rubric=s._rubric(cur, "toy"), known_users=users) is None   # one token twice
+                                rubric=read_rubric(cur, "toy"), known_users=users) is None   # one token twice
 
 
 def test_bulk_errors_are_the_row_paths(tmp_path, monkeypatch):
@@ -76,12 +77,12 @@ def test_bulk_errors_are_the_row_paths(tmp_path, monkeypatch):
     s = _store(tmp_path / "wb.duckdb")
     before = _rows(s)
     with pytest.raises(UnknownNameError, match="unknown topic of collection 'toy' '9'"):
-        s.record_judgments(_items([A[0], ("9", "d1", "ann", 1, "", "z1")]), collection="toy", pool_version="p1",
+        s.judgments.record_judgments(_items([A[0], ("9", "d1", "ann", 1, "", "z1")]), collection="toy", pool_version="p1",
                            lead="boss")
     with pytest.raises(UnknownNameError, match="unknown user 'eve'"):
-        s.record_judgments(_items([("1", "d1", "eve", 1, "", "z2")]), collection="toy", pool_version="p1",
+        s.judgments.record_judgments(_items([("1", "d1", "eve", 1, "", "z2")]), collection="toy", pool_version="p1",
                            lead="boss")
     with pytest.raises(ValidationError, match="grade"):
-        s.record_judgments(_items([("1", "d1", "ann", 7, "", "z3")]), collection="toy", pool_version="p1",
+        s.judgments.record_judgments(_items([("1", "d1", "ann", 7, "", "z3")]), collection="toy", pool_version="p1",
                            lead="boss")
     assert _rows(s) == before                                                    # nothing half-written

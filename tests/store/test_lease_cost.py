@@ -19,31 +19,31 @@ import pytest
 
 from pooling.pool import build_pool
 from workbench.services.judging import assessments as svc
-from workbench.store import LabelStore, core
+from workbench.store import Store, core
 from workbench.types import Document, RunInfo, Topic
 
 READER = textwrap.dedent(
     """
     import sys
-    from workbench.store import LabelStore
-    s = LabelStore(sys.argv[1], client="reader")
+    from workbench.store import Store
+    s = Store(sys.argv[1], client="reader")
     with s.connection("read") as cur:
         print(cur.execute("SELECT count(*) FROM judgments WHERE save_token = 'kept'").fetchone()[0])
     """
 )
 
 
-def _seed(db: Path) -> LabelStore:
-    store = LabelStore(db, client="seed")
+def _seed(db: Path) -> Store:
+    store = Store(db, client="seed")
     docs = [Document(f"d{i}", "", f"text {i}") for i in range(4)]
-    store.ingest_collection("c", docs, [Topic("1", "one")])
-    version = store.latest_collection_version("c")
+    store.collections.ingest_collection("c", docs, [Topic("1", "one")])
+    version = store.collections.latest_collection_version("c")
     run = {"1": {f"d{i}": float(10 - i) for i in range(4)}}
-    store.save_run(RunInfo("r", "imported", {}, 4, "c", version), run)
-    store.save_pool("p", build_pool({"r": run}, 4), collection="c", collection_version=version)
-    store.add_user("lead", "lead", token="lead-token-1")
-    store.add_user("ann", "assessor", token="ann-token-1", lead="lead")
-    svc.assign_pool(store, svc.sign_in(store, "lead", "lead-token-1"), "p", ["ann"], overlap=1, seed=1)
+    store.runs.save_run(RunInfo("r", "imported", {}, 4, "c", version), run)
+    store.pools.save_pool("p", build_pool({"r": run}, 4), collection="c", collection_version=version)
+    store.users.add_user("lead", "lead", token="lead-token-1")
+    store.users.add_user("ann", "assessor", token="ann-token-1", lead="lead")
+    svc.assign_pool(store, svc.sign_in(store.users, "lead", "lead-token-1"), "p", ["ann"], overlap=1, seed=1)
     store.release_file()
     return store
 
@@ -76,7 +76,7 @@ def _wal(db: Path) -> int:
     return wal.stat().st_size if wal.exists() else 0
 
 
-def _save_while_another_queues(store: LabelStore, queue) -> None:  # type: ignore[no-untyped-def]
+def _save_while_another_queues(store: Store, queue) -> None:  # type: ignore[no-untyped-def]
     """A committed save in a lease during which another process queues for the file."""
     with store.transaction("save judgment") as cur:
         cur.execute("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, save_token) "
@@ -87,8 +87,8 @@ def _save_while_another_queues(store: LabelStore, queue) -> None:  # type: ignor
 def test_a_store_at_rest_is_one_file_when_nobody_waits(tmp_path):
     db = tmp_path / "wb.duckdb"
     store = _seed(db)
-    session = svc.sign_in(store, "ann", "ann-token-1")
-    view = svc.load_view(store, session, 1)
+    session = svc.sign_in(store.users, "ann", "ann-token-1")
+    view = svc.load_view(store.judging, session, 1)
     assert view is not None
     svc.save_judgment(store, session, view, grade=1, save_token="first")
     assert _wal(db) == 0  # checkpointed at the close: the .duckdb file alone holds every save
@@ -110,16 +110,16 @@ def test_a_hand_over_checkpoints_too_and_the_save_is_durable(tmp_path, other_wai
 def test_a_save_on_a_pool_without_a_strategy_is_one_lease(tmp_path, monkeypatch):
     db = tmp_path / "wb.duckdb"
     store = _seed(db)
-    session = svc.sign_in(store, "ann", "ann-token-1")
-    view = svc.load_view(store, session, 1)
+    session = svc.sign_in(store.users, "ann", "ann-token-1")
+    view = svc.load_view(store.judging, session, 1)
     assert view is not None
     purposes: list[str] = []
-    original = core.StoreCore.connection
+    original = core.Gateway.connection
 
     def counting(self, purpose=""):  # type: ignore[no-untyped-def]
         purposes.append(purpose)
         return original(self, purpose)
 
-    monkeypatch.setattr(core.StoreCore, "connection", counting)
+    monkeypatch.setattr(core.Gateway, "connection", counting)
     svc.save_judgment(store, session, view, grade=2, save_token="one")
     assert purposes == ["save judgment"]

@@ -12,7 +12,7 @@ from workbench.types import Document, Topic
 
 @pytest.fixture
 def toy(store):
-    store.ingest_collection(
+    store.collections.ingest_collection(
         "toy", [Document(f"d{i}", "", f"text {i}") for i in range(1, 6)], [Topic("1", "a"), Topic("2", "b")]
     )
     return store
@@ -20,48 +20,48 @@ def toy(store):
 
 def test_create_and_read_back_with_hash_and_counts(toy):
     qrels = {"2": {"d3": 0}, "1": {"d2": 1, "d1": 2, "d5": -1}}
-    info = toy.create_qrels_version("toy-ref", "toy", qrels, origin="imported", rule="code 1 -> 4", source="q.txt")
+    info = toy.qrels.create_qrels_version("toy-ref", "toy", qrels, origin="imported", rule="code 1 -> 4", source="q.txt")
     lines = "1\td1\t2\n1\td2\t1\n1\td5\t-1\n2\td3\t0\n"
     assert info.content_hash == hashlib.sha256(lines.encode()).hexdigest()
     assert (info.n_topics, info.n_entries, info.n_relevant) == (2, 4, 2)  # grades >= 1: d1, d2
-    assert info.collection_version == toy.latest_collection_version("toy")
+    assert info.collection_version == toy.collections.latest_collection_version("toy")
     assert (info.origin, info.rule, info.source, info.parent_version, info.pool_version) == (
         "imported", "code 1 -> 4", "q.txt", None, None)
-    assert toy.get_qrels("toy-ref") == {"1": {"d1": 2, "d2": 1, "d5": -1}, "2": {"d3": 0}}
-    assert list(toy.get_qrels("toy-ref")) == ["1", "2"]
-    assert toy.get_qrels_info("toy-ref") == info
-    assert toy.qrels_grade_counts("toy-ref") == {-1: 1, 0: 1, 1: 1, 2: 1}
-    assert [v.name for v in toy.list_qrels_versions("toy")] == ["toy-ref"]
+    assert toy.qrels.get_qrels("toy-ref") == {"1": {"d1": 2, "d2": 1, "d5": -1}, "2": {"d3": 0}}
+    assert list(toy.qrels.get_qrels("toy-ref")) == ["1", "2"]
+    assert toy.qrels.get_qrels_info("toy-ref") == info
+    assert toy.qrels.qrels_grade_counts("toy-ref") == {-1: 1, 0: 1, 1: 1, 2: 1}
+    assert [v.name for v in toy.qrels.list_qrels_versions("toy")] == ["toy-ref"]
 
 
 def test_versions_are_immutable_and_parents_must_exist(toy):
-    toy.create_qrels_version("v1", "toy", {"1": {"d1": 1}}, origin="imported", rule="r")
+    toy.qrels.create_qrels_version("v1", "toy", {"1": {"d1": 1}}, origin="imported", rule="r")
     with pytest.raises(DuplicateNameError, match="'v1' already exists"):
-        toy.create_qrels_version("v1", "toy", {"1": {"d2": 1}}, origin="imported", rule="r")
+        toy.qrels.create_qrels_version("v1", "toy", {"1": {"d2": 1}}, origin="imported", rule="r")
     with pytest.raises(UnknownNameError, match="unknown qrels version 'v0'; known: v1"):
-        toy.create_qrels_version("v2", "toy", {"1": {"d2": 1}}, origin="published", rule="r", parent_version="v0")
+        toy.qrels.create_qrels_version("v2", "toy", {"1": {"d2": 1}}, origin="published", rule="r", parent_version="v0")
     with pytest.raises(UnknownNameError, match="unknown pool version 'p9'"):
-        toy.create_qrels_version("v2", "toy", {"1": {"d2": 1}}, origin="published", rule="r", pool_version="p9")
-    v2 = toy.create_qrels_version("v2", "toy", {"1": {"d2": 1}}, origin="published", rule="r", parent_version="v1")
+        toy.qrels.create_qrels_version("v2", "toy", {"1": {"d2": 1}}, origin="published", rule="r", pool_version="p9")
+    v2 = toy.qrels.create_qrels_version("v2", "toy", {"1": {"d2": 1}}, origin="published", rule="r", parent_version="v1")
     assert v2.parent_version == "v1"
-    assert toy.get_qrels("v1") == {"1": {"d1": 1}}
+    assert toy.qrels.get_qrels("v1") == {"1": {"d1": 1}}
 
 
 def test_bad_input_writes_nothing(toy):
     with pytest.raises(ValidationError, match="at least one entry"):
-        toy.create_qrels_version("e", "toy", {"1": {}}, origin="imported", rule="r")
+        toy.qrels.create_qrels_version("e", "toy", {"1": {}}, origin="imported", rule="r")
     with pytest.raises(ValidationError, match="integer grade"):
-        toy.create_qrels_version("e", "toy", {"1": {"d1": 1.5}}, origin="imported", rule="r")  # type: ignore[dict-item]
+        toy.qrels.create_qrels_version("e", "toy", {"1": {"d1": 1.5}}, origin="imported", rule="r")  # type: ignore[dict-item]
     with pytest.raises(UnknownNameError, match="unknown collection 'nope'"):
-        toy.create_qrels_version("e", "nope", {"1": {"d1": 1}}, origin="imported", rule="r")
-    assert toy.list_qrels_versions() == []
+        toy.qrels.create_qrels_version("e", "nope", {"1": {"d1": 1}}, origin="imported", rule="r")
+    assert toy.qrels.list_qrels_versions() == []
     with toy.connection() as cur:
         assert cur.execute("SELECT count(*) FROM qrels_entries").fetchall() == [(0,)]
 
 
 def test_coverage_reveals_an_id_mismatch(toy):
     qrels = {"1": {"d1": 1, "D2": 1, "doc_d3": 0}, "1b": {"d1": 1}}
-    cov = toy.qrels_doc_coverage("toy", qrels)
+    cov = toy.qrels.qrels_doc_coverage("toy", qrels)
     assert (cov.n_found, cov.n_total, cov.share) == (1, 3, pytest.approx(1 / 3))
     assert cov.missing_examples == ("D2", "doc_d3")
     assert (cov.n_topics_found, cov.n_topics_total, cov.missing_topic_examples) == (1, 2, ("1b",))

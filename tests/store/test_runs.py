@@ -16,7 +16,7 @@ from workbench.types import Document, RunInfo, Topic
 @pytest.fixture
 def toy(store):
     docs = [Document(f"d{i}", "", f"text {i}") for i in range(1, 8)]
-    store.ingest_collection("toy", docs, [Topic("1", "first"), Topic("2", "second"), Topic("3", "third")])
+    store.collections.ingest_collection("toy", docs, [Topic("1", "first"), Topic("2", "second"), Topic("3", "third")])
     return store
 
 
@@ -28,18 +28,18 @@ def counts(store) -> dict[str, int]:
 
 def test_saved_run_round_trips_with_canonical_ranks_and_a_status_for_every_topic(toy):
     run = {"1": {"d1": 1.0, "d2": 1.0, "d3": 2.0}, "2": {}}
-    info = toy.save_run(RunInfo("r", "bm25", {"k1": 1.2}, 10, "toy"), run,
+    info = toy.runs.save_run(RunInfo("r", "bm25", {"k1": 1.2}, 10, "toy"), run,
                         statuses={"2": "empty"}, messages={"2": "only stop words"})
-    assert info.collection_version == toy.latest_collection_version("toy")
-    assert toy.get_run("r") == {"1": {"d3": 2.0, "d2": 1.0, "d1": 1.0}}  # empty topics are absent
-    assert list(toy.get_run("r")["1"]) == ["d3", "d2", "d1"]  # tie d1/d2: doc_id desc
-    assert toy.get_run("r", depth=2) == {"1": {"d3": 2.0, "d2": 1.0}}
-    rows = {r.topic_id: r for r in toy.get_run_topic_statuses("r")}
+    assert info.collection_version == toy.collections.latest_collection_version("toy")
+    assert toy.runs.get_run("r") == {"1": {"d3": 2.0, "d2": 1.0, "d1": 1.0}}  # empty topics are absent
+    assert list(toy.runs.get_run("r")["1"]) == ["d3", "d2", "d1"]  # tie d1/d2: doc_id desc
+    assert toy.runs.get_run("r", depth=2) == {"1": {"d3": 2.0, "d2": 1.0}}
+    rows = {r.topic_id: r for r in toy.runs.get_run_topic_statuses("r")}
     assert (rows["1"].status, rows["1"].n_results) == ("ok", 3)
     assert (rows["2"].status, rows["2"].message) == ("empty", "only stop words")
     assert (rows["3"].status, rows["3"].message) == ("empty", "no results given for this topic")
-    assert toy.get_run_statuses("r") == {"1": "ok", "2": "empty", "3": "empty"}
-    got = toy.get_run_info("r")
+    assert toy.runs.get_run_statuses("r") == {"1": "ok", "2": "empty", "3": "empty"}
+    got = toy.runs.get_run_info("r")
     assert (got.kind, got.params, got.depth, got.collection) == ("bm25", {"k1": 1.2}, 10, "toy")
     with toy.connection() as cur:
         ranks = cur.execute("SELECT doc_id, rank FROM run_entries WHERE run_name = 'r' ORDER BY rank").fetchall()
@@ -47,11 +47,11 @@ def test_saved_run_round_trips_with_canonical_ranks_and_a_status_for_every_topic
 
 
 def test_error_status_keeps_its_message_and_summaries_count_statuses(toy):
-    toy.save_run(RunInfo("r", "dense", {}, 5, "toy"), {"1": {"d1": 0.5}}, statuses={"2": "error"},
+    toy.runs.save_run(RunInfo("r", "dense", {}, 5, "toy"), {"1": {"d1": 0.5}}, statuses={"2": "error"},
                  messages={"2": "RuntimeError: boom"})
-    (s,) = toy.run_summaries("toy")
+    (s,) = toy.runs.run_summaries("toy")
     assert (s.n_topics, s.n_ok, s.n_empty, s.n_error, s.n_entries) == (3, 1, 1, 1, 1)
-    assert toy.list_runs() == [s.info] and toy.list_runs("other") == []
+    assert toy.runs.list_runs() == [s.info] and toy.runs.list_runs("other") == []
     assert len(s.content_hash) == 64
 
 
@@ -69,20 +69,20 @@ def test_error_status_keeps_its_message_and_summaries_count_statuses(toy):
 def test_invalid_runs_are_refused_and_nothing_is_written(toy, run, statuses, error, match):
     before = counts(toy)
     with pytest.raises(error, match=match):
-        toy.save_run(RunInfo("bad", "bm25", {}, 10, "toy"), run, statuses)
+        toy.runs.save_run(RunInfo("bad", "bm25", {}, 10, "toy"), run, statuses)
     assert counts(toy) == before
 
 
 def test_run_names_are_immutable_and_collections_must_exist(toy):
-    toy.save_run(RunInfo("r", "bm25", {}, 10, "toy"), {"1": {"d1": 1.0}})
+    toy.runs.save_run(RunInfo("r", "bm25", {}, 10, "toy"), {"1": {"d1": 1.0}})
     with pytest.raises(DuplicateNameError, match="immutable"):
-        toy.save_run(RunInfo("r", "bm25", {}, 10, "toy"), {"1": {"d2": 1.0}})
+        toy.runs.save_run(RunInfo("r", "bm25", {}, 10, "toy"), {"1": {"d2": 1.0}})
     with pytest.raises(UnknownNameError, match="collection"):
-        toy.save_run(RunInfo("s", "bm25", {}, 10, "nope"), {"1": {"d1": 1.0}})
+        toy.runs.save_run(RunInfo("s", "bm25", {}, 10, "nope"), {"1": {"d1": 1.0}})
     with pytest.raises(ValidationError, match="run name"):
-        toy.save_run(RunInfo("has space", "bm25", {}, 10, "toy"), {})
+        toy.runs.save_run(RunInfo("has space", "bm25", {}, 10, "toy"), {})
     with pytest.raises(UnknownNameError) as e:
-        toy.get_run("missing")
+        toy.runs.get_run("missing")
     assert e.value.known == ["r"]
 
 
@@ -96,14 +96,14 @@ RUN_TEXT = """1 Q0 d3 1 9.5 sysA
 
 def test_import_keeps_name_description_tag_depth_and_empty_topics(toy, write):
     path = write("a.trec", RUN_TEXT)
-    info = toy.import_run_file(path, "systemA", collection="toy", description="their best run")
+    info = toy.runs.import_run_file(path, "systemA", collection="toy", description="their best run")
     assert (info.kind, info.description, info.depth) == ("imported", "their best run", 3)
     assert info.params == {"tag": "sysA", "lines": 5, "trust_file_order": False, "duplicates_dropped": 1}
-    assert toy.get_run("systemA") == {"1": {"d3": 9.5, "d1": 9.5, "d2": 7.0}, "2": {"d7": 1.0}}
-    assert list(toy.get_run("systemA")["1"]) == ["d3", "d1", "d2"]
-    rows = {r.topic_id: r for r in toy.get_run_topic_statuses("systemA")}
+    assert toy.runs.get_run("systemA") == {"1": {"d3": 9.5, "d1": 9.5, "d2": 7.0}, "2": {"d7": 1.0}}
+    assert list(toy.runs.get_run("systemA")["1"]) == ["d3", "d1", "d2"]
+    rows = {r.topic_id: r for r in toy.runs.get_run_topic_statuses("systemA")}
     assert rows["3"].status == "empty" and "no line" in rows["3"].message
-    (s,) = toy.run_summaries()
+    (s,) = toy.runs.run_summaries()
     assert s.source == str(path)
 
 
@@ -119,7 +119,7 @@ def test_import_errors_name_the_file_and_line_and_write_nothing(toy, write, text
     path = write("bad.trec", text)
     before = counts(toy)
     with pytest.raises(InputFormatError, match=match) as e:
-        toy.import_run_file(path, "bad", collection="toy")
+        toy.runs.import_run_file(path, "bad", collection="toy")
     assert e.value.line == line and e.value.path == str(path)
     assert str(e.value).startswith(f"{path}:{line}: ")
     assert counts(toy) == before

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.errors import ValidationError
-from workbench.store import LabelStore
+from workbench.store import Store
 from workbench.store.pools import check_pool_name
 from workbench.store.qrels import check_qrels_name
 from workbench.store.runs import check_run_name
@@ -30,12 +30,12 @@ def test_the_three_kinds_accept_the_same_names(rule, name):
 
 
 def test_the_store_refuses_a_qrels_version_named_like_an_option_and_writes_nothing(tmp_path):
-    store = LabelStore(tmp_path / "wb.duckdb", client="test")
-    store.ingest_collection("toy", [Document("d1", "", "text")], [Topic("1", "topic 1")])
+    store = Store(tmp_path / "wb.duckdb", client="test")
+    store.collections.ingest_collection("toy", [Document("d1", "", "text")], [Topic("1", "topic 1")])
     for name in ("-x", "my qrels"):
         with pytest.raises(ValidationError, match="qrels version name"):
-            store.create_qrels_version(name, "toy", {"1": {"d1": 1}}, origin="imported", rule="file")
-    assert store.list_qrels_versions() == []
+            store.qrels.create_qrels_version(name, "toy", {"1": {"d1": 1}}, origin="imported", rule="file")
+    assert store.qrels.list_qrels_versions() == []
 
 
 def test_a_collection_name_cannot_start_with_a_dash_either():

@@ -23,31 +23,31 @@ def _map(end: int = 8) -> ChunkMap:
 
 def test_the_chunk_map_is_part_of_the_collection_version(store):
     plain = collection_version_of([(d.doc_id, text_hash(d.title, d.text)) for d in CHUNKS])
-    a = store.ingest_collection("p", CHUNKS, TOPICS, chunk_map=_map(), chunk_source=ChunkSource("docs", "v1", "tokens", 2, 1))
+    a = store.collections.ingest_collection("p", CHUNKS, TOPICS, chunk_map=_map(), chunk_source=ChunkSource("docs", "v1", "tokens", 2, 1))
     assert a.status == "created" and a.collection_version != plain
-    assert store.get_chunk_map("p") == _map()
-    assert store.get_chunk_source("p") == ChunkSource("docs", "v1", "tokens", 2, 1)
-    assert store.ingest_collection("p", CHUNKS, TOPICS, chunk_map=_map()).status == "unchanged"
-    b = store.ingest_collection("p", CHUNKS, TOPICS, chunk_map=_map(end=9))  # same texts, other offsets
+    assert store.units.get_chunk_map("p") == _map()
+    assert store.units.get_chunk_source("p") == ChunkSource("docs", "v1", "tokens", 2, 1)
+    assert store.collections.ingest_collection("p", CHUNKS, TOPICS, chunk_map=_map()).status == "unchanged"
+    b = store.collections.ingest_collection("p", CHUNKS, TOPICS, chunk_map=_map(end=9))  # same texts, other offsets
     assert b.status == "new_version" and b.parent_version == a.collection_version
-    assert store.get_chunk_map("p").spans["d1#0"].end == 9
-    assert store.get_chunk_map("p", a.collection_version[:12]).spans["d1#0"].end == 8
+    assert store.units.get_chunk_map("p").spans["d1#0"].end == 9
+    assert store.units.get_chunk_map("p", a.collection_version[:12]).spans["d1#0"].end == 8
 
 
 def test_a_collection_without_a_map_keeps_its_version_and_has_no_map(store):
-    r = store.ingest_collection("docs", CHUNKS, TOPICS)
+    r = store.collections.ingest_collection("docs", CHUNKS, TOPICS)
     assert r.collection_version == collection_version_of([(d.doc_id, text_hash(d.title, d.text)) for d in CHUNKS])
-    assert store.get_chunk_map("docs") is None and store.get_chunk_source("docs") is None
+    assert store.units.get_chunk_map("docs") is None and store.units.get_chunk_source("docs") is None
 
 
 def test_a_map_must_name_exactly_the_documents(store):
     with pytest.raises(ValidationError, match="1 document.*no chunk map row.*'d2#0'"):
-        store.ingest_collection("p", CHUNKS, TOPICS, chunk_map=ChunkMap.of([ChunkSpan("d1#0", "d1", 0, 8),
+        store.collections.ingest_collection("p", CHUNKS, TOPICS, chunk_map=ChunkMap.of([ChunkSpan("d1#0", "d1", 0, 8),
                                                                             ChunkSpan("d1#1", "d1", 5, 13)]))
     with pytest.raises(ValidationError, match="not documents of the corpus.*'x#0'"):
-        store.ingest_collection("p", CHUNKS, TOPICS, chunk_map=ChunkMap.of([*_map().spans.values(),
+        store.collections.ingest_collection("p", CHUNKS, TOPICS, chunk_map=ChunkMap.of([*_map().spans.values(),
                                                                             ChunkSpan("x#0", "x", 0, 1)]))
-    assert store.list_collections() == []  # nothing half-written
+    assert store.collections.list_collections() == []  # nothing half-written
 
 
 def test_chunk_map_files_are_read_with_file_and_line_errors(write):
@@ -76,15 +76,15 @@ def test_span_and_groups_files(write):
 
 
 def test_duplicate_groups_are_added_per_source_and_merged(store):
-    store.ingest_collection("c", [Document(f"d{i}", "", f"text {i}") for i in range(1, 6)], TOPICS)
-    assert store.add_duplicate_groups("c", [["d1", "d2"]], source="identical text") == 2
-    assert store.add_duplicate_groups("c", [["d1", "d2"]], source="identical text") == 0  # idempotent
-    assert store.add_duplicate_groups("c", {"m": ["d2", "d3"], "n": ["d4", "d5"]}, source="mirrors.tsv") == 4
-    g = store.get_duplicate_groups("c")
+    store.collections.ingest_collection("c", [Document(f"d{i}", "", f"text {i}") for i in range(1, 6)], TOPICS)
+    assert store.units.add_duplicate_groups("c", [["d1", "d2"]], source="identical text") == 2
+    assert store.units.add_duplicate_groups("c", [["d1", "d2"]], source="identical text") == 0  # idempotent
+    assert store.units.add_duplicate_groups("c", {"m": ["d2", "d3"], "n": ["d4", "d5"]}, source="mirrors.tsv") == 4
+    g = store.units.get_duplicate_groups("c")
     assert dict(g.members) == {"d1": ("d1", "d2", "d3"), "d4": ("d4", "d5")}
     assert g.sources["d1"] == ("identical text", "mirrors.tsv") and g.sources["d4"] == ("mirrors.tsv",)
     with pytest.raises(ValidationError, match="expected documents of collection 'c' version .*, found doc id 'zz'"):
-        store.add_duplicate_groups("c", [["d1", "zz"]], source="bad.tsv")
+        store.units.add_duplicate_groups("c", [["d1", "zz"]], source="bad.tsv")
 
 
 def test_ingest_folder_reads_the_chunk_map_and_groups_identical_texts(store, tmp_path):
@@ -101,8 +101,8 @@ def test_ingest_folder_reads_the_chunk_map_and_groups_identical_texts(store, tmp
     lines = list(describe_ingest(result))
     assert "note: chunk map: 3 chunks of 2 documents (part of the collection version)" in lines
     assert any("1 group(s) of identical normalised text over 2 documents" in x for x in lines)
-    assert store.get_chunk_map("passages").doc_of("a#1") == "a"
-    assert dict(store.get_duplicate_groups("passages").members) == {"a#0": ("a#0", "a#1")}
+    assert store.units.get_chunk_map("passages").doc_of("a#1") == "a"
+    assert dict(store.units.get_duplicate_groups("passages").members) == {"a#0": ("a#0", "a#1")}
     (folder / "chunk_map.tsv").write_text("a#0 a 0 16\nb#0 b 0 4\n")
     with pytest.raises(ValidationError, match="no chunk map row.*'a#1'"):
         ingest_folder(store, folder)

@@ -47,7 +47,7 @@ def _cookie_script(value: str, max_age: int) -> str:
 
 
 def _begin(auth: dict, judge: dict, session: svc.Session) -> None:
-    sid, expires = sessions.open_session(widgets.store(), registry(), session, now=widgets.clock())
+    sid, expires = sessions.open_session(widgets.store().users, registry(), session, now=widgets.clock())
     auth.update(session=session, sid=sid, expires=expires, notice="",
                 cookie=_cookie_script(sid, int(registry().ttl_s)))
     judge.update(position=None, shown=None, flash=None, undo=[], drafts={})
@@ -60,7 +60,7 @@ def _on_sign_in() -> None:
     token = st.session_state.get("signin_token") or ""
     store, throttle, now = widgets.store(), widgets.throttle(), widgets.clock()
     try:
-        session = svc.sign_in(store, name, token, throttle=throttle, now=now)
+        session = svc.sign_in(store.users, name, token, throttle=throttle, now=now)
     except WorkbenchError as e:
         auth["notice"] = f"error:{e}"
         return
@@ -90,7 +90,7 @@ def resume() -> svc.Session | None:
     sid = st.context.cookies.get(cookie_name())
     if not isinstance(sid, str) or not sid or auth["notice"]:  # signed out in this tab: ignore the old cookie
         return None
-    resumed = sessions.resume_session(widgets.store(), registry(), sid, now=now)
+    resumed = sessions.resume_session(widgets.store().users, registry(), sid, now=now)
     if resumed is None:
         return None
     session, expires = resumed

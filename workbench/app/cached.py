@@ -1,5 +1,5 @@
 """Service reads of the lead pages, cached and keyed by the store's revision
-(``LabelStore.revision``): a page visited again with nothing changed in the
+(``Store.revision``): a page visited again with nothing changed in the
 store renders from the cache (the "under 1 s after the first visit" target),
 and any write (a judgment, an adjudication, a publish, a CLI command) changes
 the revision, so nothing stale is shown. Entries are plain, immutable data (no
@@ -47,7 +47,8 @@ def _db() -> str:
 def _agreement(db: str, rev: Rev, pool_version: str, weights: str) -> AgreementReport:
     from workbench.services.judging import assessments as svc
 
-    return svc.agreement(widgets.store(), pool_version, weights=weights)  # type: ignore[arg-type]
+    store = widgets.store()
+    return svc.agreement(store.judging, store.rubrics, store.pools, pool_version, weights=weights)  # type: ignore[arg-type]
 
 
 def agreement(pool_version: str, weights: Weights) -> AgreementReport:
@@ -59,7 +60,9 @@ def agreement(pool_version: str, weights: Weights) -> AgreementReport:
 def _desk(db: str, rev: Rev, pool_version: str, rule: str, include_adjudicated: bool) -> AdjudicationDesk:
     from workbench.services.judging import assessments as svc
 
-    return svc.adjudication_desk(widgets.store(), pool_version, rule=rule, include_adjudicated=include_adjudicated)
+    store = widgets.store()
+    return svc.adjudication_desk(store.adjudications, store.judgments, store.pools, pool_version, rule=rule,
+                                 include_adjudicated=include_adjudicated)
 
 
 def desk(pool_version: str, rule: str, include_adjudicated: bool) -> AdjudicationDesk:
@@ -71,7 +74,7 @@ def desk(pool_version: str, rule: str, include_adjudicated: bool) -> Adjudicatio
 def _preview(db: str, rev: Rev, pool_version: str, rule: str, parent: str | None) -> PublishPreview:
     from workbench.services.judging import assessments as svc
 
-    return svc.preview_publish(widgets.store(), pool_version, rule=rule, parent_version=parent)
+    return svc.preview_publish(widgets.store().qrels, pool_version, rule=rule, parent_version=parent)
 
 
 def preview(pool_version: str, rule: str, parent: str | None) -> PublishPreview:
@@ -83,7 +86,8 @@ def preview(pool_version: str, rule: str, parent: str | None) -> PublishPreview:
 def _pool_overview(db: str, rev: Rev, pool_version: str) -> PoolOverview:
     from workbench.services.judging import assessments as svc
 
-    return svc.pool_overview(widgets.store(), pool_version)
+    store = widgets.store()
+    return svc.pool_overview(store.judging, store.pools, pool_version)
 
 
 def pool_overview(pool_version: str) -> PoolOverview:
@@ -95,7 +99,7 @@ def pool_overview(pool_version: str) -> PoolOverview:
 def _assessors(db: str, rev: Rev) -> list[AssessorProgress]:
     from workbench.services.judging import assessments as svc
 
-    return svc.assessor_overview(widgets.store())
+    return svc.assessor_overview(widgets.store().judging)
 
 
 def assessor_overview() -> list[AssessorProgress]:
@@ -117,7 +121,7 @@ def coverage(qrels_version: str, runs: Sequence[str]) -> list[RunCoverage]:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _topics(db: str, rev: Rev, collection: str) -> dict[str, Topic]:
-    return dict(widgets.store().get_topics(collection))
+    return dict(widgets.store().collections.get_topics(collection))
 
 
 def topics(collection: str) -> dict[str, Topic]:
@@ -127,7 +131,7 @@ def topics(collection: str) -> dict[str, Topic]:
 
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _document(db: str, rev: Rev, collection: str, doc_id: str) -> Document:
-    return widgets.store().get_document(collection, doc_id)
+    return widgets.store().collections.get_document(collection, doc_id)
 
 
 def document(collection: str, doc_id: str) -> Document:
@@ -137,10 +141,10 @@ def document(collection: str, doc_id: str) -> Document:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _qrels_diff(db: str, old: str, old_hash: str, new: str, new_hash: str) -> QrelsDiff:
-    return widgets.store().qrels_diff(old, new)
+    return widgets.store().qrels.qrels_diff(old, new)
 
 
 def qrels_diff(old: str, new: str) -> QrelsDiff:
-    """``LabelStore.qrels_diff`` (qrels versions are immutable: cached by name and content hash)."""
+    """``store.qrels.qrels_diff`` (qrels versions are immutable: cached by name and content hash)."""
     store = widgets.store()
-    return _qrels_diff(_db(), old, store.get_qrels_info(old).content_hash, new, store.get_qrels_info(new).content_hash)
+    return _qrels_diff(_db(), old, store.qrels.get_qrels_info(old).content_hash, new, store.qrels.get_qrels_info(new).content_hash)

@@ -37,10 +37,10 @@ def render_misses_section(store: Any, qrels_version: str, run_names: Sequence[st
     st.subheader("Why runs miss: misses by cause")
     c1, c2, c3 = st.columns([1, 2, 2])
     k = int(c1.selectbox("k", CUTOFFS, index=CUTOFFS.index(20), key="scoreboard_misses_k"))
-    info = store.get_qrels_info(qrels_version)
+    info = store.qrels.get_qrels_info(qrels_version)
     try:
         counts, rows = _misses(str(widgets.config().db_path), qrels_version, info.content_hash, tuple(run_names),
-                               k, missing, store.miss_causes_revision())
+                               k, missing, store.misses.miss_causes_revision())
     except WorkbenchError as e:
         st.error(widgets.md_escape(e))
         return

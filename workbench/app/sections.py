@@ -17,10 +17,10 @@ from workbench.app import widgets
 if TYPE_CHECKING:
     from workbench.rubric import Rubric
     from workbench.services.judging.assessments import DisagreementRow, Session
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 
-def strategy_progress(store: LabelStore, session: Session) -> None:
+def strategy_progress(store: Store, session: Session) -> None:
     """Progress (leads): a pool's judging strategy and, per topic, documents judged,
     relevant found, the strategy's estimate of relevant documents left, stopped."""
     from workbench.services.judging.order import strategy_progress as progress
@@ -31,7 +31,7 @@ def strategy_progress(store: LabelStore, session: Session) -> None:
     pool_version = widgets.pool_picker("progress_strategy")
     if pool_version is None:
         return
-    p = progress(store, session, pool_version)
+    p = progress(store.judging, store.pools, session, pool_version)
     if p.setting is None:
         st.caption("rank order (priority bands, shuffled per assessor), no stopping rule. "
                    "Set one with `workbench strategy POOL SPEC` or `workbench assign --strategy`.")
@@ -61,11 +61,11 @@ def strategy_progress(store: LabelStore, session: Session) -> None:
                "(cal: the sum of its model's probabilities; rough). Assessors see none of this.")
 
 
-def model_agreement(store: LabelStore, pool_version: str, weights: str) -> None:
+def model_agreement(store: Store, pool_version: str, weights: str) -> None:
     """Agreement (leads): each model assessor against each person (kappa and alpha)."""
     from workbench.services.judging.model_assessor import model_agreement as agreement
 
-    rows = agreement(store, pool_version, weights=weights)
+    rows = agreement(store.adjudications, store.pools, store.rubrics, pool_version, weights=weights)
     if not rows:
         return
     st.subheader("Model assessors against people")

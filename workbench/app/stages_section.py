@@ -34,12 +34,12 @@ def render_stages_section(store: Any, qrels_version: str, run_names: Sequence[st
     from workbench.services.runs.stages import rerank_run_names
 
     st.subheader("Pipeline stages")
-    reranks = rerank_run_names(store, run_names)
+    reranks = rerank_run_names(store.runs, run_names)
     if not reranks:
         st.caption("No rerank run among the chosen runs: make one with "
                    "`workbench run rerank --candidates RUN --depth 50 --name NAME`.")
         return
-    info = store.get_qrels_info(qrels_version)
+    info = store.qrels.get_qrels_info(qrels_version)
     try:
         rows, checks = _stages(str(widgets.config().db_path), qrels_version, info.content_hash, tuple(reranks),
                                missing, final_k)

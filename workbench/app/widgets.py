@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from workbench.rubric import Rubric
     from workbench.services.evaluation.scoreboard import Scoreboard
     from workbench.services.judging.assessments import QueueState, Session
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.qrels import QrelsVersionInfo
 
 LEAD_POOL_KEY = "lead_pool"
@@ -186,11 +186,11 @@ def _on_wait(message: str) -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def _store(path: str, lock_timeout_s: float) -> LabelStore:
+def _store(path: str, lock_timeout_s: float) -> Store:
     from workbench.app import STORE_LINGER_S
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-    return LabelStore(
+    return Store(
         path, client="workbench ui", lock_timeout_s=lock_timeout_s, on_wait=_on_wait, linger_s=STORE_LINGER_S
     )
 
@@ -208,7 +208,7 @@ def clock() -> float:
     return time.monotonic()
 
 
-def store() -> LabelStore:
+def store() -> Store:
     """The process-wide store handle (cached per database path)."""
     cfg = config()
     return _store(str(cfg.db_path), cfg.lock_timeout_s)
@@ -270,7 +270,7 @@ def queue_state() -> QueueState:
 
     s = session()
     assert s is not None  # only called for a signed-in user
-    return per_run("queue", lambda: svc.queue_state(store(), s))  # type: ignore[no-any-return]
+    return per_run("queue", lambda: svc.queue_state(store().judging, s))  # type: ignore[no-any-return]
 
 
 def current_position(state: QueueState) -> int:
@@ -355,7 +355,7 @@ def require_session(*, lead: bool = False) -> Session:
 def pool_picker(page: str) -> str | None:
     """A pool version select box shared across the lead pages (remembered in
     ``lead_pool``); None when the store has no pool."""
-    pools = store().judging_pools()
+    pools = store().pools.judging_pools()
     names = [p["pool_version"] for p in pools]
     if not names:
         st.info("No pool version yet: create one with `workbench pool` first.")
@@ -495,7 +495,7 @@ def cached_scoreboard(
     Raises:
         WorkbenchError: as ``scoreboard`` (errors are not cached).
     """
-    info = store().get_qrels_info(qrels_version)
+    info = store().qrels.get_qrels_info(qrels_version)
     return _scoreboard(str(config().db_path), qrels_version, info.content_hash, tuple(run_names), missing, rel,
                        tuple(cutoffs))
 
@@ -518,7 +518,7 @@ def recall_chart(qrels_version: str, run_names: Sequence[str], *, missing: str, 
     is built once per board (altair's validation takes about a second on Cranfield)."""
     import pandas as pd
 
-    info = store().get_qrels_info(qrels_version)
+    info = store().qrels.get_qrels_info(qrels_version)
     values, spec = _recall_chart(str(config().db_path), qrels_version, info.content_hash, tuple(run_names), missing,
                                  rel, tuple(cutoffs), title)
     # theme=None: Vega's category palette, one distinct colour per run

@@ -53,7 +53,7 @@ def ann_recall_cmd(
         ref = ref_used
         results.append(res)
     assert ref is not None
-    common.out(render_ann_recall(run, ref, results, store.get_index_stats(run), fmt, per_topic=per_topic))
+    common.out(render_ann_recall(run, ref, results, store.vectors.get_index_stats(run), fmt, per_topic=per_topic))
 
 
 @app.command("ann-sweep")

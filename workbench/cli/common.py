@@ -16,7 +16,7 @@ from workbench.config import WorkbenchConfig, resolve
 from workbench.text import printable
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 
 @dataclass
@@ -26,14 +26,14 @@ class CliState:
     config: WorkbenchConfig = field(default_factory=WorkbenchConfig)
     debug: bool = False
     quiet: bool = False
-    _stores: dict[str, LabelStore] = field(default_factory=dict)
+    _stores: dict[str, Store] = field(default_factory=dict)
 
-    def store(self, client: str = "workbench") -> LabelStore:
+    def store(self, client: str = "workbench") -> Store:
         """The store of this project (opened lazily; waits are reported on stderr)."""
-        from workbench.store import LabelStore
+        from workbench.store import Store
 
         if client not in self._stores:
-            self._stores[client] = LabelStore(
+            self._stores[client] = Store(
                 self.config.db_path,
                 client=client,
                 lock_timeout_s=self.config.lock_timeout_s,

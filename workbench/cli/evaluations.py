@@ -35,7 +35,7 @@ def list_(
 
     store = common.STATE.store(client="workbench evaluations list")
     rows = []
-    for e in store.list_evaluations(run, qrels):
+    for e in store.evaluations.list_evaluations(run, qrels):
         p = e.params
         ts = str(p.get("topic_set", "") or "-")
         if p.get("topic_set_protected"):
@@ -50,8 +50,8 @@ def list_(
     cols = ["evaluation_id", "created", "run", "qrels", "topic_set", "topics", "evaluator", "git_commit",
             "run_sha256", "rows"]
     render(rows, cols, fmt)
-    protected = {(i.name, i.version) for i in store.list_topic_sets() if i.protected}
-    uses = [u for u in store.list_topic_set_uses() if (u.name, u.version) in protected]
+    protected = {(i.name, i.version) for i in store.evaluations.list_topic_sets() if i.protected}
+    uses = [u for u in store.evaluations.list_topic_set_uses() if (u.name, u.version) in protected]
     if fmt != "table" or not uses:
         return
     by_set: dict[str, list[str]] = {}
@@ -79,7 +79,7 @@ def show(
     from workbench.errors import UnknownNameError
 
     store = common.STATE.store(client="workbench evaluations show")
-    known = store.list_evaluations()
+    known = store.evaluations.list_evaluations()
     hits = [e for e in known if e.evaluation_id.startswith(evaluation_id)]
     if len(hits) != 1:
         raise UnknownNameError("evaluation id" + (" (prefix is ambiguous)" if hits else ""), evaluation_id,
@@ -97,5 +97,5 @@ def show(
             common.out(f"{key:<11} {shown if len(shown) <= 200 else shown[:200] + ' ...'}")
         common.out("")
     rows = [{"measure": r.measure, "aggregate": r.aggregate, "value": repr(r.value), "numerator": repr(r.numerator),
-             "denominator": repr(r.denominator), "n_topics": r.n_topics} for r in store.get_evaluation_rows(e.evaluation_id)]
+             "denominator": repr(r.denominator), "n_topics": r.n_topics} for r in store.evaluations.get_evaluation_rows(e.evaluation_id)]
     render(rows, ["measure", "aggregate", "value", "numerator", "denominator", "n_topics"], fmt)

@@ -54,7 +54,7 @@ def show(
         if path.is_file():
             grades = parquet.read_qrels(path) if parquet.is_parquet(path) else trec.read_qrels(path)
         else:
-            grades = store.get_qrels(qrels)
+            grades = store.qrels.get_qrels(qrels)
     rows = filter_rows(store, collection, key=key, version=version, qrels=grades, rel=rel)
     out = []
     for r in rows:
@@ -95,6 +95,6 @@ def import_(
         raise InputFormatError(str(file), 0, "expected a 'filter' column (topic_id, filter), found "
                                              f"{sorted({k for m in table.values() for k in m})[:12]}. Name the column 'filter'.")
     store = common.STATE.store(client="workbench filters import")
-    r = import_topic_metadata(store, collection, file, replace=replace)
+    r = import_topic_metadata(store.collections, store.metadata, collection, file, replace=replace)
     common.out(f"filters of {collection!r}: {r.n_topics:,} topics: {r.n_added:,} values added, "
                f"{r.n_unchanged:,} unchanged, {r.n_replaced:,} replaced (keys {', '.join(r.keys)})")

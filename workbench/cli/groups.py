@@ -28,7 +28,7 @@ def import_groups(
     groups, lines = read_group_lines(path)
     name, _, version = collection.partition("@")
     store = common.STATE.store(client="workbench groups import")
-    added = store.add_duplicate_groups(name, groups, source=path.name, version=version or None,
+    added = store.units.add_duplicate_groups(name, groups, source=path.name, version=version or None,
                                      lines=(str(path), lines))
     common.out(f"{len(groups):,} group(s) from {path}: {added:,} row(s) added to collection {name}")
 
@@ -39,7 +39,7 @@ def list_groups(
 ) -> None:
     """List a collection version's duplicate groups: canonical member, members, sources (TSV)."""
     name, _, version = collection.partition("@")
-    g = common.STATE.store(client="workbench groups list").get_duplicate_groups(name, version or None)
+    g = common.STATE.store(client="workbench groups list").units.get_duplicate_groups(name, version or None)
     common.out("group\tmembers\tsources")
     for c, ms in g.members.items():
         common.out(f"{c}\t{','.join(ms)}\t{'; '.join(g.sources.get(c, ()))}")
@@ -67,12 +67,12 @@ def offers(
 
     store = common.STATE.store(client="workbench groups offers")
     if mode is None:
-        mode = store.group_mode(pool)
+        mode = store.judging.group_mode(pool)
     if mode not in GROUP_MODES:
         raise UsageError(f"expected --mode {' or '.join(GROUP_MODES)}, found {mode!r}")
     if accept and mode != "offer":
         raise UsageError("--accept saves offers: use it with --mode offer")
-    found = pool_group_offers(store, pool)
+    found = pool_group_offers(store.pools, store.units, store.judgments, pool)
     verb = "offered" if mode == "offer" else "skipped"
     common.out("topic\tdoc\tpre-filled grade\tjudged members\tgrades\tconflict")
     for o in found:
@@ -82,8 +82,8 @@ def offers(
     if accept:
         from workbench.services.judging import assessments as svc
 
-        session = svc.sign_in(store, lead or "", token or "")
-        saved, left = accept_group_offers(store, session, pool, found)
+        session = svc.sign_in(store.users, lead or "", token or "")
+        saved, left = accept_group_offers(store.judgments, store.pools, session, pool, found)
         common.out(f"saved {saved:,} judgment(s) as {session.user}; {left:,} conflicting offer(s) left to judge")
 
 
@@ -102,7 +102,7 @@ def mode_cmd(
     from workbench.services.judging.groups import set_group_mode
 
     store = common.STATE.store(client="workbench groups mode")
-    session = svc.sign_in(store, lead, token or "")
-    set_group_mode(store, session, pool, mode)
+    session = svc.sign_in(store.users, lead, token or "")
+    set_group_mode(store.judging, session, pool, mode)
     what = "skipped in the assessors' queues" if mode == "skip" else "offered to the lead"
     common.out(f"pool {pool}: duplicate groups {what} (mode {mode})")

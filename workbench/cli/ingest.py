@@ -61,7 +61,7 @@ def collections(
 ) -> None:
     """List collections with their latest version, counts and (optionally) version history."""
     store = common.STATE.store(client="workbench collections")
-    infos = store.list_collections()
+    infos = store.collections.list_collections()
     if not infos:
         common.info("no collections yet; ingest one with `workbench ingest sample_corpus/cranfield`")
         return
@@ -73,7 +73,7 @@ def collections(
                 row["versions"] = [
                     {"collection_version": v.collection_version, "parent_version": v.parent_version,
                      "n_documents": v.n_documents, "source": v.source, "created_at": v.created_at.isoformat()}
-                    for v in store.collection_versions(c.collection)
+                    for v in store.collections.collection_versions(c.collection)
                 ]
             common.out(jsonout.dumps(row))
         return
@@ -85,7 +85,7 @@ def collections(
     for r in rows:
         common.out(sep.join(x if fmt == "tsv" else x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
         if versions:
-            for v in store.collection_versions(r[0]):
+            for v in store.collections.collection_versions(r[0]):
                 parent = v.parent_version[:12] or "-"
                 common.out(f"  version {v.collection_version[:12]}  parent {parent}  {v.n_documents:,} documents  "
                            f"{v.created_at:%Y-%m-%d %H:%M}  {v.source}")

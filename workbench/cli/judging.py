@@ -34,7 +34,7 @@ def _lead_session(client: str, lead: str, token: str):  # -> services.judging.as
     from workbench.services.judging import assessments as svc
 
     store = common.STATE.store(client=client)
-    return store, svc.sign_in(store, lead, token)
+    return store, svc.sign_in(store.users, lead, token)
 
 
 @users_app.command("add")
@@ -54,8 +54,8 @@ def users_add(
     """Add a user; prints the access token on stdout (only its hash is stored)."""
     store = common.STATE.store(client="workbench users add")
     if lead is not None:
-        store.authenticate(lead, lead_token or "")
-    plain = store.add_user(name, role, token=token, lead=lead)  # type: ignore[arg-type]
+        store.users.authenticate(lead, lead_token or "")
+    plain = store.users.add_user(name, role, token=token, lead=lead)  # type: ignore[arg-type]
     common.info(f"added {role} {name!r}; give them this token (it is not shown again):")
     common.out(plain)
 
@@ -71,7 +71,7 @@ def users_reset_token(
 ) -> None:
     """Replace a user's token (lead only); prints the new token on stdout."""
     store, session = _lead_session("workbench users reset-token", lead, lead_token)
-    plain = store.reset_token(name, lead=session.user, token=token)
+    plain = store.users.reset_token(name, lead=session.user, token=token)
     common.info(f"new token for {name!r} (the old one no longer works):")
     common.out(plain)
 
@@ -80,7 +80,7 @@ def users_reset_token(
 def users_list() -> None:
     """List users and roles (never tokens)."""
     store = common.STATE.store(client="workbench users list")
-    for u in store.list_users():
+    for u in store.users.list_users():
         common.out(f"{u.name}\t{u.role}\t{u.created_by}\t{u.created_at:%Y-%m-%d %H:%M}")
 
 
@@ -140,7 +140,7 @@ def agreement(
     from workbench.services.judging import assessments as svc
 
     store = common.STATE.store(client="workbench agreement")
-    rep = svc.agreement(store, pool, weights=weights)  # type: ignore[arg-type]
+    rep = svc.agreement(store.judging, store.rubrics, store.pools, pool, weights=weights)  # type: ignore[arg-type]
     common.out("figure\tscope\tvalue\tn_items\tnote")
 
     def line(figure: str, scope: str, value: float | None, n: int, reason: str) -> None:
@@ -179,11 +179,11 @@ def publish(
 
 
     store, session = _lead_session("workbench publish", lead, token)
-    res = svc.publish(store, session, pool, name, rule=rule, parent_version=parent,
+    res = svc.publish(store.qrels, session, pool, name, rule=rule, parent_version=parent,
                       labels_dir=common.STATE.config.labels_dir if export else None, note=note,
                       include_model=include_model)
     i, d = res.info, res.diff
-    n_pooled, n_graded = svc.publish_coverage(store, pool, i.name)
+    n_pooled, n_graded = svc.publish_coverage(store.qrels, pool, i.name)
     row = {
         "name": i.name, "parent": i.parent_version, "pool": i.pool_version, "rule": i.rule,
         "topics": i.n_topics, "entries": i.n_entries, "relevant": i.n_relevant, "hash": i.content_hash,
@@ -192,7 +192,7 @@ def publish(
         "file": str(res.path) if res.path else None,
     }
     if include_model:  # which model assessors supplied how many entries (recorded with the version)
-        row["model_entries"] = store.qrels_model_inputs(i.name)
+        row["model_entries"] = store.qrels.qrels_model_inputs(i.name)
     if fmt in ("json", "jsonl"):
         common.out(jsonout.dumps(row))
     elif fmt == "tsv":
@@ -304,7 +304,7 @@ def _add_qrels_diff() -> None:
     ) -> None:
         """Entries added (+), changed (~) and removed (-) from OLD to NEW, one per line."""
         store = common.STATE.store(client="workbench qrels diff")
-        d = store.qrels_diff(old, new)
+        d = store.qrels.qrels_diff(old, new)
         for q in d.added:
             common.out(f"+\t{q.topic_id}\t{q.doc_id}\t{q.grade}")
         for t, doc, o, n in d.changed:

@@ -53,7 +53,7 @@ def import_(
     from workbench.services.judging.judgments_io import import_judgments
 
     store = common.STATE.store(client="workbench judgments import")
-    session = svc.sign_in(store, lead, token)
+    session = svc.sign_in(store.users, lead, token)
     r = import_judgments(store, session, file, pool_version=pool, assessor=assessor, fmt=fmt,  # type: ignore[arg-type]
                          allow_outside_pool=allow_outside_pool)
     if r.ignored_columns:
@@ -103,7 +103,7 @@ def export(
         raise UsageError("--format parquet writes a binary file: give --out FILE.parquet "
                          "(standard output takes text only)")
     store = common.STATE.store(client="workbench judgments export")
-    rows = export_rows(store, pool, assessor=assessor, history=history)
+    rows = export_rows(store.judgments, store.pools, store.users, pool, assessor=assessor, history=history)
     if out is None:
         sys.stdout.write(render_judgments(rows, fmt))  # type: ignore[arg-type]
         sys.stdout.flush()
@@ -136,7 +136,8 @@ def adjudicate(
 
     store = common.STATE.store(client="workbench adjudicate")
     if list_:
-        rows = svc.disagreement_queue(store, pool, include_adjudicated=include_adjudicated)
+        rows = svc.disagreement_queue(store.adjudications, store.judgments, store.pools, pool,
+                                      include_adjudicated=include_adjudicated)
         render([{
             "topic": r.topic_id, "doc": r.doc_id, "spread": r.spread,
             "judgments": " ".join(f"{j.assessor}:{'?' if j.grade is None else j.grade}{'(unsure)' if j.unsure else ''}"
@@ -151,6 +152,6 @@ def adjudicate(
                                   ("--rationale", rationale), ("--lead", lead)) if v is None]
         raise UsageError(f"adjudicate: expected --list, or --topic, --doc, --grade, --rationale and --lead; "
                               f"missing {', '.join(missing)}")
-    session = svc.sign_in(store, lead, token or "")
-    adj_id = svc.adjudicate(store, session, pool, topic, doc, grade, rationale)
+    session = svc.sign_in(store.users, lead, token or "")
+    adj_id = svc.adjudicate(store.adjudications, store.judgments, store.pools, session, pool, topic, doc, grade, rationale)
     common.out(f"adjudicated topic {topic} document {doc}: final grade {grade} (adjudication {adj_id}, pool {pool})")

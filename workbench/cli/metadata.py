@@ -42,8 +42,8 @@ def keys(
     from workbench.cli.runs import render
 
     store = common.STATE.store(client="workbench metadata keys")
-    stats = store.topic_metadata_keys(collection) if topics else store.document_metadata_keys(collection, version)
-    n = len(store.get_topics(collection)) if topics else len(store.get_documents(collection, version))
+    stats = store.metadata.topic_metadata_keys(collection) if topics else store.metadata.document_metadata_keys(collection, version)
+    n = len(store.collections.get_topics(collection)) if topics else len(store.collections.get_documents(collection, version))
     rows = [{"key": s.key, "values": s.n_values, "of": n, "types": ", ".join(f"{t} {c}" for t, c in s.types.items()),
              "distinct": s.n_distinct, "min": s.minimum[:40], "max": s.maximum[:40]} for s in stats.values()]
     if not rows:
@@ -58,7 +58,7 @@ def topics_cmd(collection: CollectionOpt, fmt: FmtOpt = "table") -> None:
     from workbench.cli.runs import render
 
     store = common.STATE.store(client="workbench metadata topics")
-    meta = store.topic_metadata(collection)
+    meta = store.metadata.topic_metadata(collection)
     names = sorted({k for m in meta.values() for k in m})
     rows = [{"topic_id": t, **{k: _cell(m.get(k)) for k in names}} for t, m in meta.items()]
     if not rows:
@@ -77,7 +77,7 @@ def documents_cmd(
     from workbench.cli.runs import render
 
     store = common.STATE.store(client="workbench metadata documents")
-    meta = store.document_metadata(collection, version)
+    meta = store.metadata.document_metadata(collection, version)
     names = sorted({k for m in meta.values() for k in m})
     rows = [{"doc_id": d, **{k: _cell(m.get(k)) for k in names}} for d, m in meta.items()]
     if not rows:
@@ -97,7 +97,7 @@ def import_topics(
     from workbench.services.collections.metadata import import_topic_metadata
 
     store = common.STATE.store(client="workbench metadata import-topics")
-    r = import_topic_metadata(store, collection, file, replace=replace)
+    r = import_topic_metadata(store.collections, store.metadata, collection, file, replace=replace)
     common.out(f"topic metadata of {collection!r}: {r.n_topics:,} topics, keys {', '.join(r.keys)}: "
                f"{r.n_added:,} values added, {r.n_unchanged:,} unchanged, {r.n_replaced:,} replaced")
 
@@ -111,7 +111,7 @@ def import_documents(
     from workbench.services.collections.metadata import import_document_metadata
 
     store = common.STATE.store(client="workbench metadata import-documents")
-    r = import_document_metadata(store, collection, file)
+    r = import_document_metadata(store.collections, store.metadata, collection, file)
     if r.status == "unchanged":
         common.out(f"collection {collection!r} unchanged: version {r.collection_version[:12]} already has this metadata")
         return

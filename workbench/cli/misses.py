@@ -50,7 +50,7 @@ def miss_cause(
     if accept_suggested:
         if any(v is not None for v in (topic, doc, cause, note)):
             raise UsageError("miss-cause: --accept-suggested takes no --topic, --doc, --cause or --note")
-        session = jsvc.sign_in(store, lead, token)
+        session = jsvc.sign_in(store.users, lead, token)
         ids, after = accept_suggestions(store, session, run, qrels, k, rel=rel, missing=missing)
         common.out(f"accepted {len(ids):,} suggested cause(s) for run {run} against {qrels} at k = {k}")
     else:
@@ -60,7 +60,7 @@ def miss_cause(
             raise UsageError(f"miss-cause: expected --topic, --doc, --cause and --note (or "
                                   f"--accept-suggested); missing {', '.join(absent)}")
         item = (str(topic), str(doc), str(cause), str(note))
-        session = jsvc.sign_in(store, lead, token)
+        session = jsvc.sign_in(store.users, lead, token)
         ids, after = set_miss_causes(store, session, run, qrels, k, [item], rel=rel, missing=missing)
         common.out(f"topic {topic} document {doc}: cause {cause!r} set by {session.user} (decision {ids[0]})")
     common.out("\n".join(summary_lines(after.misses)))

@@ -36,7 +36,7 @@ def judge_with_model(
     from workbench.services.judging.model_assessor import judge_with_model as run
 
     store = common.STATE.store(client="workbench judge-with-model")
-    session = svc.sign_in(store, lead, token)
+    session = svc.sign_in(store.users, lead, token)
     res = run(store, session, pool, model, name, grades=grades, fit_on=fit_on, rel=rel, say=common.info)
     a = res.assessor
     common.out(jsonout.dumps({

@@ -31,7 +31,7 @@ from workbench.text import printable
 def finish(call: Callable[[], int]) -> int:
     """``call()``'s exit code, or the exit code of the exception it raised (see the module docstring).
 
-    The stores the command opened are let go of afterwards (``LabelStore.release_file``), whatever happened.
+    The stores the command opened are let go of afterwards (``Store.release_file``), whatever happened.
 
     Raises:
         WorkbenchError, OSError: only with ``--debug`` (``common.STATE.debug``), to show the traceback.

@@ -55,7 +55,7 @@ def _topics(store: Any, runs: list[str], spec: str) -> Any:
         return None
     from workbench.services.runs.pool_topics import select_topics
 
-    return select_topics(store, store.get_run_info(runs[0]).collection, spec)
+    return select_topics(store.collections, store.pools, store.qrels, store.runs.get_run_info(runs[0]).collection, spec)
 
 
 @pool_app.command("build")
@@ -79,7 +79,7 @@ def build(
 
     store = common.STATE.store(client="workbench pool build")
     selection = _topics(store, runs, topics)
-    result = build_pool(store, runs, depth=depth, name=name, budget=budget, rrf_k=rrf_k, topics=selection,
+    result = build_pool(store.pools, store.runs, runs, depth=depth, name=name, budget=budget, rrf_k=rrf_k, topics=selection,
                         say=common.info)
     i = result.info
     verb = "stored" if result.created else "unchanged (identical pool exists)"
@@ -116,8 +116,9 @@ def extend(
     from workbench.services.runs.pooling import extend_pool
 
     store = common.STATE.store(client="workbench pool extend")
-    result = extend_pool(store, runs, parent=from_, depth=depth, name=name, budget=budget, rrf_k=rrf_k,
-                         exclude_qrels=exclude_qrels or (), topics=_topics(store, runs, topics), say=common.info)
+    result = extend_pool(store.pools, store.runs, store.qrels, runs, parent=from_, depth=depth, name=name,
+                         budget=budget, rrf_k=rrf_k, exclude_qrels=exclude_qrels or (),
+                         topics=_topics(store, runs, topics), say=common.info)
     ext = result.extension
     names = sorted(ext.novel)
     shown_topics = sorted({t for per in ext.novel.values() for t in per}, key=natural_key)
@@ -148,8 +149,8 @@ def stats(
     from workbench.services.runs.pooling import pool_stats
 
     store = common.STATE.store(client="workbench pool stats")
-    s = pool_stats(store, pool)
-    info = store.get_pool(pool)
+    s = pool_stats(store.pools, pool)
+    info = store.pools.get_pool(pool)
     common.info(f"pool {pool}: {s.total:,} documents over {len(s.size_per_topic)} topics, depth {info.depth}"
                 + (f", child of {info.parent_version}" if info.parent_version else ""))
     if table == "runs":
@@ -173,7 +174,7 @@ def list_(
     rows = [{"pool": p.pool_version, "collection": p.collection, "parent": p.parent_version,
              "depth": p.depth, "topics": p.n_topics, "documents": p.n_entries, "runs": ",".join(p.runs),
              "hash": p.content_hash[:12], "created": p.created_at.isoformat(timespec="seconds")}
-            for p in store.list_pools(collection)]
+            for p in store.pools.list_pools(collection)]
     render(rows, ["pool", "collection", "parent", "depth", "topics", "documents", "runs", "hash", "created"], fmt)
 
 
@@ -186,11 +187,11 @@ def show(
     """The entries of one pool version in judging order, with provenance (run:rank)."""
     store = common.STATE.store(client="workbench pool show")
     prov: dict[tuple[str, str], list[str]] = {}
-    for c in store.pool_provenance(pool):
+    for c in store.pools.pool_provenance(pool):
         prov.setdefault((c.topic_id, c.doc_id), []).append(f"{c.run_name}:{c.rank}")
     rows = [{"topic": e.topic_id, "priority_rank": e.priority_rank, "doc": e.doc_id, "priority": e.priority,
              "best_rank": e.best_rank, "n_runs": e.n_runs, "runs": " ".join(prov[(e.topic_id, e.doc_id)])}
-            for e in store.pool_entries(pool) if topic is None or e.topic_id == topic]
+            for e in store.pools.pool_entries(pool) if topic is None or e.topic_id == topic]
     render(rows, ["topic", "priority_rank", "doc", "priority", "best_rank", "n_runs", "runs"], fmt)
 
 

@@ -29,7 +29,7 @@ def reusability(
     from workbench.services.runs.pool_quality import reusability as analyse
 
     store = common.STATE.store(client="workbench pool reusability")
-    rep = analyse(store, pool, qrels, k=k, rel=rel)
+    rep = analyse(store.pools, store.runs, store.qrels, pool, qrels, k=k, rel=rel)
     common.out(render_reusability(rep, fmt))
     if rep.missing_runs:
         common.info(f"[warning] pooled runs not stored, left out: {', '.join(rep.missing_runs)}")
@@ -51,6 +51,6 @@ def bias(
     from workbench.services.runs.pool_quality import bias as analyse
 
     store = common.STATE.store(client="workbench pool bias")
-    common.out(render_bias(analyse(store, pooled, full, k=k, rel=rel), fmt))
+    common.out(render_bias(analyse(store.pools, store.runs, store.qrels, pooled, full, k=k, rel=rel), fmt))
 
 

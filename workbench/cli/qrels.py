@@ -65,7 +65,8 @@ def import_(
         raise UsageError(f"expected --format trec, beir, cranqrel or parquet, found {fmt!r}")
     store = common.STATE.store(client="workbench qrels import")
     result = import_qrels_file(
-        store, file, name=name, collection=collection, rule=rule, fmt=fmt,  # type: ignore[arg-type]
+        store.collections, store.rubrics, store.qrels, file, name=name, collection=collection, rule=rule,
+        fmt=fmt,  # type: ignore[arg-type]
         allow_unknown_docs=allow_unknown_docs,
     )
     i = result.info
@@ -90,7 +91,7 @@ def list_(
             "pool": v.pool_version or "", "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
             "hash": v.content_hash[:12], "created_at": v.created_at.strftime("%Y-%m-%d %H:%M"),
         }
-        for v in store.list_qrels_versions(collection)
+        for v in store.qrels.list_qrels_versions(collection)
     ]
     if not rows and fmt == "table":
         common.info("no qrels versions yet; import one with `workbench qrels import` or `workbench ingest`")
@@ -106,9 +107,9 @@ def show(
 ) -> None:
     """Show a qrels version's lineage, rule, counts per grade and coverage of its collection."""
     store = common.STATE.store(client="workbench qrels show")
-    info = store.get_qrels_info(name)
-    grades = store.qrels_grade_counts(name)
-    coverage = store.qrels_doc_coverage(info.collection, store.get_qrels(name))
+    info = store.qrels.get_qrels_info(name)
+    grades = store.qrels.qrels_grade_counts(name)
+    coverage = store.qrels.qrels_doc_coverage(info.collection, store.qrels.get_qrels(name))
     if fmt == "jsonl":
         common.out(jsonout.dumps(info.as_dict() | {"grades": grades, "coverage_share": coverage.share}))
         return
@@ -127,7 +128,7 @@ def export(
     from workbench.services.collections.ingest import export_qrels
 
     store = common.STATE.store(client="workbench qrels export")
-    result = export_qrels(store, name, out=out, labels_dir=common.STATE.config.labels_dir)
+    result = export_qrels(store.qrels, name, out=out, labels_dir=common.STATE.config.labels_dir)
     if result.manifest is None:  # --out -: the qrels went to stdout
         common.info(f"qrels {name} -> standard output, sha256 {result.sha256}")
         return

@@ -69,8 +69,8 @@ def rerank(
 
     store = common.STATE.store(client="workbench run rerank")
     spec = reranker_spec(model, cross_encoder, batch_size, device, threads, model_dir)
-    outcome = make_rerank_run(store, candidates, depth, name, spec=spec, description=description,
-                              progress=not common.STATE.quiet, say=common.info)
+    outcome = make_rerank_run(store.collections, store.runs, store.vectors, candidates, depth, name, spec=spec,
+                              description=description, progress=not common.STATE.quiet, say=common.info)
     for topic_id, message in outcome.messages.items():
         common.info(f"topic {topic_id}: {outcome.statuses[topic_id]}: {message}")
     if outcome.n_encoded:

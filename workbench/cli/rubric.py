@@ -61,9 +61,9 @@ def collection_rubric(
 
         if lead is None:
             raise UsageError("setting a rubric needs --lead NAME and --token TOKEN")
-        session = svc.sign_in(store, lead, token or "")
-        store.set_collection_rubric(collection, name, lead=session.user)
-    r = store.collection_rubric(collection)
+        session = svc.sign_in(store.users, lead, token or "")
+        store.rubrics.set_collection_rubric(collection, name, lead=session.user)
+    r = store.rubrics.collection_rubric(collection)
     _lines(r)
     common.info(f"version {r.version_id}; relevant from grade {r.relevant_from}")
 
@@ -86,8 +86,8 @@ def define(
     if lead is None:
         raise UsageError("defining a rubric needs --lead NAME and --token TOKEN")
     store = common.STATE.store(client="workbench rubric define")
-    session = svc.sign_in(store, lead, token or "")
-    d = define_rubric_file(store, session, file)
+    session = svc.sign_in(store.users, lead, token or "")
+    d = define_rubric_file(store.rubrics, session, file)
     r = d.current.rubric
     verb = {"created": "defined", "new_version": "new version of", "unchanged": "unchanged:"}[d.status]
     common.out(f"rubric {verb} {r.name!r}: version {d.current.version} ({r.version_id}), {len(r.grades)} grades "
@@ -106,5 +106,5 @@ def list_() -> None:
     """List the built-in rubrics and the defined ones (latest version), with their grades."""
     store = common.STATE.store(client="workbench rubric list")
     common.out("rubric\tversion\tgrades\trelevant_from\tsource")
-    for r in store.list_rubrics():
+    for r in store.rubrics.list_rubrics():
         common.out(f"{r.name}\t{r.version_id}\t{','.join(str(g) for g in r.values)}\t{r.relevant_from}\t{r.source}")

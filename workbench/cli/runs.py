@@ -205,7 +205,7 @@ def dense(
                              index=index, index_params={n: v[0] for n, v in values.items()},
                              index_threads=index_threads, filter_mode=filter_mode, filter_key=filter_key)
     _report(outcome)
-    stats = store.get_index_stats(outcome.info.name)
+    stats = store.vectors.get_index_stats(outcome.info.name)
     if stats is not None and not outcome.unchanged:
         from workbench.reports.ann import stats_line
 
@@ -223,7 +223,7 @@ def _fill_embedding_cache(store: Any, collection: str, *, engine: str, embedding
         from workbench.services.vectors.embeddings import import_embeddings
 
         encoder = SentenceTransformerEncoder(model, model_dir=model_dir, device=device, batch_size=batch_size)
-        r = import_embeddings(store, collection, embeddings, encoder=encoder)
+        r = import_embeddings(store.collections, store.vectors, collection, embeddings, encoder=encoder)
         common.info(f"embeddings: {r.n_vectors:,} vectors of {r.dimension} dimensions checked ({r.model_key}); "
                     f"{r.n_added:,} added to the cache, {r.n_normalised:,} normalised (norms "
                     f"{r.norm_range[0]:.4f}..{r.norm_range[1]:.4f})")
@@ -232,9 +232,9 @@ def _fill_embedding_cache(store: Any, collection: str, *, engine: str, embedding
     elif engine == "ray":
         from workbench.services.vectors.embeddings import encode_on_ray
 
-        encode_on_ray(store, collection, model_path=model, model_dir=model_dir, address=ray_address,
-                      num_workers=num_workers, batch_size=batch_size, device=device, out=embeddings_out,
-                      say=common.info)
+        encode_on_ray(store.collections, store.vectors, collection, model_path=model, model_dir=model_dir,
+                      address=ray_address, num_workers=num_workers, batch_size=batch_size, device=device,
+                      out=embeddings_out, say=common.info)
 
 
 def _check_engine(engine: str, *, embeddings: Path | None, ray_address: str | None, num_workers: int | None,
@@ -287,7 +287,7 @@ def fuse(
 
     params: dict[str, Any] = {"k": rrf_k} if method == "rrf" else {"norm": norm}
     store = common.STATE.store(client="workbench run fuse")
-    _report(make_fused_run(store, name, runs, method=fusion_method(method, **params), depth=depth,
+    _report(make_fused_run(store.collections, store.runs, name, runs, method=fusion_method(method, **params), depth=depth,
                            description=description, say=common.info))
 
 
@@ -335,10 +335,11 @@ def import_(
     if reranks is not None and candidate_depth is not None:
         from workbench.services.runs.stages import import_rerank_run
 
-        if collection is not None and collection != store.get_run_info(reranks).collection:
+        if collection is not None and collection != store.runs.get_run_info(reranks).collection:
             raise ValidationError(f"--collection {collection!r} is not the collection of run {reranks!r}")
-        outcome = import_rerank_run(store, file, name, reranks=reranks, candidate_depth=candidate_depth,
-                                    allow_new_documents=allow_new_documents, description=description,
+        outcome = import_rerank_run(store.collections, store.runs, file, name, reranks=reranks,
+                                    candidate_depth=candidate_depth, allow_new_documents=allow_new_documents,
+                                    description=description,
                                     trust_file_order=trust_file_order, status_file=status)
         if outcome.violations:
             common.info(f"{len(outcome.violations):,} (topic, document) pair(s) in the top {candidate_depth} are not "
@@ -355,7 +356,7 @@ def import_(
         raise UsageError("--collection is required: the collection the run was produced over")
     from workbench.services.runs.pooling import import_run
 
-    imported = import_run(store, file, name, collection=collection, description=description,
+    imported = import_run(store.runs, file, name, collection=collection, description=description,
                           trust_file_order=trust_file_order, status_file=status)
     dropped = imported.info.params.get("duplicates_dropped", 0)
     if isinstance(dropped, int) and dropped and not imported.unchanged:
@@ -375,7 +376,7 @@ def list_(
              "version": s.info.collection_version[:12], "depth": s.info.depth, "ok": s.n_ok,
              "empty": s.n_empty, "error": s.n_error, "entries": s.n_entries,
              "params": jsonout.dumps(s.info.params, sort_keys=True), "description": s.info.description}
-            for s in store.run_summaries(collection)]
+            for s in store.runs.run_summaries(collection)]
     render(rows, ["name", "kind", "collection", "version", "depth", "ok", "empty", "error", "entries",
                   "params", "description"], fmt)
 
@@ -387,29 +388,29 @@ def show(
 ) -> None:
     """Show a run's provenance (stderr) and its status per topic (stdout)."""
     store = common.STATE.store(client="workbench run show")
-    i = store.get_run_info(name)
+    i = store.runs.get_run_info(name)
     common.info(f"run {i.name}: kind {i.kind}, depth {i.depth}, collection {i.collection} "
                 f"version {i.collection_version[:12]}, params {jsonout.dumps(i.params, sort_keys=True)}")
     _show_lineage(store, name)
-    stats = store.get_index_stats(name)
+    stats = store.vectors.get_index_stats(name)
     if stats is not None:
         from workbench.reports.ann import stats_line
 
         common.info(stats_line(stats))
     rows = [{"topic": r.topic_id, "status": r.status, "results": r.n_results, "message": r.message}
-            for r in store.get_run_topic_statuses(name)]
+            for r in store.runs.get_run_topic_statuses(name)]
     render(rows, ["topic", "status", "results", "message"], fmt)
 
 
 def _show_lineage(store: Any, name: str) -> None:
     """A rerank run's lineage and measured cost, on stderr (nothing for other runs)."""
-    lin = store.get_run_lineage(name)
+    lin = store.runs.get_run_lineage(name)
     if lin is None:
         return
     model = f", model {lin.model_identity}" if lin.model_identity else ""
     common.info(f"lineage: reranks the top {lin.candidate_depth} of run {lin.candidate_run} with {lin.reranker} "
                 f"({lin.reranker_kind}{model}, {lin.origin}); pipeline {lin.final_name}")
-    cost = store.get_rerank_cost(name)
+    cost = store.runs.get_rerank_cost(name)
     if cost is not None:
         from workbench.reports.stages import cost_line
 
@@ -426,9 +427,9 @@ def export(
 
     store = common.STATE.store(client="workbench run export")
     if out is None:
-        lines = run_lines(store, name)
+        lines = run_lines(store.runs, name)
         if lines:
             common.out("\n".join(lines))
     else:
-        n = export_run(store, name, out)
+        n = export_run(store.runs, name, out)
         common.info(f"wrote {n:,} lines to {out}")

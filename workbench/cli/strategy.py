@@ -51,19 +51,19 @@ def strategy(
     if spec is not None:
         if lead is None:
             raise UsageError("setting a strategy needs --lead NAME and --token TOKEN")
-        session = svc.sign_in(store, lead, token or "")
+        session = svc.sign_in(store.users, lead, token or "")
         order.set_strategy(store, session, pool, spec, refresh_every=refresh_every, stopping=stop,
                            budget=budget, topic_budgets=_budgets(topic_budget))
-    setting = store.judging_setting(pool)
+    setting = store.judging.judging_setting(pool)
     if setting is None:
-        store.get_pool(pool)  # unknown pool -> error listing the pools
+        store.pools.get_pool(pool)  # unknown pool -> error listing the pools
         common.out("strategy\trank\t(default: priority bands, no stopping)")
         return
     common.out(f"strategy\t{setting.strategy}\trefresh_every={setting.refresh_every}\t"
                f"stopping={setting.stopping or 'none'}\tbudget={setting.budget or 'none'}\t"
                f"set_by={setting.set_by}")
     common.out("topic\tjudged\trelevant\testimated_left\tstopped")
-    states = store.topic_orders(pool)
+    states = store.judging.topic_orders(pool)
     from workbench.judging.queue import topic_order
 
     for t in topic_order(states):

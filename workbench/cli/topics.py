@@ -39,7 +39,7 @@ def set_(
 
     ids = read_topic_list(source)
     store = common.STATE.store(client="workbench topics set")
-    info, status = store.save_topic_set(name, ids, collection=collection or "", protected=protected,
+    info, status = store.evaluations.save_topic_set(name, ids, collection=collection or "", protected=protected,
                                         source=str(source), description=description)
     what = {"created": "created", "new_version": "saved a new version", "unchanged": "unchanged (same topics)"}
     common.out(f"topic set {info.ref}: {what[status]}; {info.n_topics:,} topics"
@@ -56,12 +56,12 @@ def list_(fmt: Annotated[str, typer.Option("--format", callback=options.choice(*
 
     store = common.STATE.store(client="workbench topics list")
     uses: dict[tuple[str, int], int] = {}
-    for u in store.list_topic_set_uses():
+    for u in store.evaluations.list_topic_set_uses():
         uses[(u.name, u.version)] = uses.get((u.name, u.version), 0) + 1
     rows = [{"topic_set": i.ref, "topics": i.n_topics, "collection": i.collection or "-",
              "protected": "yes" if i.protected else "no", "uses": uses.get((i.name, i.version), 0),
              "sha256": i.content_hash[:12], "created": i.created_at.strftime("%Y-%m-%d %H:%M"), "source": i.source}
-            for i in store.list_topic_sets()]
+            for i in store.evaluations.list_topic_sets()]
     render(rows, ["topic_set", "topics", "collection", "protected", "uses", "sha256", "created", "source"],
            fmt)
 
@@ -70,7 +70,7 @@ def list_(fmt: Annotated[str, typer.Option("--format", callback=options.choice(*
 def show(ref: Annotated[str, typer.Argument(help="NAME (latest version) or NAME@VERSION.")]) -> None:
     """A topic set version's topics (one per line) after its description on stderr."""
     store = common.STATE.store(client="workbench topics show")
-    info, ids = store.get_topic_set(ref)
+    info, ids = store.evaluations.get_topic_set(ref)
     common.info(f"topic set {info.ref}: {info.n_topics:,} topics"
                 + ("; protected" if info.protected else "") + f"; from {info.source or '-'}")
     common.out("\n".join(ids))

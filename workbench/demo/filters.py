@@ -30,7 +30,7 @@ from workbench.ranking import natural_key
 
 if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 Say = Callable[[str], None]
 
@@ -120,7 +120,7 @@ def as_of_filters(
 
 
 def filter_step(
-    store: LabelStore,
+    store: Store,
     collection: str,
     qrels_name: str,
     unfiltered_runs: Mapping[str, str],
@@ -131,7 +131,7 @@ def filter_step(
     say: Say = _quiet,
 ) -> FilterDemoReport | None:
     """The demo's step: ``run_filter_demo`` when the collection has ``year`` metadata (else None, said why)."""
-    keys = store.document_metadata_keys(collection)
+    keys = store.metadata.document_metadata_keys(collection)
     if "year" not in keys or keys["year"].types.get("number", 0) == 0:
         say("filtered scenario skipped: the collection has no numeric 'year' document metadata")
         return None
@@ -141,7 +141,7 @@ def filter_step(
 
 
 def run_filter_demo(
-    store: LabelStore,
+    store: Store,
     collection: str,
     qrels_name: str,
     *,
@@ -174,7 +174,7 @@ def run_filter_demo(
 
 
 def _run_filter_demo(
-    store: LabelStore,
+    store: Store,
     collection: str,
     qrels_name: str,
     unfiltered_runs: Mapping[str, str],
@@ -189,18 +189,18 @@ def _run_filter_demo(
     from workbench.services.runs.pooling import make_bm25_run, make_dense_run
     from workbench.services.vectors.eligibility import collection_eligibility
 
-    qrels = store.get_qrels(qrels_name)
+    qrels = store.qrels.get_qrels(qrels_name)
     years: dict[str, int] = {}
-    for d, m in store.document_metadata(collection).items():
+    for d, m in store.metadata.document_metadata(collection).items():
         y = m.get("year")
         if isinstance(y, int) and not isinstance(y, bool):
             years[d] = y
     filters = as_of_filters(qrels, years)
-    store.set_topic_metadata(collection, {t: {FILTER_KEY: f} for t, f in filters.items()},
+    store.metadata.set_topic_metadata(collection, {t: {FILTER_KEY: f} for t, f in filters.items()},
                              source="workbench demo: as-of year of the latest relevant document")
     elig = collection_eligibility(store, collection, key=FILTER_KEY, require=True)
     assert elig is not None
-    report = FilterDemoReport(n_topics=len(store.get_topics(collection)), n_filtered=len(elig.eligible))
+    report = FilterDemoReport(n_topics=len(store.collections.get_topics(collection)), n_filtered=len(elig.eligible))
     report.eligible_share = (sum(len(s) for s in elig.eligible.values()) / (len(elig.eligible) * elig.n_documents)
                              if elig.eligible else 0.0)
     report.examples = [(t, filters[t]) for t in list(filters)[:3]]
@@ -208,7 +208,7 @@ def _run_filter_demo(
         for system in ("bm25", "dense"):
             for mode in ("pre", "post"):
                 name = f"{system}-asof-{mode}-k{k}"
-                if not store.has_run(name):
+                if not store.runs.has_run(name):
                     desc = f"{system}, {mode}-filtered by topic metadata {FILTER_KEY!r}, depth {k}"
                     if system == "bm25":
                         make_bm25_run(store, collection, name, depth=k, description=desc, filter_mode=mode,

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from workbench.services.gates.gate import GateReport
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 POLICY = Path(__file__).resolve().parents[2] / "examples" / "gate.toml"
 """The policy shipped with the repository (commented; see the README's "Release gate")."""
 
 
 def gate_step(
-    store: LabelStore,
+    store: Store,
     baseline: str,
     candidate: str,
     qrels_version: str,

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from workbench.services.evaluation.misses import MissReport
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 MISS_K = 20
 """The cutoff of the demo's miss list (the demo's pool depth and headline R@k)."""
 
 
 def misses_step(
-    store: LabelStore,
+    store: Store,
     run: str,
     qrels_version: str,
     *,

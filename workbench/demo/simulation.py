@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from workbench.services.judging.simulation import SimulationRun
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 STRATEGIES = "rank,mtf,bandit,cal"
 """The strategies the demo compares (``workbench simulate --strategies``)."""
 
 
 def simulation_step(
-    store: LabelStore,
+    store: Store,
     collection: str,
     runs: Sequence[str],
     reference: str,
@@ -47,11 +47,11 @@ def simulation_step(
     from workbench.reports.simulation import simulation_chart
     from workbench.services.judging.simulation import document_text, simulate_memory_pool
 
-    stored = {n: store.get_run(n) for n in runs}
+    stored = {n: store.runs.get_run(n) for n in runs}
     pool = build_pool(stored, depth=depth)
-    oracle = store.get_qrels(reference)
-    queries = {t: topic.query for t, topic in store.get_topics(collection).items()}
-    texts = {d: document_text(doc) for d, doc in store.get_documents(collection).items()}
+    oracle = store.qrels.get_qrels(reference)
+    queries = {t: topic.query for t, topic in store.collections.get_topics(collection).items()}
+    texts = {d: document_text(doc) for d, doc in store.collections.get_documents(collection).items()}
     say(f"[starting] judging simulation: depth-{depth} pool of {', '.join(runs)} ({pool.n_entries:,} documents) "
         f"against {reference}, strategies {strategies}")
     run = simulate_memory_pool(pool, stored, reference, oracle, queries, texts, strategies,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
     from workbench.services.runs.depth_sweep import DepthSweep
     from workbench.services.runs.stages import StagesResult
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 Say = Callable[[str], None]
 
@@ -91,7 +91,7 @@ class PipelineDemo:
     plots: list[Path] = field(default_factory=list)
 
 
-def run_pipeline_demo(store: LabelStore, options: PipelineOptions, say: Say = _quiet) -> PipelineDemo:
+def run_pipeline_demo(store: Store, options: PipelineOptions, say: Say = _quiet) -> PipelineDemo:
     """Produce (or reuse) the runs, then score the four pipelines and sweep the hybrid's depth.
 
     Raises:
@@ -110,7 +110,7 @@ def run_pipeline_demo(store: LabelStore, options: PipelineOptions, say: Say = _q
     bm25, dense, hybrid = f"bm25-d{d}", f"dense-d{d}", f"hybrid-d{d}"
 
     def ensure(name: str, make: Callable[[], object]) -> None:
-        if store.has_run(name):
+        if store.runs.has_run(name):
             say(f"run {name}: already stored, reused")
         else:
             make()
@@ -120,15 +120,15 @@ def run_pipeline_demo(store: LabelStore, options: PipelineOptions, say: Say = _q
     ensure(dense, lambda: make_dense_run(store, c, dense, depth=d, encoder=options.encoder,
                                          model_path=options.model_path, threads=options.threads, say=say,
                                          description="all-MiniLM-L6-v2 cosine, candidates of the pipeline demo"))
-    ensure(hybrid, lambda: make_fused_run(store, hybrid, [bm25, dense], depth=d, say=say,
+    ensure(hybrid, lambda: make_fused_run(store.collections, store.runs, hybrid, [bm25, dense], depth=d, say=say,
                                           description=f"RRF(k=60) of {bm25} and {dense}"))
     spec = RerankerSpec(model_path=options.model_path, encoder=options.encoder, threads=options.threads or 1)
-    reranker = make_reranker(spec, cache=store)  # one model for every rerank of the step
+    reranker = make_reranker(spec, cache=store.vectors)  # one model for every rerank of the step
     names = []
     for cand in (bm25, hybrid):
         name = f"{cand}+{reranker.label}"
         ensure(name, lambda cand=cand, name=name: make_rerank_run(  # type: ignore[misc]
-            store, cand, options.rerank_depth, name, reranker=reranker, say=say,
+            store.collections, store.runs, store.vectors, cand, options.rerank_depth, name, reranker=reranker, say=say,
             description=f"top {options.rerank_depth} of {cand} reranked by {reranker.label}"))
         names += [cand, name]
     out = PipelineDemo(runs=names)

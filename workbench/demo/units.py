@@ -29,7 +29,7 @@ from workbench.errors import UnknownNameError
 if TYPE_CHECKING:
     from workbench.scoring.evaluate import Evaluation
     from workbench.services.evaluation.units import UnitReport
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class UnitsDemo:
 
 
 def units_step(
-    store: LabelStore,
+    store: Store,
     collection: str,
     doc_run: str,
     qrels: str,
@@ -91,14 +91,14 @@ def units_step(
     src = load_source(collection, lambda: store)
     docs, cmap = chunk_collection(src, size=size, overlap=overlap, unit="tokens")
     chunk_meta = {c.chunk_id: src.doc_metadata[c.doc_id] for c in cmap.spans.values() if src.doc_metadata.get(c.doc_id)}
-    ingested = store.ingest_collection(
+    ingested = store.collections.ingest_collection(
         name, docs, src.topics, source=f"workbench convert chunk {collection} --size {size} --overlap {overlap}",
         description=f"{size}-token passages of {collection}", metadata=chunk_meta, topic_metadata=src.topic_metadata,
         chunk_map=cmap, chunk_source=ChunkSource(collection, src.version, "tokens", size, overlap))
     say(f"[units] chunk collection {name}: {len(cmap):,} chunks of {len(src.documents):,} documents ({ingested.status})")
     run = f"bm25-p{size}"
     try:
-        store.get_run_info(run)
+        store.runs.get_run_info(run)
         say(f"run {run}: already stored, reused")
     except UnknownNameError:
         make_bm25_run(store, name, run, depth=depth, say=say,
@@ -108,7 +108,7 @@ def units_step(
     report = score_units(ScoreRequest((run,), qrels, measures=tuple(measures), missing="zero",
                                       units=UnitOptions(units=("chunk", "doc"), qrels_to_chunks=True)),
                          ScoreEnv(opener))
-    doc_eval = Evaluator(store.get_qrels(qrels), measures, missing="zero").evaluate(store.get_run(doc_run),
+    doc_eval = Evaluator(store.qrels.get_qrels(qrels), measures, missing="zero").evaluate(store.runs.get_run(doc_run),
                                                                                     run_name=doc_run)
     commands = (
         f"workbench convert chunk {collection} --size {size} --overlap {overlap} --name {name} --out out/{name}",

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from workbench.demo.stages import PipelineDemo
     from workbench.demo.units import UnitsDemo
     from workbench.services.runs.pool_topics import TopicSelection
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.pools import PoolInfo
     from workbench.store.qrels import QrelsVersionInfo
 
@@ -235,14 +235,14 @@ class WorkflowReport:
 # -- steps ---------------------------------------------------------------------------
 
 
-def _ensure_users(store: LabelStore, report: WorkflowReport, collection: str) -> tuple[object, object]:
+def _ensure_users(store: Store, report: WorkflowReport, collection: str) -> tuple[object, object]:
     from workbench.errors import PermissionDeniedError
     from workbench.services.judging.assessments import sign_in
 
-    existing = {u.name for u in store.list_users()}
+    existing = {u.name for u in store.users.list_users()}
     if DEMO_LEAD not in existing:
         try:
-            store.add_user(DEMO_LEAD, "lead", token=DEMO_LEAD_TOKEN)
+            store.users.add_user(DEMO_LEAD, "lead", token=DEMO_LEAD_TOKEN)
         except PermissionDeniedError as e:
             raise ValidationError(
                 f"this store already has leads, so the demo cannot add its own ({e}); "
@@ -250,14 +250,14 @@ def _ensure_users(store: LabelStore, report: WorkflowReport, collection: str) ->
             ) from e
     name, token = reference_assessor(collection), reference_token(collection)
     if name not in existing:
-        store.add_user(name, "assessor", token=token, lead=DEMO_LEAD)
+        store.users.add_user(name, "assessor", token=token, lead=DEMO_LEAD)
     report.reference_assessor = name
     report.tokens = {DEMO_LEAD: DEMO_LEAD_TOKEN, name: token}
-    return sign_in(store, DEMO_LEAD, DEMO_LEAD_TOKEN), sign_in(store, name, token)
+    return sign_in(store.users, DEMO_LEAD, DEMO_LEAD_TOKEN), sign_in(store.users, name, token)
 
 
-def _run(store: LabelStore, name: str, make: Callable[[], object], say: Say) -> str:
-    if store.has_run(name):
+def _run(store: Store, name: str, make: Callable[[], object], say: Say) -> str:
+    if store.runs.has_run(name):
         say(f"run {name}: already stored, reused")
     else:
         make()
@@ -265,7 +265,7 @@ def _run(store: LabelStore, name: str, make: Callable[[], object], say: Say) -> 
 
 
 def judge_with_reference(
-    store: LabelStore,
+    store: Store,
     lead: object,
     assessor: object,
     pool_version: str,
@@ -299,11 +299,11 @@ def judge_with_reference(
     from workbench.services.judging.assessments import assign_pool, queue_state, save_judgment
 
     name = str(getattr(assessor, "user"))  # noqa: B009 - a Session
-    state = queue_state(store, assessor)  # type: ignore[arg-type]
+    state = queue_state(store.judging, assessor)  # type: ignore[arg-type]
     assigned = {(e.topic_id, e.doc_id) for e in state.entries if e.pool_version == pool_version}
     if not assigned:
         assign_pool(store, lead, pool_version, [name], overlap=1)  # type: ignore[arg-type]
-        state = queue_state(store, assessor)  # type: ignore[arg-type]
+        state = queue_state(store.judging, assessor)  # type: ignore[arg-type]
     mine = [e for e in state.entries if e.pool_version == pool_version]
     unjudged_topics = tuple(sorted({e.topic_id for e in mine if not reference.get(e.topic_id)}, key=natural_key))
     left = sum(1 for e in mine if e.topic_id in set(unjudged_topics))
@@ -313,9 +313,9 @@ def judge_with_reference(
     todo = [e for e in mine if not e.judged and e.topic_id not in set(unjudged_topics)]
     if not todo:
         return ReferenceJudging(0, left, unjudged_topics)
-    collection = store.get_pool(pool_version).collection
-    topics = store.get_topics(collection)
-    documents = store.get_documents(collection)
+    collection = store.pools.get_pool(pool_version).collection
+    topics = store.collections.get_topics(collection)
+    documents = store.collections.get_documents(collection)
     say(f"[starting] {name} judges {len(todo):,} documents of {pool_version}")
     saved = 0
     from tqdm import tqdm  # lazy, light
@@ -335,37 +335,37 @@ def judge_with_reference(
     return ReferenceJudging(saved, left, unjudged_topics)
 
 
-def _publish(store: LabelStore, lead: object, pool_version: str, name: str, parent: str | None,
+def _publish(store: Store, lead: object, pool_version: str, name: str, parent: str | None,
              labels_dir: Path, say: Say) -> tuple[QrelsVersionInfo, Path]:
     from workbench.services.judging.assessments import export_qrels, publish
 
     try:
-        info = store.get_qrels_info(name)
+        info = store.qrels.get_qrels_info(name)
         say(f"qrels {name}: already published, reused")
-        path = export_qrels(store, name, labels_dir)
+        path = export_qrels(store.qrels, name, labels_dir)
         return info, path
     except UnknownNameError:
         pass
-    result = publish(store, lead, pool_version, name, rule=RULE, parent_version=parent,  # type: ignore[arg-type]
+    result = publish(store.qrels, lead, pool_version, name, rule=RULE, parent_version=parent,  # type: ignore[arg-type]
                      labels_dir=labels_dir, note="published by the workbench demo")
-    path = result.path if result.path is not None else export_qrels(store, name, labels_dir)
+    path = result.path if result.path is not None else export_qrels(store.qrels, name, labels_dir)
     say(f"published {name}: {result.info.n_entries:,} judgments over {result.info.n_topics} topics "
         f"-> {path}")
     return result.info, path
 
 
-def _score(store: LabelStore, qrels_name: str, runs: Sequence[str], measures: Sequence[Measure],
+def _score(store: Store, qrels_name: str, runs: Sequence[str], measures: Sequence[Measure],
            topics: Sequence[str] | None = None) -> dict[str, Evaluation]:
-    evaluator = Evaluator(store.get_qrels(qrels_name), measures, rel=1, missing="fail")
+    evaluator = Evaluator(store.qrels.get_qrels(qrels_name), measures, rel=1, missing="fail")
     out = {}
     for name in runs:
-        failed = [t for t, s in store.get_run_statuses(name).items() if s != "ok"]
-        out[name] = evaluator.evaluate(store.get_run(name), run_name=name, failed_topics=failed,
+        failed = [t for t, s in store.runs.get_run_statuses(name).items() if s != "ok"]
+        out[name] = evaluator.evaluate(store.runs.get_run(name), run_name=name, failed_topics=failed,
                                        topics=topics)
     return out
 
 
-def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet) -> WorkflowReport:
+def run_workflow(store: Store, options: WorkflowOptions, say: Say = _quiet) -> WorkflowReport:
     """Run steps 1-8 (see the module docstring) and return the report's numbers.
 
     Raises:
@@ -396,12 +396,12 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     for line in _describe(ingested):
         say(line)
     report.collection = collection
-    report.collection_version = store.latest_collection_version(collection)
-    report.n_documents = len(store.get_documents(collection))
-    report.n_topics = len(store.get_topics(collection))
+    report.collection_version = store.collections.latest_collection_version(collection)
+    report.n_documents = len(store.collections.get_documents(collection))
+    report.n_topics = len(store.collections.get_topics(collection))
     reference_name = f"{collection}-reference"
-    report.reference = store.get_qrels_info(reference_name)
-    reference = store.get_qrels(reference_name)
+    report.reference = store.qrels.get_qrels_info(reference_name)
+    reference = store.qrels.get_qrels(reference_name)
 
     # 2. runs
     say(f"[step 2/8] runs at depth {options.run_depth}")
@@ -412,7 +412,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
         store, collection, "dense", depth=d, encoder=options.encoder, model_path=options.model_path,
         threads=options.threads, progress=True, say=say,
         description="all-MiniLM-L6-v2, cosine"), say)
-    rrf = _run(store, "rrf", lambda: make_fused_run(store, "rrf", [bm25, dense], depth=d, say=say,
+    rrf = _run(store, "rrf", lambda: make_fused_run(store.collections, store.runs, "rrf", [bm25, dense], depth=d, say=say,
                                                     description="RRF(k=60) of bm25 and dense"), say)
     report.runs = [bm25, dense, rrf]
 
@@ -420,18 +420,18 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     say(f"[step 3/8] pool v1: depth-{options.pool_depth} union of {', '.join(report.runs)}")
     lead, assessor = _ensure_users(store, report, collection)
     _set_rubric(store, options.folder, collection, reference)
-    selection = select_topics(store, collection, f"judged:{reference_name}")
+    selection = select_topics(store.collections, store.pools, store.qrels, collection, f"judged:{reference_name}")
     report.topics_not_pooled = selection.left_out
     if selection.left_out:
         say(f"topics without any reference judgment are not pooled: {len(selection.left_out)} "
             f"({', '.join(selection.left_out[:10])}{' ...' if len(selection.left_out) > 10 else ''})")
     v1_name, v2_name = f"{collection}-v1", f"{collection}-v2"
     try:
-        pool_v1_name = store.get_qrels_info(v1_name).pool_version or ""
-        report.pool_v1 = store.get_pool(pool_v1_name)
+        pool_v1_name = store.qrels.get_qrels_info(v1_name).pool_version or ""
+        report.pool_v1 = store.pools.get_pool(pool_v1_name)
         say(f"pool {pool_v1_name}: already built, reused")
     except UnknownNameError:
-        outcome = build_pool(store, report.runs, depth=options.pool_depth, topics=selection, say=say)
+        outcome = build_pool(store.pools, store.runs, report.runs, depth=options.pool_depth, topics=selection, say=say)
         report.pool_v1 = outcome.info
         if outcome.created:
             report.pools_created.append(outcome.info.pool_version)
@@ -479,14 +479,15 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
 
     from workbench.scoring.qrels_checks import positives_only, qrels_grades
 
-    report.positives_only = {q: positives_only(qrels_grades(store.get_qrels(q))) for q in report.evaluations}
-    runs = {n: store.get_run(n) for n in all_runs}
-    bias = pool_quality.bias(store, v2_name, reference_name, k=options.headline_k, runs=runs)
+    report.positives_only = {q: positives_only(qrels_grades(store.qrels.get_qrels(q))) for q in report.evaluations}
+    runs = {n: store.runs.get_run(n) for n in all_runs}
+    bias = pool_quality.bias(store.pools, store.runs, store.qrels, v2_name, reference_name, k=options.headline_k, runs=runs)
     report.bias = {r.run: (r.pooled, r.full) for r in bias.report.rows}
 
     # 8. leave-one-run-out on v2 (``workbench pool reusability <pool v2> --qrels v2``)
     say("[step 8/8] leave-one-run-out on qrels v2 (table in the report)")
-    report.loo = list(pool_quality.reusability(store, pool_v2, v2_name, k=options.headline_k).rows)
+    report.loo = list(pool_quality.reusability(store.pools, store.runs, store.qrels, pool_v2, v2_name,
+                                               k=options.headline_k).rows)
 
     # two-stage pipelines (issue 10): the four-run table and the depth table, on the full judgments
     say("[pipelines] BM25 and hybrid candidates, reranked: stage-named recall and the depth table (in the report)")
@@ -532,7 +533,7 @@ def run_workflow(store: LabelStore, options: WorkflowOptions, say: Say = _quiet)
     return report
 
 
-def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) -> int:
+def _second_opinion_queue(store: Store, lead: object, pool_version: str) -> int:
     """Queue a pool version for the demo lead, so the UI has something to judge.
 
     The lead's grades sit beside the reference assessor's on the same documents:
@@ -544,14 +545,14 @@ def _second_opinion_queue(store: LabelStore, lead: object, pool_version: str) ->
     """
     from workbench.services.judging.assessments import assign_pool, queue_state
 
-    entries = [e for e in queue_state(store, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
+    entries = [e for e in queue_state(store.judging, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
     if not entries:
         assign_pool(store, lead, pool_version, [DEMO_LEAD], overlap=1)  # type: ignore[arg-type]
-        entries = [e for e in queue_state(store, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
+        entries = [e for e in queue_state(store.judging, lead).entries if e.pool_version == pool_version]  # type: ignore[arg-type]
     return sum(1 for e in entries if not e.judged)
 
 
-def _set_rubric(store: LabelStore, folder: Path, collection: str,
+def _set_rubric(store: Store, folder: Path, collection: str,
                 reference: Mapping[str, Mapping[str, int]]) -> None:
     """Judge on the rubric the reference qrels were graded on (``qrels.meta.json``'s ``rubric``), else
     ``binary`` when the reference holds only grades 0 and 1 (``services.judging.rubrics.suggested_rubric``)."""
@@ -567,29 +568,29 @@ def _set_rubric(store: LabelStore, folder: Path, collection: str,
         except ValueError as e:
             raise ValidationError(f"{meta}: expected a JSON object, found invalid JSON ({e})") from e
     rubric = rubric or suggested_rubric(reference)
-    if rubric and store.collection_rubric(collection).name != rubric:
-        store.set_collection_rubric(collection, str(rubric), lead=DEMO_LEAD)
+    if rubric and store.rubrics.collection_rubric(collection).name != rubric:
+        store.rubrics.set_collection_rubric(collection, str(rubric), lead=DEMO_LEAD)
 
 
-def _pool_v2(store: LabelStore, v2_name: str, new: str, pool_v1: str, depth: int, say: Say,
+def _pool_v2(store: Store, v2_name: str, new: str, pool_v1: str, depth: int, say: Say,
              selection: TopicSelection, report: WorkflowReport) -> PoolInfo:
     from workbench.services.runs.pooling import extend_pool
 
     try:
-        name = store.get_qrels_info(v2_name).pool_version or ""
+        name = store.qrels.get_qrels_info(v2_name).pool_version or ""
     except UnknownNameError:
         name = ""
     if name:
         say(f"pool {name}: already built, reused")
         report.no_delta = name == pool_v1
-        return store.get_pool(name)
-    ext = extend_pool(store, [new], parent=pool_v1, depth=depth, topics=selection, say=say)
+        return store.pools.get_pool(name)
+    ext = extend_pool(store.pools, store.runs, store.qrels, [new], parent=pool_v1, depth=depth, topics=selection, say=say)
     if ext.info is None:
         # A small collection can be pooled whole by v1: nothing is left to judge. The workflow goes on
         # with pool v1 as "pool v2", so qrels v2 repeats v1's entries (and the report says so).
         say(f"the new run {new} brings no pool-novel document to {pool_v1}: nothing to re-pool; qrels v2 repeats v1")
         report.no_delta = True
-        return store.get_pool(pool_v1)
+        return store.pools.get_pool(pool_v1)
     if ext.created:
         report.pools_created.append(ext.info.pool_version)
     return ext.info

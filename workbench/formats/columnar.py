@@ -539,7 +539,7 @@ def read_parquet_run_columns(path: str | Path, *, trust_file_order: bool = False
 def run_columns_from_arrow(table: Any, name: str) -> RunColumns:
     """``RunColumns`` of a ``pyarrow.Table`` with columns topic_id, doc_id (strings) and score (double).
 
-    Used for stored runs (``LabelStore.run_entries_arrow``) and Parquet runs;
+    Used for stored runs (``store.runs.run_entries_arrow``) and Parquet runs;
     rows in any order (``scoring.columns.rank_run`` orders them).
     """
     import pyarrow as pa

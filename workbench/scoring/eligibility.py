@@ -83,7 +83,7 @@ def topic_filters(topic_metadata: Mapping[str, Mapping[str, MetaValue]], key: st
     """Parse every topic's filter.
 
     Args:
-        topic_metadata: topic_id -> key -> value (``LabelStore.topic_metadata``).
+        topic_metadata: topic_id -> key -> value (``store.metadata.topic_metadata``).
         key: the metadata key that holds the filter text.
 
     Returns:

@@ -1,6 +1,6 @@
-"""The DuckDB-backed store (the only package that imports duckdb)."""
+"""The DuckDB-backed store (the only package that imports duckdb): ``Store`` and its parts."""
 
 from workbench.store.schema import SCHEMA_VERSION
-from workbench.store.store import LabelStore
+from workbench.store.store import Store
 
-__all__ = ["LabelStore", "SCHEMA_VERSION"]
+__all__ = ["SCHEMA_VERSION", "Store"]

@@ -1,4 +1,4 @@
-"""Row helpers shared by the judging mixins of the store."""
+"""Row helpers shared by the parts of the store."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Store methods for adjudications and final grades (a mixin of
-``LabelStore``).
+"""The store's adjudications and final grades (``store.adjudications``).
 
 Adjudications are append-only like judgments (view ``current_adjudications``).
 The final grade of a document is derived from the current judgments and
@@ -14,8 +13,12 @@ from datetime import datetime
 
 from workbench.errors import ValidationError
 from workbench.judging.adjudication import FinalGrades, add_model_grades, final_grades, get_rule
+from workbench.judging.log import JudgmentLog
 from workbench.store._rows import ItemKey, _one
-from workbench.store.judgments import JudgmentsMixin
+from workbench.store.core import Gateway
+from workbench.store.pool_rows import lineage_filter, pool_row
+from workbench.store.rubrics import read_rubric
+from workbench.store.users import require_lead
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +52,20 @@ _ADJ_COLUMNS = "adjudication_id, collection, topic_id, doc_id, grade, rationale,
 
 
 
-class AdjudicationsMixin(JudgmentsMixin):
-    """A lead's final grades and the rule-derived final grades of a pool lineage."""
+class Adjudications:
+    """A lead's final grades and the rule-derived final grades of a pool lineage (``store.adjudications``).
+
+    The people's and models' grades come from the judgment log, read through its
+    interface (``JudgmentLog.current_judgments`` and ``model_judgments``).
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+        judgments: the judgment log (``store.judgments``).
+    """
+
+    def __init__(self, gateway: Gateway, judgments: JudgmentLog) -> None:
+        self._gateway = gateway
+        self._judgments = judgments
 
     def adjudicate(
         self,
@@ -72,9 +87,9 @@ class AdjudicationsMixin(JudgmentsMixin):
             PermissionDeniedError: ``lead`` is not a lead.
             ValidationError: grade not on the collection's rubric.
         """
-        with self.transaction("adjudicate") as cur:
-            self._require_lead(cur, lead, "adjudicate")
-            rubric = self._rubric(cur, collection)
+        with self._gateway.transaction("adjudicate") as cur:
+            require_lead(cur, lead, "adjudicate")
+            rubric = read_rubric(cur, collection)
             rubric.check(grade)
             row = _one(cur.execute(
                 "INSERT INTO adjudications (collection, topic_id, doc_id, grade, rationale, lead, pool_version, "
@@ -107,9 +122,9 @@ class AdjudicationsMixin(JudgmentsMixin):
             PermissionDeniedError: ``lead`` is not a lead.
             ValidationError: a grade not on the collection's rubric (nothing is recorded).
         """
-        with self.transaction(f"adjudicate {len(items)} documents") as cur:
-            self._require_lead(cur, lead, "adjudicate")
-            rubric = self._rubric(cur, collection)
+        with self._gateway.transaction(f"adjudicate {len(items)} documents") as cur:
+            require_lead(cur, lead, "adjudicate")
+            rubric = read_rubric(cur, collection)
             for _t, _d, grade, _r in items:
                 rubric.check(grade)
             cur.executemany(
@@ -123,8 +138,8 @@ class AdjudicationsMixin(JudgmentsMixin):
         self, collection: str, pool_version: str | None = None
     ) -> dict[ItemKey, StoredAdjudication]:
         """The latest adjudication per document, keyed by (topic_id, doc_id)."""
-        with self.connection("read adjudications") as cur:
-            where, params = self._lineage_filter(cur, pool_version)
+        with self._gateway.connection("read adjudications") as cur:
+            where, params = lineage_filter(cur, pool_version)
             rows = cur.execute(
                 f"SELECT {_ADJ_COLUMNS} FROM current_adjudications WHERE collection = ?{where}",
                 [collection, *params],
@@ -137,14 +152,14 @@ class AdjudicationsMixin(JudgmentsMixin):
         """(topic_id, doc_id) -> person assessor -> current grade (None = unsure); model
         assessors are left out (``model_grades``)."""
         out: dict[ItemKey, dict[str, int | None]] = {}
-        for j in self.current_judgments(collection, pool_version):
+        for j in self._judgments.current_judgments(collection, pool_version):
             out.setdefault((j.topic_id, j.doc_id), {})[j.assessor] = j.grade
         return out
 
     def model_grades(self, collection: str, pool_version: str | None = None) -> dict[ItemKey, dict[str, int]]:
         """(topic_id, doc_id) -> model assessor -> current grade."""
         out: dict[ItemKey, dict[str, int]] = {}
-        for j in self.model_judgments(collection, pool_version):
+        for j in self._judgments.model_judgments(collection, pool_version):
             if j.grade is not None:
                 out.setdefault((j.topic_id, j.doc_id), {})[j.assessor] = j.grade
         return out
@@ -161,14 +176,19 @@ class AdjudicationsMixin(JudgmentsMixin):
         Raises:
             UnknownNameError: unknown pool version or rule.
         """
-        return self._final_grades_and_models(pool_version, rule, include_model=include_model)[0]
+        return self.final_grades_and_models(pool_version, rule, include_model=include_model)[0]
 
-    def _final_grades_and_models(
+    def final_grades_and_models(
         self, pool_version: str, rule: str, *, include_model: bool
     ) -> tuple[FinalGrades, dict[str, int]]:
+        """``final_grades_detail`` and, with ``include_model``, model assessor -> the entries it supplied.
+
+        Raises:
+            UnknownNameError: unknown pool version or rule.
+        """
         get_rule(rule)
-        with self.connection("read pool") as cur:
-            collection, _v, _p = self._pool_row(cur, pool_version)
+        with self._gateway.connection("read pool") as cur:
+            collection, _v, _p = pool_row(cur, pool_version)
         grades = self.item_grades(collection, pool_version)
         adj = {k: a.grade for k, a in self.current_adjudications(collection, pool_version).items()}
         fg = final_grades(grades, adj, rule)
@@ -189,8 +209,8 @@ class AdjudicationsMixin(JudgmentsMixin):
             UnknownNameError: unknown pool version or rule.
             ValidationError: the pool belongs to another collection.
         """
-        with self.connection("read pool") as cur:
-            actual, _v, _p = self._pool_row(cur, pool_version)
+        with self._gateway.connection("read pool") as cur:
+            actual, _v, _p = pool_row(cur, pool_version)
         if actual != collection:
             raise ValidationError(
                 f"pool version {pool_version!r} belongs to collection {actual!r}, not {collection!r}"

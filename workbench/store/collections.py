@@ -1,4 +1,4 @@
-"""Store methods for collections (a mixin of ``LabelStore``): versioned ingestion.
+"""The store's collections (``store.collections``): versioned ingestion, documents and topics.
 
 A *collection* is a name; its documents live in immutable *collection
 versions*. The version id is a content hash::
@@ -45,7 +45,7 @@ from workbench.store.collection_rows import (
     require_collection,
     shown_id,
 )
-from workbench.store.core import StoreCore
+from workbench.store.core import Gateway
 from workbench.types import Document, Topic
 
 if TYPE_CHECKING:
@@ -217,8 +217,248 @@ def _metadata_changes(
     return sum(1 for d in common if h(old, d) != h(new, d))
 
 
-class CollectionsMixin(StoreCore):
-    """Domain verbs on collections; every multi-row change is one ``transaction()``."""
+@dataclass(frozen=True)
+class _Corpus:
+    """An ingest's documents and topics, checked, with the version's content hash (no store read yet)."""
+
+    doc_ids: list[str]
+    hashes: list[str]
+    texts: dict[str, tuple[str, str]]
+    topics: list[Topic]
+    doc_meta: dict[str, dict[str, MetaValue]]
+    version: str
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What ``_write_version`` found and wrote."""
+
+    status: IngestStatus
+    parent: str
+    n_new_texts: int = 0
+    added: int = 0
+    removed: int = 0
+    changed: int = 0
+    meta_changed: int = 0
+
+
+def _read_corpus(
+    name: str,
+    documents: Iterable[Document],
+    topics: Iterable[Topic],
+    metadata: Mapping[str, Mapping[str, object]] | None,
+    chunk_map: ChunkMap | None,
+) -> _Corpus:
+    """Check an ingest's name, ids, metadata and chunk map before any store access, and hash its version.
+
+    Raises:
+        ValidationError: as ``Collections.ingest_collection`` says.
+    """
+    from workbench.metadata import check_metadata
+
+    check_collection_name(name)
+    doc_ids: list[str] = []
+    hashes: list[str] = []
+    texts: dict[str, tuple[str, str]] = {}
+    seen: set[str] = set()
+    for d in documents:
+        if _bad_id(d.doc_id):
+            raise ValidationError(
+                f"collection {name!r}: expected non-empty doc ids without whitespace, found {shown_id(d.doc_id)}; "
+                "TREC formats cannot carry such ids"
+            )
+        if d.doc_id in seen:
+            raise ValidationError(f"collection {name!r}: expected each doc id once, found {shown_id(d.doc_id)} twice")
+        seen.add(d.doc_id)
+        th = text_hash(d.title, d.text)
+        doc_ids.append(d.doc_id)
+        hashes.append(th)
+        texts.setdefault(th, (d.title, d.text))
+    if not doc_ids:
+        raise ValidationError(f"collection {name!r}: expected at least one document, found none")
+    topic_list = list(topics)
+    seen_topics: set[str] = set()
+    for t in topic_list:
+        if _bad_id(t.topic_id):
+            raise ValidationError(
+                f"collection {name!r}: expected non-empty topic ids without whitespace, found {shown_id(t.topic_id)}; "
+                "TREC formats cannot carry such ids"
+            )
+        if t.topic_id in seen_topics:
+            raise ValidationError(f"collection {name!r}: expected each topic id once, found {shown_id(t.topic_id)} twice")
+        seen_topics.add(t.topic_id)
+    doc_meta: dict[str, dict[str, MetaValue]] = {}
+    for doc_id, meta in (metadata or {}).items():
+        if doc_id not in seen:
+            raise ValidationError(
+                f"collection {name!r}: metadata is given for doc id {shown_id(doc_id)}, which is not in the corpus; "
+                "check the ids of the metadata file")
+        try:
+            checked = check_metadata(meta)
+        except ValidationError as e:
+            raise ValidationError(f"collection {name!r}: document {shown_id(doc_id)}: {e}") from None
+        if checked:
+            doc_meta[doc_id] = checked
+    if chunk_map is not None:
+        from workbench.store.units import check_chunk_map_covers
+
+        check_chunk_map_covers(name, chunk_map, seen)
+    version = collection_version_of(zip(doc_ids, hashes, strict=True), doc_meta, chunk_map)
+    return _Corpus(doc_ids, hashes, texts, topic_list, doc_meta, version)
+
+
+def _write_version(cur: Any, name: str, corpus: _Corpus, *, source: str, description: str,
+                   chunk_map: ChunkMap | None, chunk_source: ChunkSource | None) -> _Written:
+    """Inside the ingest's transaction: the collection and, unless its latest version has this
+    content already, the new version (texts, documents, metadata, chunk map) with its
+    differences from the parent.
+
+    Raises:
+        DuplicateNameError: the content is another collection's version.
+        ValidationError: the content is an older version of this collection.
+    """
+    exists = cur.execute("SELECT 1 FROM collections WHERE collection = ?", [name]).fetchall()
+    parent = latest_version(cur, name) if exists else ""
+    version = corpus.version
+    owner = [r[0] for r in cur.execute(
+        "SELECT collection FROM collection_versions WHERE collection_version = ?", [version]
+    ).fetchall()]
+    if owner and owner[0] != name:
+        raise DuplicateNameError(
+            f"these {len(corpus.doc_ids)} documents are already collection {owner[0]!r} (version {version[:12]}); "
+            f"use that collection instead of creating {name!r}"
+        )
+    if owner and version != parent:
+        raise ValidationError(
+            f"collection {name!r}: this corpus is identical to its older version {version[:12]}, "
+            f"but the latest version is {parent[:12]}; reverting to an older version is not supported"
+        )
+    if owner:
+        return _Written("unchanged", parent)
+    if not exists:
+        cur.execute("INSERT INTO collections (collection, description) VALUES (?, ?)", [name, description])
+    written = _insert_documents(cur, corpus, parent, chunk_map=chunk_map, chunk_source=chunk_source)
+    cur.execute(
+        "INSERT INTO collection_versions (collection_version, collection, parent_version, n_documents, source) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [version, name, parent or None, len(corpus.doc_ids), source],
+    )
+    return written
+
+
+def _insert_documents(cur: Any, corpus: _Corpus, parent: str, *, chunk_map: ChunkMap | None,
+                      chunk_source: ChunkSource | None) -> _Written:
+    """Insert a new version's texts (those not stored yet), documents, metadata and chunk map, and
+    count its differences from ``parent`` ("" = none). Inside the ingest's transaction."""
+    import pyarrow as pa
+
+    from workbench.store.metadata import insert_document_metadata, read_document_metadata
+
+    version = corpus.version
+    texts_table = pa.table({
+        "text_hash": list(corpus.texts),
+        "title": [v[0] for v in corpus.texts.values()],
+        "text": [v[1] for v in corpus.texts.values()],
+    })
+    docs_table = pa.table({"doc_id": corpus.doc_ids, "text_hash": corpus.hashes})
+    added = removed = changed = meta_changed = 0
+    cur.register("wb_new_texts", texts_table)
+    cur.register("wb_new_docs", docs_table)
+    try:
+        n_new_texts = count(cur, (
+            "SELECT count(*) FROM wb_new_texts n "
+            "WHERE NOT EXISTS (SELECT 1 FROM document_texts t WHERE t.text_hash = n.text_hash)"
+        ))
+        cur.execute(
+            "INSERT INTO document_texts SELECT n.text_hash, n.title, n.text FROM wb_new_texts n "
+            "WHERE NOT EXISTS (SELECT 1 FROM document_texts t WHERE t.text_hash = n.text_hash)"
+        )
+        cur.execute("INSERT INTO version_documents SELECT ?, doc_id, text_hash FROM wb_new_docs", [version])
+        insert_document_metadata(cur, version, corpus.doc_meta)
+        if chunk_map is not None:
+            from workbench.store.units import insert_chunk_map
+
+            insert_chunk_map(cur, version, chunk_map, chunk_source)
+        if parent:
+            row = cur.execute(
+                """SELECT
+                     count(*) FILTER (WHERE o.doc_id IS NULL),
+                     count(*) FILTER (WHERE n.doc_id IS NULL),
+                     count(*) FILTER (WHERE n.doc_id IS NOT NULL AND o.doc_id IS NOT NULL
+                                      AND n.text_hash <> o.text_hash)
+                   FROM wb_new_docs n
+                   FULL OUTER JOIN (SELECT doc_id, text_hash FROM version_documents
+                                    WHERE collection_version = ?) o
+                   ON n.doc_id = o.doc_id""",
+                [parent],
+            ).fetchall()[0]
+            added, removed, changed = (int(x) for x in row)
+            parent_docs = {r[0] for r in cur.execute(
+                "SELECT doc_id FROM version_documents WHERE collection_version = ?", [parent]).fetchall()}
+            meta_changed = _metadata_changes(read_document_metadata(cur, parent), corpus.doc_meta,
+                                             parent_docs & set(corpus.doc_ids))
+    finally:
+        cur.unregister("wb_new_texts")
+        cur.unregister("wb_new_docs")
+    status: IngestStatus = "new_version" if parent else "created"
+    return _Written(status, parent, n_new_texts, added, removed, changed, meta_changed)
+
+
+def _add_topics(cur: Any, name: str, topics: list[Topic], source: str) -> tuple[list[str], int]:
+    """Insert new topics; skip identical ones; refuse changed ones. Inside a transaction."""
+    import pyarrow as pa
+
+    existing = {
+        r[0]: (r[1], r[2], r[3])
+        for r in cur.execute(
+            "SELECT topic_id, title, description, narrative FROM topics WHERE collection = ?", [name]
+        ).fetchall()
+    }
+    new: list[Topic] = []
+    same = 0
+    for t in topics:
+        old = existing.get(t.topic_id)
+        if old is None:
+            new.append(t)
+        elif old == (t.title, t.description, t.narrative):
+            same += 1
+        else:
+            fields = [f for f, a, b in zip(("title", "description", "narrative"), old, (t.title, t.description, t.narrative), strict=True) if a != b]
+            raise ValidationError(
+                f"collection {name!r}: topic {shown_id(t.topic_id)} is already stored with a different {' and '.join(fields)} "
+                f"(stored title {old[0]!r}, new {t.title!r}); topics are not overwritten. "
+                "Use a new topic id or a new collection name."
+            )
+    if new:
+        table = pa.table({
+            "topic_id": [t.topic_id for t in new],
+            "title": [t.title for t in new],
+            "description": [t.description for t in new],
+            "narrative": [t.narrative for t in new],
+        })
+        cur.register("wb_new_topics", table)
+        try:
+            cur.execute(
+                "INSERT INTO topics (collection, topic_id, title, description, narrative, source) "
+                "SELECT ?, topic_id, title, description, narrative, ? FROM wb_new_topics",
+                [name, source],
+            )
+        finally:
+            cur.unregister("wb_new_topics")
+    return [t.topic_id for t in new], same
+
+
+class Collections:
+    """Collections: versioned ingestion, documents, topics and document-id checks (``store.collections``).
+
+    Every multi-row change is one transaction.
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     # -- writing ----------------------------------------------------------------
 
@@ -272,197 +512,25 @@ class CollectionsMixin(StoreCore):
             >>> store.ingest_collection("toy", [Document("d1", "", "x")], []).status  # doctest: +SKIP
             'created'
         """
-        import pyarrow as pa
+        from workbench.store.metadata import set_topic_metadata_in
 
-        check_collection_name(name)
-        doc_ids: list[str] = []
-        hashes: list[str] = []
-        texts: dict[str, tuple[str, str]] = {}
-        seen: set[str] = set()
-        for d in documents:
-            if _bad_id(d.doc_id):
-                raise ValidationError(
-                    f"collection {name!r}: expected non-empty doc ids without whitespace, found {shown_id(d.doc_id)}; "
-                    "TREC formats cannot carry such ids"
-                )
-            if d.doc_id in seen:
-                raise ValidationError(f"collection {name!r}: expected each doc id once, found {shown_id(d.doc_id)} twice")
-            seen.add(d.doc_id)
-            th = text_hash(d.title, d.text)
-            doc_ids.append(d.doc_id)
-            hashes.append(th)
-            texts.setdefault(th, (d.title, d.text))
-        if not doc_ids:
-            raise ValidationError(f"collection {name!r}: expected at least one document, found none")
-        topic_list = list(topics)
-        seen_topics: set[str] = set()
-        for t in topic_list:
-            if _bad_id(t.topic_id):
-                raise ValidationError(
-                    f"collection {name!r}: expected non-empty topic ids without whitespace, found {shown_id(t.topic_id)}; "
-                    "TREC formats cannot carry such ids"
-                )
-            if t.topic_id in seen_topics:
-                raise ValidationError(f"collection {name!r}: expected each topic id once, found {shown_id(t.topic_id)} twice")
-            seen_topics.add(t.topic_id)
-        from workbench.metadata import check_metadata
-
-        doc_meta: dict[str, dict[str, MetaValue]] = {}
-        for doc_id, meta in (metadata or {}).items():
-            if doc_id not in seen:
-                raise ValidationError(
-                    f"collection {name!r}: metadata is given for doc id {shown_id(doc_id)}, which is not in the corpus; "
-                    "check the ids of the metadata file")
-            try:
-                checked = check_metadata(meta)
-            except ValidationError as e:
-                raise ValidationError(f"collection {name!r}: document {shown_id(doc_id)}: {e}") from None
-            if checked:
-                doc_meta[doc_id] = checked
-        if chunk_map is not None:
-            from workbench.store.units import check_chunk_map_covers
-
-            check_chunk_map_covers(name, chunk_map, seen)
-        version = collection_version_of(zip(doc_ids, hashes, strict=True), doc_meta, chunk_map)
-
-        from workbench.store.metadata import (
-            insert_document_metadata,
-            read_document_metadata,
-            set_topic_metadata_in,
-        )
-
-        with self.transaction(f"ingest collection {name}") as cur:
-            exists = cur.execute("SELECT 1 FROM collections WHERE collection = ?", [name]).fetchall()
-            parent = latest_version(cur, name) if exists else ""
-            owner = [r[0] for r in cur.execute(
-                "SELECT collection FROM collection_versions WHERE collection_version = ?", [version]
-            ).fetchall()]
-            n_new_texts = added = removed = changed = meta_changed = 0
-            if owner and owner[0] != name:
-                raise DuplicateNameError(
-                    f"these {len(doc_ids)} documents are already collection {owner[0]!r} (version {version[:12]}); "
-                    f"use that collection instead of creating {name!r}"
-                )
-            if owner and version != parent:
-                raise ValidationError(
-                    f"collection {name!r}: this corpus is identical to its older version {version[:12]}, "
-                    f"but the latest version is {parent[:12]}; reverting to an older version is not supported"
-                )
-            if owner:
-                status: IngestStatus = "unchanged"
-            else:
-                status = "new_version" if parent else "created"
-                if not exists:
-                    cur.execute(
-                        "INSERT INTO collections (collection, description) VALUES (?, ?)", [name, description]
-                    )
-                texts_table = pa.table({
-                    "text_hash": list(texts),
-                    "title": [v[0] for v in texts.values()],
-                    "text": [v[1] for v in texts.values()],
-                })
-                docs_table = pa.table({"doc_id": doc_ids, "text_hash": hashes})
-                cur.register("wb_new_texts", texts_table)
-                cur.register("wb_new_docs", docs_table)
-                try:
-                    n_new_texts = count(cur, (
-                        "SELECT count(*) FROM wb_new_texts n "
-                        "WHERE NOT EXISTS (SELECT 1 FROM document_texts t WHERE t.text_hash = n.text_hash)"
-                    ))
-                    cur.execute(
-                        "INSERT INTO document_texts SELECT n.text_hash, n.title, n.text FROM wb_new_texts n "
-                        "WHERE NOT EXISTS (SELECT 1 FROM document_texts t WHERE t.text_hash = n.text_hash)"
-                    )
-                    cur.execute(
-                        "INSERT INTO version_documents SELECT ?, doc_id, text_hash FROM wb_new_docs", [version]
-                    )
-                    insert_document_metadata(cur, version, doc_meta)
-                    if chunk_map is not None:
-                        from workbench.store.units import insert_chunk_map
-
-                        insert_chunk_map(cur, version, chunk_map, chunk_source)
-                    if parent:
-                        row = cur.execute(
-                            """SELECT
-                                 count(*) FILTER (WHERE o.doc_id IS NULL),
-                                 count(*) FILTER (WHERE n.doc_id IS NULL),
-                                 count(*) FILTER (WHERE n.doc_id IS NOT NULL AND o.doc_id IS NOT NULL
-                                                  AND n.text_hash <> o.text_hash)
-                               FROM wb_new_docs n
-                               FULL OUTER JOIN (SELECT doc_id, text_hash FROM version_documents
-                                                WHERE collection_version = ?) o
-                               ON n.doc_id = o.doc_id""",
-                            [parent],
-                        ).fetchall()[0]
-                        added, removed, changed = (int(x) for x in row)
-                        meta_changed = _metadata_changes(read_document_metadata(cur, parent), doc_meta,
-                                                         {r[0] for r in cur.execute(
-                                                             "SELECT doc_id FROM version_documents WHERE collection_version = ?",
-                                                             [parent]).fetchall()} & seen)
-                finally:
-                    cur.unregister("wb_new_texts")
-                    cur.unregister("wb_new_docs")
-                cur.execute(
-                    "INSERT INTO collection_versions (collection_version, collection, parent_version, n_documents, source) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    [version, name, parent or None, len(doc_ids), source],
-                )
-            created, n_same = self._add_topics(cur, name, topic_list, source)
+        corpus = _read_corpus(name, documents, topics, metadata, chunk_map)
+        with self._gateway.transaction(f"ingest collection {name}") as cur:
+            written = _write_version(cur, name, corpus, source=source, description=description,
+                                     chunk_map=chunk_map, chunk_source=chunk_source)
+            created, n_same = _add_topics(cur, name, corpus.topics, source)
             n_topics = count(cur, "SELECT count(*) FROM topics WHERE collection = ?", [name])
             topic_report = (set_topic_metadata_in(cur, name, topic_metadata, source=source,
                                                   replace=replace_topic_metadata)
                             if topic_metadata else None)
         return IngestReport(
-            collection=name, status=status, collection_version=version, parent_version=parent,
-            n_documents=len(doc_ids), n_new_texts=n_new_texts, n_docs_added=added,
-            n_docs_removed=removed, n_docs_changed=changed, topics_created=tuple(created),
-            n_topics_unchanged=n_same, n_topics=n_topics, n_docs_with_metadata=len(doc_meta),
-            metadata_keys=tuple(sorted({k for m in doc_meta.values() for k in m})),
-            n_docs_metadata_changed=meta_changed, topic_metadata=topic_report,
+            collection=name, status=written.status, collection_version=corpus.version, parent_version=written.parent,
+            n_documents=len(corpus.doc_ids), n_new_texts=written.n_new_texts, n_docs_added=written.added,
+            n_docs_removed=written.removed, n_docs_changed=written.changed, topics_created=tuple(created),
+            n_topics_unchanged=n_same, n_topics=n_topics, n_docs_with_metadata=len(corpus.doc_meta),
+            metadata_keys=tuple(sorted({k for m in corpus.doc_meta.values() for k in m})),
+            n_docs_metadata_changed=written.meta_changed, topic_metadata=topic_report,
         )
-
-    def _add_topics(self, cur: Any, name: str, topics: list[Topic], source: str) -> tuple[list[str], int]:
-        """Insert new topics; skip identical ones; refuse changed ones. Inside a transaction."""
-        import pyarrow as pa
-
-        existing = {
-            r[0]: (r[1], r[2], r[3])
-            for r in cur.execute(
-                "SELECT topic_id, title, description, narrative FROM topics WHERE collection = ?", [name]
-            ).fetchall()
-        }
-        new: list[Topic] = []
-        same = 0
-        for t in topics:
-            old = existing.get(t.topic_id)
-            if old is None:
-                new.append(t)
-            elif old == (t.title, t.description, t.narrative):
-                same += 1
-            else:
-                fields = [f for f, a, b in zip(("title", "description", "narrative"), old, (t.title, t.description, t.narrative), strict=True) if a != b]
-                raise ValidationError(
-                    f"collection {name!r}: topic {shown_id(t.topic_id)} is already stored with a different {' and '.join(fields)} "
-                    f"(stored title {old[0]!r}, new {t.title!r}); topics are not overwritten. "
-                    "Use a new topic id or a new collection name."
-                )
-        if new:
-            table = pa.table({
-                "topic_id": [t.topic_id for t in new],
-                "title": [t.title for t in new],
-                "description": [t.description for t in new],
-                "narrative": [t.narrative for t in new],
-            })
-            cur.register("wb_new_topics", table)
-            try:
-                cur.execute(
-                    "INSERT INTO topics (collection, topic_id, title, description, narrative, source) "
-                    "SELECT ?, topic_id, title, description, narrative, ? FROM wb_new_topics",
-                    [name, source],
-                )
-            finally:
-                cur.unregister("wb_new_topics")
-        return [t.topic_id for t in new], same
 
     # -- reading ------------------------------------------------------------------
 
@@ -486,7 +554,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: no such collection (the message lists the known ones).
         """
-        with self.connection("read collection version") as cur:
+        with self._gateway.connection("read collection version") as cur:
             require_collection(cur, name)
             return latest_version(cur, name)
 
@@ -496,7 +564,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: no such collection.
         """
-        with self.connection("read collection versions") as cur:
+        with self._gateway.connection("read collection versions") as cur:
             require_collection(cur, name)
             rows = cur.execute(
                 "SELECT collection_version, collection, coalesce(parent_version, ''), n_documents, source, created_at "
@@ -519,7 +587,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection or version.
         """
-        with self.connection("read documents") as cur:
+        with self._gateway.connection("read documents") as cur:
             v = self._resolve_version(cur, name, version)
             rows = cur.execute(
                 """SELECT vd.doc_id, t.title, t.text FROM version_documents vd
@@ -535,7 +603,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection, version or doc id.
         """
-        with self.connection("read document") as cur:
+        with self._gateway.connection("read document") as cur:
             v = self._resolve_version(cur, name, version)
             rows = cur.execute(
                 """SELECT t.title, t.text FROM version_documents vd JOIN document_texts t USING (text_hash)
@@ -558,7 +626,7 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: no such collection.
         """
-        with self.connection("read topics") as cur:
+        with self._gateway.connection("read topics") as cur:
             require_collection(cur, name)
             rows = cur.execute(
                 "SELECT topic_id, title, description, narrative FROM topics WHERE collection = ?", [name]
@@ -572,13 +640,13 @@ class CollectionsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection or version.
         """
-        with self.connection("check doc ids") as cur:
+        with self._gateway.connection("check doc ids") as cur:
             v = self._resolve_version(cur, name, version)
             return missing_ids(cur, v, doc_ids)
 
     def list_collections(self) -> list[CollectionInfo]:
         """Every collection with its latest version and counts, by name."""
-        with self.connection("list collections") as cur:
+        with self._gateway.connection("list collections") as cur:
             rows = cur.execute(
                 "SELECT collection, description, created_at FROM collections ORDER BY collection"
             ).fetchall()
@@ -592,3 +660,83 @@ class CollectionsMixin(StoreCore):
                 n_topics = count(cur, "SELECT count(*) FROM topics WHERE collection = ?", [name])
                 out.append(CollectionInfo(name, desc, latest, n_versions, n_docs, n_topics, created))
         return out
+
+    # -- document ids and texts ----------------------------------------------------------
+
+    def version_doc_ids(self, collection_version: str) -> list[str]:
+        """Every doc id of a collection version (for near-miss detection), in no particular order.
+
+        Raises:
+            UnknownNameError: no such version.
+        """
+        with self._gateway.connection("read doc ids") as cur:
+            if not cur.execute("SELECT 1 FROM collection_versions WHERE collection_version = ?",
+                               [collection_version]).fetchall():
+                known = [r[0] for r in cur.execute("SELECT collection_version FROM collection_versions").fetchall()]
+                raise UnknownNameError("collection version", collection_version, known)
+            return [r[0] for r in cur.execute(
+                "SELECT doc_id FROM version_documents WHERE collection_version = ?", [collection_version]).fetchall()]
+
+    def documents_by_id(self, collection: str, collection_version: str, doc_ids: Iterable[str]) -> dict[str, Document]:
+        """The given documents of a collection version (ids it lacks are absent from the result).
+
+        Raises:
+            UnknownNameError: the version is not a version of ``collection``.
+        """
+        import pyarrow as pa
+
+        from workbench.errors import UnknownNameError
+
+        ids = pa.table({"doc_id": pa.array(sorted(set(doc_ids)), pa.string())})
+        with self._gateway.connection("read documents") as cur:
+            known = [r[0] for r in cur.execute(
+                "SELECT collection_version FROM collection_versions WHERE collection = ?", [collection]).fetchall()]
+            if collection_version not in known:
+                raise UnknownNameError(f"version of collection {collection!r}", collection_version, known)
+            cur.register("wb_miss_ids", ids)
+            try:
+                rows = cur.execute(
+                    """SELECT vd.doc_id, t.title, t.text FROM wb_miss_ids i
+                       JOIN version_documents vd ON vd.doc_id = i.doc_id AND vd.collection_version = ?
+                       JOIN document_texts t USING (text_hash)""", [collection_version]).fetchall()
+            finally:
+                cur.unregister("wb_miss_ids")
+        return {i: Document(i, ti, tx) for i, ti, tx in rows}
+
+    def document_presence(self, collection_version: str, doc_ids: Iterable[str]) -> tuple[set[str], set[str]]:
+        """Which of ``doc_ids`` a collection version lacks, and which it holds with no text.
+
+        Returns:
+            (doc_ids not in the version, doc_ids in it whose title and text are both empty).
+        """
+        import pyarrow as pa
+
+        wanted = sorted(set(doc_ids))
+        if not wanted:
+            return set(), set()
+        with self._gateway.connection("check documents") as cur:
+            cur.register("wb_presence", pa.table({"doc_id": wanted}))
+            try:
+                rows = cur.execute(
+                    "SELECT w.doc_id, vd.doc_id IS NOT NULL, coalesce(length(trim(t.title)) + length(trim(t.text)), 0) "
+                    "FROM wb_presence w LEFT JOIN version_documents vd ON vd.doc_id = w.doc_id "
+                    "AND vd.collection_version = ? LEFT JOIN document_texts t USING (text_hash)",
+                    [collection_version]).fetchall()
+            finally:
+                cur.unregister("wb_presence")
+        return {d for d, present, _ in rows if not present}, {d for d, present, n in rows if present and n == 0}
+
+    def document_text_hashes(self, collection: str, version: str | None = None) -> dict[str, str]:
+        """doc_id -> text_hash of a collection version (latest when None).
+
+        Raises:
+            UnknownNameError: unknown collection or version.
+        """
+        with self._gateway.connection("read text hashes") as cur:
+            require_collection(cur, collection)
+            v = version or latest_version(cur, collection)
+            rows = cur.execute("SELECT doc_id, text_hash FROM version_documents WHERE collection_version = ?",
+                               [v]).fetchall()
+            if not rows:
+                raise UnknownNameError(f"version of collection {collection!r}", v, [])
+        return dict(rows)

@@ -8,8 +8,8 @@ Concurrency model (measured facts in ../shared/ENVIRONMENT.md, section 4):
 * Threads of one process share one database instance; each must use its own
   ``cursor()``. A cursor kept across Streamlit reruns breaks, so none is kept.
 
-Hence every operation takes a *lease*: ``StoreCore.connection()`` /
-``StoreCore.transaction()``. Leases of one process share one connection (one
+Hence every operation takes a *lease*: ``Gateway.connection()`` /
+``Gateway.transaction()``. Leases of one process share one connection (one
 DuckDB instance); each lease gets a fresh cursor. The connection is closed,
 and the file lock released, as soon as the last lease of the process ends
 (or, with a linger, when the process has been idle that long).
@@ -633,8 +633,12 @@ def _driver_error(path: Path, purpose: str, e: BaseException) -> str:
     return f"{path}: {purpose or 'store operation'} failed: {first}.{hint}"
 
 
-class StoreCore:
-    """Leases on the workbench database: the base of ``LabelStore``.
+class Gateway:
+    """Leases on the workbench database: the single gateway every part of ``Store`` shares.
+
+    One ``Gateway`` per ``Store``; its parts (``store.runs``, ``store.judgments``, ...)
+    each take their leases through it, and leases of one process share one DuckDB
+    instance whatever gateway they come from (``_shared_for``).
 
     Args:
         path: the DuckDB file (created with its folder at the first lease).

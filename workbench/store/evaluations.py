@@ -1,4 +1,5 @@
-"""Store methods for evaluations (a mixin of ``LabelStore``): scoring actions as rows.
+"""The store's evaluations (``store.evaluations``): scoring actions as rows, and the topic
+sets they are scored on.
 
 One ``record_evaluation`` call stores one scoring action of one run against one
 qrels version: a row per (measure, aggregate), where ``aggregate`` is ``macro``,
@@ -9,22 +10,34 @@ topics, the evaluator version and the parameters (JSON: threshold, missing-topic
 policy, excluded and missing topics, ...). Rows are written once, in one
 transaction, through a registered Arrow table.
 
-``run_entries_arrow`` hands a stored run to the columnar scorer as an Arrow
-table (no per-row Python objects).
+Topic sets (values and rules in ``store.topic_sets``): a name whose content lives in
+immutable versions 1, 2, ...; a *protected* set records every use in
+``topic_set_uses``.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from workbench.errors import UnknownNameError, ValidationError
+from workbench.ranking import natural_key
 from workbench.scoring.results import ValueRow
-from workbench.store.core import StoreCore
+from workbench.store.collection_rows import require_collection, shown_id
+from workbench.store.core import Gateway
+from workbench.store.topic_sets import (
+    TOPIC_SET_COLUMNS,
+    SaveStatus,
+    TopicSetInfo,
+    TopicSetUse,
+    check_topic_set_name,
+    parse_ref,
+    topic_set_hash,
+)
 from workbench.text import check_name
 
 EvaluationRow = ValueRow
@@ -55,8 +68,17 @@ class EvaluationSummary:
     created_at: datetime
 
 
-class EvaluationsMixin(StoreCore):
-    """Domain verbs on evaluations; every multi-row change is one ``transaction()``."""
+class Evaluations:
+    """Recorded scoring actions and the topic sets they used (``store.evaluations``).
+
+    Every multi-row change is one transaction.
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     def record_evaluation(
         self,
@@ -107,7 +129,7 @@ class EvaluationsMixin(StoreCore):
             "denominator": pa.array([float(r.denominator) for r in data], pa.float64()),
             "n_topics": pa.array([int(r.n_topics) for r in data], pa.int32()),
         })
-        with self.transaction(f"record evaluation of {run_name}") as cur:
+        with self._gateway.transaction(f"record evaluation of {run_name}") as cur:
             cur.register("wb_new_evaluation", table)
             try:
                 cur.execute(
@@ -125,7 +147,7 @@ class EvaluationsMixin(StoreCore):
         self, run_name: str | None = None, qrels_version: str | None = None
     ) -> list[EvaluationSummary]:
         """Recorded scoring actions, oldest first; filtered by run and/or qrels version when given."""
-        with self.connection("list evaluations") as cur:
+        with self._gateway.connection("list evaluations") as cur:
             rows = cur.execute(
                 "SELECT evaluation_id, any_value(run_name), any_value(qrels_version), any_value(evaluator_version), "
                 "any_value(params), count(*), min(created_at) FROM evaluations "
@@ -141,7 +163,7 @@ class EvaluationsMixin(StoreCore):
         Raises:
             UnknownNameError: no such evaluation id.
         """
-        with self.connection("read evaluation") as cur:
+        with self._gateway.connection("read evaluation") as cur:
             rows = cur.execute(
                 "SELECT measure, aggregate, value, numerator, denominator, n_topics FROM evaluations "
                 "WHERE evaluation_id = ? ORDER BY measure, aggregate", [evaluation_id]
@@ -151,17 +173,132 @@ class EvaluationsMixin(StoreCore):
                 raise UnknownNameError("evaluation", evaluation_id, known)
         return [EvaluationRow(m, a, float(v), float(n), float(d), int(t)) for m, a, v, n, d, t in rows]
 
-    def run_entries_arrow(self, run_name: str) -> Any:
-        """A stored run's rows as a ``pyarrow.Table`` (topic_id, doc_id, score), by topic then rank.
+    # -- topic sets -----------------------------------------------------------------
+
+    def save_topic_set(
+        self,
+        name: str,
+        topic_ids: Sequence[str],
+        *,
+        collection: str = "",
+        protected: bool = False,
+        source: str = "",
+        description: str = "",
+    ) -> tuple[TopicSetInfo, SaveStatus]:
+        """Store a topic set's content as its next version (or nothing when unchanged).
+
+        Args:
+            name: the set's name (letters, digits, ``_ . -``; 1-64 characters).
+            topic_ids: its topics (repeats are dropped).
+            collection: check the ids against this collection's topics ("" = no check).
+            protected: record every use of this version.
+            source: the file it came from.
+            description: free text.
+
+        Returns:
+            (the version now current, ``created`` | ``new_version`` | ``unchanged``).
+            Unchanged also when only ``protected``/``description`` differ: a
+            version's content is what counts; use a new name to change them.
 
         Raises:
-            UnknownNameError: no such run.
+            ValidationError: a bad name, no topics, or a topic that is not a
+                topic of ``collection``.
+            UnknownNameError: unknown collection.
         """
-        with self.connection("read run for scoring") as cur:
-            if not cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [run_name]).fetchall():
-                known = [r[0] for r in cur.execute("SELECT run_name FROM runs").fetchall()]
-                raise UnknownNameError("run", run_name, known)
-            return cur.sql(
-                "SELECT topic_id, doc_id, score FROM run_entries WHERE run_name = ? ORDER BY topic_id, rank",
-                params=[run_name],
-            ).to_arrow_table()
+        import pyarrow as pa
+
+        check_topic_set_name(name)
+        ids = sorted(set(topic_ids), key=natural_key)
+        if not ids:
+            raise ValidationError(f"topic set {name!r}: expected at least one topic id, found none.")
+        digest = topic_set_hash(ids)
+        with self._gateway.transaction(f"save topic set {name}") as cur:
+            if collection:
+                require_collection(cur, collection)
+                known = {r[0] for r in cur.execute(
+                    "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()}
+                unknown = [t for t in ids if t not in known]
+                if unknown:
+                    raise ValidationError(
+                        f"topic set {name!r}: {len(unknown)} id(s) are not topics of collection {collection!r}, "
+                        f"e.g. {shown_id(unknown[0])}; check the file or --collection.")
+            last = cur.execute(f"SELECT {TOPIC_SET_COLUMNS} FROM topic_sets WHERE name = ? ORDER BY version DESC LIMIT 1",
+                               [name]).fetchall()
+            if last and last[0][5] == digest:
+                return TopicSetInfo(*last[0]), "unchanged"
+            version = int(last[0][1]) + 1 if last else 1
+            cur.execute("INSERT INTO topic_sets (name, version, collection, protected, n_topics, content_hash, "
+                        "source, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [name, version, collection, protected, len(ids), digest, source, description])
+            cur.register("wb_topic_set", pa.table({"topic_id": ids}))
+            try:
+                cur.execute("INSERT INTO topic_set_members SELECT ?, ?, topic_id FROM wb_topic_set", [name, version])
+            finally:
+                cur.unregister("wb_topic_set")
+            row = cur.execute(f"SELECT {TOPIC_SET_COLUMNS} FROM topic_sets WHERE name = ? AND version = ?",
+                              [name, version]).fetchall()[0]
+        return TopicSetInfo(*row), "new_version" if version > 1 else "created"
+
+    def _topic_set_info(self, cur: Any, ref: str) -> TopicSetInfo:
+        name, version = parse_ref(ref)
+        rows = cur.execute(
+            f"SELECT {TOPIC_SET_COLUMNS} FROM topic_sets WHERE name = ? AND (? IS NULL OR version = ?) "
+            "ORDER BY version DESC LIMIT 1", [name, version, version]).fetchall()
+        if not rows:
+            known = [f"{n}@{v}" for n, v in cur.execute("SELECT name, version FROM topic_sets").fetchall()]
+            raise UnknownNameError("topic set", ref, known)
+        return TopicSetInfo(*rows[0])
+
+    def get_topic_set(self, ref: str) -> tuple[TopicSetInfo, tuple[str, ...]]:
+        """A topic set version and its topics (natural order).
+
+        Args:
+            ref: ``NAME`` (latest version) or ``NAME@N``.
+
+        Raises:
+            UnknownNameError: no such set or version (lists the stored ones).
+            ValidationError: a malformed reference.
+        """
+        with self._gateway.connection("read topic set") as cur:
+            info = self._topic_set_info(cur, ref)
+            ids = [r[0] for r in cur.execute(
+                "SELECT topic_id FROM topic_set_members WHERE name = ? AND version = ?",
+                [info.name, info.version]).fetchall()]
+        return info, tuple(sorted(ids, key=natural_key))
+
+    def list_topic_sets(self) -> list[TopicSetInfo]:
+        """Every version of every topic set, by name then version."""
+        with self._gateway.connection("list topic sets") as cur:
+            rows = cur.execute(f"SELECT {TOPIC_SET_COLUMNS} FROM topic_sets ORDER BY name, version").fetchall()
+        return [TopicSetInfo(*r) for r in rows]
+
+    def record_topic_set_use(
+        self,
+        info: TopicSetInfo,
+        command: str,
+        runs: Sequence[str],
+        qrels_version: str,
+        *,
+        outcome: str = "",
+        evaluator_version: str = "",
+        git_commit: str = "",
+    ) -> None:
+        """Record one use of a topic set version (one row).
+
+        Raises:
+            StoreError: the write failed.
+        """
+        with self._gateway.transaction(f"record use of topic set {info.ref}") as cur:
+            cur.execute("INSERT INTO topic_set_uses (name, version, command, runs, qrels_version, outcome, "
+                        "evaluator_version, git_commit) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [info.name, info.version, command, json.dumps(list(runs)), qrels_version, outcome,
+                         evaluator_version, git_commit])
+
+    def list_topic_set_uses(self, name: str | None = None) -> list[TopicSetUse]:
+        """Recorded uses, oldest first; of one set when ``name`` is given."""
+        with self._gateway.connection("list topic set uses") as cur:
+            rows = cur.execute(
+                "SELECT name, version, command, runs, qrels_version, outcome, evaluator_version, git_commit, "
+                "used_at FROM topic_set_uses WHERE ? IS NULL OR name = ? ORDER BY use_id", [name, name]).fetchall()
+        return [TopicSetUse(r[0], int(r[1]), r[2], tuple(json.loads(r[3])), r[4], r[5], r[6], r[7], r[8])
+                for r in rows]

@@ -1,5 +1,6 @@
-"""Store methods for judgments (a mixin of ``LabelStore``): the append-only
-save path and the reads of current judgments and history.
+"""The judgment log in DuckDB (``store.judgments``): the append-only save path and
+the reads of current judgments and history. ``Judgments`` implements
+``workbench.judging.log.JudgmentLog``, the interface the services are typed against.
 
 Facts are append-only. ``record_judgment`` inserts one ``judgments`` row per
 save and never updates one; the *current* judgment of an assessor on a
@@ -16,11 +17,20 @@ from datetime import datetime
 from typing import Any, Literal
 
 from workbench.errors import StoreError, StoreLockedError, UnknownNameError, ValidationError
+from workbench.judging.log import (
+    ImportItem,
+    ItemKey,
+    JudgmentState,
+    SavedJudgment,
+    StoredJudgment,
+    UndoneJudgment,
+)
 from workbench.store._rows import _one
-from workbench.store.judging_pools import JudgingPoolsMixin
-from workbench.store.judgment_records import SavedJudgment, StoredJudgment, UndoneJudgment
+from workbench.store.core import Gateway
 from workbench.store.model_assessors import MODEL_ASSESSOR, PERSON_ASSESSOR
-from workbench.store.rubrics import RubricsMixin
+from workbench.store.pool_rows import lineage_filter, lineage_of, pool_row
+from workbench.store.rubrics import read_rubric, rubric_named_in_meta
+from workbench.store.users import read_user, require_lead
 from workbench.types import Judgment
 
 _JUDGMENT_COLUMNS = (
@@ -34,13 +44,19 @@ _LATEST = (
 )
 
 
-class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
-    """The judgment save path and reads.
+class Judgments:
+    """The judgment log kept in DuckDB: the save path and reads (a ``JudgmentLog``).
 
     The assessor's *state* on a document is their latest row: a grade, an
     unsure mark, or neither (a note saved on its own, or an undone first save);
     only the first two are current judgments (view ``current_judgments``).
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
     """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     def record_note(self, collection: str, topic_id: str, doc_id: str, assessor: str, note: str, *,
                     pool_version: str = "") -> SavedJudgment:
@@ -54,8 +70,8 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         Raises:
             UnknownNameError: unknown assessor or topic.
         """
-        with self.transaction("save note") as cur:
-            user = self._user(cur, assessor)
+        with self._gateway.transaction("save note") as cur:
+            user = read_user(cur, assessor)
             if not _one(cur.execute(
                 "SELECT 1 FROM topics WHERE collection = ? AND topic_id = ?", [collection, topic_id]
             )):
@@ -69,7 +85,7 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
                 "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
                 "duration_ms, pool_version, rubric_version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING judgment_id",
                 [collection, topic_id, doc_id, user.name, grade, unsure, note, pool_version,
-                 self._rubric(cur, collection).version_id],
+                 read_rubric(cur, collection).version_id],
             ))
         return SavedJudgment(int(row[0]), True, grade, unsure)
 
@@ -94,7 +110,7 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             ValidationError: it was undone already, or a later save of the
                 document still stands (undo that first).
         """
-        with self.transaction("undo judgment") as cur:
+        with self._gateway.transaction("undo judgment") as cur:
             row = _one(cur.execute(
                 "SELECT collection, topic_id, doc_id FROM judgments WHERE judgment_id = ? AND assessor = ?",
                 [judgment_id, assessor],
@@ -227,7 +243,7 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
     def _insert_judgment(
         self, j: Judgment, collection: str, pool_version: str, save_token: str | None
     ) -> SavedJudgment:
-        with self.transaction("save judgment") as cur:
+        with self._gateway.transaction("save judgment") as cur:
             return self._save_in(cur, j, collection, pool_version, save_token)
 
     def _save_in(
@@ -269,8 +285,8 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
                     return SavedJudgment(int(latest[0]), False, held_grade, bool(latest[2]))
                 token = f"{save_token}#{int(latest[0])}"  # a correction back to an earlier grade
         if not user_known:
-            self._user(cur, j.assessor)  # raises UnknownNameError, naming the known users
-        rubric = self._rubric_named_in_meta(cur, collection, rubric_name)
+            read_user(cur, j.assessor)  # raises UnknownNameError, naming the known users
+        rubric = rubric_named_in_meta(cur, collection, rubric_name)
         if j.grade is not None:
             rubric.check(j.grade)
         if not topic_known:
@@ -291,7 +307,7 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
 
     def record_judgments(
         self,
-        judgments: Sequence[tuple[Judgment, str, datetime | None]],
+        judgments: Sequence[ImportItem],
         *,
         collection: str,
         pool_version: str,
@@ -326,12 +342,12 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
 
         check_items(judgments)
         out = []
-        with self.transaction(f"import {len(judgments)} judgments") as cur:
-            self._require_lead(cur, lead, "import judgments")
+        with self._gateway.transaction(f"import {len(judgments)} judgments") as cur:
+            require_lead(cur, lead, "import judgments")
             if len(judgments) >= BULK_MIN:  # same rows and results, a few statements (judgments_bulk)
                 users = {r[0] for r in cur.execute("SELECT user_name FROM users").fetchall()}
                 bulk = record_bulk(cur, judgments, collection=collection, pool_version=pool_version,
-                                   rubric=self._rubric(cur, collection), known_users=users)
+                                   rubric=read_rubric(cur, collection), known_users=users)
                 if bulk is not None:
                     return bulk
             for j, token, at in judgments:
@@ -363,10 +379,10 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             UnknownNameError: unknown pool version.
         """
         source = "judgments" if history else "current_judgments"
-        with self.connection("read judgments for export") as cur:
+        with self._gateway.connection("read judgments for export") as cur:
             where, params = "", []
             if pool_version is not None:
-                lineage = self._lineage(cur, pool_version)
+                lineage = lineage_of(cur, pool_version)
                 marks = ", ".join("?" for _ in lineage)
                 where = (f" AND ((topic_id, doc_id) IN (SELECT topic_id, doc_id FROM pool_entries WHERE "
                          f"pool_version IN ({marks})) OR pool_version IN ({marks}))")
@@ -382,8 +398,8 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         return [StoredJudgment(*r) for r in rows]
 
     def current_states(
-        self, collection: str, assessor: str, items: Iterable[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[int, int | None, bool, str, int]]:
+        self, collection: str, assessor: str, items: Iterable[ItemKey]
+    ) -> dict[ItemKey, JudgmentState]:
         """One assessor's current judgment of each of some documents, read in one query
         that touches only those documents' rows (an import of 1,000 lines into a store of
         2e6 judgments reads 1,000 states, not the assessor's 1e6).
@@ -405,7 +421,7 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             return {}
         table = pa.table({"topic_id": pa.array([t for t, _ in keys], pa.string()),
                           "doc_id": pa.array([d for _, d in keys], pa.string())})
-        with self.connection("read current judgments of some documents") as cur:
+        with self._gateway.connection("read current judgments of some documents") as cur:
             cur.register("wb_state_keys", table)
             try:
                 rows = cur.execute(
@@ -438,8 +454,8 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
             UnknownNameError: unknown pool version.
         """
         who = "" if include_model else f" AND {PERSON_ASSESSOR}"
-        with self.connection("read current judgments") as cur:
-            where, params = self._lineage_filter(cur, pool_version)
+        with self._gateway.connection("read current judgments") as cur:
+            where, params = lineage_filter(cur, pool_version)
             rows = cur.execute(
                 f"SELECT {_JUDGMENT_COLUMNS} FROM current_judgments WHERE collection = ?{where}{who} "
                 "ORDER BY topic_id, doc_id, assessor",
@@ -454,8 +470,8 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         Returns:
             ``StoredJudgment`` rows sorted by (topic_id, doc_id, assessor).
         """
-        with self.connection("read model judgments") as cur:
-            where, params = self._lineage_filter(cur, pool_version)
+        with self._gateway.connection("read model judgments") as cur:
+            where, params = lineage_filter(cur, pool_version)
             rows = cur.execute(
                 f"SELECT {_JUDGMENT_COLUMNS} FROM current_judgments WHERE collection = ?{where} "
                 f"AND {MODEL_ASSESSOR} ORDER BY topic_id, doc_id, assessor",
@@ -470,8 +486,8 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         Raises:
             UnknownNameError: unknown pool version.
         """
-        with self.connection("read judging order") as cur:
-            self._pool_row(cur, pool_version)
+        with self._gateway.connection("read judging order") as cur:
+            pool_row(cur, pool_version)
             rows = cur.execute(
                 f"""SELECT j.topic_id, j.doc_id, min(j.judgment_id) AS first FROM judgments j
                     JOIN pool_entries p ON p.pool_version = ? AND p.topic_id = j.topic_id AND p.doc_id = j.doc_id
@@ -495,13 +511,13 @@ class JudgmentsMixin(RubricsMixin, JudgingPoolsMixin):
         if assessor is not None:
             sql += " AND assessor = ?"
             params.append(assessor)
-        with self.connection("read judgment history") as cur:
+        with self._gateway.connection("read judgment history") as cur:
             rows = cur.execute(sql + " ORDER BY judgment_id", params).fetchall()
         return [StoredJudgment(*r) for r in rows]
 
     def count_judgments(self, collection: str | None = None) -> int:
         """Number of saves (rows of ``judgments``), all history included."""
-        with self.connection("count judgments") as cur:
+        with self._gateway.connection("count judgments") as cur:
             if collection is None:
                 return int(_one(cur.execute("SELECT count(*) FROM judgments"))[0])
             return int(

@@ -1,4 +1,4 @@
-"""The bulk form of ``JudgmentsMixin.record_judgments``: a large import in a few statements.
+"""The bulk form of ``Judgments.record_judgments`` (``store.judgments``): a large import in a few statements.
 
 ``record_judgments`` appends an import row by row through the UI's save path
 (a token lookup, the user, the rubric, the topic, one ``INSERT`` per row):
@@ -36,8 +36,8 @@ from workbench.errors import StoreError, UnknownNameError, ValidationError
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
+    from workbench.judging.log import SavedJudgment
     from workbench.rubric import Rubric
-    from workbench.store.judgment_records import SavedJudgment
 
 BULK_MIN = 2_000
 """Imports with fewer rows take the row path (its per-row cost does not matter there)."""
@@ -72,7 +72,7 @@ def record_bulk(
     """
     import pyarrow as pa
 
-    from workbench.store.judgment_records import SavedJudgment
+    from workbench.judging.log import SavedJudgment
 
     tokens = [t for _, t, _ in items]
     if any(not t for t in tokens) or len(set(tokens)) != len(tokens):

@@ -1,4 +1,4 @@
-"""Store methods for document and topic metadata (a mixin of ``LabelStore``).
+"""The store's document and topic metadata (``store.metadata``).
 
 * **Document metadata** (``document_metadata`` table) belongs to one
   collection version, is written with it by ``ingest_collection`` and is part
@@ -15,10 +15,10 @@ values (``workbench.metadata``: ``str``, ``int``/``float``, ``datetime.date``,
 
 Reading API (used by slices, eligibility filters, no-answer topics)::
 
-    store.document_metadata("cranfield")            # {doc_id: {key: value}}
-    store.document_metadata_keys("cranfield")       # {key: MetadataKey}
-    store.topic_metadata("cranfield")               # {topic_id: {key: value}}
-    store.set_topic_metadata("cranfield", {"1": {"priority": "critical"}})
+    store.metadata.document_metadata("cranfield")            # {doc_id: {key: value}}
+    store.metadata.document_metadata_keys("cranfield")       # {key: MetadataKey}
+    store.metadata.topic_metadata("cranfield")               # {topic_id: {key: value}}
+    store.metadata.set_topic_metadata("cranfield", {"1": {"priority": "critical"}})
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from workbench.errors import ValidationError
 from workbench.metadata import MetaValue, canonical, check_metadata, parse_canonical, value_type
 from workbench.ranking import natural_key
 from workbench.store.collection_rows import latest_version, require_collection, shown_id
-from workbench.store.core import StoreCore
+from workbench.store.core import Gateway
 
 MetadataTable = dict[str, dict[str, MetaValue]]
 """id -> key -> value."""
@@ -230,8 +230,15 @@ def set_topic_metadata_in(
     return TopicMetadataReport(collection, len(add), same, len(change), keys, len(checked))
 
 
-class MetadataMixin(StoreCore):
-    """Domain verbs on document and topic metadata; every multi-row change is one ``transaction()``."""
+class Metadata:
+    """Document and topic metadata (``store.metadata``); every multi-row change is one transaction.
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     def _metadata_version(self, cur: Any, collection: str, version: str | None) -> str:
         require_collection(cur, collection)
@@ -261,10 +268,10 @@ class MetadataMixin(StoreCore):
             UnknownNameError: unknown collection or version.
 
         Example:
-            >>> store.document_metadata("cranfield")["1"]["year"]  # doctest: +SKIP
+            >>> store.metadata.document_metadata("cranfield")["1"]["year"]  # doctest: +SKIP
             1958
         """
-        with self.connection("read document metadata") as cur:
+        with self._gateway.connection("read document metadata") as cur:
             v = self._metadata_version(cur, collection, version)
             return read_document_metadata(cur, v)
 
@@ -287,10 +294,10 @@ class MetadataMixin(StoreCore):
             UnknownNameError: unknown collection.
 
         Example:
-            >>> store.topic_metadata("cranfield")["3"]["smart_id"]  # doctest: +SKIP
+            >>> store.metadata.topic_metadata("cranfield")["3"]["smart_id"]  # doctest: +SKIP
             '004'
         """
-        with self.connection("read topic metadata") as cur:
+        with self._gateway.connection("read topic metadata") as cur:
             require_collection(cur, collection)
             return _read_topic_metadata(cur, collection)
 
@@ -336,7 +343,7 @@ class MetadataMixin(StoreCore):
             ValidationError: a topic that is not in the collection, a bad key or
                 value, or a changed value without ``replace`` (nothing is written).
         """
-        with self.transaction(f"set topic metadata of {collection}") as cur:
+        with self._gateway.transaction(f"set topic metadata of {collection}") as cur:
             require_collection(cur, collection)
             return set_topic_metadata_in(cur, collection, metadata, source=source, replace=replace)
 
@@ -346,7 +353,7 @@ class MetadataMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection.
         """
-        with self.connection("read topic metadata history") as cur:
+        with self._gateway.connection("read topic metadata history") as cur:
             require_collection(cur, collection)
             rows = cur.execute(
                 "SELECT topic_id, key, value_type, value, source, set_at, replaced_at, replaced_by_source "

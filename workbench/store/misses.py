@@ -1,4 +1,4 @@
-"""Store methods for miss lists and the lead's miss causes (a mixin of ``LabelStore``).
+"""The store's miss lists and the lead's miss causes (``store.misses``).
 
 * ``miss_lists`` / ``miss_entries``: a run's categorised misses at cutoff k
   against a qrels version, with each miss's rule cause, detail and evidence
@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,8 +24,8 @@ from typing import Any
 from workbench.errors import ValidationError
 from workbench.scoring.misses import Cause, LeadCause, check_cause
 from workbench.store._rows import ItemKey, _one
-from workbench.store.users import UsersMixin
-from workbench.types import Document
+from workbench.store.core import Gateway
+from workbench.store.users import require_lead
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,39 +82,20 @@ def _lead_cause(r: Sequence[Any]) -> LeadCause:
     return LeadCause(r[0], r[1], check_cause(r[2]), r[3], r[4], r[5], r[6], int(r[7]))
 
 
-class MissesMixin(UsersMixin):
-    """Miss lists (write once, read back) and the lead's causes (append-only)."""
+class Misses:
+    """Miss lists (write once, read back) and the lead's causes (append-only) (``store.misses``).
 
-    def documents_by_id(self, collection: str, collection_version: str, doc_ids: Iterable[str]) -> dict[str, Document]:
-        """The given documents of a collection version (ids it lacks are absent from the result).
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
 
-        Raises:
-            UnknownNameError: the version is not a version of ``collection``.
-        """
-        import pyarrow as pa
-
-        from workbench.errors import UnknownNameError
-
-        ids = pa.table({"doc_id": pa.array(sorted(set(doc_ids)), pa.string())})
-        with self.connection("read documents") as cur:
-            known = [r[0] for r in cur.execute(
-                "SELECT collection_version FROM collection_versions WHERE collection = ?", [collection]).fetchall()]
-            if collection_version not in known:
-                raise UnknownNameError(f"version of collection {collection!r}", collection_version, known)
-            cur.register("wb_miss_ids", ids)
-            try:
-                rows = cur.execute(
-                    """SELECT vd.doc_id, t.title, t.text FROM wb_miss_ids i
-                       JOIN version_documents vd ON vd.doc_id = i.doc_id AND vd.collection_version = ?
-                       JOIN document_texts t USING (text_hash)""", [collection_version]).fetchall()
-            finally:
-                cur.unregister("wb_miss_ids")
-        return {i: Document(i, ti, tx) for i, ti, tx in rows}
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     def find_miss_list(self, run_name: str, qrels_version: str, k: int, rel: int,
                        fingerprint: str) -> StoredMissList | None:
         """The stored list of exactly these inputs, or None."""
-        with self.connection("read miss list") as cur:
+        with self._gateway.connection("read miss list") as cur:
             row = _one(cur.execute(
                 "SELECT list_id, run_name, qrels_version, k, rel, fingerprint, rules_version, params, created_at "
                 "FROM miss_lists WHERE run_name = ? AND qrels_version = ? AND k = ? AND rel = ? AND fingerprint = ?",
@@ -131,7 +112,7 @@ class MissesMixin(UsersMixin):
 
     def miss_lists(self, run_name: str | None = None) -> list[tuple[int, str, str, int, int, int, datetime]]:
         """(list_id, run, qrels version, k, rel, n_misses, created_at) of every stored list, oldest first."""
-        with self.connection("list miss lists") as cur:
+        with self._gateway.connection("list miss lists") as cur:
             where, params = (" WHERE run_name = ?", [run_name]) if run_name is not None else ("", [])
             rows = cur.execute(
                 f"SELECT list_id, run_name, qrels_version, k, rel, n_misses, created_at FROM miss_lists{where} "
@@ -176,7 +157,7 @@ class MissesMixin(UsersMixin):
             "detail": pa.array([e.detail for e in entries], pa.string()),
             "evidence": pa.array(evidence, pa.string()),
         })
-        with self.transaction(f"save miss list of {run_name}") as cur:
+        with self._gateway.transaction(f"save miss list of {run_name}") as cur:
             row = _one(cur.execute(
                 "SELECT list_id FROM miss_lists WHERE run_name = ? AND qrels_version = ? AND k = ? AND rel = ? "
                 "AND fingerprint = ?", [run_name, qrels_version, int(k), int(rel), fingerprint]))
@@ -218,9 +199,9 @@ class MissesMixin(UsersMixin):
                 raise ValidationError(f"topic {d.topic_id} document {d.doc_id}: a miss cause needs a note "
                                       "saying why (--note)")
         ids: list[int] = []
-        with self.transaction("record miss causes") as cur:
+        with self._gateway.transaction("record miss causes") as cur:
             for lead in sorted({d.lead for d in decisions}):
-                self._require_lead(cur, lead, "set a miss cause")
+                require_lead(cur, lead, "set a miss cause")
             for d in decisions:
                 row = _one(cur.execute(
                     "INSERT INTO miss_causes (collection, run_name, qrels_version, topic_id, doc_id, cause, note, "
@@ -232,13 +213,13 @@ class MissesMixin(UsersMixin):
 
     def miss_causes_revision(self) -> int:
         """The latest decision id (0 when none): changes whenever a lead sets a miss cause (cache keys)."""
-        with self.connection("read miss causes revision") as cur:
+        with self._gateway.connection("read miss causes revision") as cur:
             row = _one(cur.execute("SELECT coalesce(max(decision_id), 0) FROM miss_causes"))
         return int(row[0])
 
     def current_miss_causes(self, run_name: str, qrels_version: str) -> dict[ItemKey, LeadCause]:
         """(topic_id, doc_id) -> the latest lead cause on this run's misses against this qrels version."""
-        with self.connection("read miss causes") as cur:
+        with self._gateway.connection("read miss causes") as cur:
             rows = cur.execute(
                 f"SELECT {_CAUSE_COLS} FROM current_miss_causes WHERE run_name = ? AND qrels_version = ?",
                 [run_name, qrels_version]).fetchall()
@@ -246,7 +227,7 @@ class MissesMixin(UsersMixin):
 
     def inherited_miss_causes(self, collection: str, run_name: str) -> dict[ItemKey, LeadCause]:
         """(topic_id, doc_id) -> the latest lead cause set on that miss in another run of the collection."""
-        with self.connection("read inherited miss causes") as cur:
+        with self._gateway.connection("read inherited miss causes") as cur:
             rows = cur.execute(
                 f"SELECT {_CAUSE_COLS} FROM (SELECT *, row_number() OVER (PARTITION BY topic_id, doc_id "
                 "ORDER BY decision_id DESC) AS rn FROM current_miss_causes WHERE collection = ? AND run_name <> ?) "
@@ -256,7 +237,7 @@ class MissesMixin(UsersMixin):
     def miss_cause_history(self, run_name: str, qrels_version: str, topic_id: str,
                            doc_id: str) -> list[tuple[LeadCause, datetime]]:
         """Every cause a lead set on one miss, oldest first, with its time (the append-only history)."""
-        with self.connection("read miss cause history") as cur:
+        with self._gateway.connection("read miss cause history") as cur:
             rows = cur.execute(
                 f"SELECT {_CAUSE_COLS}, created_at FROM miss_causes WHERE run_name = ? AND qrels_version = ? "
                 "AND topic_id = ? AND doc_id = ? ORDER BY decision_id",

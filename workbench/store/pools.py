@@ -1,4 +1,4 @@
-"""Store methods for pools (a mixin of ``LabelStore``): immutable, versioned pools.
+"""The store's pools (``store.pools``): immutable, versioned pools.
 
 A pool version holds the entries of a ``pooling.pool.Pool`` (one row per topic
 and document: best rank, number of runs, priority, priority rank) and its
@@ -24,12 +24,14 @@ from typing import Any
 
 from pooling.pool import Contribution, Pool, PoolColumns, PoolEntry, PoolStats, pool_statistics
 from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, ValidationError
+from workbench.judging.queue import PoolItem
 from workbench.ranking import natural_key
 from workbench.store.collection_rows import require_collection
-from workbench.store.core import StoreCore
+from workbench.store.core import Gateway
+from workbench.store.pool_rows import pool_row
 from workbench.text import check_stored_name
 
-__all__ = ["PoolEntry", "PoolInfo", "PoolsMixin", "Contribution", "PoolStats"]
+__all__ = ["PoolEntry", "PoolInfo", "Pools", "Contribution", "PoolStats"]
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,17 @@ def _pool_names(cur: Any) -> list[str]:
     return [r[0] for r in cur.execute("SELECT pool_version FROM pools").fetchall()]
 
 
-class PoolsMixin(StoreCore):
-    """Domain verbs on pools; every multi-row change is one ``transaction()``."""
+class Pools:
+    """Pool versions: saved once, read with their lineage, entries and provenance (``store.pools``).
+
+    Every multi-row change is one transaction.
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     # -- writing -----------------------------------------------------------------
 
@@ -99,12 +110,12 @@ class PoolsMixin(StoreCore):
         Only a hint: another process may take it before this one saves; ``save_pool_default``
         chooses it inside the transaction that stores the pool.
         """
-        with self.connection("name pool") as cur:
+        with self._gateway.connection("name pool") as cur:
             return _next_pool_name(cur, collection)
 
     def find_pool_by_hash(self, collection: str, content_hash: str, parent_version: str = "") -> PoolInfo | None:
         """The oldest stored pool of ``collection`` with this content and parent, if any."""
-        with self.connection("find pool") as cur:
+        with self._gateway.connection("find pool") as cur:
             rows = cur.execute(
                 f"SELECT {_COLS} FROM pools WHERE collection = ? AND content_hash = ? "
                 "AND coalesce(parent_version, '') = ? ORDER BY created_at, pool_version LIMIT 1",
@@ -141,7 +152,7 @@ class PoolsMixin(StoreCore):
         """
         check_pool_name(name)
         tables = _pool_tables(pool)
-        with self.transaction(f"save pool {name}") as cur:
+        with self._gateway.transaction(f"save pool {name}") as cur:
             row = _insert_pool(cur, name, pool, tables, collection=collection, collection_version=collection_version,
                                parent_version=parent_version)
         return _info(row)
@@ -171,7 +182,7 @@ class PoolsMixin(StoreCore):
             As ``save_pool`` (but never ``DuplicateNameError``).
         """
         tables = _pool_tables(pool)
-        with self.transaction(f"save pool of {collection}") as cur:
+        with self._gateway.transaction(f"save pool of {collection}") as cur:
             rows = cur.execute(
                 f"SELECT {_COLS} FROM pools WHERE collection = ? AND content_hash = ? "
                 "AND coalesce(parent_version, '') = ? ORDER BY created_at, pool_version LIMIT 1",
@@ -192,7 +203,7 @@ class PoolsMixin(StoreCore):
         Raises:
             UnknownNameError: no such pool version (the message lists the known ones).
         """
-        with self.connection("read pool") as cur:
+        with self._gateway.connection("read pool") as cur:
             rows = cur.execute(f"SELECT {_COLS} FROM pools WHERE pool_version = ?", [pool_version]).fetchall()
             if not rows:
                 raise UnknownNameError("pool version", pool_version, _pool_names(cur))
@@ -200,7 +211,7 @@ class PoolsMixin(StoreCore):
 
     def list_pools(self, collection: str | None = None) -> list[PoolInfo]:
         """Stored pool versions, oldest first (then by name); all collections when None."""
-        with self.connection("list pools") as cur:
+        with self._gateway.connection("list pools") as cur:
             rows = cur.execute(
                 f"SELECT {_COLS} FROM pools WHERE ? IS NULL OR collection = ? "
                 "ORDER BY created_at, pool_version", [collection, collection]).fetchall()
@@ -212,7 +223,7 @@ class PoolsMixin(StoreCore):
         Raises:
             UnknownNameError: no such collection.
         """
-        with self.connection("read latest pool") as cur:
+        with self._gateway.connection("read latest pool") as cur:
             require_collection(cur, collection)
             rows = cur.execute(
                 f"SELECT {_COLS} FROM pools WHERE collection = ? "
@@ -225,7 +236,7 @@ class PoolsMixin(StoreCore):
         Raises:
             UnknownNameError: no such pool version.
         """
-        with self.connection("read pool entries") as cur:
+        with self._gateway.connection("read pool entries") as cur:
             self._require_pool(cur, pool_version)
             rows = cur.execute(
                 "SELECT topic_id, doc_id, best_rank, n_runs, priority, priority_rank FROM pool_entries "
@@ -239,7 +250,7 @@ class PoolsMixin(StoreCore):
         Raises:
             UnknownNameError: no such pool version.
         """
-        with self.connection("read pool provenance") as cur:
+        with self._gateway.connection("read pool provenance") as cur:
             self._require_pool(cur, pool_version)
             rows = cur.execute(
                 "SELECT topic_id, doc_id, run_name, rank FROM pool_provenance WHERE pool_version = ? "
@@ -253,7 +264,7 @@ class PoolsMixin(StoreCore):
             UnknownNameError: no such pool version.
         """
         chain: list[str] = []
-        with self.connection("read pool lineage") as cur:
+        with self._gateway.connection("read pool lineage") as cur:
             current: str | None = pool_version
             while current:
                 if current in chain:  # defensive: a cycle cannot be written, but never loop
@@ -273,7 +284,7 @@ class PoolsMixin(StoreCore):
             UnknownNameError: no such pool version.
         """
         versions = self.pool_lineage(pool_version) if with_ancestors else [pool_version]
-        with self.connection("read pool documents") as cur:
+        with self._gateway.connection("read pool documents") as cur:
             if not with_ancestors:
                 self._require_pool(cur, pool_version)
             rows = cur.execute(
@@ -292,7 +303,7 @@ class PoolsMixin(StoreCore):
             UnknownNameError: no such pool version.
         """
         versions = self.pool_lineage(pool_version) if with_ancestors else [pool_version]
-        with self.connection("read pool contributors") as cur:
+        with self._gateway.connection("read pool contributors") as cur:
             rows = cur.execute(
                 "SELECT topic_id, doc_id, run_name FROM pool_provenance WHERE list_contains(?, pool_version)",
                 [versions]).fetchall()
@@ -319,7 +330,7 @@ class PoolsMixin(StoreCore):
         Raises:
             UnknownNameError: no such collection.
         """
-        with self.connection("read judged documents") as cur:
+        with self._gateway.connection("read judged documents") as cur:
             require_collection(cur, collection)
             rows = cur.execute(
                 """SELECT DISTINCT topic_id, doc_id FROM judgments
@@ -331,6 +342,52 @@ class PoolsMixin(StoreCore):
         for t, d in rows:
             out.setdefault(t, set()).add(d)
         return out
+
+    # -- as judging reads them ------------------------------------------------------
+
+    def judging_pool_items(self, pool_version: str) -> tuple[str, list[PoolItem]]:
+        """The collection and the entries of one pool version (not its ancestors)
+        as assignment needs them: topic, doc and priority rank only.
+
+        Raises:
+            UnknownNameError: unknown pool version.
+        """
+        with self._gateway.connection("read pool for assignment") as cur:
+            collection, _v, _p = pool_row(cur, pool_version)
+            rows = cur.execute(
+                "SELECT topic_id, doc_id, priority_rank FROM pool_entries WHERE pool_version = ? "
+                "ORDER BY topic_id, priority_rank, doc_id",
+                [pool_version],
+            ).fetchall()
+        return collection, [PoolItem(t, d, int(r)) for t, d, r in rows]
+
+    def judging_pools(self) -> list[dict[str, Any]]:
+        """Pool versions with their collection, parent, size and creation time, newest first."""
+        with self._gateway.connection("list pools") as cur:
+            rows = cur.execute(
+                "SELECT pool_version, collection, parent_version, depth, n_topics, n_entries, runs, created_at "
+                "FROM pools ORDER BY created_at DESC, pool_version"
+            ).fetchall()
+        keys = ("pool_version", "collection", "parent_version", "depth", "n_topics", "n_entries", "runs", "created_at")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def pool_run_contributions(self, pool_version: str) -> list[tuple[str, int, int]]:
+        """Per run pooled into a pool version: (run_name, documents contributed,
+        documents only this run contributed), sorted by run name. Lead-only
+        information: never shown to assessors."""
+        with self._gateway.connection("read pool provenance") as cur:
+            pool_row(cur, pool_version)
+            rows = cur.execute(
+                """
+                WITH prov AS (SELECT topic_id, doc_id, run_name FROM pool_provenance WHERE pool_version = ?),
+                     solo AS (SELECT topic_id, doc_id FROM prov GROUP BY topic_id, doc_id HAVING count(*) = 1)
+                SELECT p.run_name, count(*),
+                       count(*) FILTER (WHERE (p.topic_id, p.doc_id) IN (SELECT topic_id, doc_id FROM solo))
+                FROM prov p GROUP BY p.run_name ORDER BY p.run_name
+                """,
+                [pool_version],
+            ).fetchall()
+        return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
     def _require_pool(self, cur: Any, pool_version: str) -> None:
         if not cur.execute("SELECT 1 FROM pools WHERE pool_version = ?", [pool_version]).fetchall():

@@ -1,5 +1,5 @@
-"""Store methods for rubrics (a mixin of ``LabelStore``): the grade scale of
-each collection, and the versions of rubrics defined from files.
+"""The store's rubrics (``store.rubrics``): the grade scale of each collection,
+and the versions of rubrics defined from files.
 
 A collection's rubric is a name (``meta`` key ``rubric:<collection>``): a
 built-in (``workbench.rubric.RUBRICS``) or a rubric defined with
@@ -19,7 +19,8 @@ from typing import Any, Literal
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.rubric import RUBRICS, Rubric, get_rubric, rubric_from_definition
 from workbench.store._rows import _one
-from workbench.store.users import UsersMixin
+from workbench.store.core import Gateway
+from workbench.store.users import require_lead
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +61,68 @@ class RubricDefinition:
     collections: tuple[str, ...]
 
 
-class RubricsMixin(UsersMixin):
-    """The rubric of each collection; setting one is a lead's action."""
+def read_rubric(cur: Any, collection: str) -> Rubric:
+    """The rubric a collection is judged on, inside a lease (``Rubrics.collection_rubric``)."""
+    row = _one(cur.execute("SELECT value FROM meta WHERE key = ?", [f"rubric:{collection}"]))
+    return rubric_named_in_meta(cur, collection, row[0] if row else None)
+
+
+def rubric_named_in_meta(cur: Any, collection: str, name: str | None) -> Rubric:
+    """The collection's rubric given the name stored in ``meta`` for it (None: none set)."""
+    if name is not None:
+        return named_rubric(cur, name)
+    return get_rubric("cranfield" if "cranfield" in collection.lower() else "default")
+
+
+def named_rubric(cur: Any, name: str) -> Rubric:
+    """A built-in rubric, or the latest stored version of a defined one."""
+    if name in RUBRICS:
+        return get_rubric(name)
+    latest = latest_rubric_version(cur, name)
+    if latest is None:
+        known = set(RUBRICS) | {r[0] for r in cur.execute("SELECT DISTINCT rubric FROM rubric_versions").fetchall()}
+        raise UnknownNameError("rubric", name, known)
+    return latest.rubric
+
+
+def latest_rubric_version(cur: Any, name: str) -> RubricVersion | None:
+    """The latest stored version of a defined rubric (None for a built-in or unknown name)."""
+    row = _one(cur.execute(
+        "SELECT version, content_hash, definition, source_file, created_by, created_at FROM rubric_versions "
+        "WHERE rubric = ? ORDER BY version DESC LIMIT 1", [name]))
+    return None if row is None else _version(row)
+
+
+def _check_scale(cur: Any, collection: str, chosen: Rubric) -> None:
+    """Refuse ``chosen`` while a current grade of the collection is off its scale (ValidationError)."""
+    scale = list(chosen.values)
+    marks = ", ".join("?" for _ in scale)
+    off = cur.execute(
+        f"SELECT what, grade, count(*) FROM ("
+        f"SELECT 'judgment' AS what, grade FROM current_judgments WHERE collection = ? "
+        f"AND grade IS NOT NULL AND grade NOT IN ({marks}) "
+        f"UNION ALL SELECT 'adjudication' AS what, grade FROM current_adjudications WHERE collection = ? "
+        f"AND grade NOT IN ({marks})) GROUP BY what, grade ORDER BY what DESC, grade",
+        [collection, *scale, collection, *scale],
+    ).fetchall()
+    if off:
+        found = ", ".join(f"grade {g} in {n} current {w}(s)" for w, g, n in off)
+        raise ValidationError(
+            f"rubric {chosen.name!r} for collection {collection!r}: expected every current grade in "
+            f"its scale {scale}, found {found}; keep the rubric the documents were judged on, "
+            "or re-judge those documents first"
+        )
+
+
+class Rubrics:
+    """The rubric of each collection; setting one is a lead's action (``store.rubrics``).
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     def collection_rubric(self, collection: str) -> Rubric:
         """The grade scale judged on for a collection.
@@ -70,38 +131,12 @@ class RubricsMixin(UsersMixin):
         latest version); otherwise ``cranfield`` for a collection whose name
         contains "cranfield", else ``default``.
         """
-        with self.connection("read rubric") as cur:
-            return self._rubric(cur, collection)
-
-    def _rubric(self, cur: Any, collection: str) -> Rubric:
-        row = _one(cur.execute("SELECT value FROM meta WHERE key = ?", [f"rubric:{collection}"]))
-        return self._rubric_named_in_meta(cur, collection, row[0] if row else None)
-
-    def _rubric_named_in_meta(self, cur: Any, collection: str, name: str | None) -> Rubric:
-        """The collection's rubric given the name stored in ``meta`` for it (None: none set)."""
-        if name is not None:
-            return self._named_rubric(cur, name)
-        return get_rubric("cranfield" if "cranfield" in collection.lower() else "default")
-
-    def _named_rubric(self, cur: Any, name: str) -> Rubric:
-        """A built-in rubric, or the latest stored version of a defined one."""
-        if name in RUBRICS:
-            return get_rubric(name)
-        latest = self._latest_rubric_version(cur, name)
-        if latest is None:
-            known = set(RUBRICS) | {r[0] for r in cur.execute("SELECT DISTINCT rubric FROM rubric_versions").fetchall()}
-            raise UnknownNameError("rubric", name, known)
-        return latest.rubric
-
-    def _latest_rubric_version(self, cur: Any, name: str) -> RubricVersion | None:
-        row = _one(cur.execute(
-            "SELECT version, content_hash, definition, source_file, created_by, created_at FROM rubric_versions "
-            "WHERE rubric = ? ORDER BY version DESC LIMIT 1", [name]))
-        return None if row is None else _version(row)
+        with self._gateway.connection("read rubric") as cur:
+            return read_rubric(cur, collection)
 
     def rubric_versions(self, name: str) -> list[RubricVersion]:
         """Every stored version of a defined rubric, oldest first (empty for a built-in or unknown name)."""
-        with self.connection("read rubric versions") as cur:
+        with self._gateway.connection("read rubric versions") as cur:
             rows = cur.execute(
                 "SELECT version, content_hash, definition, source_file, created_by, created_at FROM rubric_versions "
                 "WHERE rubric = ? ORDER BY version", [name]).fetchall()
@@ -109,14 +144,14 @@ class RubricsMixin(UsersMixin):
 
     def list_rubrics(self) -> list[Rubric]:
         """The built-in rubrics, then the latest version of every defined rubric, by name."""
-        with self.connection("list rubrics") as cur:
+        with self._gateway.connection("list rubrics") as cur:
             names = [r[0] for r in cur.execute("SELECT DISTINCT rubric FROM rubric_versions ORDER BY 1").fetchall()]
-            defined = [self._named_rubric(cur, n) for n in names]
+            defined = [named_rubric(cur, n) for n in names]
         return [RUBRICS[n] for n in sorted(RUBRICS)] + defined
 
     def rubric_collections(self, name: str) -> list[str]:
         """Collections whose chosen rubric is ``name``, sorted."""
-        with self.connection("read rubric use") as cur:
+        with self._gateway.connection("read rubric use") as cur:
             rows = cur.execute("SELECT key FROM meta WHERE key LIKE 'rubric:%' AND value = ? ORDER BY key",
                                [name]).fetchall()
         return [r[0][len("rubric:"):] for r in rows]
@@ -142,42 +177,23 @@ class RubricsMixin(UsersMixin):
         if rubric.name in RUBRICS:
             raise ValidationError(f"rubric {rubric.name!r} is built in; give the file another name")
         digest = rubric.content_hash()
-        with self.transaction(f"define rubric {rubric.name}") as cur:
-            self._require_lead(cur, lead, "define a rubric")
-            latest = self._latest_rubric_version(cur, rubric.name)
+        with self._gateway.transaction(f"define rubric {rubric.name}") as cur:
+            require_lead(cur, lead, "define a rubric")
+            latest = latest_rubric_version(cur, rubric.name)
             collections = tuple(r[0][len("rubric:"):] for r in cur.execute(
                 "SELECT key FROM meta WHERE key LIKE 'rubric:%' AND value = ? ORDER BY key", [rubric.name]).fetchall())
             if latest is not None and latest.content_hash == digest:
                 return RubricDefinition("unchanged", latest, None, collections)
             for collection in collections:
-                self._check_scale(cur, collection, rubric)
+                _check_scale(cur, collection, rubric)
             version = 1 if latest is None else latest.version + 1
             cur.execute(
                 "INSERT INTO rubric_versions (rubric, version, content_hash, definition, source_file, created_by) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [rubric.name, version, digest, json.dumps(rubric.definition(), ensure_ascii=False), source_file, lead])
-            current = self._latest_rubric_version(cur, rubric.name)
+            current = latest_rubric_version(cur, rubric.name)
         assert current is not None
         return RubricDefinition("created" if latest is None else "new_version", current, latest, collections)
-
-    def _check_scale(self, cur: Any, collection: str, chosen: Rubric) -> None:
-        scale = list(chosen.values)
-        marks = ", ".join("?" for _ in scale)
-        off = cur.execute(
-            f"SELECT what, grade, count(*) FROM ("
-            f"SELECT 'judgment' AS what, grade FROM current_judgments WHERE collection = ? "
-            f"AND grade IS NOT NULL AND grade NOT IN ({marks}) "
-            f"UNION ALL SELECT 'adjudication' AS what, grade FROM current_adjudications WHERE collection = ? "
-            f"AND grade NOT IN ({marks})) GROUP BY what, grade ORDER BY what DESC, grade",
-            [collection, *scale, collection, *scale],
-        ).fetchall()
-        if off:
-            found = ", ".join(f"grade {g} in {n} current {w}(s)" for w, g, n in off)
-            raise ValidationError(
-                f"rubric {chosen.name!r} for collection {collection!r}: expected every current grade in "
-                f"its scale {scale}, found {found}; keep the rubric the documents were judged on, "
-                "or re-judge those documents first"
-            )
 
     def set_collection_rubric(self, collection: str, rubric: str, *, lead: str) -> Rubric:
         """Choose the rubric of a collection (a lead's action).
@@ -191,13 +207,13 @@ class RubricsMixin(UsersMixin):
             PermissionDeniedError: ``lead`` is not a lead.
             ValidationError: current grades outside the new scale (listed with counts).
         """
-        with self.transaction(f"set rubric of {collection}") as cur:
-            chosen = self._named_rubric(cur, rubric)
-            self._require_lead(cur, lead, "set rubric")
+        with self._gateway.transaction(f"set rubric of {collection}") as cur:
+            chosen = named_rubric(cur, rubric)
+            require_lead(cur, lead, "set rubric")
             if not _one(cur.execute("SELECT 1 FROM collections WHERE collection = ?", [collection])):
                 known = [r[0] for r in cur.execute("SELECT collection FROM collections").fetchall()]
                 raise UnknownNameError("collection", collection, known)
-            self._check_scale(cur, collection, chosen)
+            _check_scale(cur, collection, chosen)
             cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"rubric:{collection}", chosen.name])
         return chosen
 

@@ -1,4 +1,4 @@
-"""Store methods for runs (a mixin of ``LabelStore``): immutable runs with provenance.
+"""The store's runs (``store.runs``): immutable runs with provenance, and rerank lineage.
 
 A stored run records its system ``kind`` (``bm25``, ``dense``, ``fusion``,
 ``imported``), its parameters (JSON), the collection version it was produced
@@ -13,6 +13,14 @@ the collection:
 Entries keep the canonical rank (``workbench.ranking.ranked``: score desc,
 doc_id desc) next to the score. Runs are written once, in one transaction, and
 never changed (a name is never reused).
+
+A rerank run is stored as a run of kind ``rerank`` (``save_run``)
+and, in the same transaction, one ``run_lineage`` row naming its candidate run
+and candidate depth, the reranker and the model's identity, plus (for a run the
+workbench produced) one ``rerank_costs`` row (device, batch size, threads,
+preparation time) and one ``rerank_topic_costs`` row per reranked topic with
+its measured wall time. Like every run, all of it is written once and never
+changed.
 
 ``read_run_tops`` is the bulk path for many run files (pooling benchmarks): one
 DuckDB query parses every file and keeps each run's top ``depth`` per topic
@@ -36,6 +44,7 @@ from workbench.errors import (
     UnknownNameError,
     ValidationError,
 )
+from workbench.lineage import RerankCost, RunLineage, TopicCost
 from workbench.ranking import natural_key, ranked
 from workbench.store.collection_rows import (
     latest_version,
@@ -43,7 +52,7 @@ from workbench.store.collection_rows import (
     require_collection,
     shown_id,
 )
-from workbench.store.core import StoreCore
+from workbench.store.core import Gateway
 from workbench.text import check_stored_name
 from workbench.types import Run, RunInfo
 
@@ -113,8 +122,22 @@ def _info_row(row: Sequence[Any]) -> RunInfo:
 _INFO_COLS = "run_name, kind, params, depth, collection, collection_version, description"
 
 
-class RunsMixin(StoreCore):
-    """Domain verbs on runs; every multi-row change is one ``transaction()``."""
+def _lineage_row(row: tuple[Any, ...]) -> RunLineage:
+    name, cand, depth, reranker, kind, model_name, model_hash, origin = row
+    return RunLineage(name, cand, int(depth), reranker, kind, model_name, model_hash, origin)
+
+
+class Runs:
+    """Runs: saved once with a status per topic, read back, and the lineage of rerank runs (``store.runs``).
+
+    Every multi-row change is one transaction.
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     # -- writing -------------------------------------------------------------------
 
@@ -142,8 +165,9 @@ class RunsMixin(StoreCore):
             source: the file a run was imported from ("" otherwise).
             latencies: topic_id -> latency of the retrieval call in milliseconds.
             extra: called with the transaction's cursor after the run's rows are
-                written, for what another store mixin keeps about the run (e.g.
-                a rerank run's lineage and cost): all of it commits, or none.
+                written, for what else the store keeps about the run (a rerank
+                run's lineage and cost, a dense run's index stats): all of it
+                commits, or none.
 
         Returns:
             ``info`` with ``collection_version`` resolved.
@@ -189,7 +213,7 @@ class RunsMixin(StoreCore):
         params = json.dumps(dict(info.params), sort_keys=True, default=str)
         content_hash = run_content_hash(run)
 
-        with self.transaction(f"save run {info.name}") as cur:
+        with self._gateway.transaction(f"save run {info.name}") as cur:
             require_collection(cur, info.collection)
             version = info.collection_version or latest_version(cur, info.collection)
             known_versions = [r[0] for r in cur.execute(
@@ -305,7 +329,7 @@ class RunsMixin(StoreCore):
         status_rows = read_status_file(status_file) if status_file is not None else {}
         if status_file is not None:
             check_against_run(status_file, status_rows, {t: len(d) for t, d in rf.run.items()})
-        with self.connection("check run ids") as cur:
+        with self._gateway.connection("check run ids") as cur:
             require_collection(cur, collection)
             version = latest_version(cur, collection)
             same = cur.execute(
@@ -359,7 +383,7 @@ class RunsMixin(StoreCore):
 
     def has_run(self, name: str) -> bool:
         """Whether a run of that name is stored."""
-        with self.connection("check run name") as cur:
+        with self._gateway.connection("check run name") as cur:
             return bool(cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [name]).fetchall())
 
     def get_run(self, name: str, *, depth: int | None = None) -> dict[str, dict[str, float]]:
@@ -376,7 +400,7 @@ class RunsMixin(StoreCore):
         Raises:
             UnknownNameError: no such run (the message lists the known ones).
         """
-        with self.connection("read run") as cur:
+        with self._gateway.connection("read run") as cur:
             self._require_run(cur, name)
             rows = cur.execute(
                 "SELECT topic_id, doc_id, score FROM run_entries WHERE run_name = ? "
@@ -393,7 +417,7 @@ class RunsMixin(StoreCore):
         Raises:
             UnknownNameError: no such run.
         """
-        with self.connection("read run info") as cur:
+        with self._gateway.connection("read run info") as cur:
             rows = cur.execute(f"SELECT {_INFO_COLS} FROM runs WHERE run_name = ?", [name]).fetchall()
             if not rows:
                 raise UnknownNameError("run", name, _run_names(cur))
@@ -413,7 +437,7 @@ class RunsMixin(StoreCore):
         Raises:
             UnknownNameError: no such run.
         """
-        with self.connection("read run statuses") as cur:
+        with self._gateway.connection("read run statuses") as cur:
             self._require_run(cur, name)
             rows = cur.execute(
                 "SELECT topic_id, status, n_results, message, latency_ms FROM run_topics WHERE run_name = ? "
@@ -427,7 +451,7 @@ class RunsMixin(StoreCore):
 
     def run_summaries(self, collection: str | None = None) -> list[RunSummary]:
         """Stored runs with counts, oldest first (then by name); all collections when None."""
-        with self.connection("list runs") as cur:
+        with self._gateway.connection("list runs") as cur:
             rows = cur.execute(
                 f"""SELECT {_INFO_COLS}, r.content_hash, r.source, r.created_at,
                        count(t.topic_id), count(t.topic_id) FILTER (WHERE t.status = 'ok'),
@@ -440,6 +464,180 @@ class RunsMixin(StoreCore):
                 [collection, collection]).fetchall()
         return [RunSummary(_info_row(r[:7]), int(r[10]), int(r[11]), int(r[12]), int(r[13]),
                            int(r[14]), r[7], r[8], r[9]) for r in rows]
+
+
+    # -- for scoring and the identifier audit ------------------------------------------
+
+    def run_entries_arrow(self, run_name: str) -> Any:
+        """A stored run's rows as a ``pyarrow.Table`` (topic_id, doc_id, score), by topic then rank.
+
+        Raises:
+            UnknownNameError: no such run.
+        """
+        with self._gateway.connection("read run for scoring") as cur:
+            if not cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [run_name]).fetchall():
+                known = [r[0] for r in cur.execute("SELECT run_name FROM runs").fetchall()]
+                raise UnknownNameError("run", run_name, known)
+            return cur.sql(
+                "SELECT topic_id, doc_id, score FROM run_entries WHERE run_name = ? ORDER BY topic_id, rank",
+                params=[run_name],
+            ).to_arrow_table()
+
+    def run_doc_coverage(self, run_name: str, collection_version: str) -> tuple[int, set[str]]:
+        """(distinct doc ids of a stored run, those not in ``collection_version``).
+
+        Raises:
+            UnknownNameError: no such run.
+        """
+        with self._gateway.connection("audit run ids") as cur:
+            if not cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [run_name]).fetchall():
+                known = [r[0] for r in cur.execute("SELECT run_name FROM runs").fetchall()]
+                raise UnknownNameError("run", run_name, known)
+            n = cur.execute("SELECT count(DISTINCT doc_id) FROM run_entries WHERE run_name = ?",
+                            [run_name]).fetchall()[0][0]
+            missing = cur.execute(
+                """SELECT DISTINCT e.doc_id FROM run_entries e WHERE e.run_name = ? AND NOT EXISTS (
+                     SELECT 1 FROM version_documents vd WHERE vd.collection_version = ? AND vd.doc_id = e.doc_id)""",
+                [run_name, collection_version]).fetchall()
+        return int(n), {r[0] for r in missing}
+
+    def get_run_content_hash(self, run_name: str) -> str:
+        """A stored run's content hash (sha256 over its sorted topic, doc, score rows).
+
+        Raises:
+            UnknownNameError: no such run.
+        """
+        with self._gateway.connection("read run hash") as cur:
+            rows = cur.execute("SELECT content_hash FROM runs WHERE run_name = ?", [run_name]).fetchall()
+            if not rows:
+                known = [r[0] for r in cur.execute("SELECT run_name FROM runs").fetchall()]
+                raise UnknownNameError("run", run_name, known)
+        return str(rows[0][0])
+
+    def dense_runs(self, collection_version: str) -> list[tuple[str, dict[str, Any], int]]:
+        """(run name, params, depth) of the dense runs over a collection version, oldest first."""
+        with self._gateway.connection("list dense runs") as cur:
+            rows = cur.execute("SELECT run_name, params, depth FROM runs WHERE kind = 'dense' AND "
+                               "collection_version = ? ORDER BY created_at, run_name",
+                               [collection_version]).fetchall()
+        return [(n, json.loads(p), int(d)) for n, p, d in rows]
+
+    # -- rerank lineage and cost -----------------------------------------------------------
+
+    def save_rerank_run(
+        self,
+        info: RunInfo,
+        run: Run,
+        lineage: RunLineage,
+        *,
+        cost: RerankCost | None = None,
+        statuses: Mapping[str, str] | None = None,
+        messages: Mapping[str, str] | None = None,
+        source: str = "",
+    ) -> RunInfo:
+        """Store a rerank run with its lineage (and measured cost) in one transaction.
+
+        Args:
+            info: the run's provenance (kind ``rerank``); as ``save_run``.
+            run: topic_id -> doc_id -> reranker score.
+            lineage: the candidate run and depth, the reranker and the model;
+                ``lineage.run_name`` must equal ``info.name``.
+            cost: the measured cost (None for an imported run).
+            statuses, messages, source: as ``save_run``.
+
+        Returns:
+            The stored ``RunInfo``.
+
+        Raises:
+            UnknownNameError: the candidate run is not stored.
+            ValidationError: the lineage names another run, a candidate depth
+                < 1, a candidate run of another collection version, or as
+                ``save_run``.
+            DuplicateNameError: the run name is taken.
+        """
+        if lineage.run_name != info.name:
+            raise ValidationError(f"lineage of run {lineage.run_name!r} given for run {info.name!r}")
+        if lineage.candidate_depth < 1:
+            raise ValidationError(f"run {info.name!r}: expected a candidate depth >= 1, found {lineage.candidate_depth}")
+        candidate = self.get_run_info(lineage.candidate_run)
+        if info.collection and candidate.collection != info.collection:
+            raise ValidationError(f"run {info.name!r} is over collection {info.collection!r}, its candidate run "
+                                  f"{candidate.name!r} over {candidate.collection!r}")
+
+        def write(cur: Any) -> None:
+            import pyarrow as pa
+
+            cur.execute(
+                "INSERT INTO run_lineage (run_name, candidate_run, candidate_depth, reranker, reranker_kind, "
+                "model_name, model_hash, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [lineage.run_name, lineage.candidate_run, lineage.candidate_depth, lineage.reranker,
+                 lineage.reranker_kind, lineage.model_name, lineage.model_hash, lineage.origin])
+            if cost is None:
+                return
+            cur.execute("INSERT INTO rerank_costs (run_name, device, batch_size, threads, prepare_ms) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        [info.name, cost.device, cost.batch_size, cost.threads, cost.prepare_ms])
+            rows = pa.table({
+                "topic_id": [t.topic_id for t in cost.topics],
+                "n_documents": pa.array([t.n_documents for t in cost.topics], pa.int32()),
+                "wall_ms": pa.array([t.wall_ms for t in cost.topics], pa.float64()),
+            })
+            cur.register("wb_topic_costs", rows)
+            try:
+                cur.execute("INSERT INTO rerank_topic_costs SELECT ?, topic_id, n_documents, wall_ms "
+                            "FROM wb_topic_costs", [info.name])
+            finally:
+                cur.unregister("wb_topic_costs")
+
+        version = candidate.collection_version
+        if info.collection_version and info.collection_version != version:
+            raise ValidationError(
+                f"run {info.name!r} is over collection version {info.collection_version[:12]}, its candidate "
+                f"run {candidate.name!r} over {version[:12]}")
+        stored: RunInfo = self.save_run(
+            RunInfo(info.name, info.kind, info.params, info.depth, candidate.collection, version, info.description),
+            run, statuses, messages, source=source, extra=write)
+        return stored
+
+    def get_run_lineage(self, name: str) -> RunLineage | None:
+        """The lineage of a rerank run, or None for a run that reranks nothing.
+
+        Raises:
+            UnknownNameError: no such run.
+        """
+        with self._gateway.connection("read run lineage") as cur:
+            if not cur.execute("SELECT 1 FROM runs WHERE run_name = ?", [name]).fetchall():
+                names = [r[0] for r in cur.execute("SELECT run_name FROM runs").fetchall()]
+                raise UnknownNameError("run", name, names)
+            rows = cur.execute(
+                "SELECT run_name, candidate_run, candidate_depth, reranker, reranker_kind, model_name, model_hash, "
+                "origin FROM run_lineage WHERE run_name = ?", [name]).fetchall()
+        return _lineage_row(rows[0]) if rows else None
+
+    def get_rerank_cost(self, name: str) -> RerankCost | None:
+        """The measured cost of a produced rerank run (None when not measured, e.g. imported).
+
+        Returns:
+            ``RerankCost`` with one ``TopicCost`` per reranked topic, topics in id order.
+        """
+        with self._gateway.connection("read rerank cost") as cur:
+            head = cur.execute("SELECT device, batch_size, threads, prepare_ms FROM rerank_costs WHERE run_name = ?",
+                               [name]).fetchall()
+            if not head:
+                return None
+            topics = cur.execute("SELECT topic_id, n_documents, wall_ms FROM rerank_topic_costs WHERE run_name = ? "
+                                 "ORDER BY topic_id", [name]).fetchall()
+        device, batch_size, threads, prepare_ms = head[0]
+        return RerankCost(name, device, int(batch_size), int(threads), float(prepare_ms),
+                          tuple(TopicCost(t, int(n), float(ms)) for t, n, ms in topics))
+
+    def rerank_runs_of(self, candidate_run: str) -> list[RunLineage]:
+        """Rerank runs whose candidates came from ``candidate_run``, by name."""
+        with self._gateway.connection("list rerank runs") as cur:
+            rows = cur.execute(
+                "SELECT run_name, candidate_run, candidate_depth, reranker, reranker_kind, model_name, model_hash, "
+                "origin FROM run_lineage WHERE candidate_run = ? ORDER BY run_name", [candidate_run]).fetchall()
+        return [_lineage_row(r) for r in rows]
 
 
 _RUN_COLUMNS = {"topic_id": "VARCHAR", "q0": "VARCHAR", "doc_id": "VARCHAR", "rank_s": "VARCHAR",

@@ -1,4 +1,4 @@
-"""Store methods for retrieval units (a mixin of ``LabelStore``): chunk maps and duplicate groups.
+"""The store's retrieval units (``store.units``): chunk maps and duplicate groups.
 
 * **Chunk maps** (``chunk_maps``, ``chunk_sources``): a chunk collection's
   version maps each of its documents (chunks) to a document of a source
@@ -15,9 +15,9 @@
 
 Reading API::
 
-    store.get_chunk_map("cranfield-p64")        # ChunkMap or None
-    store.get_chunk_source("cranfield-p64")     # ChunkSource or None
-    store.get_duplicate_groups("cranfield")     # DuplicateGroups (possibly empty)
+    store.units.get_chunk_map("cranfield-p64")        # ChunkMap or None
+    store.units.get_chunk_source("cranfield-p64")     # ChunkSource or None
+    store.units.get_duplicate_groups("cranfield")     # DuplicateGroups (possibly empty)
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from workbench.store.collection_rows import (
     require_collection,
     shown_id,
 )
-from workbench.store.core import StoreCore
+from workbench.store.core import Gateway
 
 IDENTICAL_TEXT = "identical text"
 """The source of groups detected at ingest."""
@@ -105,8 +105,15 @@ def insert_chunk_map(cur: Any, version: str, chunk_map: ChunkMap, source: ChunkS
                 [version, s.source_collection, s.source_version, s.chunk_unit, s.size, s.overlap])
 
 
-class UnitsMixin(StoreCore):
-    """Domain verbs on chunk maps and duplicate groups."""
+class Units:
+    """Chunk maps and duplicate groups of collection versions (``store.units``).
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     def _version_of(self, cur: Any, collection: str, version: str | None) -> str:
         require_collection(cur, collection)
@@ -128,7 +135,7 @@ class UnitsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection or version.
         """
-        with self.connection("read chunk map") as cur:
+        with self._gateway.connection("read chunk map") as cur:
             v = self._version_of(cur, collection, version)
             rows = cur.execute("SELECT chunk_id, doc_id, start_offset, end_offset FROM chunk_maps "
                                "WHERE collection_version = ?", [v]).fetchall()
@@ -142,7 +149,7 @@ class UnitsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection or version.
         """
-        with self.connection("read chunk source") as cur:
+        with self._gateway.connection("read chunk source") as cur:
             v = self._version_of(cur, collection, version)
             rows = cur.execute("SELECT source_collection, source_version, chunk_unit, size, overlap FROM chunk_sources "
                                "WHERE collection_version = ?", [v]).fetchall()
@@ -153,7 +160,7 @@ class UnitsMixin(StoreCore):
 
     def chunk_collections_of(self, source_collection: str) -> list[str]:
         """Collections whose latest version is chunked from ``source_collection``, by name."""
-        with self.connection("read chunk collections") as cur:
+        with self._gateway.connection("read chunk collections") as cur:
             rows = cur.execute(
                 "SELECT DISTINCT v.collection FROM chunk_sources s JOIN collection_versions v USING (collection_version) "
                 "WHERE s.source_collection = ? ORDER BY 1", [source_collection]).fetchall()
@@ -213,7 +220,7 @@ class UnitsMixin(StoreCore):
                 return InputFormatError(lines[0], line_of[doc], message)
             return ValidationError(f"duplicate groups ({source}): {message}")
 
-        with self.transaction(f"add duplicate groups to {collection}") as cur:
+        with self._gateway.transaction(f"add duplicate groups to {collection}") as cur:
             v = self._version_of(cur, collection, version)
             missing = missing_ids(cur, v, docs)
             if missing:
@@ -258,7 +265,7 @@ class UnitsMixin(StoreCore):
         Raises:
             UnknownNameError: unknown collection or version.
         """
-        with self.connection("read duplicate groups") as cur:
+        with self._gateway.connection("read duplicate groups") as cur:
             v = self._version_of(cur, collection, version)
             rows = cur.execute("SELECT source, group_id, doc_id FROM duplicate_groups WHERE collection_version = ? "
                                "ORDER BY source, group_id, doc_id", [v]).fetchall()

@@ -1,5 +1,5 @@
-"""Store methods for users (a mixin of ``LabelStore``): adding users, tokens,
-sign-in and the role check every lead-only action uses.
+"""The store's users (``store.users``): adding users, tokens, sign-in, model
+assessors, and the role check every lead-only action uses (``require_lead``).
 
 Roles: ``assessor`` or ``lead``. Only a lead assigns, adjudicates, sets a
 collection's rubric and publishes (``PermissionDeniedError`` otherwise). Tokens
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -26,7 +27,13 @@ from workbench.errors import (
     ValidationError,
 )
 from workbench.store._rows import _one
-from workbench.store.core import StoreCore
+from workbench.store.core import Gateway
+from workbench.store.model_assessors import (
+    MODEL_ASSESSOR_COLUMNS,
+    MODEL_KINDS,
+    ModelAssessorInfo,
+    model_assessor_info,
+)
 
 Role = Literal["assessor", "lead"]
 ROLES: tuple[str, ...] = ("assessor", "lead")
@@ -117,29 +124,47 @@ MODEL_TOKEN_HASH = "model-assessor"
 
 
 
-class UsersMixin(StoreCore):
-    """Users, tokens and role checks."""
+def read_user(cur: Any, name: str) -> UserInfo:
+    """A user by name, inside a lease.
 
-    # -- users ----------------------------------------------------------------
+    Raises:
+        UnknownNameError: unknown user (listing the known ones).
+    """
+    row = _one(cur.execute(
+        f"SELECT user_name, role, created_by, created_at, '', '', {_KIND} FROM users WHERE user_name = ?",
+        [name],
+    ))
+    if row is None:
+        known = [r[0] for r in cur.execute("SELECT user_name FROM users").fetchall()]
+        raise UnknownNameError("user", name, known)
+    return _user_from_row(row)
 
-    def _user(self, cur: Any, name: str) -> UserInfo:
-        row = _one(cur.execute(
-            f"SELECT user_name, role, created_by, created_at, '', '', {_KIND} FROM users WHERE user_name = ?",
-            [name],
-        ))
-        if row is None:
-            known = [r[0] for r in cur.execute("SELECT user_name FROM users").fetchall()]
-            raise UnknownNameError("user", name, known)
-        return _user_from_row(row)
 
-    def _require_lead(self, cur: Any, name: str, action: str) -> UserInfo:
-        user = self._user(cur, name)
-        if not user.is_lead:
-            raise PermissionDeniedError(
-                f"{action}: user {name!r} has role {user.role!r}, expected 'lead'. "
-                "Ask a lead to do it, or to add you with --role lead"
-            )
-        return user
+def require_lead(cur: Any, name: str, action: str) -> UserInfo:
+    """The user ``name`` if they are a lead, inside a lease (every lead-only action checks it so).
+
+    Raises:
+        UnknownNameError: unknown user.
+        PermissionDeniedError: the user is not a lead (naming ``action``).
+    """
+    user = read_user(cur, name)
+    if not user.is_lead:
+        raise PermissionDeniedError(
+            f"{action}: user {name!r} has role {user.role!r}, expected 'lead'. "
+            "Ask a lead to do it, or to add you with --role lead"
+        )
+    return user
+
+
+class Users:
+    """Users, tokens and model assessors (``store.users``).
+
+    Args:
+        gateway: the store's gateway (leases and transactions).
+    """
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gateway = gateway
 
     def add_user(
         self,
@@ -177,14 +202,14 @@ class UsersMixin(StoreCore):
         plain = token if token is not None else secrets.token_urlsafe(16)
         salt = secrets.token_hex(16)
         stored = hash_token(plain, salt)
-        with self.transaction(f"add user {name}") as cur:
+        with self._gateway.transaction(f"add user {name}") as cur:
             n_leads = _one(cur.execute("SELECT count(*) FROM users WHERE role = 'lead'"))[0]
             if n_leads:
                 if not lead:
                     raise PermissionDeniedError(
                         f"add user {name!r}: only a lead can add users; pass the lead's name and token"
                     )
-                self._require_lead(cur, lead, f"add user {name!r}")
+                require_lead(cur, lead, f"add user {name!r}")
             if _one(cur.execute("SELECT 1 FROM users WHERE user_name = ?", [name])):
                 raise DuplicateNameError(f"user {name!r} already exists; choose another name")
             cur.execute(
@@ -213,9 +238,9 @@ class UsersMixin(StoreCore):
             raise ValidationError("expected a token of at least 8 characters without surrounding spaces")
         plain = token if token is not None else secrets.token_urlsafe(16)
         salt = secrets.token_hex(16)
-        with self.transaction(f"reset token of {name}") as cur:
-            self._require_lead(cur, lead, f"reset the token of {name!r}")
-            if self._user(cur, name).is_model:
+        with self._gateway.transaction(f"reset token of {name}") as cur:
+            require_lead(cur, lead, f"reset the token of {name!r}")
+            if read_user(cur, name).is_model:
                 raise ValidationError(f"{name!r} is a model assessor: it never signs in, so it has no token")
             cur.execute(
                 "UPDATE users SET token_hash = ?, salt = ? WHERE user_name = ?",
@@ -233,7 +258,7 @@ class UsersMixin(StoreCore):
             PermissionDeniedError: unknown user or wrong token (one message for
                 both, so names cannot be probed).
         """
-        with self.connection("sign in") as cur:
+        with self._gateway.connection("sign in") as cur:
             row = _one(cur.execute(
                 f"SELECT user_name, role, created_by, created_at, token_hash, salt, {_KIND} FROM users "
                 "WHERE user_name = ?",
@@ -250,22 +275,119 @@ class UsersMixin(StoreCore):
         """A short digest of the user's stored token hash (None for an unknown
         user): it changes when the token is reset, so a UI session opened with
         the old token can tell it is no longer valid. Reveals nothing usable."""
-        with self.connection("read user") as cur:
+        with self._gateway.connection("read user") as cur:
             row = _one(cur.execute("SELECT token_hash FROM users WHERE user_name = ?", [name]))
         return None if row is None else hashlib.sha256(str(row[0]).encode()).hexdigest()[:16]
 
     def get_user(self, name: str) -> UserInfo:
         """A user by name. Raises UnknownNameError listing the users."""
-        with self.connection("read user") as cur:
-            return self._user(cur, name)
+        with self._gateway.connection("read user") as cur:
+            return read_user(cur, name)
 
     def list_users(self) -> list[UserInfo]:
         """All users, sorted by name."""
-        with self.connection("list users") as cur:
+        with self._gateway.connection("list users") as cur:
             rows = cur.execute(
                 f"SELECT user_name, role, created_by, created_at, '', '', {_KIND} FROM users ORDER BY user_name"
             ).fetchall()
         return [_user_from_row(r) for r in rows]
+
+    # -- model assessors -------------------------------------------------------
+
+    def check_model_assessor_name(self, name: str, *, model: str, weights_hash: str) -> None:
+        """Check, before any work, that ``name`` can be (or already is) this model's assessor.
+
+        Raises:
+            ValidationError: a bad name.
+            DuplicateNameError: the name is a person, or a model assessor of another model or weights.
+        """
+        if not _NAME_RE.match(name or ""):
+            raise ValidationError(
+                f"expected a model assessor name of letters, digits and _.@- (1-64 characters), found {name!r}"
+            )
+        with self._gateway.connection(f"check model assessor {name}") as con:
+            row = _one(con.execute(f"SELECT {MODEL_ASSESSOR_COLUMNS} FROM model_assessors WHERE user_name = ?", [name]))
+            person = row is None and _one(con.execute("SELECT 1 FROM users WHERE user_name = ?", [name]))
+        if row is not None:
+            info = model_assessor_info(row)
+            if (info.model, info.weights_hash) != (model, weights_hash):
+                raise DuplicateNameError(
+                    f"model assessor {name!r} already exists with model {info.model} "
+                    f"(weights {info.weights_hash[:12]}); a model assessor never changes: choose another "
+                    "name with --as"
+                )
+        elif person:
+            raise DuplicateNameError(f"user {name!r} already exists (a person); choose another name with --as")
+
+    def add_model_assessor(
+        self,
+        name: str,
+        *,
+        model: str,
+        model_kind: str,
+        weights_hash: str,
+        grade_mapping: str,
+        lead: str,
+        fitted_on: str = "",
+        fit: Mapping[str, Any] | None = None,
+    ) -> ModelAssessorInfo:
+        """Create a model assessor (a user of kind model), or return the same one.
+
+        Creating it again with the same model, weights hash and grade mapping
+        returns the stored one (so a re-run continues its judgments); anything
+        else under a taken name is refused, since a model assessor's identity
+        never changes.
+
+        Raises:
+            PermissionDeniedError: ``lead`` is not a lead.
+            ValidationError: bad name or model kind.
+            DuplicateNameError: the name is a person, or a model assessor with another identity.
+        """
+        if not _NAME_RE.match(name or ""):
+            raise ValidationError(
+                f"expected a model assessor name of letters, digits and _.@- (1-64 characters), found {name!r}"
+            )
+        if model_kind not in MODEL_KINDS:
+            raise ValidationError(f"expected model kind {' or '.join(MODEL_KINDS)}, found {model_kind!r}")
+        with self._gateway.transaction(f"add model assessor {name}") as cur:
+            require_lead(cur, lead, f"add model assessor {name!r}")
+            row = _one(cur.execute(f"SELECT {MODEL_ASSESSOR_COLUMNS} FROM model_assessors WHERE user_name = ?", [name]))
+            if row is not None:
+                info = model_assessor_info(row)
+                if (info.model, info.model_kind, info.weights_hash, info.grade_mapping) == (
+                        model, model_kind, weights_hash, grade_mapping):
+                    return info
+                raise DuplicateNameError(
+                    f"model assessor {name!r} already exists with model {info.model} "
+                    f"(weights {info.weights_hash[:12]}), grades {info.grade_mapping}; a model assessor "
+                    "never changes: choose another name with --as"
+                )
+            if _one(cur.execute("SELECT 1 FROM users WHERE user_name = ?", [name])):
+                raise DuplicateNameError(f"user {name!r} already exists (a person); choose another name with --as")
+            cur.execute(
+                "INSERT INTO users (user_name, role, token_hash, salt, created_by) VALUES (?, 'assessor', ?, ?, ?)",
+                [name, MODEL_TOKEN_HASH, secrets.token_hex(16), lead],
+            )
+            cur.execute(
+                "INSERT INTO model_assessors (user_name, model, model_kind, weights_hash, grade_mapping, fitted_on, "
+                "fit, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [name, model, model_kind, weights_hash, grade_mapping, fitted_on, json.dumps(dict(fit or {})),
+                 lead],
+            )
+            created = _one(cur.execute(f"SELECT {MODEL_ASSESSOR_COLUMNS} FROM model_assessors WHERE user_name = ?", [name]))
+        return model_assessor_info(created)
+
+    def model_assessor(self, name: str) -> ModelAssessorInfo | None:
+        """A model assessor by name, or None when ``name`` is not one."""
+        with self._gateway.connection("read model assessor") as cur:
+            row = _one(cur.execute(f"SELECT {MODEL_ASSESSOR_COLUMNS} FROM model_assessors WHERE user_name = ?", [name]))
+        return None if row is None else model_assessor_info(row)
+
+    def list_model_assessors(self) -> list[ModelAssessorInfo]:
+        """Every model assessor, by name."""
+        with self._gateway.connection("list model assessors") as cur:
+            rows = cur.execute(f"SELECT {MODEL_ASSESSOR_COLUMNS} FROM model_assessors ORDER BY user_name").fetchall()
+        return [model_assessor_info(r) for r in rows]
 
 
 def users_of(rows: Iterable[UserInfo], role: str) -> list[str]:

@@ -49,7 +49,8 @@ def _decide(pool_version: str, item: svc.DeskItem, grade: int) -> None:
                                 "first, then press the grade again.")
         return
     try:
-        svc.adjudicate(store, session, pool_version, item.row.topic_id, item.row.doc_id, grade, rationale)
+        svc.adjudicate(store.adjudications, store.judgments, store.pools, session, pool_version, item.row.topic_id,
+                       item.row.doc_id, grade, rationale)
     except WorkbenchError as e:
         desk["msg"] = ("error", f"Not saved: {widgets.md_escape(e)}")
         return
@@ -71,7 +72,7 @@ def _accept_batch(pool_version: str, items: list[svc.DeskItem]) -> None:
     if session is None:
         return
     try:
-        n = svc.accept_suggestions(store, session, pool_version, items)
+        n = svc.accept_suggestions(store.adjudications, store.pools, session, pool_version, items)
     except WorkbenchError as e:
         desk["msg"] = ("error", f"Not saved: {widgets.md_escape(e)}")
         return
@@ -194,8 +195,8 @@ def main() -> None:
     if not desk.items:
         st.success("Nothing to adjudicate on this pool version.")
         return
-    collection = svc.pool_collection(widgets.store(), pool_version)
-    rubric = svc.rubric_for(widgets.store(), collection)
+    collection = svc.pool_collection(widgets.store().pools, pool_version)
+    rubric = svc.rubric_for(widgets.store().rubrics, collection)
     index = min(int(box["at"] or 0), len(desk.items) - 1)
     item = desk.items[index]
     widgets.signal(item=f"{item.row.topic_id}/{item.row.doc_id}")

@@ -81,7 +81,7 @@ def _save_note(view: JudgingView) -> None:
     if session is None:
         return
     try:
-        saved = svc.save_note(store, session, view, note)
+        saved = svc.save_note(store.judgments, session, view, note)
     except WorkbenchError as e:
         _flash(judge, "error", f"Note not saved: {widgets.md_escape(e)}")
         return
@@ -111,7 +111,7 @@ def _undo() -> None:
         return
     judgment_id, position = judge["undo"][-1]
     try:
-        out = svc.undo_save(store, session, judgment_id)
+        out = svc.undo_save(store.judgments, session, judgment_id)
     except WorkbenchError as e:
         _flash(judge, "error", f"Not undone: {widgets.md_escape(e)}")
         return
@@ -190,7 +190,7 @@ def main() -> None:
         _status_line(None, False)
         st.info("Your queue is empty. A lead assigns documents with `workbench assign`.")
         return
-    view = svc.load_view(store, session, position)
+    view = svc.load_view(store.judging, session, position)
     if view is None:
         _status_line(None, False)
         st.success(f"End of your queue: {widgets.percent(state.n_done, state.n_total)} judged "
@@ -210,7 +210,7 @@ def main() -> None:
         st.session_state["judge_note"] = judge["drafts"].get(_draft_key(view), view.own_note)  # before the widget
     widgets.signal(doc=f"{doc_key[0]}/{doc_key[1]}", draft="yes" if _draft_key(view) in judge["drafts"] else "no")
 
-    rubric = svc.rubric_for(store, view.collection)
+    rubric = svc.rubric_for(store.rubrics, view.collection)
     place = state.topic_place(position)
     _status_line(view, place.new_topic)
     st.caption(

@@ -36,7 +36,7 @@ def main() -> None:
     widgets.signal(rows=len(shown))
     rubric = None
     if shown:
-        rubric = svc.rubric_for(widgets.store(), state.entries[0].collection)
+        rubric = svc.rubric_for(widgets.store().rubrics, state.entries[0].collection)
     st.dataframe(
         [{"position": r.position, "topic": r.topic_id, "document": r.doc_id, "status": r.status,
           "grade": "" if r.grade is None else widgets.grade_text(r.grade, rubric) if rubric else str(r.grade)}

@@ -38,7 +38,7 @@ def _publish(pool_version: str) -> None:
     if session is None:
         return
     try:
-        res = svc.publish(store, session, pool_version, name, rule=rule,
+        res = svc.publish(store.qrels, session, pool_version, name, rule=rule,
                           parent_version=None if parent == NONE else parent, labels_dir=labels_dir, note=note)
     except WorkbenchError as e:
         box["msg"] = ("error", widgets.md_escape(e))
@@ -121,9 +121,9 @@ def main() -> None:
     kind, msg = box["msg"] or ("", "")
     if msg:
         (st.success if kind == "ok" else st.error)(msg)
-    collection = svc.pool_collection(store, pool_version)
-    versions = store.list_qrels_versions(collection)
-    rule, parent = _form(pool_version, versions, svc.default_parent(store, pool_version))
+    collection = svc.pool_collection(store.pools, pool_version)
+    versions = store.qrels.list_qrels_versions(collection)
+    rule, parent = _form(pool_version, versions, svc.default_parent(store.qrels, store.pools, pool_version))
     try:
         preview = cached.preview(pool_version, rule, parent)
     except WorkbenchError as e:

@@ -17,7 +17,7 @@ widgets.require_session(lead=True)
 store = widgets.store()
 st.title("Qrels versions")
 
-versions = store.list_qrels_versions()
+versions = store.qrels.list_qrels_versions()
 if not versions:
     st.info("No qrels version yet: publish one on the Publish page or `workbench qrels import` a file.")
     widgets.stop()
@@ -87,7 +87,7 @@ if diff.removed:
         st.dataframe([{"topic": q.topic_id, "document": q.doc_id, "grade": q.grade} for q in diff.removed[:500]],
                      hide_index=True)
 
-run_names = [r.name for r in store.list_runs(info.collection)]
+run_names = [r.name for r in store.runs.list_runs(info.collection)]
 if not run_names:
     st.info(f"No stored run of collection {widgets.md_escape(info.collection)} to rescore.")
     widgets.stop()

@@ -196,7 +196,7 @@ def main() -> None:
     widgets.require_session(lead=True)
     store = widgets.store()
     st.title("Scoreboard")
-    versions = store.list_qrels_versions()
+    versions = store.qrels.list_qrels_versions()
     if not versions:
         st.info("No qrels version yet: publish one on the Publish page or `workbench qrels import` a file.")
         return
@@ -207,7 +207,7 @@ def main() -> None:
     with c2:
         missing = widgets.missing_policy_picker("scoreboard_missing")
     info = next(v for v in versions if v.name == name)
-    all_runs = [r.name for r in store.list_runs(info.collection)]
+    all_runs = [r.name for r in store.runs.list_runs(info.collection)]
     if not all_runs:
         st.info(f"No stored run of collection {widgets.md_escape(info.collection)}: make one with `workbench run` "
                 "first.")

@@ -45,7 +45,7 @@ from workbench.types import Document, Topic
 
 if TYPE_CHECKING:
     from workbench.metadata import MetaValue
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 Progress = Callable[[str], None]
 
@@ -92,7 +92,7 @@ class SourceCollection:
     topic_metadata: dict[str, dict[str, MetaValue]] = field(default_factory=dict)
 
 
-def load_source(source: str, open_store: Callable[[], LabelStore] | None) -> SourceCollection:
+def load_source(source: str, open_store: Callable[[], Store] | None) -> SourceCollection:
     """A collection folder (path that exists) or a stored collection (``NAME`` or ``NAME@VERSION-PREFIX``).
 
     Raises:
@@ -114,19 +114,19 @@ def load_source(source: str, open_store: Callable[[], LabelStore] | None) -> Sou
     store = open_store()
     name, _, prefix = source.partition("@")
     if prefix:
-        matches = [x.collection_version for x in store.collection_versions(name)
+        matches = [x.collection_version for x in store.collections.collection_versions(name)
                    if x.collection_version.startswith(prefix)]
         if len(matches) != 1:
             from workbench.errors import UnknownNameError
 
             raise UnknownNameError(f"version of collection {name!r}", prefix,
-                                   [x.collection_version for x in store.collection_versions(name)])
+                                   [x.collection_version for x in store.collections.collection_versions(name)])
         version = matches[0]
     else:
-        version = store.latest_collection_version(name)
-    docs = store.get_documents(name, version)
-    return SourceCollection(name, version, list(docs.values()), list(store.get_topics(name).values()),
-                            store.get_document_metadata(name, version), store.get_topic_metadata(name))
+        version = store.collections.latest_collection_version(name)
+    docs = store.collections.get_documents(name, version)
+    return SourceCollection(name, version, list(docs.values()), list(store.collections.get_topics(name).values()),
+                            store.metadata.get_document_metadata(name, version), store.metadata.get_topic_metadata(name))
 
 
 def chunk_collection(src: SourceCollection, *, size: int, overlap: int, unit: str) -> tuple[list[Document], ChunkMap]:
@@ -153,7 +153,7 @@ def convert_chunk(
     overlap: int = 0,
     unit: str = "tokens",
     name: str = "",
-    open_store: Callable[[], LabelStore] | None = None,
+    open_store: Callable[[], Store] | None = None,
     progress: Progress | None = None,
 ) -> ChunkReport:
     """Write a chunk collection folder (see the module docstring); the destination is replaced atomically.

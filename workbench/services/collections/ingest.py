@@ -70,9 +70,10 @@ from workbench.store.collections import check_collection_name
 from workbench.types import Document, Topic
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
-    from workbench.store.collections import IngestReport
-    from workbench.store.qrels import QrelsCoverage, QrelsVersionInfo
+    from workbench.store import Store
+    from workbench.store.collections import Collections, IngestReport
+    from workbench.store.qrels import Qrels, QrelsCoverage, QrelsVersionInfo
+    from workbench.store.rubrics import Rubrics
 
 Progress = Callable[[str], None]
 Layout = Literal["beir", "smart", "ir_datasets"]
@@ -529,7 +530,7 @@ def _check_topic_filters(contents: FolderContents, folder: Path) -> None:
 
 
 def ingest_folder(
-    store: LabelStore,
+    store: Store,
     folder: str | Path,
     *,
     name: str | None = None,
@@ -580,14 +581,14 @@ def ingest_folder(
     doc_ids = {d.doc_id for d in docs}
     existing_topics: set[str] = set()
     try:
-        existing_topics = set(store.get_topics(name))
+        existing_topics = set(store.collections.get_topics(name))
     except UnknownNameError:
         pass
     known_topics = existing_topics | {t.topic_id for t in topics}
     for qf in qrels_files:
         qdocs = {d for grades in qf.qrels.values() for d in grades}
         check_qrels_ids(qf, name, known_topics, qdocs - doc_ids, len(qdocs), allow_unknown_docs=allow_unknown_docs)
-        _check_name_free(store, qf.name, qf.qrels)
+        _check_name_free(store.qrels, qf.name, qf.qrels)
 
     _check_topic_filters(contents, folder)
 
@@ -595,30 +596,30 @@ def ingest_folder(
 
     units = read_unit_files(folder)  # chunk_map.tsv, chunks.meta.json, duplicate_groups.tsv (checked before writing)
     with _Step(say, f"store collection {name}") as step:
-        report = store.ingest_collection(
+        report = store.collections.ingest_collection(
             name, docs, topics, source=source, description=f"ingested from {source}",
             metadata=contents.doc_metadata, topic_metadata=contents.topic_metadata,
             replace_topic_metadata=replace_topic_metadata, chunk_map=units.chunk_map,
             chunk_source=units.chunk_source)
         step.detail = report.status
-    unit_notes = store_groups(store, name, docs, units)
+    unit_notes = store_groups(store.units, name, docs, units)
     if units.chunk_map is not None:
         unit_notes.insert(0, f"chunk map: {len(units.chunk_map):,} chunks of {len(units.chunk_map.doc_ids):,} "
                              "documents (part of the collection version)")
     imports = []
     for qf in qrels_files:
         with _Step(say, f"store qrels {qf.name}") as step:
-            imp = _store_qrels(store, qf, name, created_by=created_by)
+            imp = _store_qrels(store.qrels, store.rubrics, qf, name, created_by=created_by)
             step.detail = imp.status
         imports.append(imp)
     return FolderIngest(layout, report, imports, contents.notes + tuple(unit_notes))
 
 
-def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Mapping[str, int]]) -> None:
+def _check_name_free(qrels_versions: Qrels, qrels_name: str, qrels: Mapping[str, Mapping[str, int]]) -> None:
     from workbench.store.qrels import qrels_content_hash
 
     try:
-        info = store.get_qrels_info(qrels_name)
+        info = qrels_versions.get_qrels_info(qrels_name)
     except UnknownNameError:
         return
     if info.content_hash != qrels_content_hash(qrels):
@@ -628,7 +629,7 @@ def _check_name_free(store: LabelStore, qrels_name: str, qrels: Mapping[str, Map
         )
 
 
-def qrels_notes(store: LabelStore, collection: str, qrels: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
+def qrels_notes(rubrics: Rubrics, collection: str, qrels: Mapping[str, Mapping[str, int]]) -> tuple[str, ...]:
     """Warnings and suggestions for imported qrels: positives only; only grades 0/1 -> rubric ``binary``;
     grades off the collection's rubric (an ingested collection's reference qrels may bring a scale of its
     own, which ``qrels import`` refuses: choose the rubric that holds them before judging or importing more).
@@ -639,7 +640,7 @@ def qrels_notes(store: LabelStore, collection: str, qrels: Mapping[str, Mapping[
     notes = []
     if positives_only(qrels_grades(qrels)):
         notes.append("warning: " + positives_only_warning(1))
-    rubric = store.collection_rubric(collection)
+    rubric = rubrics.collection_rubric(collection)
     off = sorted({g for grades in qrels.values() for g in grades.values()} - set(rubric.values))
     if off:
         n_off = sum(1 for grades in qrels.values() for g in grades.values() if g not in rubric.values)
@@ -649,30 +650,32 @@ def qrels_notes(store: LabelStore, collection: str, qrels: Mapping[str, Mapping[
                      f"that holds them (`workbench rubric define FILE.toml`, then `workbench rubric {collection} "
                      "NAME`); nDCG with dcg='exp-log2' is undefined for a grade whose gain overflows")
     suggestion = suggested_rubric(qrels)
-    if suggestion and store.collection_rubric(collection).name != suggestion:
+    if suggestion and rubrics.collection_rubric(collection).name != suggestion:
         notes.append(f"rubric: the qrels hold only grades 0 and 1; judge {collection} on {suggestion!r} with "
                      f"`workbench rubric {collection} {suggestion} --lead LEAD --token TOKEN`")
     return tuple(notes)
 
 
-def _store_qrels(store: LabelStore, qf: QrelsFile, collection: str, *, created_by: str) -> QrelsImport:
+def _store_qrels(
+    qrels: Qrels, rubrics: Rubrics, qf: QrelsFile, collection: str, *, created_by: str,
+) -> QrelsImport:
     from workbench.store.qrels import qrels_content_hash
 
     try:
-        info = store.get_qrels_info(qf.name)
+        info = qrels.get_qrels_info(qf.name)
     except UnknownNameError:
-        info = store.create_qrels_version(
+        info = qrels.create_qrels_version(
             qf.name, collection, qf.qrels, origin="imported", rule=qf.rule, source=qf.source, created_by=created_by
         )
-        return QrelsImport(info, "created", store.qrels_doc_coverage(collection, qf.qrels),
-                           qrels_notes(store, collection, qf.qrels))
+        return QrelsImport(info, "created", qrels.qrels_doc_coverage(collection, qf.qrels),
+                           qrels_notes(rubrics, collection, qf.qrels))
     if info.content_hash != qrels_content_hash(qf.qrels) or info.collection != collection:
         raise DuplicateNameError(
             f"qrels version {qf.name!r} already exists with different content or collection; "
             "qrels versions are immutable: import under a new --name"
         )
-    return QrelsImport(info, "unchanged", store.qrels_doc_coverage(collection, qf.qrels),
-                       qrels_notes(store, collection, qf.qrels))
+    return QrelsImport(info, "unchanged", qrels.qrels_doc_coverage(collection, qf.qrels),
+                       qrels_notes(rubrics, collection, qf.qrels))
 
 
 def sniff_qrels_format(path: str | Path) -> QrelsFormat:
@@ -686,7 +689,7 @@ def sniff_qrels_format(path: str | Path) -> QrelsFormat:
 
 
 def import_qrels_file(
-    store: LabelStore,
+    collections: Collections, rubrics: Rubrics, qrels_versions: Qrels,
     path: str | Path,
     *,
     name: str,
@@ -699,7 +702,9 @@ def import_qrels_file(
     """Import a qrels file as an immutable qrels version of a collection.
 
     Args:
-        store: the store.
+        collections: the store's collections.
+        rubrics: the store's rubrics.
+        qrels_versions: the store's qrels versions.
         path: a TREC qrels file, a BEIR qrels TSV (with header) or a cranqrel file.
         name: the new qrels version's name.
         collection: an existing collection.
@@ -727,12 +732,12 @@ def import_qrels_file(
     qrels = readers[fmt](p)
     default_rule = smart.GRADE_RULE if fmt == "cranqrel" else "grades as in the file"
     qf = QrelsFile(name, p, fmt, qrels, rule or default_rule, p.as_posix())
-    known_topics = set(store.get_topics(collection))
+    known_topics = set(collections.get_topics(collection))
     qdocs = {d for grades in qrels.values() for d in grades}
-    missing = store.missing_doc_ids(collection, qdocs)
+    missing = collections.missing_doc_ids(collection, qdocs)
     check_qrels_ids(qf, collection, known_topics, missing, len(qdocs), allow_unknown_docs=allow_unknown_docs)
-    check_qrels_grades(qf, collection, store.collection_rubric(collection))
-    return _store_qrels(store, qf, collection, created_by=created_by)
+    check_qrels_grades(qf, collection, rubrics.collection_rubric(collection))
+    return _store_qrels(qrels_versions, rubrics, qf, collection, created_by=created_by)
 
 
 # -- Cranfield conversion -------------------------------------------------------------------
@@ -909,11 +914,13 @@ CRANFIELD_QRELS_META: dict[str, Any] = {
 # -- export -------------------------------------------------------------------------------
 
 
-def export_qrels(store: LabelStore, name: str, *, out: str | Path | None = None, labels_dir: str | Path = "labels") -> ExportResult:
+def export_qrels(
+    qrels_versions: Qrels, name: str, *, out: str | Path | None = None, labels_dir: str | Path = "labels",
+) -> ExportResult:
     """Export a qrels version to a TREC qrels file and record it in the folder's ``manifest.json``.
 
     Args:
-        store: the store.
+        qrels_versions: the store's qrels versions.
         name: the qrels version.
         out: the target file; default ``<labels_dir>/<name>.qrels``; ``-`` is standard output (no manifest).
         labels_dir: the default folder (the database's folder).
@@ -926,8 +933,8 @@ def export_qrels(store: LabelStore, name: str, *, out: str | Path | None = None,
     Raises:
         UnknownNameError: unknown qrels version.
     """
-    info = store.get_qrels_info(name)
-    qrels = store.get_qrels(name)
+    info = qrels_versions.get_qrels_info(name)
+    qrels = qrels_versions.get_qrels(name)
     if out is not None and str(out) == "-":  # standard output: the qrels only, no manifest (there is no folder)
         import sys
         import tempfile

@@ -2,7 +2,7 @@
 
 * ``import_topic_metadata``: a ``topic_id`` + columns side file (CSV, TSV, JSON
   lines, Parquet; ``formats.metadata``) into the collection's topic metadata
-  (``LabelStore.set_topic_metadata``: a changed value needs ``replace``).
+  (``store.metadata.set_topic_metadata``: a changed value needs ``replace``).
 * ``import_document_metadata``: a ``doc_id`` + columns side file into a **new
   collection version**: the latest version's documents and metadata, with the
   file's keys set for the file's documents (other keys kept). Document metadata
@@ -20,18 +20,18 @@ from workbench.formats.metadata import read_metadata_file
 from workbench.formats.trec import shown_id
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
-    from workbench.store.collections import IngestReport
-    from workbench.store.metadata import TopicMetadataReport
+    from workbench.store.collections import Collections, IngestReport
+    from workbench.store.metadata import Metadata, TopicMetadataReport
 
 
 def import_topic_metadata(
-    store: LabelStore, collection: str, path: str | Path, *, replace: bool = False
+    collections: Collections, metadata: Metadata, collection: str, path: str | Path, *, replace: bool = False
 ) -> TopicMetadataReport:
     """Set topic metadata from a side file (one transaction).
 
     Args:
-        store: the store.
+        collections: the store's collections.
+        metadata: the store's metadata.
         collection: an existing collection.
         path: ``.csv``/``.tsv``/``.jsonl``/``.parquet`` with a ``topic_id`` column.
         replace: allow changing stored values (old ones kept in the history).
@@ -47,7 +47,7 @@ def import_topic_metadata(
     """
     p = Path(path)
     table = read_metadata_file(p, "topic_id")
-    known = set(store.get_topics(collection))
+    known = set(collections.get_topics(collection))
     unknown = [t for t in table if t not in known]
     if unknown:
         raise InputFormatError(
@@ -55,11 +55,13 @@ def import_topic_metadata(
             f"({len(unknown):,} of {len(table):,} unknown). Check the topic numbering.")
     from workbench.services.vectors.eligibility import check_filter_file
 
-    check_filter_file(store, collection, table, p)
-    return store.set_topic_metadata(collection, table, source=p.as_posix(), replace=replace)
+    check_filter_file(collections, metadata, collection, table, p)
+    return metadata.set_topic_metadata(collection, table, source=p.as_posix(), replace=replace)
 
 
-def import_document_metadata(store: LabelStore, collection: str, path: str | Path) -> IngestReport:
+def import_document_metadata(
+    collections: Collections, metadata: Metadata, collection: str, path: str | Path,
+) -> IngestReport:
     """Make a new collection version whose documents carry the side file's metadata.
 
     The new version has the latest version's documents and metadata, with each
@@ -67,7 +69,8 @@ def import_document_metadata(store: LabelStore, collection: str, path: str | Pat
     not name are kept. An empty cell (CSV/TSV) or ``null`` (JSON) leaves a key as it was.
 
     Args:
-        store: the store.
+        collections: the store's collections.
+        metadata: the store's metadata.
         collection: an existing collection.
         path: ``.csv``/``.tsv``/``.jsonl``/``.parquet`` with a ``doc_id`` column.
 
@@ -81,13 +84,13 @@ def import_document_metadata(store: LabelStore, collection: str, path: str | Pat
     """
     p = Path(path)
     table = read_metadata_file(p, "doc_id")
-    docs = store.get_documents(collection)
+    docs = collections.get_documents(collection)
     unknown = [d for d in table if d not in docs]
     if unknown:
         raise InputFormatError(
             str(p), 0, f"expected doc ids of collection {collection!r}, found {shown_id(unknown[0])} "
             f"({len(unknown):,} of {len(table):,} unknown). Check the ids' case and prefix.")
-    meta = {d: dict(m) for d, m in store.document_metadata(collection).items()}
+    meta = {d: dict(m) for d, m in metadata.document_metadata(collection).items()}
     for doc_id, values in table.items():
         meta.setdefault(doc_id, {}).update(values)
-    return store.ingest_collection(collection, list(docs.values()), [], source=p.as_posix(), metadata=meta)
+    return collections.ingest_collection(collection, list(docs.values()), [], source=p.as_posix(), metadata=meta)

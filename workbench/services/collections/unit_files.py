@@ -27,8 +27,7 @@ from workbench.formats.units import (
 if TYPE_CHECKING:
     from workbench.scoring.groups import DuplicateGroups
     from workbench.scoring.units import ChunkMap
-    from workbench.store import LabelStore
-    from workbench.store.units import ChunkSource
+    from workbench.store.units import ChunkSource, Units
     from workbench.types import Document
 
 
@@ -70,7 +69,7 @@ def read_unit_files(folder: str | Path) -> UnitFiles:
     return UnitFiles(cmap, source, groups, gp if gp.is_file() else None)
 
 
-def store_groups(store: LabelStore, collection: str, documents: list[Document], files: UnitFiles) -> list[str]:
+def store_groups(units: Units, collection: str, documents: list[Document], files: UnitFiles) -> list[str]:
     """Group identical normalised texts (and the folder's groups file) for the latest version; report lines.
 
     Raises:
@@ -82,13 +81,13 @@ def store_groups(store: LabelStore, collection: str, documents: list[Document], 
     notes: list[str] = []
     same = identical_groups({d.doc_id: (d.title, d.text) for d in documents})
     if same:
-        store.add_duplicate_groups(collection, same, source=IDENTICAL_TEXT)
+        units.add_duplicate_groups(collection, same, source=IDENTICAL_TEXT)
         n = sum(len(g) for g in same)
         notes.append(f"duplicate groups: {len(same):,} group(s) of identical normalised text over {n:,} documents, "
                      f"e.g. {', '.join(same[0][:3])}")
     if files.groups and files.groups_path is not None:
         try:
-            store.add_duplicate_groups(collection, files.groups, source=files.groups_path.name)
+            units.add_duplicate_groups(collection, files.groups, source=files.groups_path.name)
         except ValidationError as e:
             raise InputFormatError(str(files.groups_path), 0, str(e)) from None
         notes.append(f"duplicate groups: {len(files.groups):,} group(s) from {files.groups_path.name}")

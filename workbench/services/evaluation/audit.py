@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from workbench.scoring.leakage import LeakageCheck
     from workbench.scoring.small import SmallRun
     from workbench.services.evaluation.refs import QrelsRef, RunRef
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-StoreOpener = Callable[[], "LabelStore"]
+StoreOpener = Callable[[], "Store"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def parse_collection(ref: str) -> tuple[str, str | None]:
     return name, version or None
 
 
-def resolve_collection(store: LabelStore, ref: str) -> CollectionRef:
+def resolve_collection(store: Store, ref: str) -> CollectionRef:
     """The collection version named by ``--collection NAME[@VERSION-PREFIX]`` (latest when no version).
 
     Raises:
@@ -74,8 +74,8 @@ def resolve_collection(store: LabelStore, ref: str) -> CollectionRef:
 
     name, prefix = parse_collection(ref)
     if prefix is None:
-        return CollectionRef(name, store.latest_collection_version(name), "--collection")
-    versions = [v.collection_version for v in store.collection_versions(name)]
+        return CollectionRef(name, store.collections.latest_collection_version(name), "--collection")
+    versions = [v.collection_version for v in store.collections.collection_versions(name)]
     hits = [v for v in versions if v.startswith(prefix)]
     if len(hits) != 1:
         raise UnknownNameError(f"version of collection {name!r} (prefix)", prefix, [v[:12] for v in versions])
@@ -129,7 +129,7 @@ class IdAuditor:
             if collection:
                 self._fallback = resolve_collection(store, collection)
             else:
-                version = qref.collection_version or store.latest_collection_version(qref.collection)
+                version = qref.collection_version or store.collections.latest_collection_version(qref.collection)
                 self._fallback = CollectionRef(qref.collection, version, f"qrels {qref.name}")
         self._groups: dict[str, tuple[CollectionRef, IdCoverage, list[IdCoverage]]] = {}
         self._skipped: list[str] = []
@@ -152,17 +152,17 @@ class IdAuditor:
         version = target.version
 
         def ids_of_version() -> list[str]:
-            return store.version_doc_ids(version)
+            return store.collections.version_doc_ids(version)
 
         if version not in self._groups:
-            missing_rel = store.missing_doc_ids(target.collection, set(self._relevant), version)
+            missing_rel = store.collections.missing_doc_ids(target.collection, set(self._relevant), version)
             self._groups[version] = (target, coverage("relevant", self._relevant, missing_rel, ids_of_version), [])
         if ref.origin == "stored":
-            n, missing = store.run_doc_coverage(ref.location, version)
+            n, missing = store.runs.run_doc_coverage(ref.location, version)
             run_cov = _coverage_from(f"run {ref.name}", n, missing, ids_of_version)
         else:
             ids = _run_doc_ids(rr)
-            run_cov = coverage(f"run {ref.name}", ids, store.missing_doc_ids(target.collection, ids, version),
+            run_cov = coverage(f"run {ref.name}", ids, store.collections.missing_doc_ids(target.collection, ids, version),
                                ids_of_version)
         self._groups[version][2].append(run_cov)
 
@@ -207,15 +207,15 @@ def topic_texts_and_metadata(
 ) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """(topic_id -> query text, topic_id -> metadata) of a stored collection; empty without one.
 
-    Topic metadata comes from ``LabelStore.get_topic_metadata`` (topic_id -> key -> value:
+    Topic metadata comes from ``store.metadata.get_topic_metadata`` (topic_id -> key -> value:
     str, int/float, date or bool; imported with the topics or from a side file).
     """
     if open_store is None or not collection:
         return {}, {}
     store = open_store()
-    queries = {t: topic.query for t, topic in store.get_topics(collection).items()}
+    queries = {t: topic.query for t, topic in store.collections.get_topics(collection).items()}
     metadata: dict[str, dict[str, object]] = {
-        str(t): dict(m) for t, m in store.get_topic_metadata(collection).items()}
+        str(t): dict(m) for t, m in store.metadata.get_topic_metadata(collection).items()}
     return queries, metadata
 
 
@@ -240,7 +240,7 @@ def check_leakage(
     if not queries:
         return None, "the topics' query texts are unknown"
     store = open_store()
-    docs = store.get_documents(collection_version.collection, collection_version.version)
+    docs = store.collections.get_documents(collection_version.collection, collection_version.version)
     wanted = {t: queries[t] for t in topics if t in queries}
     check = near_copies(wanted, ((d, f"{doc.title}\n{doc.text}") for d, doc in docs.items()),
                         n=n, threshold=threshold)

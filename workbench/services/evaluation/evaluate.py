@@ -196,7 +196,7 @@ def _run_eligibility(
     leaks = find_leaks(ranked, elig, cutoffs)
     mode, short, depth = "", 0, 0
     if run_ref.origin == "stored" and open_store is not None:
-        info = open_store().get_run_info(run_ref.location)
+        info = open_store().runs.get_run_info(run_ref.location)
         f = info.params.get("filter")
         depth = info.depth
         if isinstance(f, dict) and f.get("key") == elig.filters.key:

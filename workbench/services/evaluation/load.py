@@ -144,10 +144,10 @@ def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, Qrel
         raise UnknownNameError("qrels file or version", ref, [])
     store = open_store()
     try:
-        info = store.get_qrels_info(ref)
+        info = store.qrels.get_qrels_info(ref)
     except UnknownNameError as e:
         raise _not_found(ref, "qrels version", e) from None
-    qrels = store.get_qrels(ref)
+    qrels = store.qrels.get_qrels(ref)
     return (
         QrelsRef(ref, "stored", info.content_hash, info.collection, info.collection_version,
                  info.n_topics, info.n_entries),
@@ -174,18 +174,18 @@ def load_run(ref: str, open_store: StoreOpener | None, *, trust_file_order: bool
         raise UnknownNameError("run file or stored run", ref, [])
     store = open_store()
     try:
-        info = store.get_run_info(ref)
+        info = store.runs.get_run_info(ref)
     except UnknownNameError as e:
         raise _not_found(ref, "run", e) from None
-    rows = store.get_run_topic_statuses(ref)
+    rows = store.runs.get_run_topic_statuses(ref)
     failed = tuple(sorted((r.topic_id for r in rows if r.status != "ok"), key=natural_key))
-    cols = run_columns_from_arrow(store.run_entries_arrow(ref), ref)
+    cols = run_columns_from_arrow(store.runs.run_entries_arrow(ref), ref)
     rr = rank_run(cols, reuse=True)
     return RunRef(ref, "stored", ref, info.collection, info.collection_version, cols.n_lines, failed,
                   statuses={r.topic_id: r.status for r in rows},
                   messages={r.topic_id: r.message for r in rows if r.message},
                   latencies={r.topic_id: r.latency_ms for r in rows if r.latency_ms is not None},
-                  content_hash=store.get_run_content_hash(ref)), rr
+                  content_hash=store.runs.get_run_content_hash(ref)), rr
 
 
 def _with_status_file(ref: RunRef, rr: RankedRun) -> RunRef:

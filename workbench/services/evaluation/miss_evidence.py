@@ -3,7 +3,7 @@
 Two feeds of ``services.evaluation.misses.categorised_misses``:
 
 * **Chunk runs** (``chunk_run_view``): a run over a chunk collection (one with a
-  chunk map, ``store.get_chunk_map``) has its misses taken at document level,
+  chunk map, ``store.units.get_chunk_map``) has its misses taken at document level,
   the unit the qrels judge: each document at its best-ranked chunk, before the
   cutoff (``scoring.units.to_documents``). For a missed document, ``chunk_hits``
   gives every chunk of it with the rank the run gave it (None when the run did
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pooling.tokenize import Tokenizer
     from workbench.scoring.evaluate import RelevantDoc
     from workbench.scoring.units import ChunkMap, DocumentRanking
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.types import RunInfo
 
 
@@ -60,7 +60,7 @@ class ChunkRunView:
     documents: DocumentRanking
 
 
-def chunk_run_view(store: LabelStore, collection: str, version: str,
+def chunk_run_view(store: Store, collection: str, version: str,
                    chunk_lists: Mapping[str, Sequence[str]]) -> ChunkRunView | None:
     """The chunk view of a run over ``collection``/``version``, or None when it is not a chunk collection.
 
@@ -70,19 +70,19 @@ def chunk_run_view(store: LabelStore, collection: str, version: str,
     """
     from workbench.scoring.units import to_documents
 
-    cmap = store.get_chunk_map(collection, version or None)
+    cmap = store.units.get_chunk_map(collection, version or None)
     if cmap is None:
         return None
-    source = store.get_chunk_source(collection, version or None)
+    source = store.units.get_chunk_source(collection, version or None)
     doc_collection = source.source_collection if source is not None else ""
     doc_version = source.source_version if source is not None and source.source_collection else ""
     if doc_collection and not doc_version:
-        doc_version = store.latest_collection_version(doc_collection)
+        doc_version = store.collections.latest_collection_version(doc_collection)
     return ChunkRunView(collection, version, cmap, doc_collection, doc_version, chunk_lists,
                         to_documents(chunk_lists, cmap))
 
 
-def chunk_hits(store: LabelStore, view: ChunkRunView, misses: Sequence[RelevantDoc], analyser: Tokenizer,
+def chunk_hits(store: Store, view: ChunkRunView, misses: Sequence[RelevantDoc], analyser: Tokenizer,
                query_terms: Mapping[str, Sequence[str]]) -> dict[tuple[str, str], tuple[ChunkHit, ...]]:
     """(topic_id, doc_id) -> every chunk of the missed document with its rank and the query terms it holds.
 
@@ -98,7 +98,7 @@ def chunk_hits(store: LabelStore, view: ChunkRunView, misses: Sequence[RelevantD
         document order (their start offset); a document the map does not know is absent.
     """
     wanted = {c.chunk_id for m in misses for c in view.chunk_map.chunks_of(m.doc_id)}
-    texts = {c: d.content for c, d in store.documents_by_id(view.chunk_collection, view.chunk_version,
+    texts = {c: d.content for c, d in store.collections.documents_by_id(view.chunk_collection, view.chunk_version,
                                                               wanted).items()}
     terms_of: dict[str, frozenset[str]] = {}
     ranks: dict[str, dict[str, int]] = {}
@@ -134,7 +134,7 @@ class Rescored:
     reproduces: Mapping[str, bool]
 
 
-def rescore(store: LabelStore, info: RunInfo, topics: Collection[str],
+def rescore(store: Store, info: RunInfo, topics: Collection[str],
             stored_lists: Mapping[str, Sequence[str]]) -> Rescored | None:
     """Re-run a stored BM25 run's retriever over its collection version, to every document that matches.
 
@@ -166,9 +166,9 @@ def rescore(store: LabelStore, info: RunInfo, topics: Collection[str],
                                   stopwords=str(p.get("stopwords", "english")))
     except (WorkbenchError, TypeError, ValueError):
         return None
-    documents = store.get_documents(info.collection, info.collection_version or None)
+    documents = store.collections.get_documents(info.collection, info.collection_version or None)
     retriever.index({d: doc.content for d, doc in documents.items()})
-    queries = {t: q for t, q in collection_queries(store, info.collection).items() if t in set(topics)}
+    queries = {t: q for t, q in collection_queries(store.collections, info.collection).items() if t in set(topics)}
     eligible = None
     mode = "pre"
     f = p.get("filter")

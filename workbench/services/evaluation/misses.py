@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from workbench.scoring.evaluate import RelevantDoc
     from workbench.services.evaluation.miss_evidence import ChunkRunView
     from workbench.services.judging.assessments import Session
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.misses import StoredMissEntry
     from workbench.types import RunInfo
 
@@ -112,7 +112,7 @@ def _by_frequency(tokens: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(c, key=lambda t: (-c[t], t)))
 
 
-def gather_evidence(store: LabelStore, collection: str, collection_version: str, misses: Sequence[RelevantDoc],
+def gather_evidence(store: Store, collection: str, collection_version: str, misses: Sequence[RelevantDoc],
                     depth: int, analyser: Tokenizer, *, filters: Mapping[str, str] | None = None,
                     ineligible: Collection[tuple[str, str]] = (), doc_texts: Mapping[str, str] | None = None,
                     topics_collection: str | None = None) -> list[MissEvidence]:
@@ -137,8 +137,8 @@ def gather_evidence(store: LabelStore, collection: str, collection_version: str,
     """
     from workbench.types import Document
 
-    topics = store.get_topics(topics_collection or collection)
-    docs = (store.documents_by_id(collection, collection_version, {m.doc_id for m in misses}) if doc_texts is None
+    topics = store.collections.get_topics(topics_collection or collection)
+    docs = (store.collections.documents_by_id(collection, collection_version, {m.doc_id for m in misses}) if doc_texts is None
             else {m.doc_id: Document(m.doc_id, "", doc_texts[m.doc_id]) for m in misses if m.doc_id in doc_texts})
     query_terms: dict[str, tuple[str, ...]] = {}
     doc_terms: dict[str, tuple[str, ...]] = {}
@@ -160,7 +160,7 @@ def gather_evidence(store: LabelStore, collection: str, collection_version: str,
     return out
 
 
-def _filtered_out(store: LabelStore, report: ScoreReport, collection: str,
+def _filtered_out(store: Store, report: ScoreReport, collection: str,
                   ) -> tuple[dict[str, str], set[tuple[str, str]], dict[str, object] | None]:
     """(topic_id -> filter text, the ineligible judged-relevant (topic, doc) pairs, the sources for the fingerprint).
 
@@ -175,7 +175,7 @@ def _filtered_out(store: LabelStore, report: ScoreReport, collection: str,
         return {}, set(), None
     from workbench.services.vectors.eligibility import collection_filters
 
-    texts = {t: f.canonical for t, f in collection_filters(store, collection, el.filter_key).filters.items()}
+    texts = {t: f.canonical for t, f in collection_filters(store.metadata, collection, el.filter_key).filters.items()}
     evaluated = set(report.evaluations[0].topics)
     restricted = el.restricted
     pairs: set[tuple[str, str]] = set()
@@ -216,9 +216,9 @@ def _chunk_run_misses(run_ref: str, qrels_ref: str, k: int, view: ChunkRunView, 
     return report, report.evaluations[0].misses(k)
 
 
-def _texts_from_chunks(store: LabelStore, view: ChunkRunView) -> dict[str, str]:
+def _texts_from_chunks(store: Store, view: ChunkRunView) -> dict[str, str]:
     """doc_id -> its chunks' texts joined in offset order (a chunk collection without a known source)."""
-    texts = store.documents_by_id(view.chunk_collection, view.chunk_version, view.chunk_map.spans)
+    texts = store.collections.documents_by_id(view.chunk_collection, view.chunk_version, view.chunk_map.spans)
     out: dict[str, str] = {}
     for doc_id in view.chunk_map.doc_ids:
         chunks = sorted(view.chunk_map.chunks_of(doc_id), key=lambda c: (c.start, c.end))
@@ -226,7 +226,7 @@ def _texts_from_chunks(store: LabelStore, view: ChunkRunView) -> dict[str, str]:
     return out
 
 
-def _deeper_evidence(store: LabelStore, info: RunInfo | None, evidence: Sequence[MissEvidence],
+def _deeper_evidence(store: Store, info: RunInfo | None, evidence: Sequence[MissEvidence],
                      misses: Sequence[RelevantDoc], run_lists: Mapping[str, Sequence[str]], view: ChunkRunView | None,
                      analyser: Tokenizer, progress: Progress | None,
                      ) -> tuple[list[MissEvidence], dict[str, object] | None]:
@@ -310,7 +310,7 @@ def categorised_misses(
         raise ValidationError("misses --categorise reads the documents and topics of the workbench store, and "
                               "there is none here: give --db, or ingest the collection first")
     if collection is not None:  # an unknown name is an error before anything is computed or stored
-        open_store().latest_collection_version(collection)
+        open_store().collections.latest_collection_version(collection)
     from workbench.scoring.units import ranked_lists
     from workbench.services.evaluation.load import load_run
     from workbench.services.evaluation.miss_evidence import chunk_run_view
@@ -319,7 +319,7 @@ def categorised_misses(
     given_run, rr = load_run(run_ref, open_store, trust_file_order=trust_file_order)
     run_lists = ranked_lists(rr)
     del rr
-    info = store.get_run_info(given_run.name) if given_run.origin == "stored" else None
+    info = store.runs.get_run_info(given_run.name) if given_run.origin == "stored" else None
     if info is not None and collection is not None and collection != info.collection:
         raise ValidationError(f"misses --categorise: run {info.name!r} is a run of collection "
                               f"{info.collection!r}, not {collection!r}; leave out --collection "
@@ -327,7 +327,7 @@ def categorised_misses(
     if info is not None:
         view = chunk_run_view(store, info.collection, info.collection_version, run_lists)
     elif collection is not None:
-        view = chunk_run_view(store, collection, store.latest_collection_version(collection), run_lists)
+        view = chunk_run_view(store, collection, store.collections.latest_collection_version(collection), run_lists)
     else:
         view = None
     if view is None:
@@ -346,7 +346,7 @@ def categorised_misses(
             raise ValidationError(f"misses --categorise: run file {run.location} names no collection; give "
                                   "--collection NAME (the collection it was produced over)")
         version = qrels.collection_version if collection is None and qrels.collection_version else \
-            store.latest_collection_version(name)
+            store.collections.latest_collection_version(name)
         depth = max((len(v) for v in run_lists.values()), default=0)
         analyser = run_analyser("", {})
     doc_collection, doc_version = name, version
@@ -360,7 +360,7 @@ def categorised_misses(
                "documents": [doc_collection, doc_version] if view is not None else None}
     fingerprint = _fingerprint(sources)
     keepable = keep and run.origin == "stored" and qrels.origin == "stored"
-    stored = store.find_miss_list(run.name, qrels.name, k, rel, fingerprint) if keepable else None
+    stored = store.misses.find_miss_list(run.name, qrels.name, k, rel, fingerprint) if keepable else None
     leaks_within_k: int | None = None
     rescore_facts: dict[str, object] | None = None
     if stored is not None:
@@ -386,7 +386,7 @@ def categorised_misses(
 
             entries = [StoredMissEntry(c.evidence.topic_id, c.evidence.doc_id, c.evidence.grade, c.evidence.rank,
                                        c.cause, c.detail, evidence_json(c.evidence)) for c in categorised]
-            list_id = store.save_miss_list(run.name, qrels.name, k, rel, fingerprint, RULES_VERSION,
+            list_id = store.misses.save_miss_list(run.name, qrels.name, k, rel, fingerprint, RULES_VERSION,
                                            {**sources, "collection": name}, entries)
     extra: dict[str, object] = {"list_id": list_id, "reused": reused, "rules_version": RULES_VERSION,
                                 "eligibility": eligibility_sources, "ineligible_within_k": leaks_within_k,
@@ -397,7 +397,7 @@ def categorised_misses(
     return with_decisions(store, MissReport(report, ml, list_id, reused, name), categorised)
 
 
-def with_decisions(store: LabelStore, report: MissReport,
+def with_decisions(store: Store, report: MissReport,
                    categorised: Sequence[Categorised] | None = None) -> MissReport:
     """``report`` with the lead's current decisions and the inherited suggestions read again from the store.
 
@@ -409,8 +409,8 @@ def with_decisions(store: LabelStore, report: MissReport,
     ml = report.misses
     cats = list(categorised) if categorised is not None else [r.categorised for r in ml.rows]
     stored_qrels = report.score.qrels.origin == "stored"
-    decisions = store.current_miss_causes(ml.run_name, ml.qrels_version) if stored_qrels else {}
-    rows = resolve(cats, decisions, store.inherited_miss_causes(report.collection, ml.run_name))
+    decisions = store.misses.current_miss_causes(ml.run_name, ml.qrels_version) if stored_qrels else {}
+    rows = resolve(cats, decisions, store.misses.inherited_miss_causes(report.collection, ml.run_name))
     return dataclasses.replace(report, misses=dataclasses.replace(ml, rows=tuple(rows), counts=count(rows)))
 
 
@@ -423,7 +423,7 @@ def _require_stored(report: MissReport) -> None:
 
 
 def set_miss_causes(
-    store: LabelStore,
+    store: Store,
     session: Session,
     run_name: str,
     qrels_version: str,
@@ -477,12 +477,12 @@ def set_miss_causes(
         decisions.append(LeadCause(topic_id, doc_id, check_cause(cause), note, session.user, run_name,
                                    qrels_version))
     before = categorised_misses(run_name, qrels_version, k, open_store=lambda: store, rel=rel, missing=missing)
-    ids = store.record_miss_causes(before.collection, decisions)
+    ids = store.misses.record_miss_causes(before.collection, decisions)
     return ids, with_decisions(store, before)
 
 
 def accept_suggestions(
-    store: LabelStore,
+    store: Store,
     session: Session,
     run_name: str,
     qrels_version: str,
@@ -513,7 +513,7 @@ def accept_suggestions(
         return [], before
     decisions = [LeadCause(t, d, check_cause(c), note, session.user, run_name, qrels_version)
                  for t, d, c, note in items]
-    ids = store.record_miss_causes(before.collection, decisions)
+    ids = store.misses.record_miss_causes(before.collection, decisions)
     return ids, with_decisions(store, before)
 
 

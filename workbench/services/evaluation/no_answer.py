@@ -26,9 +26,9 @@ from workbench.scoring.abstention import (
 
 if TYPE_CHECKING:
     from workbench.services.evaluation.refs import RunRef
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-StoreOpener = Callable[[], "LabelStore"]
+StoreOpener = Callable[[], "Store"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def find_marks(open_store: StoreOpener | None, collection: str, no_answer_file: 
     """
     marks: dict[str, dict[str, object]] = {}
     if open_store is not None and collection:
-        marks = {t: dict(m) for t, m in open_store().get_topic_metadata(collection).items()}
+        marks = {t: dict(m) for t, m in open_store().metadata.get_topic_metadata(collection).items()}
     listed: list[str] = []
     if no_answer_file is not None:
         from workbench.formats.topic_list import read_topic_list
@@ -80,7 +80,7 @@ def find_marks(open_store: StoreOpener | None, collection: str, no_answer_file: 
 def run_scores(ref: str, run_ref: RunRef, open_store: StoreOpener | None) -> dict[str, list[float]]:
     """topic_id -> the scores of a run's results (stored run or run file), for abstention."""
     if run_ref.origin == "stored" and open_store is not None:
-        return {t: list(d.values()) for t, d in open_store().get_run(run_ref.location or ref).items()}
+        return {t: list(d.values()) for t, d in open_store().runs.get_run(run_ref.location or ref).items()}
     from workbench.formats.columnar import read_run_columns
 
     cols = read_run_columns(ref)

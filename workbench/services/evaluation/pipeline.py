@@ -283,7 +283,7 @@ def compare_runs(
         rows.extend(compare_slices(a, b, m, key, min_topics=k, n_resamples=rs.n_resamples, seed=rs.seed,
                                    confidence=rs.confidence))
     if report.topic_set is not None and env.open_store is not None:
-        env.open_store().record_topic_set_use(report.topic_set, "compare", [a.run_name, b.run_name],
+        env.open_store().evaluations.record_topic_set_use(report.topic_set, "compare", [a.run_name, b.run_name],
                                               report.qrels.recorded_name, evaluator_version=EVALUATOR_VERSION,
                                               git_commit=report.git_commit)
     return report, comparison, tuple(rows)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from workbench.scoring.results import Evaluation
     from workbench.services.evaluation.report import ScoreReport
     from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.evaluations import EvaluationRow
 
 
@@ -57,7 +57,7 @@ def record_step(request: ScoreRequest, report: ScoreReport, env: ScoreEnv) -> Sc
         ids = tuple(record_report(report, env.open_store()))
         report = dataclasses.replace(report, evaluation_ids=ids)
     if report.topic_set is not None and request.output.command == "score" and env.open_store is not None:
-        env.open_store().record_topic_set_use(report.topic_set, "score", [r.name for r in report.runs],
+        env.open_store().evaluations.record_topic_set_use(report.topic_set, "score", [r.name for r in report.runs],
                                               report.qrels.recorded_name, outcome=",".join(report.evaluation_ids),
                                               evaluator_version=EVALUATOR_VERSION, git_commit=report.git_commit)
     return report
@@ -79,7 +79,7 @@ def with_file_hashes(report: ScoreReport) -> ScoreReport:
     return dataclasses.replace(report, runs=runs)
 
 
-def record_report(report: ScoreReport, store: LabelStore, extra_params: Mapping[str, object] | None = None,
+def record_report(report: ScoreReport, store: Store, extra_params: Mapping[str, object] | None = None,
                   ) -> list[str]:
     """Record every evaluation of ``report`` (one transaction per run); returns the ids.
 
@@ -131,7 +131,7 @@ def record_report(report: ScoreReport, store: LabelStore, extra_params: Mapping[
                                      "leaks": el.leaks.total, "leaks_at_k": {str(k): n for k, n in el.leaks.at_k.items()},
                                      "filter_mode": el.filter_mode, "topics_short": el.n_short}
         given = report.evaluation_ids[len(ids)] if len(report.evaluation_ids) > len(ids) else None
-        ids.append(store.record_evaluation(run_ref.name, report.qrels.recorded_name, evaluation_rows(e),
+        ids.append(store.evaluations.record_evaluation(run_ref.name, report.qrels.recorded_name, evaluation_rows(e),
                                            evaluator_version=report.evaluator_version, params=params,
                                            evaluation_id=given))
     return ids

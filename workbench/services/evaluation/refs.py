@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from workbench.scoring.columns import RankedRun
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
-StoreOpener = Callable[[], "LabelStore"]
+StoreOpener = Callable[[], "Store"]
 """Returns the project's store; called only when a stored run or qrels version is needed."""
 
 RunSource = Callable[[], "tuple[RunRef, RankedRun]"]

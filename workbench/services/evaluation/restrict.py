@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from workbench.services.evaluation.no_answer import NoAnswerMarks
     from workbench.services.evaluation.refs import QrelsRef, StoreOpener
     from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.topic_sets import TopicSetInfo
 
 _DEFAULT_FILTER_KEY = "filter"
@@ -157,7 +157,7 @@ def resolve_topic_set(open_store: StoreOpener | None, ref: str | None) -> tuple[
     if open_store is None:
         raise ValidationError(f"--topic-set {ref}: topic sets live in the workbench store, which does not exist; "
                               "create the set with `workbench topics set` (or pass --db).")
-    return open_store().get_topic_set(ref)
+    return open_store().evaluations.get_topic_set(ref)
 
 
 def _marks_collection(open_store: StoreOpener | None, run_refs: Sequence[str], qref: QrelsRef,
@@ -167,8 +167,8 @@ def _marks_collection(open_store: StoreOpener | None, run_refs: Sequence[str], q
     if name or open_store is None:
         return name
     for ref in run_refs:
-        if not Path(ref).is_file() and open_store().has_run(ref):
-            return open_store().get_run_info(ref).collection
+        if not Path(ref).is_file() and open_store().runs.has_run(ref):
+            return open_store().runs.get_run_info(ref).collection
     return ""
 
 
@@ -183,7 +183,7 @@ def _no_filter_key(filter_key: str) -> None:
                          "runs or qrels, or pass --collection")
 
 
-def _check_filter_key(store: LabelStore, collection: str, filter_key: str) -> None:
+def _check_filter_key(store: Store, collection: str, filter_key: str) -> None:
     """Refuse a --filter-key no topic of ``collection`` has (the default key may be absent: no filters).
 
     Raises:
@@ -194,10 +194,10 @@ def _check_filter_key(store: LabelStore, collection: str, filter_key: str) -> No
 
     if filter_key == DEFAULT_FILTER_KEY:
         return
-    topic_keys = store.topic_metadata_keys(collection)
+    topic_keys = store.metadata.topic_metadata_keys(collection)
     if filter_key in topic_keys:
         return
-    doc_keys = store.document_metadata_keys(collection)
+    doc_keys = store.metadata.document_metadata_keys(collection)
     e = UnknownOptionValueError(f"topic metadata key of collection {collection!r}", filter_key, topic_keys)
     hint = (f". {filter_key!r} is a document metadata key; --filter-key names the topic metadata key that holds "
             "each topic's filter expression") if filter_key in doc_keys else ""
@@ -238,8 +238,8 @@ def _eligibility_for(
     store = open_store()
     versions: list[tuple[str, str]] = []
     for ref in named:
-        if store.has_run(ref):
-            info = store.get_run_info(ref)
+        if store.runs.has_run(ref):
+            info = store.runs.get_run_info(ref)
             versions.append((info.collection, info.collection_version))
     name = (collection or "").split("@")[0] or qref.collection or (versions[0][0] if versions else "")
     if not name:
@@ -259,7 +259,7 @@ def _eligibility_for(
         elig = collection_eligibility(store, name, version, key=filter_key, require=filters == "on")
     except UnknownMetadataKeyError as e:
         # Name what was read: the runs' collection version, which may predate the document metadata.
-        latest = store.latest_collection_version(name)
+        latest = store.collections.latest_collection_version(name)
         which = f"version {version[:12]}" if version else "the latest version"
         later = (f"; the latest version {latest[:12]} came later (metadata imports make a new version): re-run the "
                  "retrievers over it" if version and latest and latest != version else "")

@@ -48,7 +48,7 @@ from workbench.services.runs.pool_topics import (
 )
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.qrels import QrelsVersionInfo
 
 Statistic = Literal["macro", "micro", "ceiling", "optimistic", "pool-novel"]
@@ -307,7 +307,7 @@ def _rows(name: str, e: Evaluation, cutoffs: Sequence[int]) -> list[ScoreRow]:
 
 
 def scoreboard(
-    store: LabelStore,
+    store: Store,
     qrels_version: str,
     *,
     run_names: Sequence[str] | None = None,
@@ -350,9 +350,9 @@ def scoreboard(
     policy = check_policy(missing)
     measures = board_measures(cutoffs)
     ks = tuple(sorted(set(cutoffs)))
-    info = store.get_qrels_info(qrels_version)
-    names = list(run_names) if run_names is not None else [r.name for r in store.list_runs(info.collection)]
-    qrels = store.get_qrels(qrels_version)
+    info = store.qrels.get_qrels_info(qrels_version)
+    names = list(run_names) if run_names is not None else [r.name for r in store.runs.list_runs(info.collection)]
+    qrels = store.qrels.get_qrels(qrels_version)
     evaluator = Evaluator(qrels, measures, rel=rel, missing=policy)
     warnings: list[str] = []
     loaded = []
@@ -422,7 +422,7 @@ class RunCoverage(NamedTuple):
         return not self.missing
 
 
-def run_coverage(store: LabelStore, qrels_version: str, run_names: Sequence[str] | None = None, *,
+def run_coverage(store: Store, qrels_version: str, run_names: Sequence[str] | None = None, *,
                  rel: int = 1) -> list[RunCoverage]:
     """Topic coverage of each run against a qrels version (the Scoreboard's
     default run selection: the complete runs; partial runs are shown apart).
@@ -432,9 +432,9 @@ def run_coverage(store: LabelStore, qrels_version: str, run_names: Sequence[str]
     """
     from workbench.services.evaluation.load import load_run
 
-    info = store.get_qrels_info(qrels_version)
-    names = list(run_names) if run_names is not None else [r.name for r in store.list_runs(info.collection)]
-    qrels = store.get_qrels(qrels_version)
+    info = store.qrels.get_qrels_info(qrels_version)
+    names = list(run_names) if run_names is not None else [r.name for r in store.runs.list_runs(info.collection)]
+    qrels = store.qrels.get_qrels(qrels_version)
     evaluator = Evaluator(qrels, board_measures(DEFAULT_CUTOFFS), rel=rel, missing="exclude")
     n_topics = sum(1 for docs in qrels.values() if any(g >= rel for g in docs.values()))
     out = []
@@ -472,7 +472,7 @@ def changes_between(parent: Scoreboard, child: Scoreboard) -> list[ScoreChange]:
 
 
 def version_changes(
-    store: LabelStore,
+    store: Store,
     qrels_version: str,
     *,
     run_names: Sequence[str] | None = None,
@@ -497,7 +497,7 @@ def version_changes(
     Raises:
         As ``scoreboard``.
     """
-    info = store.get_qrels_info(qrels_version)
+    info = store.qrels.get_qrels_info(qrels_version)
     if not info.parent_version:
         return []
     kwargs = {"run_names": run_names, "cutoffs": cutoffs, "rel": rel, "missing": missing}
@@ -551,7 +551,7 @@ def topic_drilldown(evaluation: Evaluation, topic_id: str, k: int) -> Drilldown:
 
 
 def document_titles(
-    store: LabelStore, collection: str, doc_ids: Sequence[str], version: str | None = None
+    store: Store, collection: str, doc_ids: Sequence[str], version: str | None = None
 ) -> dict[str, str]:
     """doc_id -> title (``""`` when untitled, ``"(not in the collection)"`` when unknown).
 
@@ -568,23 +568,23 @@ def document_titles(
     out: dict[str, str] = {}
     for doc_id in dict.fromkeys(doc_ids):
         try:
-            out[doc_id] = store.get_document(collection, doc_id, version).title
+            out[doc_id] = store.collections.get_document(collection, doc_id, version).title
         except UnknownNameError:
             out[doc_id] = "(not in the collection)"
     return out
 
 
-def qrels_lineage(store: LabelStore, qrels_version: str) -> list[str]:
+def qrels_lineage(store: Store, qrels_version: str) -> list[str]:
     """The chain of parent versions down to ``qrels_version``, root first.
 
     Raises:
         UnknownNameError: unknown version.
     """
     chain = [qrels_version]
-    info = store.get_qrels_info(qrels_version)
+    info = store.qrels.get_qrels_info(qrels_version)
     while info.parent_version and info.parent_version not in chain:
         chain.append(info.parent_version)
-        info = store.get_qrels_info(info.parent_version)
+        info = store.qrels.get_qrels_info(info.parent_version)
     return chain[::-1]
 
 

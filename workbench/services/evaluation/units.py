@@ -25,7 +25,7 @@ ceilings, micro averages, the ID audit and completion work as for any score.
 * Measure names carry the unit when it is not the run's own, and always when
   several units are shown: ``R[doc]@10`` beside ``R[chunk]@10``.
 * ``--dedupe groups``: each view's runs and qrels are taken over the duplicate
-  groups of its unit's collection (``store.get_duplicate_groups``, plus
+  groups of its unit's collection (``store.units.get_duplicate_groups``, plus
   ``--groups FILE``); the report states whether groups were applied and how many
   relevant items they merged.
 * No-answer topics (topic metadata ``no_answer`` of the qrels' collection, or
@@ -77,10 +77,10 @@ from workbench.services.evaluation.request import ScoreEnv, ScoreRequest, UnitOp
 
 if TYPE_CHECKING:
     from workbench.scoring.columns import RankedRun
-    from workbench.store import LabelStore
+    from workbench.store import Store
     from workbench.store.units import ChunkSource
 
-StoreOpener = Callable[[], "LabelStore"]
+StoreOpener = Callable[[], "Store"]
 
 
 @dataclass(frozen=True)
@@ -149,10 +149,10 @@ def _chunk_collection_of(run_ref: RunRef, collection: str | None, open_store: St
     if not name or open_store is None:
         return "", "", None, None
     store = open_store()
-    cmap = store.get_chunk_map(name, version)
+    cmap = store.units.get_chunk_map(name, version)
     if cmap is None:
         return name, version or "", None, None
-    return name, version or store.latest_collection_version(name), cmap, store.get_chunk_source(name, version)
+    return name, version or store.collections.latest_collection_version(name), cmap, store.units.get_chunk_source(name, version)
 
 
 def _qrels_unit(qrels: Mapping[str, Mapping[str, int]], cmap: ChunkMap | None) -> str:
@@ -188,7 +188,7 @@ def check_units(run_refs: Sequence[str], qrels_ref: str, open_store: StoreOpener
             run_ref = RunRef(path.stem, "file", ref)
         else:
             try:
-                info = open_store().get_run_info(ref)
+                info = open_store().runs.get_run_info(ref)
             except Exception:  # noqa: BLE001 - unknown names are reported by the scorer itself
                 continue
             run_ref = RunRef(ref, "stored", ref, info.collection, info.collection_version)
@@ -196,7 +196,7 @@ def check_units(run_refs: Sequence[str], qrels_ref: str, open_store: StoreOpener
         if cmap is None:
             continue
         qref, _ = load_qrels(qrels_ref, open_store)
-        qrels = (open_store().get_qrels(qrels_ref) if qref.origin == "stored"
+        qrels = (open_store().qrels.get_qrels(qrels_ref) if qref.origin == "stored"
                  else _read_qrels_file(qrels_ref))
         if _qrels_unit(qrels, cmap) == "doc":
             raise ValidationError(
@@ -217,7 +217,7 @@ def _groups(open_store: StoreOpener | None, collection: str, version: str | None
             groups_file: Path | None) -> DuplicateGroups:
     parts: list[tuple[Sequence[str], str]] = []
     if open_store is not None and collection:
-        stored = open_store().get_duplicate_groups(collection, version)
+        stored = open_store().units.get_duplicate_groups(collection, version)
         parts += [(ms, ",".join(stored.sources.get(c, ()))) for c, ms in stored.members.items()]
     if groups_file is not None:
         from workbench.formats.units import read_groups
@@ -226,7 +226,7 @@ def _groups(open_store: StoreOpener | None, collection: str, version: str | None
     return merge_groups(parts)
 
 
-def _recorded(view: UnitView, loaded: Sequence[_Loaded], qref: QrelsRef, store: LabelStore) -> ScoreReport:
+def _recorded(view: UnitView, loaded: Sequence[_Loaded], qref: QrelsRef, store: Store) -> ScoreReport:
     """Record one view's evaluations under the stored run and qrels version names, with the unit in the params."""
     from workbench.services.evaluation.provenance import git_commit
     from workbench.services.evaluation.record import record_report, with_file_hashes
@@ -381,7 +381,7 @@ def _given_qrels(request: ScoreRequest, env: ScoreEnv, cmap: ChunkMap | None,
         return qref, {t: dict(g) for t, g in spans_to_doc_qrels(spans).items()}, spans, "span"
     qref, _ = load_qrels(request.qrels, env.open_store)
     stored = qref.origin == "stored" and env.open_store is not None
-    source = env.open_store().get_qrels(request.qrels) if stored else _read_qrels_file(request.qrels)  # type: ignore[misc]
+    source = env.open_store().qrels.get_qrels(request.qrels) if stored else _read_qrels_file(request.qrels)  # type: ignore[misc]
     given = {t: dict(g) for t, g in source.items()}
     return qref, given, [], _qrels_unit(given, cmap)
 
@@ -455,7 +455,7 @@ class _UnitMapping:
             lists_by_run = new_lists
             facts = DedupeFacts(True, len(groups), groups.n_documents, merged, topics_merged, dropped)
         elif self.env.open_store is not None and unit_collection:
-            facts = DedupeFacts(False, len(self.env.open_store().get_duplicate_groups(unit_collection, unit_version)))
+            facts = DedupeFacts(False, len(self.env.open_store().units.get_duplicate_groups(unit_collection, unit_version)))
         as_given = qmap.startswith("as given") and options.dedupe != "groups"
         qref = self.qref
         uq = QrelsRef(qref.name if as_given else f"{qref.name} [{unit}]", qref.origin if as_given else "mapping",

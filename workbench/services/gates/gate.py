@@ -135,13 +135,13 @@ def _leakage_target(
         return None
     store = open_store()
     for ref in reversed(refs):  # the candidate's own version first
-        if not Path(ref).is_file() and store.has_run(ref):
-            info = store.get_run_info(ref)
+        if not Path(ref).is_file() and store.runs.has_run(ref):
+            info = store.runs.get_run_info(ref)
             return CollectionRef(info.collection, info.collection_version, f"run {ref}")
     if collection:
         return resolve_collection(store, collection)
     if qref.origin == "stored" and qref.collection:
-        return CollectionRef(qref.collection, qref.collection_version or store.latest_collection_version(
+        return CollectionRef(qref.collection, qref.collection_version or store.collections.latest_collection_version(
             qref.collection), f"qrels {qref.name}")
     return None
 
@@ -241,7 +241,7 @@ def _run_gate(request: ScoreRequest, policy: GatePolicy, policy_hash: str, hashe
     if env.before_record is not None:
         env.before_record(report)
     if score.topic_set is not None and open_store is not None:
-        open_store().record_topic_set_use(score.topic_set, "gate", [e.run_name for e in score.evaluations],
+        open_store().evaluations.record_topic_set_use(score.topic_set, "gate", [e.run_name for e in score.evaluations],
                                           score.qrels.recorded_name, outcome=report.verdict,
                                           evaluator_version=EVALUATOR_VERSION, git_commit=score.git_commit)
     return report
@@ -329,5 +329,5 @@ def _titles(open_store: StoreOpener | None, target: CollectionRef | None,
     wanted = {doc for r in results for d in r.diffs for doc, *_ in (*d.lost, *d.gained)}
     if not wanted:
         return {}
-    docs = open_store().get_documents(target.collection, target.version)
+    docs = open_store().collections.get_documents(target.collection, target.version)
     return {d: docs[d].title for d in wanted if d in docs}

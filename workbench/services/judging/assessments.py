@@ -1,7 +1,10 @@
 """Judging services: what the Streamlit pages and the CLI both call.
 
-Every function takes the ``LabelStore`` (which holds only a path; each store
-call takes its own short lease and fresh cursor) and, for actions, the signed-in
+Every function takes the parts of the store it uses (``store.users``,
+``store.judging``, the judgment log ``store.judgments``, ...), or the ``Store``
+when it uses more (the save path, which re-orders queues by the pool's
+strategy; assignment); neither holds more than a path, each store call takes
+its own short lease and fresh cursor. Actions also take the signed-in
 ``Session``. Nothing here keeps a connection or a cursor between calls, and no
 function calls Streamlit: a page calls a service, the service's write is one
 store transaction, and the page renders afterwards.
@@ -61,18 +64,16 @@ from workbench.services.judging.sessions import Session, require_lead
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
-    from workbench.store.judging import (
-        AssignReport,
-        PoolTopicProgress,
-        QueueEntry,
-        SavedJudgment,
-        StoredAdjudication,
-        StoredJudgment,
-    )
-    from workbench.store.judgments import UndoneJudgment
-    from workbench.store.progress import AssessorProgress
-    from workbench.store.qrels import QrelsVersionInfo
+    from workbench.judging.log import JudgmentLog, SavedJudgment, StoredJudgment, UndoneJudgment
+    from workbench.store import Store
+    from workbench.store.adjudications import Adjudications, StoredAdjudication
+    from workbench.store.assignments import AssignReport, QueueEntry
+    from workbench.store.judging import Judging
+    from workbench.store.pools import Pools
+    from workbench.store.progress import AssessorProgress, PoolTopicProgress
+    from workbench.store.qrels import Qrels, QrelsVersionInfo
+    from workbench.store.rubrics import Rubrics
+    from workbench.store.users import Users
 
 
 class SignInThrottledError(PermissionDeniedError):
@@ -87,12 +88,12 @@ class SignInThrottledError(PermissionDeniedError):
         super().__init__(f"too many failed sign-ins for {name!r}: try again in {math.ceil(wait_s)} s")
 
 
-def sign_in(store: LabelStore, name: str, token: str, *, throttle: SignInThrottle | None = None,
+def sign_in(users: Users, name: str, token: str, *, throttle: SignInThrottle | None = None,
             now: float | None = None) -> Session:
     """Check a user's token and open a session.
 
     Args:
-        store: the store.
+        users: the store's users.
         name: user name (surrounding spaces ignored).
         token: the access token (surrounding spaces ignored).
         throttle: the serving process's per-user throttle (the UI's); None
@@ -107,14 +108,14 @@ def sign_in(store: LabelStore, name: str, token: str, *, throttle: SignInThrottl
     """
     name, token = name.strip(), token.strip()
     if throttle is None:
-        user = store.authenticate(name, token)
+        user = users.authenticate(name, token)
         return Session(user.name, user.role)
     clock = time.monotonic() if now is None else now
     wait = throttle.begin(name, clock)
     if wait > 0:
         raise SignInThrottledError(name, wait)
     try:
-        user = store.authenticate(name, token)
+        user = users.authenticate(name, token)
     except PermissionDeniedError as e:
         delay = throttle.finish(name, ok=False, now=clock)
         raise PermissionDeniedError(f"{e}; wait {math.ceil(delay)} s before the next attempt") from None
@@ -172,26 +173,26 @@ class QueueState:
         return queue_status([(e.grade, e.unsure and e.judged) for e in self.entries])
 
 
-def queue_state(store: LabelStore, session: Session) -> QueueState:
+def queue_state(judging: Judging, session: Session) -> QueueState:
     """The signed-in user's queue, resume position and per-topic progress."""
-    entries = store.assessor_queue(session.user)
+    entries = judging.assessor_queue(session.user)
     keys = [(e.topic_id, e.doc_id) for e in entries]
     judged = {(e.topic_id, e.doc_id) for e in entries if e.judged}
     return QueueState(entries, resume_position(keys, judged), progress_counts(keys, judged))
 
 
-def load_view(store: LabelStore, session: Session, position: int) -> JudgingView | None:
+def load_view(judging: Judging, session: Session, position: int) -> JudgingView | None:
     """The blind judging view at a position of the user's own queue (None past its end)."""
-    return store.judging_view(session.user, max(1, position))
+    return judging.judging_view(session.user, max(1, position))
 
 
-def rubric_for(store: LabelStore, collection: str) -> Rubric:
+def rubric_for(rubrics: Rubrics, collection: str) -> Rubric:
     """The rubric assessors of ``collection`` judge on."""
-    return store.collection_rubric(collection)
+    return rubrics.collection_rubric(collection)
 
 
 def save_judgment(
-    store: LabelStore,
+    store: Store,
     session: Session,
     view: JudgingView,
     *,
@@ -228,7 +229,7 @@ def save_judgment(
 
 
 def save_judgment_outcome(
-    store: LabelStore,
+    store: Store,
     session: Session,
     view: JudgingView,
     *,
@@ -264,7 +265,7 @@ def save_judgment_outcome(
     Raises:
         ValidationError: grade not on the rubric, or neither grade nor unsure.
     """
-    saved = store.record_judgment_outcome(
+    saved = store.judgments.record_judgment_outcome(
         Judgment(
             topic_id=view.topic.topic_id,
             doc_id=view.document.doc_id,
@@ -285,7 +286,7 @@ def save_judgment_outcome(
     return saved
 
 
-def save_note(store: LabelStore, session: Session, view: JudgingView, note: str) -> SavedJudgment:
+def save_note(judgments: JudgmentLog, session: Session, view: JudgingView, note: str) -> SavedJudgment:
     """Save the note on the document in ``view`` on its own ("Save note"): the
     assessor's current grade or unsure mark is kept; with none, the note is
     stored without a judgment. Never saves a grade the assessor did not give.
@@ -293,11 +294,11 @@ def save_note(store: LabelStore, session: Session, view: JudgingView, note: str)
     Returns:
         ``SavedJudgment`` of the new row (grade/unsure: what the store holds).
     """
-    return store.record_note(view.collection, view.topic.topic_id, view.document.doc_id, session.user,
+    return judgments.record_note(view.collection, view.topic.topic_id, view.document.doc_id, session.user,
                              note.strip(), pool_version=view.pool_version)
 
 
-def undo_save(store: LabelStore, session: Session, judgment_id: int) -> UndoneJudgment:
+def undo_save(judgments: JudgmentLog, session: Session, judgment_id: int) -> UndoneJudgment:
     """Undo one of the user's saves (the judging UI's Undo): the state before it
     (grade, unsure mark and note, or no judgment) is restored by an appended row.
 
@@ -305,7 +306,7 @@ def undo_save(store: LabelStore, session: Session, judgment_id: int) -> UndoneJu
         UnknownNameError: not a save of this user.
         ValidationError: the document was saved again after it.
     """
-    return store.undo_judgment(judgment_id, session.user)
+    return judgments.undo_judgment(judgment_id, session.user)
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,17 +345,17 @@ def my_judgments(state: QueueState, *, status: Sequence[str] | None = None,
     return [r for r in rows if (status is None or r.status in status) and (topic_id is None or r.topic_id == topic_id)]
 
 
-def assessor_overview(store: LabelStore) -> list[AssessorProgress]:
+def assessor_overview(judging: Judging) -> list[AssessorProgress]:
     """Every user with assignments: assigned, graded, unsure, left, and the time per
     judgment (median, p90) over their assigned documents (lead's Progress page)."""
-    return store.assessor_progress()
+    return judging.assessor_progress()
 
 
 # -- leads -----------------------------------------------------------------------
 
 
 def assign_pool(
-    store: LabelStore,
+    store: Store,
     session: Session,
     pool_version: str,
     assessors: Sequence[str],
@@ -396,7 +397,7 @@ def assign_pool(
         ValidationError: invalid policy; UnknownNameError: unknown pool or user.
     """
     require_lead(session, "assign")
-    _collection, items = store.judging_pool_items(pool_version)
+    _collection, items = store.pools.judging_pool_items(pool_version)
     plan = plan_assignments(
         items, list(assessors), overlap=overlap, double_share=double_share, seed=seed, band_size=band_size
     )
@@ -405,7 +406,7 @@ def assign_pool(
     if strategy is not None:  # a bad strategy or stopping spec fails before anything is assigned
         check_settings(strategy, refresh_every=refresh_every, stopping=stopping, budget=budget,
                        topic_budgets=topic_budgets)
-    report = store.assign(pool_version, plan, lead=session.user)
+    report = store.judging.assign(pool_version, plan, lead=session.user)
     if strategy is not None:
         set_strategy(store, session, pool_version, strategy, refresh_every=refresh_every, stopping=stopping,
                      budget=budget, topic_budgets=topic_budgets)
@@ -414,19 +415,21 @@ def assign_pool(
     return report
 
 
-def pool_collection(store: LabelStore, pool_version: str) -> str:
+def pool_collection(pools: Pools, pool_version: str) -> str:
     """The collection of a pool version (UnknownNameError when unknown)."""
-    return store.get_pool(pool_version).collection
+    return pools.get_pool(pool_version).collection
 
 
-def agreement(store: LabelStore, pool_version: str, *, weights: Weights = "linear") -> AgreementReport:
+def agreement(
+    judging: Judging, rubrics: Rubrics, pools: Pools, pool_version: str, *, weights: Weights = "linear",
+) -> AgreementReport:
     """Kappa per assessor pair and alpha per topic and overall on a pool version's
     lineage, over the collection's rubric scale, from counts aggregated in the
-    store (``LabelStore.agreement_counts``; equal to ``agreement_report`` over
+    store (``store.judging.agreement_counts``; equal to ``agreement_report`` over
     ``item_grades``)."""
-    collection = pool_collection(store, pool_version)
-    scale = store.collection_rubric(collection).values
-    return agreement_from_counts(store.agreement_counts(collection, pool_version), scale=scale, weights=weights)
+    collection = pool_collection(pools, pool_version)
+    scale = rubrics.collection_rubric(collection).values
+    return agreement_from_counts(judging.agreement_counts(collection, pool_version), scale=scale, weights=weights)
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,28 +454,33 @@ class DisagreementRow:
     suggestions: tuple[tuple[str, int], ...] = ()
 
 
-def disagreement_queue(store: LabelStore, pool_version: str, *, include_adjudicated: bool = True) -> list[DisagreementRow]:
+def disagreement_queue(
+    adjudications: Adjudications, judgments: JudgmentLog, pools: Pools, pool_version: str, *,
+    include_adjudicated: bool = True,
+) -> list[DisagreementRow]:
     """Documents needing a lead (grades differ, or a judgment is unsure), widest spread first.
 
     Only people's judgments decide what is listed; model assessors' grades ride
     along as ``suggestions``.
 
     Args:
-        store: the store.
+        adjudications: the store's adjudications.
+        judgments: the judgment log.
+        pools: the store's pools.
         pool_version: the pool version (its ancestors included).
         include_adjudicated: also list documents already adjudicated.
 
     Returns:
         ``DisagreementRow`` list sorted by spread desc, topic_id, doc_id.
     """
-    collection = pool_collection(store, pool_version)
-    current = store.current_judgments(collection, pool_version)
-    adj = store.current_adjudications(collection, pool_version)
+    collection = pool_collection(pools, pool_version)
+    current = judgments.current_judgments(collection, pool_version)
+    adj = adjudications.current_adjudications(collection, pool_version)
     by_item: dict[tuple[str, str], list[StoredJudgment]] = {}
     for j in current:
         by_item.setdefault((j.topic_id, j.doc_id), []).append(j)
     grades = {k: {j.assessor: j.grade for j in v} for k, v in by_item.items()}
-    models = store.model_grades(collection, pool_version)
+    models = adjudications.model_grades(collection, pool_version)
     rows = []
     for d in disagreements(grades, {k: a.grade for k, a in adj.items()}):
         a = adj.get((d.topic_id, d.doc_id))
@@ -519,8 +527,10 @@ class AdjudicationDesk:
     rule: str
 
 
-def adjudication_desk(store: LabelStore, pool_version: str, *, rule: str = DEFAULT_RULE,
-                      include_adjudicated: bool = False) -> AdjudicationDesk:
+def adjudication_desk(
+    adjudications: Adjudications, judgments: JudgmentLog, pools: Pools, pool_version: str, *,
+    rule: str = DEFAULT_RULE, include_adjudicated: bool = False,
+) -> AdjudicationDesk:
     """The documents needing a lead (``disagreement_queue``) with the rule's
     suggested grade for each, and correct pending/adjudicated counts.
 
@@ -528,7 +538,7 @@ def adjudication_desk(store: LabelStore, pool_version: str, *, rule: str = DEFAU
         UnknownNameError: unknown pool version or rule.
     """
     r = get_rule(rule)
-    rows = disagreement_queue(store, pool_version, include_adjudicated=True)
+    rows = disagreement_queue(adjudications, judgments, pools, pool_version, include_adjudicated=True)
     pending = [DeskItem(x, suggest_grade({j.assessor: j.grade for j in x.judgments}, r))
                for x in rows if x.adjudication is None]
     done = [DeskItem(x, suggest_grade({j.assessor: j.grade for j in x.judgments}, r))
@@ -536,7 +546,9 @@ def adjudication_desk(store: LabelStore, pool_version: str, *, rule: str = DEFAU
     return AdjudicationDesk(pending + (done if include_adjudicated else []), len(pending), len(done), r.name)
 
 
-def accept_suggestions(store: LabelStore, session: Session, pool_version: str, items: Sequence[DeskItem]) -> int:
+def accept_suggestions(
+    adjudications: Adjudications, pools: Pools, session: Session, pool_version: str, items: Sequence[DeskItem],
+) -> int:
     """Adjudicate every given document with its suggested grade (lead only), in
     one transaction; the rationale records the suggestion it accepted.
 
@@ -547,16 +559,16 @@ def accept_suggestions(store: LabelStore, session: Session, pool_version: str, i
         PermissionDeniedError: not a lead.
     """
     require_lead(session, "adjudicate")
-    collection = pool_collection(store, pool_version)
+    collection = pool_collection(pools, pool_version)
     batch = [(i.row.topic_id, i.row.doc_id, int(i.suggestion.grade), f"accepted the suggestion: {i.suggestion.reason}")
              for i in items if i.suggestion.grade is not None]
     if not batch:
         return 0
-    return store.adjudicate_many(collection, batch, lead=session.user, pool_version=pool_version)
+    return adjudications.adjudicate_many(collection, batch, lead=session.user, pool_version=pool_version)
 
 
 def adjudicate(
-    store: LabelStore,
+    adjudications: Adjudications, judgments: JudgmentLog, pools: Pools,
     session: Session,
     pool_version: str,
     topic_id: str,
@@ -579,14 +591,14 @@ def adjudicate(
     require_lead(session, "adjudicate")
     if not rationale.strip():
         raise ValidationError("adjudicate: expected a rationale, found none; say why this grade is final")
-    collection = pool_collection(store, pool_version)
-    queue = disagreement_queue(store, pool_version, include_adjudicated=True)
+    collection = pool_collection(pools, pool_version)
+    queue = disagreement_queue(adjudications, judgments, pools, pool_version, include_adjudicated=True)
     if not any(r.topic_id == topic_id and r.doc_id == doc_id for r in queue):
         raise ValidationError(
             f"adjudicate: topic {topic_id!r} document {doc_id!r} is not in the disagreement queue of pool "
             f"{pool_version!r} (its grades agree, it is not judged, or it is not pooled); list the queue with "
             f"`workbench adjudicate {pool_version} --list`")
-    return store.adjudicate(
+    return adjudications.adjudicate(
         collection, topic_id, doc_id, grade, lead=session.user, rationale=rationale.strip(), pool_version=pool_version
     )
 
@@ -617,7 +629,7 @@ class PublishPreview:
         return sum(len(d) for d in self.qrels.values())
 
 
-def default_parent(store: LabelStore, pool_version: str) -> str | None:
+def default_parent(qrels: Qrels, pools: Pools, pool_version: str) -> str | None:
     """The parent a new qrels version of ``pool_version`` should name by default:
     the latest version published from the pool version or one of its ancestors
     (None when none was published yet).
@@ -625,24 +637,24 @@ def default_parent(store: LabelStore, pool_version: str) -> str | None:
     Raises:
         UnknownNameError: unknown pool version.
     """
-    lineage = set(pool_overview_lineage(store, pool_version))
-    published = [v for v in store.list_qrels_versions(pool_collection(store, pool_version))
+    lineage = set(pool_overview_lineage(pools, pool_version))
+    published = [v for v in qrels.list_qrels_versions(pool_collection(pools, pool_version))
                  if v.origin == "published" and v.pool_version in lineage]
     return max(published, key=lambda v: v.created_at).name if published else None
 
 
-def pool_overview_lineage(store: LabelStore, pool_version: str) -> list[str]:
+def pool_overview_lineage(pools: Pools, pool_version: str) -> list[str]:
     """The pool version and its ancestors, root first.
 
     Raises:
         UnknownNameError: unknown pool version.
     """
-    pools = {p["pool_version"]: p for p in store.judging_pools()}
-    if pool_version not in pools:
-        store.judging_pool_items(pool_version)  # raises UnknownNameError listing the pools
+    known = {p["pool_version"]: p for p in pools.judging_pools()}
+    if pool_version not in known:
+        pools.judging_pool_items(pool_version)  # raises UnknownNameError listing the pools
     lineage = [pool_version]
-    while pools[lineage[-1]]["parent_version"] and pools[lineage[-1]]["parent_version"] in pools:
-        lineage.append(pools[lineage[-1]]["parent_version"])
+    while known[lineage[-1]]["parent_version"] and known[lineage[-1]]["parent_version"] in known:
+        lineage.append(known[lineage[-1]]["parent_version"])
     return lineage[::-1]
 
 
@@ -675,15 +687,15 @@ def publish_diff_rows(preview: PublishPreview, *, added: bool = False) -> list[D
 
 
 def preview_publish(
-    store: LabelStore, pool_version: str, *, rule: str, parent_version: str | None = None,
+    qrels: Qrels, pool_version: str, *, rule: str, parent_version: str | None = None,
     include_model: bool = False,
 ) -> PublishPreview:
     """The qrels a publish would freeze now, with the diff against the parent
     (``include_model``: with model grades where no person judged)."""
     canonical = get_rule(rule).name
-    qrels, fg = store.proposed_qrels(pool_version, canonical, parent_version, include_model=include_model)
-    parent = store.get_qrels(parent_version) if parent_version else {}
-    return PublishPreview(pool_version, canonical, parent_version, qrels, fg, diff_qrels(parent, qrels))
+    proposed, fg = qrels.proposed_qrels(pool_version, canonical, parent_version, include_model=include_model)
+    parent = qrels.get_qrels(parent_version) if parent_version else {}
+    return PublishPreview(pool_version, canonical, parent_version, proposed, fg, diff_qrels(parent, proposed))
 
 
 @dataclass(frozen=True, slots=True)
@@ -693,7 +705,7 @@ class PublishResult:
     Attributes:
         info: the stored version (name, parent, pool, rule, counts, hash, time).
         diff: how many entries were added, changed and removed against the parent
-            version (all added without one); ``LabelStore.qrels_diff`` lists them.
+            version (all added without one); ``store.qrels.qrels_diff`` lists them.
         path: the exported TREC qrels file, or None when not exported.
     """
 
@@ -702,7 +714,7 @@ class PublishResult:
     path: Path | None = None
 
 
-def export_qrels(store: LabelStore, name: str, labels_dir: Path) -> Path:
+def export_qrels(qrels: Qrels, name: str, labels_dir: Path) -> Path:
     """Write a qrels version to ``labels_dir/<name>.qrels`` (atomic; TREC format)
     and record it in ``labels_dir/manifest.json`` (the ``qrels export`` service).
 
@@ -711,7 +723,7 @@ def export_qrels(store: LabelStore, name: str, labels_dir: Path) -> Path:
     """
     from workbench.services.collections.ingest import export_qrels as export
 
-    return export(store, name, labels_dir=labels_dir).path
+    return export(qrels, name, labels_dir=labels_dir).path
 
 
 class ExportAfterPublishError(WorkbenchError):
@@ -783,7 +795,7 @@ def check_export_target(labels_dir: Path, name: str) -> Path:
 
 
 def publish(
-    store: LabelStore,
+    qrels: Qrels,
     session: Session,
     pool_version: str,
     name: str,
@@ -816,28 +828,28 @@ def publish(
     require_lead(session, "publish")
     if labels_dir is not None:
         check_export_target(labels_dir, name)
-    info = store.publish_qrels(
+    info = qrels.publish_qrels(
         name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note,
         include_model=include_model,
     )
-    diff = store.qrels_diff_counts(parent_version, name)  # counts only: a first version is all "added"
+    diff = qrels.qrels_diff_counts(parent_version, name)  # counts only: a first version is all "added"
     path: Path | None = None
     if labels_dir is not None:
         try:
-            path = export_qrels(store, name, labels_dir)
+            path = export_qrels(qrels, name, labels_dir)
         except (WorkbenchError, OSError) as e:
             raise ExportAfterPublishError(name, e) from e
     return PublishResult(info, diff, path)
 
 
-def publish_coverage(store: LabelStore, pool_version: str, qrels_version: str) -> tuple[int, int]:
+def publish_coverage(qrels: Qrels, pool_version: str, qrels_version: str) -> tuple[int, int]:
     """How much of a pool a qrels version covers: (pooled documents, of those with an entry).
 
     Counts (topic, document) pairs of the pool version and its ancestors. A pooled
     document without an entry is unjudged: every run that retrieves it sees it as
     pool-novel, so publishing with low coverage deserves a warning.
     """
-    return store.pool_coverage(pool_version, qrels_version)
+    return qrels.pool_coverage(pool_version, qrels_version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -865,14 +877,14 @@ class PoolOverview:
         return sum(t.n_judged for t in self.topics) / total if total else 0.0
 
 
-def pool_overview(store: LabelStore, pool_version: str) -> PoolOverview:
+def pool_overview(judging: Judging, pools: Pools, pool_version: str) -> PoolOverview:
     """Size per topic, judged share and contributing runs of a pool version."""
-    pools = {p["pool_version"]: p for p in store.judging_pools()}
-    lineage = pool_overview_lineage(store, pool_version)
+    known = {p["pool_version"]: p for p in pools.judging_pools()}
+    lineage = pool_overview_lineage(pools, pool_version)
     return PoolOverview(
         pool_version,
-        pools[pool_version]["collection"],
+        known[pool_version]["collection"],
         lineage,
-        store.pool_judging_progress(pool_version),
-        store.pool_run_contributions(pool_version),
+        judging.pool_judging_progress(pool_version),
+        pools.pool_run_contributions(pool_version),
     )

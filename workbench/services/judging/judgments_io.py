@@ -6,7 +6,7 @@ assessor's judgments. Every line is checked first, naming file and line
 (topic of the collection, document of the collection, grade on the
 collection's rubric or unsure, the file's ``assessor`` column if any,
 timestamps not going back in time for one document); then all lines go
-through the store's save path (``LabelStore.record_judgments``, the checks of
+through the store's save path (``store.judgments.record_judgments``, the checks of
 a UI save) in **one transaction**: all land or none. Importing the same file
 twice writes nothing the second time: a line without a timestamp is what the
 assessor's judgment is to be now, so it is already stored when the assessor's
@@ -51,8 +51,11 @@ from workbench.ranking import natural_key
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
+    from workbench.judging.log import JudgmentLog
     from workbench.services.judging.sessions import Session
-    from workbench.store import LabelStore
+    from workbench.store import Store
+    from workbench.store.pools import Pools
+    from workbench.store.users import Users
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,7 @@ def _check_lines(path: str, lines: Sequence[jfiles.JudgmentLine], assessor: str,
 
 
 def import_judgments(
-    store: LabelStore,
+    store: Store,
     session: Session,
     path: str | Path,
     *,
@@ -209,18 +212,18 @@ def import_judgments(
     chosen = fmt or jfiles.sniff_format(path)
     read = jfiles.read_judgment_file(path, chosen)
     lines, n_repeats = _drop_repeats(p, read.lines)
-    collection = store.get_pool(pool_version).collection
+    collection = store.pools.get_pool(pool_version).collection
     try:
-        store.get_user(assessor)
+        store.users.get_user(assessor)
     except UnknownNameError as e:
         e.args = (f"{e.args[0]}; add the assessor first with `workbench users add {assessor} --lead ...`",)
         raise
-    topics = set(store.get_topics(collection))
+    topics = set(store.collections.get_topics(collection))
     doc_ids = {ln.doc_id for ln in lines}
-    missing = store.missing_doc_ids(collection, doc_ids)
-    rubric = store.collection_rubric(collection)
+    missing = store.collections.missing_doc_ids(collection, doc_ids)
+    rubric = store.rubrics.collection_rubric(collection)
     _check_lines(p, lines, assessor, topics, missing, len(doc_ids), rubric, collection)
-    pooled = store.pool_documents(pool_version, with_ancestors=True)
+    pooled = store.pools.pool_documents(pool_version, with_ancestors=True)
     outside_lines = [ln for ln in lines if ln.doc_id not in pooled.get(ln.topic_id, set())]
     if outside_lines and not allow_outside_pool:
         ln = outside_lines[0]
@@ -229,7 +232,7 @@ def import_judgments(
                                            f"({len(outside_lines):,} line(s) of the file are outside the pool). "
                                            "Check --pool, or pass --allow-outside-pool to keep them.")
 
-    current = store.current_states(collection, assessor, ((ln.topic_id, ln.doc_id) for ln in lines
+    current = store.judgments.current_states(collection, assessor, ((ln.topic_id, ln.doc_id) for ln in lines
                                                           if ln.timestamp is None))
     items = []
     n_current = 0
@@ -247,12 +250,12 @@ def import_judgments(
                 token = f"{token}@{state[0]}"
         j = Judgment(ln.topic_id, ln.doc_id, assessor, ln.grade, ln.unsure, ln.note, ln.duration_ms)
         items.append((j, token, ln.timestamp))
-    saved = store.record_judgments(items, collection=collection, pool_version=pool_version,
+    saved = store.judgments.record_judgments(items, collection=collection, pool_version=pool_version,
                                    lead=session.user) if items else []
 
     judged = {(ln.topic_id, ln.doc_id) for ln in lines}
-    lineage = store.pool_lineage(pool_version)
-    own = store.pool_documents(pool_version, with_ancestors=False) if len(lineage) > 1 else pooled
+    lineage = store.pools.pool_lineage(pool_version)
+    own = store.pools.pool_documents(pool_version, with_ancestors=False) if len(lineage) > 1 else pooled
     n_pooled = sum(len(d) for d in own.values())
     not_covered = {t: sum(1 for d in docs if (t, d) not in judged) for t, docs in own.items()}
     inherited = {(t, d) for t, docs in pooled.items() for d in docs if d not in own.get(t, set())}
@@ -270,12 +273,15 @@ def import_judgments(
 
 
 def export_rows(
-    store: LabelStore, pool_version: str, *, assessor: str | None = None, history: bool = False
+    judgments: JudgmentLog, pools: Pools, users: Users, pool_version: str, *, assessor: str | None = None,
+    history: bool = False,
 ) -> list[dict[str, Any]]:
     """Judgment rows of a pool version's documents (and its ancestors'), for ``write_judgments``.
 
     Args:
-        store: the store.
+        judgments: the judgment log.
+        pools: the store's pools.
+        users: the store's users.
         pool_version: the pool version.
         assessor: only this assessor (None: everyone).
         history: every save of the append-only log, not only the current judgments.
@@ -287,10 +293,10 @@ def export_rows(
     Raises:
         UnknownNameError: unknown pool version (or assessor, when given).
     """
-    collection = store.get_pool(pool_version).collection
+    collection = pools.get_pool(pool_version).collection
     if assessor is not None:
-        store.get_user(assessor)
-    rows = store.judgment_rows(collection, pool_version, assessor=assessor, history=history)
+        users.get_user(assessor)
+    rows = judgments.judgment_rows(collection, pool_version, assessor=assessor, history=history)
     rows.sort(key=lambda j: (natural_key(j.topic_id), j.doc_id, j.assessor, j.judgment_id))
     return [{
         "topic_id": j.topic_id, "doc_id": j.doc_id, "assessor": j.assessor, "grade": j.grade, "unsure": j.unsure,

@@ -37,8 +37,11 @@ from workbench.types import Judgment
 
 if TYPE_CHECKING:
     from workbench.services.judging.sessions import Session
-    from workbench.store import LabelStore
-    from workbench.store.judging import ModelAssessorInfo
+    from workbench.store import Store
+    from workbench.store.adjudications import Adjudications
+    from workbench.store.model_assessors import ModelAssessorInfo
+    from workbench.store.pools import Pools
+    from workbench.store.rubrics import Rubrics
 
 Say = Callable[[str], None]
 
@@ -69,7 +72,7 @@ class ModelJudging:
 
 
 def judge_with_model(
-    store: LabelStore,
+    store: Store,
     session: Session,
     pool_version: str,
     model: str,
@@ -115,32 +118,32 @@ def judge_with_model(
                                     f"{session.role}")
     if grades is not None and fit_on is not None:
         raise ValidationError("give --grades or --fit-on, not both")
-    info = store.get_pool(pool_version)
+    info = store.pools.get_pool(pool_version)
     collection = info.collection
-    rubric = store.collection_rubric(collection)
-    entries = store.pool_entries(pool_version)
+    rubric = store.rubrics.collection_rubric(collection)
+    entries = store.pools.pool_entries(pool_version)
     pairs = [(e.topic_id, e.doc_id) for e in entries]
     given_mapping = None
     if fit_on is None:  # checked before any scoring: a bad mapping fails the command at once
         given_mapping = parse_grade_mapping(grades or DEFAULT_GRADES)
         _check_scale(given_mapping, rubric.values, rubric.name)
     judge = load_judge_model(model)
-    store.check_model_assessor_name(name, model=judge.name, weights_hash=judge.weights_hash)
-    topics = store.get_topics(collection)
-    documents = store.get_documents(collection, info.collection_version)
+    store.users.check_model_assessor_name(name, model=judge.name, weights_hash=judge.weights_hash)
+    topics = store.collections.get_topics(collection)
+    documents = store.collections.get_documents(collection, info.collection_version)
     queries = {t: topic.query for t, topic in topics.items()}
     texts = {d: documents[d].content for _t, d in pairs if d in documents}
     known = [(t, d) for t, d in pairs if d in texts and t in queries]
     people: Mapping[str, Mapping[str, int]] = {}
     if fit_on is not None:
-        _name, people = load_oracle(store, fit_on)
+        _name, people = load_oracle(store.qrels, fit_on)
         if not any(d in people.get(t, {}) for t, d in known):
             raise ValidationError(f"--fit-on {fit_on}: it grades none of the documents of {pool_version}; "
                                   "fit on a qrels version judged from this pool")
     if say:
         say(f"[starting] {judge.kind} {judge.name} scores {len(known):,} documents of {pool_version}")
-    scores = judge.score(queries, texts, known, cache=store,
-                         text_hashes=store.document_text_hashes(collection, info.collection_version))
+    scores = judge.score(queries, texts, known, cache=store.vectors,
+                         text_hashes=store.collections.document_text_hashes(collection, info.collection_version))
     score_of = {k: float(s) for k, s in zip(known, scores, strict=True)}
 
     fit: FitAgreement | None = None
@@ -151,12 +154,12 @@ def judge_with_model(
         _check_scale(mapping, rubric.values, rubric.name)
     else:
         mapping = given_mapping
-    assessor = store.add_model_assessor(
+    assessor = store.users.add_model_assessor(
         name, model=judge.name, model_kind=judge.kind, weights_hash=judge.weights_hash,
         grade_mapping=str(mapping), lead=session.user, fitted_on=fit_on or "",
         fit=fit.as_dict() if fit else None,
     )
-    mine = {(j.topic_id, j.doc_id) for j in store.model_judgments(collection, pool_version) if j.assessor == name}
+    mine = {(j.topic_id, j.doc_id) for j in store.judgments.model_judgments(collection, pool_version) if j.assessor == name}
     saved = kept = 0
     given: Counter[int] = Counter()
     with store.connection("model assessor judging"):  # one open file for all the saves
@@ -166,7 +169,7 @@ def judge_with_model(
             if key in mine:
                 kept += 1
                 continue
-            store.record_judgment_outcome(
+            store.judgments.record_judgment_outcome(
                 Judgment(key[0], key[1], name, grade, note=f"{judge.kind} score {score_of[key]:.4f}"),
                 collection=collection, pool_version=pool_version,
                 save_token=f"model:{name}:{pool_version}:{key[0]}:{key[1]}",
@@ -185,12 +188,12 @@ def _check_scale(mapping: GradeMapping, scale: tuple[int, ...], rubric: str) -> 
                               f"{list(scale)}; map scores to its grades")
 
 
-def _reorder_if_seeded(store: LabelStore, pool_version: str) -> None:
+def _reorder_if_seeded(store: Store, pool_version: str) -> None:
     """A pool whose strategy takes model grades as a prior (``cal-model``) re-orders now."""
     from workbench.judging.strategies import parse_strategy
     from workbench.services.judging.order import refresh_topics
 
-    setting = store.judging_setting(pool_version)
+    setting = store.judging.judging_setting(pool_version)
     if setting is not None and parse_strategy(setting.strategy).uses_prior:
         refresh_topics(store, pool_version)
 
@@ -216,7 +219,10 @@ class ModelPersonAgreement:
     reason: str = ""
 
 
-def model_agreement(store: LabelStore, pool_version: str, *, weights: str = "linear") -> list[ModelPersonAgreement]:
+def model_agreement(
+    adjudications: Adjudications, pools: Pools, rubrics: Rubrics, pool_version: str, *,
+    weights: str = "linear",
+) -> list[ModelPersonAgreement]:
     """Kappa and alpha of every model assessor against every person on a pool version's lineage.
 
     Raises:
@@ -224,10 +230,10 @@ def model_agreement(store: LabelStore, pool_version: str, *, weights: str = "lin
     """
     from workbench.judging.agreement import cohen_kappa, krippendorff_alpha
 
-    collection = store.get_pool(pool_version).collection
-    scale = store.collection_rubric(collection).values
-    people = store.item_grades(collection, pool_version)
-    models = store.model_grades(collection, pool_version)
+    collection = pools.get_pool(pool_version).collection
+    scale = rubrics.collection_rubric(collection).values
+    people = adjudications.item_grades(collection, pool_version)
+    models = adjudications.model_grades(collection, pool_version)
     names = sorted({m for by in models.values() for m in by})
     persons = sorted({p for by in people.values() for p, g in by.items() if g is not None})
     out = []

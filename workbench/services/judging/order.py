@@ -36,8 +36,12 @@ from workbench.judging.strategies import Rank, Strategy, TopicPool, parse_strate
 
 if TYPE_CHECKING:
     from workbench.services.judging.sessions import Session
-    from workbench.store import LabelStore
-    from workbench.store.judging import JudgingSetting
+    from workbench.store import Store
+    from workbench.store.adjudications import Adjudications
+    from workbench.store.collections import Collections
+    from workbench.store.judging import Judging
+    from workbench.store.judging_order import JudgingSetting
+    from workbench.store.pools import Pools
 
 ORDER_RULE = "median"
 """The final-grade rule that reduces several assessors' grades to the one a strategy reads."""
@@ -84,7 +88,7 @@ def check_settings(
 
 
 def set_strategy(
-    store: LabelStore,
+    store: Store,
     session: Session,
     pool_version: str,
     strategy: str,
@@ -114,7 +118,7 @@ def set_strategy(
     _require_lead(session, "set the judging strategy")
     chosen, rule = check_settings(strategy, refresh_every=refresh_every, stopping=stopping, budget=budget,
                                   topic_budgets=topic_budgets)
-    setting = store.set_judging_setting(
+    setting = store.judging.set_judging_setting(
         pool_version, strategy=str(chosen), lead=session.user, refresh_every=refresh_every,
         stopping=rule, budget=budget, topic_budgets=topic_budgets,
     )
@@ -122,30 +126,30 @@ def set_strategy(
     return setting
 
 
-def _topic_pools(store: LabelStore, pool_version: str, strategy: Strategy, topics: Sequence[str] | None,
-                 collection: str) -> dict[str, TopicPool]:
+def _topic_pools(pools: Pools, collections: Collections, adjudications: Adjudications, pool_version: str,
+                 strategy: Strategy, topics: Sequence[str] | None, collection: str) -> dict[str, TopicPool]:
     from workbench.judging.strategies import build_topic_pools
     from workbench.services.judging.simulation import collection_features
 
-    info = store.get_pool(pool_version)
-    entries = [(e.topic_id, e.doc_id, e.priority_rank) for e in store.pool_entries(pool_version)
+    info = pools.get_pool(pool_version)
+    entries = [(e.topic_id, e.doc_id, e.priority_rank) for e in pools.pool_entries(pool_version)
                if topics is None or e.topic_id in topics]
     contributions = []
-    for v in store.pool_lineage(pool_version):
-        contributions += [(c.topic_id, c.doc_id, c.run_name, c.rank) for c in store.pool_provenance(v)
+    for v in pools.pool_lineage(pool_version):
+        contributions += [(c.topic_id, c.doc_id, c.run_name, c.rank) for c in pools.pool_provenance(v)
                           if topics is None or c.topic_id in topics]
-    queries = {t: topic.query for t, topic in store.get_topics(collection).items()}
-    features = collection_features(store, collection, info.collection_version) if strategy.name == "cal" else None
+    queries = {t: topic.query for t, topic in collections.get_topics(collection).items()}
+    features = collection_features(collections, collection, info.collection_version) if strategy.name == "cal" else None
     priors: dict[str, dict[str, int]] = {}
     if strategy.uses_prior:
-        for (t, d), by_model in store.model_grades(collection, pool_version).items():
+        for (t, d), by_model in adjudications.model_grades(collection, pool_version).items():
             grades = sorted(by_model.values())
             priors.setdefault(t, {})[d] = grades[(len(grades) - 1) // 2]
-    pools = build_topic_pools(entries, contributions, queries=queries, features=features, priors=priors)
-    return {p.topic_id: p for p in pools}
+    built = build_topic_pools(entries, contributions, queries=queries, features=features, priors=priors)
+    return {p.topic_id: p for p in built}
 
 
-def refresh_topics(store: LabelStore, pool_version: str, topics: Sequence[str] | None = None) -> int:
+def refresh_topics(store: Store, pool_version: str, topics: Sequence[str] | None = None) -> int:
     """Re-order the queues of some (default: all) topics of a pool version by its strategy.
 
     Returns:
@@ -154,15 +158,15 @@ def refresh_topics(store: LabelStore, pool_version: str, topics: Sequence[str] |
     Raises:
         UnknownNameError: unknown pool version.
     """
-    setting = store.judging_setting(pool_version)
+    setting = store.judging.judging_setting(pool_version)
     if setting is None:
         return 0
     strategy = parse_strategy(setting.strategy)
     plan = stopping_plan(setting)
-    collection = store.get_pool(pool_version).collection
-    pools = _topic_pools(store, pool_version, strategy, topics, collection)
-    judged = store.final_grades_detail(pool_version, ORDER_RULE).qrels
-    sequence = store.first_judged(collection, pool_version)
+    collection = store.pools.get_pool(pool_version).collection
+    pools = _topic_pools(store.pools, store.collections, store.adjudications, pool_version, strategy, topics, collection)
+    judged = store.adjudications.final_grades_detail(pool_version, ORDER_RULE).qrels
+    sequence = store.judgments.first_judged(collection, pool_version)
     for topic_id in (list(pools) if topics is None else [t for t in topics if t in pools]):
         pool = pools[topic_id]
         grades = judged.get(topic_id, {})
@@ -175,13 +179,13 @@ def refresh_topics(store: LabelStore, pool_version: str, topics: Sequence[str] |
             order += strategy.order(pool, grades)
             if strategy.gives_estimate and not stopped:
                 estimate = strategy.estimate_remaining(pool, grades)
-        store.apply_topic_order(pool_version, topic_id, order if not isinstance(strategy, Rank) else [],
+        store.judging.apply_topic_order(pool_version, topic_id, order if not isinstance(strategy, Rank) else [],
                                 strategy=str(strategy), n_judged=len(seen), n_relevant=sum(relevant),
                                 stopped=stopped, estimate=estimate)
     return len(pools) if topics is None else sum(1 for t in topics if t in pools)
 
 
-def after_save(store: LabelStore, pool_version: str, topic_id: str) -> bool:
+def after_save(store: Store, pool_version: str, topic_id: str) -> bool:
     """Called after a person's save: re-order the topic when its pool has a strategy
     and ``refresh_every`` saves on the topic arrived since the last re-ordering.
 
@@ -190,19 +194,19 @@ def after_save(store: LabelStore, pool_version: str, topic_id: str) -> bool:
     """
     if not pool_version:
         return False
-    setting = store.judging_setting(pool_version)
+    setting = store.judging.judging_setting(pool_version)
     if setting is None:
         return False
-    state = store.topic_orders(pool_version).get(topic_id)
-    collection = store.get_pool(pool_version).collection
-    n_now = len(store.first_judged(collection, pool_version).get(topic_id, []))
+    state = store.judging.topic_orders(pool_version).get(topic_id)
+    collection = store.pools.get_pool(pool_version).collection
+    n_now = len(store.judgments.first_judged(collection, pool_version).get(topic_id, []))
     if state is not None and n_now - state.n_judged < setting.refresh_every:
         return False
     refresh_topics(store, pool_version, [topic_id])
     return True
 
 
-def after_save_quietly(store: LabelStore, pool_version: str, topic_id: str) -> bool:
+def after_save_quietly(store: Store, pool_version: str, topic_id: str) -> bool:
     """``after_save`` for the save path: the judgment is committed already, so a
     failure to re-order leaves the queue as it was (the next save tries again)
     instead of reporting the save as failed."""
@@ -254,7 +258,7 @@ class StrategyProgress:
         return sum(values) if values else None
 
 
-def strategy_progress(store: LabelStore, session: Session, pool_version: str) -> StrategyProgress:
+def strategy_progress(judging: Judging, pools: Pools, session: Session, pool_version: str) -> StrategyProgress:
     """The Progress page's strategy section (lead only: it shows relevance counts).
 
     Raises:
@@ -264,11 +268,11 @@ def strategy_progress(store: LabelStore, session: Session, pool_version: str) ->
     from workbench.judging.queue import topic_order
 
     _require_lead(session, "see the judging strategy's progress")
-    store.get_pool(pool_version)
-    setting = store.judging_setting(pool_version)
+    pools.get_pool(pool_version)
+    setting = judging.judging_setting(pool_version)
     if setting is None:
         return StrategyProgress(pool_version, None)
-    states = store.topic_orders(pool_version)
+    states = judging.topic_orders(pool_version)
     plan = stopping_plan(setting)
     rows = tuple(
         TopicStrategyRow(t, states[t].n_judged, states[t].n_relevant, states[t].estimate, states[t].stopped,

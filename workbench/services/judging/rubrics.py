@@ -10,11 +10,10 @@ from workbench.formats.rubric_toml import read_rubric_file
 
 if TYPE_CHECKING:
     from workbench.services.judging.sessions import Session
-    from workbench.store import LabelStore
-    from workbench.store.rubrics import RubricDefinition
+    from workbench.store.rubrics import RubricDefinition, Rubrics
 
 
-def define_rubric_file(store: LabelStore, session: Session, path: str | Path) -> RubricDefinition:
+def define_rubric_file(rubrics: Rubrics, session: Session, path: str | Path) -> RubricDefinition:
     """Read, validate and store a rubric file as a new version of its rubric (lead only).
 
     Raises:
@@ -26,7 +25,7 @@ def define_rubric_file(store: LabelStore, session: Session, path: str | Path) ->
 
     require_lead(session, "define a rubric")
     rubric = read_rubric_file(path)
-    return store.define_rubric(rubric, lead=session.user, source_file=Path(path).as_posix())
+    return rubrics.define_rubric(rubric, lead=session.user, source_file=Path(path).as_posix())
 
 
 def suggested_rubric(qrels: Mapping[str, Mapping[str, int]]) -> str | None:

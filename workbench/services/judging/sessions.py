@@ -23,7 +23,7 @@ from workbench.errors import PermissionDeniedError, UnknownNameError
 from workbench.judging.signin import SessionRegistry
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store.users import Users
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +50,11 @@ def require_lead(session: Session, action: str) -> None:
         raise PermissionDeniedError(f"{action}: only a lead may do this; {session.user!r} is an {session.role}")
 
 
-def open_session(store: LabelStore, registry: SessionRegistry, session: Session, *, now: float) -> tuple[str, float]:
+def open_session(users: Users, registry: SessionRegistry, session: Session, *, now: float) -> tuple[str, float]:
     """Register a signed-in user's session.
 
     Args:
-        store: the store (reads the user's token fingerprint).
+        users: the store's users (reads the user's token fingerprint).
         registry: the UI server's session registry.
         session: the user just signed in.
         now: the registry's clock (seconds, monotonic).
@@ -62,12 +62,12 @@ def open_session(store: LabelStore, registry: SessionRegistry, session: Session,
     Returns:
         (session id for the browser's cookie, expiry time on the same clock).
     """
-    fingerprint = store.token_fingerprint(session.user) or ""
+    fingerprint = users.token_fingerprint(session.user) or ""
     sid = registry.open(session.user, session.role, fingerprint, now=now)
     return sid, now + registry.ttl_s
 
 
-def resume_session(store: LabelStore, registry: SessionRegistry, sid: str | None, *,
+def resume_session(users: Users, registry: SessionRegistry, sid: str | None, *,
                    now: float) -> tuple[Session, float] | None:
     """The signed-in user of a session id from the browser, or None.
 
@@ -84,11 +84,11 @@ def resume_session(store: LabelStore, registry: SessionRegistry, sid: str | None
     if entry is None:
         return None
     try:
-        user = store.get_user(entry.user)
+        user = users.get_user(entry.user)
     except UnknownNameError:
         registry.close(sid)
         return None
-    if (store.token_fingerprint(entry.user) or "") != entry.fingerprint:
+    if (users.token_fingerprint(entry.user) or "") != entry.fingerprint:
         registry.close(sid)
         return None
     return Session(user.name, user.role), entry.expires_at

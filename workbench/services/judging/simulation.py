@@ -28,7 +28,10 @@ from workbench.judging.strategies import (
 
 if TYPE_CHECKING:
     from pooling.pool import Pool
-    from workbench.store import LabelStore
+    from workbench.store import Store
+    from workbench.store.collections import Collections
+    from workbench.store.pools import Pools
+    from workbench.store.qrels import Qrels
     from workbench.types import Document
 
 Say = Callable[[str], None]
@@ -50,10 +53,10 @@ def text_features(texts: Mapping[str, str]) -> DocumentFeatures:
     return tfidf_features(texts, analyzer=Tokenizer(stemmer="english", stopwords="sklearn"))
 
 
-def collection_features(store: LabelStore, collection: str, version: str) -> DocumentFeatures:
+def collection_features(collections: Collections, collection: str, version: str) -> DocumentFeatures:
     """The tf-idf features of one collection version (``text_features``; cached per process)."""
     if version not in _FEATURES:
-        docs = store.get_documents(collection, version)
+        docs = collections.get_documents(collection, version)
         if len(_FEATURES) >= 4:
             _FEATURES.pop(next(iter(_FEATURES)))
         _FEATURES[version] = text_features({d: document_text(doc) for d, doc in docs.items()})
@@ -87,8 +90,9 @@ def parse_strategies(specs: str | Sequence[str], *, seed: int | None = None) -> 
     return out
 
 
-def load_oracle(store: LabelStore | None, ref: str) -> tuple[str, dict[str, dict[str, int]]]:
-    """An oracle: a TREC qrels file (an existing path wins) or a stored qrels version.
+def load_oracle(qrels: Qrels | None, ref: str) -> tuple[str, dict[str, dict[str, int]]]:
+    """An oracle: a TREC qrels file (an existing path wins) or a stored qrels version (of ``qrels``,
+    the store's qrels versions; None: files only).
 
     Returns:
         (its name, topic_id -> doc_id -> grade).
@@ -102,13 +106,13 @@ def load_oracle(store: LabelStore | None, ref: str) -> tuple[str, dict[str, dict
     path = Path(ref)
     if path.is_file():
         return ref, trec.read_qrels(path)
-    if store is None:
+    if qrels is None:
         raise UnknownNameError("qrels file or version", ref, [])
-    return ref, store.get_qrels(ref)
+    return ref, qrels.get_qrels(ref)
 
 
 def stored_topic_pools(
-    store: LabelStore, pool_version: str, *, features: bool, rel: int = 1,
+    pools: Pools, collections: Collections, pool_version: str, *, features: bool, rel: int = 1,
     priors: Mapping[str, Mapping[str, int]] | None = None,
 ) -> tuple[str, list[TopicPool]]:
     """The topics of a stored pool version and its ancestors, as strategies see them.
@@ -121,18 +125,18 @@ def stored_topic_pools(
     Raises:
         UnknownNameError: unknown pool version.
     """
-    info = store.get_pool(pool_version)
-    lineage = store.pool_lineage(pool_version)
+    info = pools.get_pool(pool_version)
+    lineage = pools.pool_lineage(pool_version)
     entries: list[tuple[str, str, int]] = []
     contributions: list[tuple[str, str, str, int]] = []
     base = 0
     for v in lineage:
-        rows = store.pool_entries(v)
+        rows = pools.pool_entries(v)
         entries += [(e.topic_id, e.doc_id, base + e.priority_rank) for e in rows]
         base += 1 + max((e.priority_rank for e in rows), default=0)
-        contributions += [(c.topic_id, c.doc_id, c.run_name, c.rank) for c in store.pool_provenance(v)]
-    queries = {t: topic.query for t, topic in store.get_topics(info.collection).items()}
-    feats = collection_features(store, info.collection, info.collection_version) if features else None
+        contributions += [(c.topic_id, c.doc_id, c.run_name, c.rank) for c in pools.pool_provenance(v)]
+    queries = {t: topic.query for t, topic in collections.get_topics(info.collection).items()}
+    feats = collection_features(collections, info.collection, info.collection_version) if features else None
     return info.collection, build_topic_pools(entries, contributions, queries=queries, rel=rel,
                                               features=feats, priors=priors)
 
@@ -171,7 +175,7 @@ class SimulationRun:
 
 
 def simulate_stored_pool(
-    store: LabelStore,
+    store: Store,
     pool_version: str,
     oracle: str,
     strategies: str | Sequence[str],
@@ -205,12 +209,12 @@ def simulate_stored_pool(
         ValidationError: bad strategy parameters, budget or shares.
     """
     chosen = parse_strategies(strategies, seed=seed)
-    info = store.get_pool(pool_version)
-    oracle_name, qrels = load_oracle(store, oracle)
+    info = store.pools.get_pool(pool_version)
+    oracle_name, qrels = load_oracle(store.qrels, oracle)
     needs_features = any(s.name == "cal" for s in chosen)
-    _c, pools = stored_topic_pools(store, pool_version, features=needs_features, rel=rel)
-    run_names = sorted({r for v in store.pool_lineage(pool_version) for r in store.get_pool(v).runs})
-    runs = {n: store.get_run(n) for n in run_names if store.has_run(n)}
+    _c, pools = stored_topic_pools(store.pools, store.collections, pool_version, features=needs_features, rel=rel)
+    run_names = sorted({r for v in store.pools.pool_lineage(pool_version) for r in store.pools.get_pool(v).runs})
+    runs = {n: store.runs.get_run(n) for n in run_names if store.runs.has_run(n)}
     if say:
         say(f"[starting] simulate {len(chosen)} strategies on {pool_version} ({info.n_entries:,} documents in "
             f"this version, {len(pools)} topics) against {oracle_name}")

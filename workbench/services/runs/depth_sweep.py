@@ -121,8 +121,8 @@ def depth_sweep(
         raise ValidationError(f"expected --final-k >= 1 and --repeat >= 1, found {final_k} and {repeat}")
     policy = check_policy(missing)
     store = open_store()
-    cands = load_candidates(store, candidates, ds[-1])
-    rr = reranker or make_reranker(spec, cache=store)
+    cands = load_candidates(store.collections, store.runs, candidates, ds[-1])
+    rr = reranker or make_reranker(spec, cache=store.vectors)
     measures: list[Measure] = [R(d) for d in ds] + ([R(final_k)] if final_k not in ds else []) + [nDCG(final_k)]
     qref, qcols = load_qrels(qrels_ref, open_store)
     evaluator = Evaluator(qcols, measures, rel=rel, missing=policy)

@@ -24,7 +24,9 @@ from workbench.errors import ValidationError
 from workbench.scoring.measures import parse_measure
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store.pools import Pools
+    from workbench.store.qrels import Qrels
+    from workbench.store.runs import Runs as StoredRuns
 
 Runs = Mapping[str, Mapping[str, Mapping[str, float]]]
 
@@ -48,21 +50,21 @@ class ReusabilityReport:
     missing_runs: tuple[str, ...] = ()
 
 
-def lineage_runs(store: LabelStore, pool_version: str) -> tuple[dict[str, dict[str, dict[str, float]]],
+def lineage_runs(pools: Pools, stored_runs: StoredRuns, pool_version: str) -> tuple[dict[str, dict[str, dict[str, float]]],
                                                                  dict[str, dict[str, set[str]]], list[str]]:
     """The stored runs of a pool lineage, who contributed each document (each
     version's runs at its depth), and the pooled runs that are not stored."""
     runs: dict[str, dict[str, dict[str, float]]] = {}
     contributors: dict[str, dict[str, set[str]]] = {}
     missing: list[str] = []
-    for v in store.pool_lineage(pool_version):
-        info = store.get_pool(v)
+    for v in pools.pool_lineage(pool_version):
+        info = pools.get_pool(v)
         mine = {}
         for name in info.runs:
-            if not store.has_run(name):
+            if not stored_runs.has_run(name):
                 missing.append(name)
                 continue
-            runs.setdefault(name, store.get_run(name))
+            runs.setdefault(name, stored_runs.get_run(name))
             mine[name] = runs[name]
         for t, docs in contributors_at_depth(mine, info.depth).items():
             for d, who in docs.items():
@@ -70,8 +72,8 @@ def lineage_runs(store: LabelStore, pool_version: str) -> tuple[dict[str, dict[s
     return runs, contributors, sorted(set(missing))
 
 
-def reusability(store: LabelStore, pool_version: str, qrels_version: str, *, k: int = 20,
-                rel: int = 1) -> ReusabilityReport:
+def reusability(pools: Pools, stored_runs: StoredRuns, qrels_versions: Qrels, pool_version: str, qrels_version: str,
+                *, k: int = 20, rel: int = 1) -> ReusabilityReport:
     """``workbench pool reusability``: each pooled run rescored without the documents only it contributed.
 
     Raises:
@@ -81,8 +83,8 @@ def reusability(store: LabelStore, pool_version: str, qrels_version: str, *, k: 
     if k < 1:
         raise ValidationError(f"expected --k >= 1, found {k}")
     measure = parse_measure(f"R@{k}")
-    qrels = store.get_qrels(qrels_version)
-    runs, contributors, missing = lineage_runs(store, pool_version)
+    qrels = qrels_versions.get_qrels(qrels_version)
+    runs, contributors, missing = lineage_runs(pools, stored_runs, pool_version)
     if len(runs) < 2:
         raise ValidationError(
             f"pool {pool_version}: leave-one-run-out needs at least 2 stored runs, found {len(runs)}"
@@ -107,12 +109,14 @@ class BiasResult:
     report: BiasReport
 
 
-def bias(store: LabelStore, pooled_version: str, full_version: str, *, k: int = 20, rel: int = 1,
-         runs: Runs | None = None) -> BiasResult:
+def bias(pools: Pools, stored_runs: StoredRuns, qrels: Qrels, pooled_version: str, full_version: str, *,
+         k: int = 20, rel: int = 1, runs: Runs | None = None) -> BiasResult:
     """``workbench pool bias``: every run's R@k on the pooled and on the full qrels, same topics.
 
     Args:
-        store: the store.
+        pools: the store's pools.
+        stored_runs: the store's runs.
+        qrels: the store's qrels versions.
         pooled_version: a qrels version judged from a pool.
         full_version: complete (or fuller) judgments, e.g. a collection's reference qrels.
         k: the cutoff of R@k.
@@ -126,14 +130,14 @@ def bias(store: LabelStore, pooled_version: str, full_version: str, *, k: int = 
     """
     if k < 1:
         raise ValidationError(f"expected --k >= 1, found {k}")
-    pooled = store.get_qrels(pooled_version)
-    full = store.get_qrels(full_version)
+    pooled = qrels.get_qrels(pooled_version)
+    full = qrels.get_qrels(full_version)
     if runs is None:
-        info = store.get_qrels_info(pooled_version)
+        info = qrels.get_qrels_info(pooled_version)
         if info.pool_version:
-            runs = lineage_runs(store, info.pool_version)[0]
+            runs = lineage_runs(pools, stored_runs, info.pool_version)[0]
         else:
-            runs = {r.name: store.get_run(r.name) for r in store.list_runs(info.collection)}
+            runs = {r.name: stored_runs.get_run(r.name) for r in stored_runs.list_runs(info.collection)}
     if not runs:
         raise ValidationError(f"no stored run to score on {pooled_version} and {full_version}")
     return BiasResult(pooled_version, full_version, pool_bias(pooled, full, runs, f"R@{k}", rel=rel))

@@ -37,7 +37,10 @@ from workbench.formats.trec import iter_columns, shown_id
 from workbench.ranking import natural_key
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store import Store
+    from workbench.store.collections import Collections
+    from workbench.store.pools import Pools
+    from workbench.store.qrels import Qrels
 
 TOPIC_CHOICES = "all, judged, judged:QRELS or a file of topic ids"
 
@@ -67,25 +70,27 @@ class TopicSelection:
         return {t: dict(s) for t, s in run.items() if t in keep}
 
 
-def judged_topics(store: LabelStore, collection: str, qrels_version: str | None = None) -> set[str]:
+def judged_topics(pools: Pools, qrels: Qrels, collection: str, qrels_version: str | None = None) -> set[str]:
     """Topics with at least one judgment (see the module docstring).
 
     Raises:
         UnknownNameError: unknown collection or qrels version.
     """
     if qrels_version is not None:
-        info = store.get_qrels_info(qrels_version)
+        info = qrels.get_qrels_info(qrels_version)
         if info.collection != collection:
             raise ValidationError(f"qrels {qrels_version!r} belong to collection {info.collection!r}, "
                                   f"not {collection!r}")
-        return {t for t, docs in store.get_qrels(qrels_version).items() if docs}
-    topics = {t for t, docs in store.judged_documents(collection).items() if docs}
-    for v in store.list_qrels_versions(collection):
-        topics |= {t for t, docs in store.get_qrels(v.name).items() if docs}
+        return {t for t, docs in qrels.get_qrels(qrels_version).items() if docs}
+    topics = {t for t, docs in pools.judged_documents(collection).items() if docs}
+    for v in qrels.list_qrels_versions(collection):
+        topics |= {t for t, docs in qrels.get_qrels(v.name).items() if docs}
     return topics
 
 
-def select_topics(store: LabelStore, collection: str, spec: str = "all") -> TopicSelection:
+def select_topics(
+    collections: Collections, pools: Pools, qrels_versions: Qrels, collection: str, spec: str = "all",
+) -> TopicSelection:
     """Resolve a ``--topics`` choice for a collection (see the module docstring).
 
     Raises:
@@ -94,12 +99,12 @@ def select_topics(store: LabelStore, collection: str, spec: str = "all") -> Topi
         UnknownNameError: unknown collection or qrels version.
         InputFormatError: a file naming a topic that is not in the collection (file:line).
     """
-    all_topics = list(store.get_topics(collection))
+    all_topics = list(collections.get_topics(collection))
     if spec == "all":
         return TopicSelection(spec, None, (), "all topics")
     if spec == "judged" or spec.startswith("judged:"):
         qrels = spec.partition(":")[2] or None
-        chosen = judged_topics(store, collection, qrels)
+        chosen = judged_topics(pools, qrels_versions, collection, qrels)
         where = f"qrels {qrels}" if qrels else "any qrels version or judgment of the collection"
         desc = f"judged topics ({where})"
     else:
@@ -152,27 +157,27 @@ class PoolContributor:
                 "from it by construction; a run that was not pooled is measured against documents other runs found)")
 
 
-def pool_contributors(store: LabelStore, qrels_version: str) -> dict[str, PoolContributor]:
+def pool_contributors(store: Store, qrels_version: str) -> dict[str, PoolContributor]:
     """run name -> ``PoolContributor`` for a published qrels version; empty for imported qrels.
 
     Raises:
         UnknownNameError: unknown qrels version.
     """
-    info = store.get_qrels_info(qrels_version)
+    info = store.qrels.get_qrels_info(qrels_version)
     if not info.pool_version:
         return {}
     chain: list[str] = []
     current: str | None = info.pool_version
     while current and current not in chain:
         try:
-            pool = store.get_pool(current)
+            pool = store.pools.get_pool(current)
         except UnknownNameError:
             break
         chain.append(current)
         current = pool.parent_version
     out: dict[str, PoolContributor] = {}
     for name in reversed(chain):
-        pool = store.get_pool(name)
+        pool = store.pools.get_pool(name)
         for run in pool.runs:
             prev = out.get(run)
             out[run] = PoolContributor(run, max(pool.depth, prev.depth if prev else 0),

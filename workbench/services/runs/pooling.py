@@ -31,8 +31,11 @@ if TYPE_CHECKING:
     from pooling.retrievers.base import Retriever
     from pooling.retrievers.dense import Encoder
     from workbench.services.runs.pool_topics import TopicSelection
-    from workbench.store import LabelStore
-    from workbench.store.pools import PoolInfo
+    from workbench.store import Store
+    from workbench.store.collections import Collections
+    from workbench.store.pools import PoolInfo, Pools
+    from workbench.store.qrels import Qrels
+    from workbench.store.runs import Runs
 
 Say = Callable[[str], None]
 
@@ -76,9 +79,9 @@ class RunOutcome:
                 f"{self.count('ok')} topics ok, {self.count('empty')} empty, {self.count('error')} error")
 
 
-def collection_queries(store: LabelStore, collection: str) -> dict[str, str]:
+def collection_queries(collections: Collections, collection: str) -> dict[str, str]:
     """topic_id -> query text (``Topic.query``: title, else description)."""
-    return {t: topic.query for t, topic in store.get_topics(collection).items()}
+    return {t: topic.query for t, topic in collections.get_topics(collection).items()}
 
 
 MAX_DEPTH = 1_000_000
@@ -116,7 +119,7 @@ def check_filter_mode(mode: str) -> str:
 
 
 def _run_retriever(
-    store: LabelStore,
+    store: Store,
     retriever: Retriever,
     collection: str,
     name: str,
@@ -133,7 +136,7 @@ def _run_retriever(
     """Index the collection's latest version, retrieve every topic, store the run.
 
     ``record(name, queries)`` (after retrieval) returns the per-topic latencies and
-    a writer of what another store mixin keeps about the run (same transaction).
+    a writer of what else the store keeps about the run (same transaction).
 
     With ``filter_mode`` ``pre`` or ``post`` the topics' filters (topic metadata
     ``filter_key``) are evaluated over the version's document metadata and
@@ -147,9 +150,9 @@ def _run_retriever(
     _check_depth(depth)
     check_run_name(name)
     check_filter_mode(filter_mode)
-    if store.has_run(name):  # fail before the slow part
+    if store.runs.has_run(name):  # fail before the slow part
         raise DuplicateNameError(f"run {name!r} already exists and runs are immutable; choose another --name")
-    version = store.latest_collection_version(collection)
+    version = store.collections.latest_collection_version(collection)
     eligible: dict[str, frozenset[str]] | None = None
     filter_params: dict[str, Any] = {}
     if filter_mode != "none":
@@ -160,8 +163,8 @@ def _run_retriever(
         eligible = dict(elig.eligible)
         filter_params = {"mode": filter_mode, "key": filter_key, "filters_sha256": elig.filters.digest,
                          "n_filtered_topics": len(eligible)}
-    documents = store.get_documents(collection, version)
-    queries = collection_queries(store, collection)
+    documents = store.collections.get_documents(collection, version)
+    queries = collection_queries(store.collections, collection)
     say(f"[starting] {kind} run {name}: {len(documents):,} documents, {len(queries):,} topics, depth {depth}"
         + (f", {filter_mode}-filtered by topic metadata {filter_key!r} ({len(eligible or {})} topics)"
            if eligible is not None else ""))
@@ -176,7 +179,7 @@ def _run_retriever(
     info = RunInfo(name=name, kind=kind, params=params, depth=depth, collection=collection,
                    collection_version=version, description=description)
     latencies, extra = record(name, queries) if record is not None else ({}, None)
-    stored = store.save_run(info, result.run, result.statuses, result.messages, latencies=latencies, extra=extra)
+    stored = store.runs.save_run(info, result.run, result.statuses, result.messages, latencies=latencies, extra=extra)
     outcome = RunOutcome(stored, result.statuses,
                          {t: m for t, m in result.messages.items() if result.statuses.get(t) != "ok"},
                          filter_mode=filter_mode if eligible is not None else "", short_topics=short)
@@ -187,7 +190,7 @@ def _run_retriever(
 
 
 def make_bm25_run(
-    store: LabelStore,
+    store: Store,
     collection: str,
     name: str,
     *,
@@ -244,7 +247,7 @@ def make_bm25_run(
 
 
 def make_dense_run(
-    store: LabelStore,
+    store: Store,
     collection: str,
     name: str,
     *,
@@ -304,7 +307,7 @@ def make_dense_run(
     from pooling.retrievers.dense import DenseRetriever
 
     check_depth(depth)
-    retriever = DenseRetriever(model_path, encoder=encoder, cache=store, batch_size=batch_size,
+    retriever = DenseRetriever(model_path, encoder=encoder, cache=store.vectors, batch_size=batch_size,
                                device=device, threads=threads, model_dir=model_dir, progress=progress,
                                index=index, index_params=index_params, index_threads=index_threads)
 
@@ -312,7 +315,7 @@ def make_dense_run(
         from pooling.retrievers.ann import resolve_params
 
         resolve_params(index, index_params or {}, len(docs))  # before the first vector is encoded (and cached)
-        retriever.index(docs, text_hashes=store.document_text_hashes(collection, version))
+        retriever.index(docs, text_hashes=store.collections.document_text_hashes(collection, version))
         distinct = retriever.last_encoded + retriever.last_cached
         same = f" ({len(docs) - distinct:,} share another document's text: encoded once)" if distinct < len(docs) else ""
         say(f"embeddings of {len(docs):,} documents, {distinct:,} distinct texts{same}: "
@@ -335,13 +338,13 @@ def make_dense_run(
                       short_topics=outcome.short_topics)
 
 
-def _same_collection(store: LabelStore, run_names: Sequence[str]) -> tuple[str, str, list[RunInfo]]:
+def _same_collection(runs: Runs, run_names: Sequence[str]) -> tuple[str, str, list[RunInfo]]:
     if not run_names:
         raise ValidationError("expected at least one run name, found none")
     if len(set(run_names)) != len(run_names):
         dup = sorted({r for r in run_names if list(run_names).count(r) > 1})
         raise ValidationError(f"run {dup[0]!r} is named twice; name each run once")
-    infos = [store.get_run_info(r) for r in run_names]
+    infos = [runs.get_run_info(r) for r in run_names]
     collections = sorted({i.collection for i in infos})
     if len(collections) > 1:
         raise ValidationError(f"runs belong to different collections ({', '.join(collections)}); "
@@ -356,7 +359,7 @@ def _same_collection(store: LabelStore, run_names: Sequence[str]) -> tuple[str, 
 
 
 def make_fused_run(
-    store: LabelStore,
+    collections: Collections, runs: Runs,
     name: str,
     run_names: Sequence[str],
     *,
@@ -371,7 +374,8 @@ def make_fused_run(
     input run failed on it, else ``empty``.
 
     Args:
-        store: the workbench store.
+        collections: the store's collections.
+        runs: the store's runs.
         name: the new run's name.
         run_names: stored runs of one collection version (at least one).
         method: fusion method value (default ``RRF(k=60)``); see ``pooling.fusion``.
@@ -389,16 +393,16 @@ def make_fused_run(
     """
     _check_depth(depth)
     method = method or RRF(k=60.0)
-    collection, version, _infos = _same_collection(store, run_names)
+    collection, version, _infos = _same_collection(runs, run_names)
     say(f"[starting] fusion run {name}: {method.name} over {', '.join(run_names)}")
-    fused = method.fuse([store.get_run(r) for r in run_names])
+    fused = method.fuse([runs.get_run(r) for r in run_names])
     from workbench.ranking import ranked
 
     cut = {t: {r.doc_id: r.score for r in ranked(scores)[:depth]} for t, scores in fused.items() if scores}
     statuses: dict[str, str] = {}
     messages: dict[str, str] = {}
-    input_status = {r: store.get_run_statuses(r) for r in run_names}
-    for topic_id in store.get_topics(collection):
+    input_status = {r: runs.get_run_statuses(r) for r in run_names}
+    for topic_id in collections.get_topics(collection):
         if cut.get(topic_id):
             statuses[topic_id] = "ok"
             continue
@@ -409,14 +413,14 @@ def make_fused_run(
     params: dict[str, Any] = {**method.params, "runs": list(run_names)}
     info = RunInfo(name=name, kind="fusion", params=params, depth=depth, collection=collection,
                    collection_version=version, description=description)
-    stored = store.save_run(info, cut, statuses, messages)
+    stored = runs.save_run(info, cut, statuses, messages)
     outcome = RunOutcome(stored, statuses, messages)
     say(f"[finished] {outcome.describe()}")
     return outcome
 
 
 def import_run(
-    store: LabelStore,
+    runs: Runs,
     path: str | Path,
     name: str,
     *,
@@ -425,7 +429,7 @@ def import_run(
     trust_file_order: bool = False,
     status_file: str | Path | None = None,
 ) -> RunOutcome:
-    """Import a TREC run file as a stored run of kind ``imported``; see ``LabelStore.import_run_file``.
+    """Import a TREC run file as a stored run of kind ``imported``; see ``store.runs.import_run_file``.
 
     An identical re-import under the same name is a no-op: the outcome has ``unchanged=True``.
     ``status_file``: the run's status side file (``formats.status``); None = the
@@ -435,15 +439,15 @@ def import_run(
 
     if status_file is None and sidecar_path(path).is_file():
         status_file = sidecar_path(path)
-    existed = any(r.name == name for r in store.list_runs(collection))
-    info = store.import_run_file(path, name, collection=collection, description=description,
+    existed = any(r.name == name for r in runs.list_runs(collection))
+    info = runs.import_run_file(path, name, collection=collection, description=description,
                                  trust_file_order=trust_file_order, status_file=status_file)
-    rows = store.get_run_topic_statuses(name)
+    rows = runs.get_run_topic_statuses(name)
     return RunOutcome(info, {r.topic_id: r.status for r in rows},
                       {r.topic_id: r.message for r in rows if r.status != "ok"}, unchanged=existed)
 
 
-def export_run(store: LabelStore, name: str, out: str | Path) -> int:
+def export_run(runs: Runs, name: str, out: str | Path) -> int:
     """Write a stored run as a TREC run file (atomically); returns the number of lines.
 
     Raises:
@@ -452,12 +456,12 @@ def export_run(store: LabelStore, name: str, out: str | Path) -> int:
     """
     from workbench.formats.trec import write_run
 
-    run = store.get_run(name)
+    run = runs.get_run(name)
     write_run(out, run, name)
     return sum(len(d) for d in run.values())
 
 
-def run_lines(store: LabelStore, name: str) -> list[str]:
+def run_lines(runs: Runs, name: str) -> list[str]:
     """A stored run as TREC run-file lines (``topic Q0 doc rank score tag``), topics in natural order.
 
     Raises:
@@ -467,7 +471,7 @@ def run_lines(store: LabelStore, name: str) -> list[str]:
     from workbench.formats.trec import check_column, sorted_ids
     from workbench.ranking import ranked
 
-    run = store.get_run(name)
+    run = runs.get_run(name)
     check_column(name, "run tag")
     lines = []
     for t in sorted_ids(list(run)):
@@ -522,7 +526,7 @@ def _with_topics(pool: Pool, topics: TopicSelection | None) -> Pool:
 
 
 def build_pool(
-    store: LabelStore,
+    pools: Pools, stored_runs: Runs,
     run_names: Sequence[str],
     *,
     depth: int = 20,
@@ -535,7 +539,8 @@ def build_pool(
     """Build and store a depth-k pool of stored runs.
 
     Args:
-        store: the workbench store.
+        pools: the store's pools.
+        stored_runs: the store's runs.
         run_names: stored runs of one collection version.
         depth: cutoff k per run, 1 to ``MAX_DEPTH`` (1,000,000).
         name: the version name; None = ``<collection>-pool-v<N>``, or the existing
@@ -555,20 +560,20 @@ def build_pool(
         DuplicateNameError: ``name`` is taken.
     """
     check_depth(depth)
-    collection, version, _ = _same_collection(store, run_names)
+    collection, version, _ = _same_collection(stored_runs, run_names)
     say(f"[starting] pool of {len(run_names)} run(s) at depth {depth} ({collection})")
-    runs = {r: store.get_run(r, depth=depth) for r in run_names}
+    runs = {r: stored_runs.get_run(r, depth=depth) for r in run_names}
     if topics is not None and topics.topics is not None:
         runs = {r: topics.restrict(run) for r, run in runs.items()}
         say(f"topics: {topics.description}")
     pool = _with_topics(_build_pool(runs, depth, priority=RRF(k=rrf_k), budget=budget), topics)
     if name is None:  # the default name is chosen inside the transaction that stores the pool
-        info, created = store.save_pool_default(pool, collection=collection, collection_version=version)
+        info, created = pools.save_pool_default(pool, collection=collection, collection_version=version)
         if not created:
             say(f"[finished] identical to the stored pool {info.pool_version}; nothing written")
             return PoolOutcome(info, False, pool)
     else:
-        info = store.save_pool(name, pool, collection=collection, collection_version=version)
+        info = pools.save_pool(name, pool, collection=collection, collection_version=version)
     say(f"[finished] pool {info.pool_version}: {info.n_entries:,} documents over {info.n_topics} topics")
     return PoolOutcome(info, True, pool)
 
@@ -614,7 +619,7 @@ def default_parent(collection: str, pools: Sequence[PoolInfo]) -> str:
 
 
 def extend_pool(
-    store: LabelStore,
+    pools: Pools, runs: Runs, qrels: Qrels,
     run_names: Sequence[str],
     *,
     parent: str | None = None,
@@ -633,7 +638,9 @@ def extend_pool(
     or an adjudication in the store, or an entry of an ``exclude_qrels`` version).
 
     Args:
-        store: the workbench store.
+        pools: the store's pools.
+        runs: the store's runs.
+        qrels: the store's qrels versions.
         run_names: the new runs (stored, same collection version as the parent).
         parent: pool version to extend; None = the newest version of the collection's only
             pool lineage (``default_parent``; an error when it has several).
@@ -655,10 +662,10 @@ def extend_pool(
     """
     if depth is not None:
         check_depth(depth)
-    collection, version, _ = _same_collection(store, run_names)
+    collection, version, _ = _same_collection(runs, run_names)
     if parent is None:
-        parent = default_parent(collection, store.list_pools(collection))
-    parent_info = store.get_pool(parent)
+        parent = default_parent(collection, pools.list_pools(collection))
+    parent_info = pools.get_pool(parent)
     if parent_info.collection != collection:
         raise ValidationError(f"pool {parent!r} belongs to collection {parent_info.collection!r}, "
                               f"the runs to {collection!r}")
@@ -668,37 +675,37 @@ def extend_pool(
             f"the runs over {version[:12]}; pool runs of one collection version")
     depth = depth or parent_info.depth
     say(f"[starting] extend pool {parent} with {len(run_names)} run(s) at depth {depth}")
-    judged = store.judged_documents(collection)
+    judged = pools.judged_documents(collection)
     for qname in exclude_qrels:
-        for topic_id, grades in store.get_qrels(qname).items():
+        for topic_id, grades in qrels.get_qrels(qname).items():
             judged.setdefault(topic_id, set()).update(grades)
-    new_runs = {r: store.get_run(r, depth=depth) for r in run_names}
+    new_runs = {r: runs.get_run(r, depth=depth) for r in run_names}
     if topics is not None and topics.topics is not None:
         new_runs = {r: topics.restrict(run) for r, run in new_runs.items()}
         say(f"topics: {topics.description}")
-    extension = _extend_pool(store.pool_documents(parent), judged, new_runs, depth,
+    extension = _extend_pool(pools.pool_documents(parent), judged, new_runs, depth,
                              priority=RRF(k=rrf_k), budget=budget)
     extension = dataclasses.replace(extension, pool=_with_topics(extension.pool, topics))
     if not extension.pool.entries:
         say(f"[finished] the runs bring no pool-novel document; pool {parent} is unchanged")
         return ExtensionOutcome(parent, None, False, extension)
     if name is None:  # the default name is chosen inside the transaction that stores the pool
-        info, created = store.save_pool_default(extension.pool, collection=collection, collection_version=version,
+        info, created = pools.save_pool_default(extension.pool, collection=collection, collection_version=version,
                                                 parent_version=parent)
         if not created:
             say(f"[finished] identical to the stored pool {info.pool_version}; nothing written")
             return ExtensionOutcome(parent, info, False, extension)
     else:
-        info = store.save_pool(name, extension.pool, collection=collection, collection_version=version,
+        info = pools.save_pool(name, extension.pool, collection=collection, collection_version=version,
                                parent_version=parent)
     say(f"[finished] pool {info.pool_version} (child of {parent}): {info.n_entries:,} new documents "
         f"over {info.n_topics} topics")
     return ExtensionOutcome(parent, info, True, extension)
 
 
-def pool_stats(store: LabelStore, pool_version: str) -> PoolStats:
+def pool_stats(pools: Pools, pool_version: str) -> PoolStats:
     """Statistics of one pool version (size per topic, unique contributions, overlap)."""
-    return store.pool_stats(pool_version)
+    return pools.pool_stats(pool_version)
 
 
 def pool_from_files(

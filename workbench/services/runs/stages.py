@@ -48,7 +48,9 @@ if TYPE_CHECKING:
     from pooling.retrievers.rerank import Reranker
     from workbench.scoring.columns import RankedRun
     from workbench.services.evaluation.refs import QrelsRef, StoreOpener
-    from workbench.store import LabelStore
+    from workbench.store.collections import Collections
+    from workbench.store.runs import Runs
+    from workbench.store.vectors import Vectors
 
 Say = Callable[[str], None]
 
@@ -139,7 +141,7 @@ class CandidateSet:
     text_hashes: dict[str, str]
 
 
-def load_candidates(store: LabelStore, candidates: str, depth: int) -> CandidateSet:
+def load_candidates(collections: Collections, runs: Runs, candidates: str, depth: int) -> CandidateSet:
     """Read a stored run's top D and the texts reranking needs.
 
     Raises:
@@ -149,21 +151,21 @@ def load_candidates(store: LabelStore, candidates: str, depth: int) -> Candidate
     from workbench.services.runs.pooling import check_depth, collection_queries
 
     check_depth(depth)
-    info = store.get_run_info(candidates)
+    info = runs.get_run_info(candidates)
     if depth > info.depth:
         raise ValidationError(
             f"run {candidates!r} holds at most {info.depth} documents per topic, found --depth {depth}; rerank "
             f"at most {info.depth} or produce the candidate run with --depth {depth} or more")
-    run = store.get_run(candidates, depth=depth)
+    run = runs.get_run(candidates, depth=depth)
     lists = {t: ranked_ids(scores, depth) for t, scores in run.items()}
-    rows = store.get_run_topic_statuses(candidates)
-    docs = store.get_documents(info.collection, info.collection_version)
+    rows = runs.get_run_topic_statuses(candidates)
+    docs = collections.get_documents(info.collection, info.collection_version)
     needed = {d for ds in lists.values() for d in ds}
-    hashes = store.document_text_hashes(info.collection, info.collection_version)
+    hashes = collections.document_text_hashes(info.collection, info.collection_version)
     return CandidateSet(
         info, depth, lists, {r.topic_id: r.status for r in rows},
         {r.topic_id: r.message for r in rows if r.status != "ok"},
-        collection_queries(store, info.collection),
+        collection_queries(collections, info.collection),
         {d: docs[d].content for d in sorted(needed)}, {d: hashes[d] for d in needed if d in hashes})
 
 
@@ -199,7 +201,7 @@ class RerankOutcome:
 
 
 def make_rerank_run(
-    store: LabelStore,
+    collections: Collections, runs: Runs, vectors: Vectors,
     candidates: str,
     depth: int,
     name: str,
@@ -213,7 +215,9 @@ def make_rerank_run(
     """Rerank each topic's top ``depth`` of a stored run and store it with lineage and measured cost.
 
     Args:
-        store: the workbench store (also the bi-encoder's embedding cache).
+        collections: the store's collections.
+        runs: the store's runs.
+        vectors: the store's vectors.
         candidates: the stored candidate run.
         depth: D, candidates reranked per topic (<= the candidate run's depth).
         name: the new run's name.
@@ -237,10 +241,10 @@ def make_rerank_run(
     from workbench.store.runs import check_run_name
 
     check_run_name(name)
-    if store.has_run(name):  # fail before the slow part
+    if runs.has_run(name):  # fail before the slow part
         raise DuplicateNameError(f"run {name!r} already exists and runs are immutable; choose another --name")
-    cands = load_candidates(store, candidates, depth)
-    rr = reranker or make_reranker(spec, cache=store)
+    cands = load_candidates(collections, runs, candidates, depth)
+    rr = reranker or make_reranker(spec, cache=vectors)
     say(f"[starting] rerank run {name}: top {depth} of {candidates} over {len(cands.queries):,} topics "
         f"with {rr.label} ({rr.kind}, {rr.model_name})")
     started = time.monotonic()
@@ -261,7 +265,7 @@ def make_rerank_run(
                               "batch_size": rr.batch_size, "device": rr.device, "threads": rr.threads}
     info = RunInfo(name=name, kind="rerank", params=params, depth=depth, collection=cands.info.collection,
                    collection_version=cands.info.collection_version, description=description)
-    stored = store.save_rerank_run(info, result.run, lineage, cost=result.cost, statuses=statuses, messages=messages)
+    stored = runs.save_rerank_run(info, result.run, lineage, cost=result.cost, statuses=statuses, messages=messages)
     outcome = RerankOutcome(stored, lineage, statuses, {t: m for t, m in messages.items() if statuses.get(t) != "ok"},
                             result.cost, getattr(rr, "n_encoded", 0), getattr(rr, "n_cached", 0))
     say(f"[finished] rerank run {name}: {outcome.count('ok')} topics ok, {outcome.count('empty')} empty, "
@@ -301,7 +305,7 @@ def _violation_text(violations: Sequence[Violation], limit: int = 10) -> str:
 
 
 def import_rerank_run(
-    store: LabelStore,
+    collections: Collections, runs: Runs,
     path: str | Path,
     name: str,
     *,
@@ -320,7 +324,8 @@ def import_rerank_run(
     D in the file are kept as they are (they are outside the rerank stage).
 
     Args:
-        store: the workbench store.
+        collections: the store's collections.
+        runs: the store's runs.
         path: the reranked TREC run file.
         name: the stored run's name.
         reranks: the stored candidate run.
@@ -352,12 +357,12 @@ def import_rerank_run(
 
     check_depth(candidate_depth)
     check_run_name(name)
-    cand = store.get_run_info(reranks)
+    cand = runs.get_run_info(reranks)
     if candidate_depth > cand.depth:
         raise ValidationError(f"run {reranks!r} holds at most {cand.depth} documents per topic, found "
                               f"--candidate-depth {candidate_depth}")
     rf = read_run(path, trust_file_order=trust_file_order)
-    top = {t: ranked_ids(s, candidate_depth) for t, s in store.get_run(reranks, depth=candidate_depth).items()}
+    top = {t: ranked_ids(s, candidate_depth) for t, s in runs.get_run(reranks, depth=candidate_depth).items()}
     violations = rerank_violations(top, rf.run, candidate_depth)
     if violations:
         if not allow_new_documents:
@@ -369,7 +374,7 @@ def import_rerank_run(
                 f"{candidate_depth}), found {len(violations)} (topic, document) pair(s) that are not: "
                 f"{_violation_text(violations)}. Rerank only the candidates, or pass --allow-new-documents to "
                 "store the file as a plain run (not a rerank)", violations)
-        outcome = import_run(store, path, name, collection=cand.collection, description=description,
+        outcome = import_run(runs, path, name, collection=cand.collection, description=description,
                              trust_file_order=trust_file_order, status_file=status_file)
         return RerankOutcome(outcome.info, None, outcome.statuses, outcome.messages, violations=tuple(violations),
                              unchanged=outcome.unchanged)
@@ -378,16 +383,16 @@ def import_rerank_run(
                               "its statuses from the candidate check (drop --status, or import without --reranks)")
     label = reranker or rf.tag or name
     lineage = RunLineage(name, reranks, candidate_depth, label, "external", origin="imported")
-    if store.has_run(name):
-        summary = next((s for s in store.run_summaries(cand.collection) if s.info.name == name), None)
+    if runs.has_run(name):
+        summary = next((s for s in runs.run_summaries(cand.collection) if s.info.name == name), None)
         if (summary is not None and summary.content_hash == run_content_hash(rf.run)
-                and store.get_run_lineage(name) == lineage):
-            rows = store.get_run_topic_statuses(name)
+                and runs.get_run_lineage(name) == lineage):
+            rows = runs.get_run_topic_statuses(name)
             return RerankOutcome(summary.info, lineage, {r.topic_id: r.status for r in rows},
                                  {r.topic_id: r.message for r in rows if r.status != "ok"}, unchanged=True)
         raise DuplicateNameError(f"run {name!r} already exists with other content and runs are immutable; "
                                  "choose another --name")
-    topics = store.get_topics(cand.collection)
+    topics = collections.get_topics(cand.collection)
     unknown = sorted(set(rf.run) - set(topics), key=natural_key)
     if unknown:  # a topic without candidates would have been a violation; kept for a clear message
         raise ValidationError(f"{path}: topic {unknown[0]!r} is not a topic of collection {cand.collection!r}")
@@ -398,8 +403,8 @@ def import_rerank_run(
     messages = {t: "the file has no line for this topic" for t in topics if t not in rf.run}
     info = RunInfo(name=name, kind="rerank", params=params, depth=max(depth, 1), collection=cand.collection,
                    collection_version=cand.collection_version, description=description)
-    stored = store.save_rerank_run(info, rf.run, lineage, messages=messages, source=str(path))
-    rows = store.get_run_topic_statuses(name)
+    stored = runs.save_rerank_run(info, rf.run, lineage, messages=messages, source=str(path))
+    rows = runs.get_run_topic_statuses(name)
     return RerankOutcome(stored, lineage, {r.topic_id: r.status for r in rows},
                          {r.topic_id: r.message for r in rows if r.status != "ok"})
 
@@ -523,9 +528,9 @@ def stage_reports(
     with store.connection("stage report"):  # one lease for the reads (lineage, cost, qrels, runs)
         pipelines = []
         for name in run_names:
-            lineage = store.get_run_lineage(name)
+            lineage = store.runs.get_run_lineage(name)
             d = lineage.candidate_depth if lineage is not None else (depth or DEFAULT_PLAIN_DEPTH)
-            pipelines.append(Pipeline(name, lineage, d, store.get_rerank_cost(name) if lineage else None))
+            pipelines.append(Pipeline(name, lineage, d, store.runs.get_rerank_cost(name) if lineage else None))
         involved = list(dict.fromkeys([n for p in pipelines for n in (p.candidate_run, p.run)]))
         measures: list[Measure] = []
         for p in pipelines:
@@ -551,7 +556,7 @@ def stage_reports(
     shallowest = min(p.depth for p in pipelines)  # the ingestion check only asks about missed documents
     relevant = {d.doc_id for e in evaluations.values() for d in e.relevant if d.rank is None or d.rank > shallowest}
     version = next((ref.collection_version for ref, _ in loaded.values() if ref.collection_version), "")
-    absent, empty = store.document_presence(version, relevant) if version else (None, set())
+    absent, empty = store.collections.document_presence(version, relevant) if version else (None, set())
     reports = []
     for p in pipelines:
         cand_eval = evaluations[p.candidate_run]
@@ -570,9 +575,9 @@ def stage_reports(
                         tuple(warnings))
 
 
-def rerank_run_names(store: LabelStore, run_names: Sequence[str]) -> list[str]:
+def rerank_run_names(runs: Runs, run_names: Sequence[str]) -> list[str]:
     """The runs among ``run_names`` that are rerank runs (have a lineage), in the order given."""
-    return [n for n in run_names if store.get_run_lineage(n) is not None]
+    return [n for n in run_names if runs.get_run_lineage(n) is not None]
 
 
 def stage_table(result: StagesResult) -> list[dict[str, object]]:

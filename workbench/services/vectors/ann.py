@@ -31,7 +31,7 @@ from workbench.store.ann import AnnIndexStats
 if TYPE_CHECKING:
     from pooling.retrievers.dense import DenseRetriever, Encoder
     from workbench.services.evaluation.refs import QrelsRef
-    from workbench.store import LabelStore
+    from workbench.store import Store
 
 Say = Callable[[str], None]
 
@@ -53,7 +53,7 @@ def _what_was_searched(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def exact_reference(
-    store: LabelStore,
+    store: Store,
     run_name: str,
     min_depth: int,
     *,
@@ -89,15 +89,15 @@ def exact_reference(
     """
     from workbench.services.runs.pooling import make_dense_run
 
-    info = store.get_run_info(run_name)
+    info = store.runs.get_run_info(run_name)
     params = dict(info.params)
     if info.kind != "dense" or "model" not in params:
         raise ValidationError(f"run {run_name!r} is a {info.kind} run; ANN-recall compares dense runs of one model")
     model, searched = str(params["model"]), _what_was_searched(params)
-    candidates = [name for name, p, depth in store.dense_runs(info.collection_version)
+    candidates = [name for name, p, depth in store.runs.dense_runs(info.collection_version)
                   if p.get("top_k") == "exact" and _what_was_searched(p) == searched and depth >= min_depth]
     if candidates:  # prefer one whose latency was measured (reports put it beside the index's)
-        return next((c for c in candidates if store.get_index_stats(c) is not None), candidates[0])
+        return next((c for c in candidates if store.vectors.get_index_stats(c) is not None), candidates[0])
     if set(searched) - {"model", "similarity"}:
         extra = ", ".join(sorted(set(searched) - {"model", "similarity"}))
         raise ValidationError(
@@ -112,7 +112,7 @@ def exact_reference(
             f"run {run_name!r} was produced with model {model}, the model given is {encoder.model_key}; "
             "pass --model with the run's model folder to build its exact reference")
     name = f"{run_name}.exact"
-    if store.has_run(name):
+    if store.runs.has_run(name):
         name = f"{run_name}.exact{min_depth}"
     say(f"building the exact reference {name} (brute force, depth {min_depth}) for {run_name}")
     make_dense_run(store, info.collection, name, encoder=encoder, depth=min_depth, say=say,
@@ -121,7 +121,7 @@ def exact_reference(
 
 
 def ann_recall_of_run(
-    store: LabelStore,
+    store: Store,
     run_name: str,
     k: int,
     *,
@@ -148,25 +148,25 @@ def ann_recall_of_run(
         ValidationError: k < 1 or deeper than the run, a reference that is not an exact dense
             run of the same model, similarity and collection version, or shallower than k + 1.
     """
-    info = store.get_run_info(run_name)
+    info = store.runs.get_run_info(run_name)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValidationError(f"expected k >= 1 for ANN-recall@k, found {k!r}")
     if k > info.depth:
         raise ValidationError(f"run {run_name!r} is {info.depth} deep; ANN-recall@{k} needs its top {k}")
     if reference is None:
         reference = exact_reference(store, run_name, k + 1, model_path=model_path, encoder=encoder, say=say)
-    ref = store.get_run_info(reference)
+    ref = store.runs.get_run_info(reference)
     p, rp = dict(info.params), dict(ref.params)
     if (ref.kind != "dense" or rp.get("top_k") != "exact" or _what_was_searched(rp) != _what_was_searched(p)
             or ref.collection_version != info.collection_version):
         raise ValidationError(
             f"run {reference!r} is not an exact dense run of the same model, similarity, settings and collection "
             f"version as {run_name!r}; ANN-recall needs the exact neighbours of the same embeddings and metric")
-    stored = store.get_ann_recall(run_name, reference, k)
+    stored = store.vectors.get_ann_recall(run_name, reference, k)
     if stored is not None:
         return reference, stored
-    result = ann_recall(store.get_run(run_name), store.get_run(reference), k, exact_depth=ref.depth)
-    store.record_ann_recall(run_name, reference, result)
+    result = ann_recall(store.runs.get_run(run_name), store.runs.get_run(reference), k, exact_depth=ref.depth)
+    store.vectors.record_ann_recall(run_name, reference, result)
     return reference, result
 
 
@@ -225,7 +225,7 @@ class AnnSweep:
     diagnosis: SweepDiagnosis
 
 
-def _store_prepared_run(store: LabelStore, retriever: DenseRetriever, collection: str, name: str, depth: int,
+def _store_prepared_run(store: Store, retriever: DenseRetriever, collection: str, name: str, depth: int,
                         description: str, say: Say) -> None:
     """Retrieve with an already indexed retriever and store the run with its index stats."""
     from workbench.services.runs.pooling import _run_retriever
@@ -245,7 +245,7 @@ def _setting_name(prefix: str, index: str, params: Mapping[str, int]) -> str:
 
 
 def ann_sweep(
-    store: LabelStore,
+    store: Store,
     collection: str,
     index: str,
     grid: Mapping[str, Sequence[int]],
@@ -313,8 +313,8 @@ def ann_sweep(
         raise ValidationError(f"--depth {depth} is shallower than k = {k}")
     if any(not values for values in grid.values()):
         raise ValidationError("every --param needs at least one value, e.g. efSearch=8,16,32")
-    version = store.latest_collection_version(collection)
-    n_docs = len(store.document_text_hashes(collection, version))
+    version = store.collections.latest_collection_version(collection)
+    n_docs = len(store.collections.document_text_hashes(collection, version))
     reference: str | None = None
     names = sorted(grid)
     settings = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(grid[n] for n in names))]
@@ -332,8 +332,8 @@ def ann_sweep(
         used = resolve_params(index, s, n_docs)
         name = _setting_name(name_prefix, index, used)
         reused = False
-        if store.has_run(name):
-            info = store.get_run_info(name)
+        if store.runs.has_run(name):
+            info = store.runs.get_run_info(name)
             p = dict(info.params)
             if (p.get("index") != index or p.get("index_params") != used or p.get("model") != enc.model_key
                     or info.depth != depth or info.collection_version != version):
@@ -343,9 +343,9 @@ def ann_sweep(
         else:
             build_key = json.dumps({n: v for n, v in used.items() if n not in search_names}, sort_keys=True)
             if build_key not in built:
-                r = DenseRetriever(encoder=enc, cache=store, index=index, index_params=used, index_threads=threads)
-                r.index({d: doc.content for d, doc in store.get_documents(collection, version).items()},
-                        text_hashes=store.document_text_hashes(collection, version))
+                r = DenseRetriever(encoder=enc, cache=store.vectors, index=index, index_params=used, index_threads=threads)
+                r.index({d: doc.content for d, doc in store.collections.get_documents(collection, version).items()},
+                        text_hashes=store.collections.document_text_hashes(collection, version))
                 vi = r.vector_index
                 assert vi is not None
                 say(f"index {index} {vi.params}: built in {vi.build_ms / 1000:.1f} s, {vi.index_bytes:,} bytes")
@@ -363,7 +363,7 @@ def ann_sweep(
         eff = dict(used)
         if index == "hnsw":
             eff["efSearch"] = max(used["efSearch"], depth)
-        rows.append(SweepRow(name, used, eff, ann, e.aggregates[R(k)].macro, store.get_index_stats(name), reused))
+        rows.append(SweepRow(name, used, eff, ann, e.aggregates[R(k)].macro, store.vectors.get_index_stats(name), reused))
     assert reference is not None  # settings is non-empty
     ref_, rr = load_run(reference, open_store)
     e = evaluator.evaluate(rr, run_name=reference, failed_topics=ref_.failed_topics)
@@ -375,5 +375,5 @@ def ann_sweep(
                                agg.macro, agg.ceiling if agg.ceiling is not None else 1.0, target=ann_target)
     say(f"[finished] ann-sweep {index}: {len(rows)} setting(s) against {reference}")
     return AnnSweep(collection, version, enc.model_key, index, k, depth, qref, reference, agg.macro,
-                    agg.ceiling if agg.ceiling is not None else float("nan"), store.get_index_stats(reference),
+                    agg.ceiling if agg.ceiling is not None else float("nan"), store.vectors.get_index_stats(reference),
                     tuple(rows), agg.n_topics, diagnosis)

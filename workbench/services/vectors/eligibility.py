@@ -35,27 +35,31 @@ from workbench.scoring.eligibility import (
 from workbench.scoring.filters import MetadataColumns
 
 if TYPE_CHECKING:
-    from workbench.store import LabelStore
+    from workbench.store import Store
+    from workbench.store.collections import Collections
+    from workbench.store.metadata import Metadata
 
 
-def collection_filters(store: LabelStore, collection: str, key: str = DEFAULT_FILTER_KEY) -> TopicFilters:
+def collection_filters(metadata: Metadata, collection: str, key: str = DEFAULT_FILTER_KEY) -> TopicFilters:
     """The topic filters of a collection, parsed (topics without ``key`` are unfiltered).
 
     Raises:
         UnknownNameError: unknown collection.
         ValidationError: a filter that does not parse (naming the topic and column).
     """
-    return topic_filters(store.topic_metadata(collection), key)
+    return topic_filters(metadata.topic_metadata(collection), key)
 
 
-def metadata_columns(store: LabelStore, collection: str, version: str | None = None) -> MetadataColumns:
+def metadata_columns(
+    collections: Collections, metadata: Metadata, collection: str, version: str | None = None,
+) -> MetadataColumns:
     """Every document of a collection version with its metadata, as filter columns (doc ids in string order)."""
-    doc_ids = sorted(store.document_text_hashes(collection, version))
-    return MetadataColumns(doc_ids, store.document_metadata(collection, version))
+    doc_ids = sorted(collections.document_text_hashes(collection, version))
+    return MetadataColumns(doc_ids, metadata.document_metadata(collection, version))
 
 
 def collection_eligibility(
-    store: LabelStore,
+    store: Store,
     collection: str,
     version: str | None = None,
     *,
@@ -78,7 +82,7 @@ def collection_eligibility(
         ValidationError: ``require`` and no topic has a filter; a filter that does not parse.
         UnknownMetadataKeyError: a filter names a key no document of the version has.
     """
-    filters = collection_filters(store, collection, key)
+    filters = collection_filters(store.metadata, collection, key)
     if not filters:
         if require:
             raise ValidationError(
@@ -86,7 +90,7 @@ def collection_eligibility(
                 f"set filters with `workbench metadata import-topics FILE --collection {collection}` "
                 f"(a topic_id,{key} file), or run without --filter-mode")
         return None
-    return eligibility(filters, metadata_columns(store, collection, version))
+    return eligibility(filters, metadata_columns(store.collections, store.metadata, collection, version))
 
 
 def _id_line(path: Path, id_column: str, ident: str) -> int:
@@ -123,7 +127,7 @@ def _id_line(path: Path, id_column: str, ident: str) -> int:
 
 
 def check_filter_file(
-    store: LabelStore,
+    collections: Collections, metadata: Metadata,
     collection: str,
     table: Mapping[str, Mapping[str, MetaValue]],
     path: str | Path,
@@ -137,7 +141,9 @@ def check_filter_file(
     at the next run or score.
 
     Args:
-        store: the store (the collection's latest version's document metadata decides the known keys).
+        collections: the store's collections.
+        metadata: the store's metadata (the collection's latest version's document metadata decides the known
+            keys).
         collection: the collection.
         table: topic_id -> key -> value, as read from ``path``.
         path: the side file (for the error's file:line).
@@ -159,7 +165,7 @@ def check_filter_file(
         try:
             parsed = topic_filters({topic_id: meta}, key)
             if columns is None:
-                columns = metadata_columns(store, collection)
+                columns = metadata_columns(collections, metadata, collection)
             check_filters(parsed, columns)
         except ValidationError as e:
             raise InputFormatError(str(p), _id_line(p, "topic_id", topic_id), f"{e}. Fix the filter (grammar: "
@@ -190,7 +196,7 @@ class TopicFilterRow:
 
 
 def filter_rows(
-    store: LabelStore,
+    store: Store,
     collection: str,
     *,
     key: str = DEFAULT_FILTER_KEY,

@@ -1,6 +1,6 @@
 """Document vectors made elsewhere or on Ray, checked and put in the embedding cache of ``run dense``.
 
-Two ways to fill the store's embedding cache (``LabelStore.put_embeddings``,
+Two ways to fill the store's embedding cache (``store.vectors.put_embeddings``,
 keyed by model key and text hash) before ``make_dense_run`` ranks, so that the
 run encodes only its queries:
 
@@ -36,7 +36,8 @@ from workbench.errors import InputFormatError, ValidationError
 if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
     from pooling.retrievers.ray_encode import RayEncoding
-    from workbench.store import LabelStore
+    from workbench.store.collections import Collections
+    from workbench.store.vectors import Vectors
 
 NORM_TOLERANCE = 1e-3
 """A vector whose L2 norm differs from 1 by more is normalised (and counted in ``n_normalised``)."""
@@ -82,7 +83,7 @@ def _row_error(path: str, row: int, problem: str) -> InputFormatError:
 
 
 def import_embeddings(
-    store: LabelStore,
+    collections: Collections, vectors: Vectors,
     collection: str,
     path: str | Path,
     *,
@@ -92,7 +93,8 @@ def import_embeddings(
     """Check document vectors from a Parquet file or folder and put them in the embedding cache.
 
     Args:
-        store: the store (its cache).
+        collections: the store's collections.
+        vectors: the store's vectors (its embedding cache).
         collection: the collection whose latest version (or ``version``) the vectors cover.
         path: Parquet file or folder (``formats.parquet.read_embeddings``).
         encoder: the query encoder of the run: its ``model_key`` must be the
@@ -132,7 +134,7 @@ def import_embeddings(
     if emb.vectors.shape[1] != dim:
         raise ValidationError(f"{p}: expected vectors of {dim} dimensions (the model {name}), found "
                               f"{emb.vectors.shape[1]}; these vectors come from another model or were cut")
-    hashes = store.document_text_hashes(collection, version)
+    hashes = collections.document_text_hashes(collection, version)
     position: dict[str, int] = {}
     for row, d in enumerate(emb.doc_ids, 1):
         if d in position:
@@ -159,8 +161,8 @@ def import_embeddings(
         raise _row_error(p, int(zero[0]) + 1, f"the vector of {shown_id(emb.doc_ids[int(zero[0])])} is all zeros; "
                                               "it has no direction to compare by cosine. Re-encode it.")
     off = np.abs(norms - 1.0) > NORM_TOLERANCE
-    vectors = (emb.vectors / norms[:, None]).astype(np.float32)
-    added = store.put_embeddings(key, {hashes[d]: vectors[i] for i, d in enumerate(emb.doc_ids)})
+    unit = (emb.vectors / norms[:, None]).astype(np.float32)
+    added = vectors.put_embeddings(key, {hashes[d]: unit[i] for i, d in enumerate(emb.doc_ids)})
     return EmbeddingsImport(p, key, dim, len(emb.doc_ids), added, int(off.sum()),
                             (float(norms.min()), float(norms.max())), named, tuple(notes))
 
@@ -175,7 +177,7 @@ class RayOutcome:
 
 
 def encode_on_ray(
-    store: LabelStore,
+    collections: Collections, vectors: Vectors,
     collection: str,
     *,
     model_path: str | Path | None = None,
@@ -203,9 +205,9 @@ def encode_on_ray(
 
     encoder = SentenceTransformerEncoder(model_path, model_dir=model_dir, device=device, batch_size=batch_size)
     key = encoder.model_key
-    hashes = store.document_text_hashes(collection)
-    cached = store.get_embeddings(key, list(set(hashes.values())))
-    docs = store.get_documents(collection)
+    hashes = collections.document_text_hashes(collection)
+    cached = vectors.get_embeddings(key, list(set(hashes.values())))
+    docs = collections.get_documents(collection)
     todo: dict[str, tuple[str, str, str]] = {}
     for d, h in hashes.items():
         if h not in cached and h not in todo:
@@ -223,14 +225,14 @@ def encode_on_ray(
         say(f"[finished] Ray: {enc.n_documents:,} documents on {enc.n_workers} worker(s) [elapsed] "
             f"{enc.seconds:.1f} s [{enc.n_documents / max(enc.seconds, 1e-9):.1f} documents/s]; Parquet in "
             f"{enc.folder}")
-        imported = _import_partial(store, collection, enc.folder, encoder, set(todo))
+        imported = _import_partial(vectors, collection, enc.folder, encoder, set(todo))
     finally:
         if out is None:
             shutil.rmtree(folder, ignore_errors=True)
     return RayOutcome(enc, imported, len(hashes) - len(todo))
 
 
-def _import_partial(store: LabelStore, collection: str, folder: Path, encoder: Encoder,
+def _import_partial(vectors: Vectors, collection: str, folder: Path, encoder: Encoder,
                     wanted: set[str]) -> EmbeddingsImport:
     """Import the Ray folder, which covers only the texts that were missing from the cache."""
     from workbench.formats.parquet import read_embeddings
@@ -244,9 +246,9 @@ def _import_partial(store: LabelStore, collection: str, folder: Path, encoder: E
     if emb.models != (encoder.model_key,) or (norms == 0).any():
         raise ValidationError(f"{folder}: the Ray job returned vectors of {emb.models} with {int((norms == 0).sum())} "
                               "zero vector(s); run it again")
-    vectors = (emb.vectors / norms[:, None]).astype(np.float32)
+    unit = (emb.vectors / norms[:, None]).astype(np.float32)
     assert emb.text_hashes is not None
-    added = store.put_embeddings(encoder.model_key, dict(zip(emb.text_hashes, vectors, strict=True)))
+    added = vectors.put_embeddings(encoder.model_key, dict(zip(emb.text_hashes, unit, strict=True)))
     return EmbeddingsImport(str(folder), encoder.model_key, int(emb.vectors.shape[1]), len(emb.doc_ids), added,
                             int((np.abs(norms - 1.0) > NORM_TOLERANCE).sum()), (float(norms.min()), float(norms.max())),
                             encoder.model_key)
