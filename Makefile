@@ -42,7 +42,7 @@ bench: setup
 	$(PY) bench/gate/bench_gate.py
 	$(PY) bench/ann/bench_ann.py
 
-PURE := workbench/scoring workbench/judging pooling/fusion.py pooling/pool.py pooling/reusability.py \
+PURE := workbench/scoring workbench/judging pooling/fusion.py pooling/pool.py pooling/reusability.py pooling/sample.py \
 	pooling/tokenize.py workbench/ranking.py workbench/types.py workbench/errors.py workbench/rubric.py \
 	workbench/config.py workbench/hashing.py workbench/metadata.py workbench/lineage.py \
 	workbench/text.py workbench/jsonout.py

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = {"duckdb", "streamlit", "typer", "click", "sentence_transformers", "torch", "bm25s", "rank_bm25"}
 PURE = [
     "workbench/scoring", "workbench/judging", "pooling/fusion.py", "pooling/pool.py", "pooling/reusability.py",
+    "pooling/sample.py",
     "workbench/ranking.py", "workbench/types.py", "workbench/errors.py", "workbench/rubric.py",
     "workbench/config.py", "workbench/hashing.py", "workbench/metadata.py", "workbench/lineage.py",
 ]
@@ -34,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
               "workbench.metadata", "workbench.lineage", "workbench.config", "workbench.rubric", "workbench.jsonout",
               "workbench.version")),
     ("rules", ("workbench.scoring", "workbench.judging", "pooling.fusion", "pooling.pool", "pooling.reusability",
-               "pooling.tokenize")),
+               "pooling.sample", "pooling.tokenize")),
     ("adapters", ("workbench.formats", "workbench.store", "pooling.retrievers", "pooling")),
     ("services", ("workbench.services",)),
     ("reports", ("workbench.reports",)),
