@@ -5,6 +5,9 @@ own ``topic_id`` column.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import shutil
 from pathlib import Path
@@ -57,3 +60,36 @@ def test_the_slice_keys_text_names_the_derived_keys():
     from workbench.services.evaluation.restrict import SLICE_KEYS_TEXT
 
     assert SLICE_KEYS_TEXT == "topic metadata keys, or " + ", ".join(DERIVED_KEYS)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_per_topic_rows_name_their_topic_in_topic_id_so_a_topic_named_macro_is_not_the_mean(
+        capsys, write, tmp_path, monkeypatch, fmt):
+    monkeypatch.setenv("WORKBENCH_DB", str(tmp_path / "nodb" / "wb.duckdb"))
+    qrels = write("q.txt", "macro 0 a 1\nmacro 0 b 1\n2 0 c 1\n")
+    run_file = write("r.run", "macro Q0 a 1 3 r\nmacro Q0 x 2 2 r\n2 Q0 c 1 3 r\n")
+    target = tmp_path / "s.parquet"
+    code, out, err = main_out(capsys, "score", run_file, "--qrels", qrels, "-m", "R@2", "--per-topic",
+                              "--format", fmt, *(["--out", target] if fmt == "parquet" else []))
+    assert code == 0, err
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+    elif fmt == "jsonl":
+        rows = [json.loads(x) for x in out.splitlines()]
+    else:
+        import pyarrow.parquet as pq
+
+        rows = pq.read_table(target).to_pylist()
+    assert list(rows[0])[:5] == ["run", "measure", "aggregate", "topic_id", "value"]
+    # R@2: topic "macro" finds a of {a, b} = 1/2; topic 2 finds c of {c} = 1; the macro mean is (1/2 + 1) / 2
+    macro = [r for r in rows if r["aggregate"] == "macro"]
+    assert len(macro) == 1 and float(macro[0]["value"]) == (1 / 2 + 1) / 2 and macro[0]["topic_id"] == ""
+    topic = [r for r in rows if r["topic_id"] == "macro"]
+    assert len(topic) == 1 and float(topic[0]["value"]) == 1 / 2 and topic[0]["aggregate"] == ""
+    assert {r["topic_id"] for r in rows if not r["aggregate"]} == {"macro", "2"}
+
+
+def main_out(capsys, *argv: object) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
