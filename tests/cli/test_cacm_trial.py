@@ -93,3 +93,27 @@ def main_out(capsys, *argv: object) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def test_stages_reports_title_only_documents_apart_from_documents_without_text(tmp_path, capsys):
+    # CACM's trial: "0 without text" where 81 of 389 missed relevant documents had a title and no abstract.
+    src = tmp_path / "c"
+    src.mkdir()
+    docs = [("d1", "wing lift", "lift of a wing"), ("d2", "flutter of panels", ""), ("d3", "", ""),
+            ("d4", "heat", "heat transfer in slabs"), ("d5", "boundary layer", "a boundary layer"),
+            ("d6", "transition", "transition of flow")]
+    (src / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": t, "text": x}) + "\n" for d, t, x in docs))
+    (src / "queries.jsonl").write_text(json.dumps({"_id": "1", "text": "boundary layer transition"}) + "\n")
+    # the relevant documents d2 (title only), d3 (neither title nor text) and d4 (text) share no term with the query
+    (src / "qrels.reference.txt").write_text("1 0 d2 1\n1 0 d3 1\n1 0 d4 1\n1 0 d5 0\n")
+    db = tmp_path / "labels" / "wb.duckdb"
+    for step in (["ingest", str(src)], ["run", "bm25", "--collection", "c", "--name", "bm25", "--depth", "3"]):
+        assert main(["--db", str(db), "-q", *step]) == 0, step
+    capsys.readouterr()
+    code, out, err = run(capsys, db, "stages", "bm25", "--qrels", "c-reference", "--final-k", "1", "--depth", "3")
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if "ingestion checked for bm25" in x)
+    assert ("3 relevant documents are not in the top 3: 0 not in the collection version, 1 in it without text (no "
+            "title, no text), 1 with a title only, 1 indexed with text; ingestion explains 1 (e.g. topic 1 document "
+            "d3)") in line
+    assert "1 have a title only (e.g. topic 1 document d2): indexed by the title alone" in line

@@ -12,12 +12,26 @@ changed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.lineage import RerankCost, RunLineage, TopicCost
 from workbench.store.core import StoreCore
 from workbench.types import Run, RunInfo
+
+
+class DocumentPresence(NamedTuple):
+    """``LineageMixin.document_presence``: what a collection version holds of some doc_ids.
+
+    Attributes:
+        absent: not in the version.
+        empty: in it with neither title nor text.
+        title_only: in it with a title and no text (CACM's documents without an abstract).
+    """
+
+    absent: set[str]
+    empty: set[str]
+    title_only: set[str]
 
 
 def _lineage_row(row: tuple[Any, ...]) -> RunLineage:
@@ -135,28 +149,32 @@ class LineageMixin(StoreCore):
         return RerankCost(name, device, int(batch_size), int(threads), float(prepare_ms),
                           tuple(TopicCost(t, int(n), float(ms)) for t, n, ms in topics))
 
-    def document_presence(self, collection_version: str, doc_ids: Iterable[str]) -> tuple[set[str], set[str]]:
-        """Which of ``doc_ids`` a collection version lacks, and which it holds with no text.
+    def document_presence(self, collection_version: str, doc_ids: Iterable[str]) -> DocumentPresence:
+        """Which of ``doc_ids`` a collection version lacks, holds with no text, or holds with a title only.
 
         Returns:
-            (doc_ids not in the version, doc_ids in it whose title and text are both empty).
+            ``DocumentPresence`` (absent, empty, title_only): doc_ids not in the version; in it with title and
+            text both empty (blank after trimming); in it with a title and an empty text.
         """
         import pyarrow as pa
 
         wanted = sorted(set(doc_ids))
         if not wanted:
-            return set(), set()
+            return DocumentPresence(set(), set(), set())
         with self.connection("check documents") as cur:
             cur.register("wb_presence", pa.table({"doc_id": wanted}))
             try:
                 rows = cur.execute(
-                    "SELECT w.doc_id, vd.doc_id IS NOT NULL, coalesce(length(trim(t.title)) + length(trim(t.text)), 0) "
+                    "SELECT w.doc_id, vd.doc_id IS NOT NULL, coalesce(length(trim(t.title)), 0), "
+                    "coalesce(length(trim(t.text)), 0) "
                     "FROM wb_presence w LEFT JOIN version_documents vd ON vd.doc_id = w.doc_id "
                     "AND vd.collection_version = ? LEFT JOIN document_texts t USING (text_hash)",
                     [collection_version]).fetchall()
             finally:
                 cur.unregister("wb_presence")
-        return {d for d, present, _ in rows if not present}, {d for d, present, n in rows if present and n == 0}
+        return DocumentPresence({d for d, present, _, _ in rows if not present},
+                                {d for d, present, nt, nx in rows if present and nt == 0 and nx == 0},
+                                {d for d, present, nt, nx in rows if present and nt > 0 and nx == 0})
 
     def rerank_runs_of(self, candidate_run: str) -> list[RunLineage]:
         """Rerank runs whose candidates came from ``candidate_run``, by name."""
