@@ -565,7 +565,8 @@ def qrels_columns(
         else:
             col = 2 if in2 >= in3 else 3
             first_bad = next(ln for ln, c in rows if not known(c[col - 1])) if min(in2, in3) < len(rows) else rows[0][0]
-            found = (f"{in2:,} of {len(rows):,} lines have a corpus doc id in column 2 and {in3:,} in column 3")
+            found = (f"{in2:,} of {len(rows):,} lines have a corpus doc id in column 2 and {in3:,} in column 3 "
+                     "(compared as written and without zero padding)")
             raise InputFormatError(
                 p, first_bad,
                 f"expected document ids of the corpus in column 2 (SMART: query doc 0 0.000000) or column 3 "
