@@ -137,8 +137,8 @@ def test_missing_topics_fail_by_default_and_bad_inputs_say_what_is_wrong(tmp_pat
 def test_results_write_parquet_rows(tmp_path):
     res = evaluate({"r": {"1": {"a": 1.0}}}, {"1": {"a": 1}}, measures=["R@1"])
     table = pq.read_table(res.to_parquet(tmp_path / "r.parquet"))
-    got = {(r["measure"], r["aggregate"]): r["value"] for r in table.to_pylist()}
-    assert got[("R@1", "macro")] == 1.0 and got[("R@1", "1")] == 1.0
+    got = {(r["measure"], r["aggregate"], r["topic_id"]): r["value"] for r in table.to_pylist()}
+    assert got[("R@1", "macro", "")] == 1.0 and got[("R@1", "", "1")] == 1.0
 
 
 def test_the_module_docstring_example_runs():

@@ -87,7 +87,7 @@ def test_python_dash_m_workbench_is_the_command_line(tmp_path, write):
     p = _fresh(["-m", "workbench", "score", str(run), "--qrels", str(qrels), "--format", "tsv", "-m", "R@2"],
                tmp_path)
     assert p.returncode == 0, p.stderr
-    assert any(line.split("\t")[:3] == ["bm25", "R@2", "macro"] and float(line.split("\t")[3]) == 1 / 2
+    assert any(line.split("\t")[:4] == ["bm25", "R@2", "macro", ""] and float(line.split("\t")[4]) == 1 / 2
                for line in p.stdout.splitlines()), p.stdout
     p = _fresh(["-m", "workbench", "no-such-command"], tmp_path)
     assert p.returncode == 2 and "No such command" in p.stderr

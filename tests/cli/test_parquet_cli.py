@@ -44,7 +44,7 @@ def test_score_parquet_run_and_qrels_give_the_trec_files_numbers(capsys, files):
     assert a["header"]["qrels"]["content_hash"] == b["header"]["qrels"]["content_hash"]     # same qrels content
     # R@2 of topic 1 in trec_eval order a, d9, d10: {a, d9} of |R| = 3.
     code, out, _ = cli(capsys, "score", prun, "--qrels", pqrels, "-m", "R@2", "--per-topic", "--format", "jsonl")
-    row = next(json.loads(x) for x in out.splitlines() if json.loads(x)["aggregate"] == "1")
+    row = next(json.loads(x) for x in out.splitlines() if json.loads(x)["topic_id"] == "1")
     assert row["value"] == pytest.approx(2 / 3) and (row["numerator"], row["denominator"]) == (2, 3)
 
 
@@ -56,10 +56,10 @@ def test_score_writes_results_as_parquet_with_the_jsonl_rows(capsys, files, tmp_
     table = pq.read_table(target)
     code, out, _ = cli(capsys, "score", prun, "--qrels", pqrels, "--per-topic", "--format", "jsonl")
     rows = [json.loads(x) for x in out.splitlines()]
-    assert table.num_rows == len(rows) and table.column_names[:7] == [
-        "run", "measure", "aggregate", "value", "numerator", "denominator", "n_topics"]
-    got = {(r["measure"], r["aggregate"]): r["value"] for r in table.to_pylist()}
-    assert got == {(r["measure"], r["aggregate"]): r["value"] for r in rows}
+    assert table.num_rows == len(rows) and table.column_names[:8] == [
+        "run", "measure", "aggregate", "topic_id", "value", "numerator", "denominator", "n_topics"]
+    got = {(r["measure"], r["aggregate"], r["topic_id"]): r["value"] for r in table.to_pylist()}
+    assert got == {(r["measure"], r["aggregate"], r["topic_id"]): r["value"] for r in rows}
 
 
 def test_score_out_writes_text_formats_and_parquet_needs_out(capsys, files, tmp_path):

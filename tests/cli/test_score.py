@@ -98,9 +98,9 @@ def test_score_long_formats_keep_full_precision(capsys, files, fmt, sep):
     code, out, _ = cli(capsys, "score", a, "--qrels", q, "-m", "R@2", "--format", fmt, "--per-topic")
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out), delimiter=sep))
-    by = {(r["measure"], r["aggregate"]): r for r in rows}
+    by = {(r["measure"], r["aggregate"] or f"topic {r['topic_id']}"): r for r in rows}
     assert float(by[("R@2", "macro")]["value"]) == (2 / 3 + 1) / 2
-    assert by[("R@2", "1")]["numerator"] == "2.0" and by[("R@2", "1")]["denominator"] == "3.0"
+    assert by[("R@2", "topic 1")]["numerator"] == "2.0" and by[("R@2", "topic 1")]["denominator"] == "3.0"
     assert by[("R@2", "micro")]["value"] == repr(3 / 4)
     assert {r["qrels_version"] for r in rows} == {str(q)}
 

@@ -38,9 +38,8 @@ def test_fields_named_unknown_markers_kept_repeated_joined_and_x_skipped(write):
     d1, d2, d3 = c.documents
     assert (d1.title, d1.text) == ("wing lift", "lift of a wing in a slipstream .")
     assert d3.text == "heat transfer in slabs ."  # a repeated .W is joined with a space
-    # named metadata: repeated .A blocks joined with "; "; a record without .A gets ""
-    assert c.doc_metadata == {"1": {"authors": "smith, j."}, "2": {"authors": "jones, k.; brown, l."},
-                              "3": {"authors": ""}}
+    # named metadata: repeated .A blocks joined with "; "; a record without .A lacks the key (not "")
+    assert c.doc_metadata == {"1": {"authors": "smith, j."}, "2": {"authors": "jones, k.; brown, l."}, "3": {}}
     # .B was named by nobody: kept under its letter (for every document, "" where absent)
     assert c.unknown_metadata == {"1": {"B": ""}, "2": {"B": "j. aero 2, 1958"}, "3": {"B": ""}}
     assert c.skipped == {"X": 1}  # .X (cross-references) dropped by default
@@ -169,9 +168,11 @@ def test_conversion_writes_the_mapping_into_qrels_meta_and_a_readme(write, tmp_p
     corpus = [json.loads(x) for x in (tmp_path / "toy" / "corpus.jsonl").read_text().splitlines()]
     assert corpus[1] == {"_id": "2", "title": "drag", "text": "drag at high speed .",
                          "metadata": {"authors": "jones, k.; brown, l."}}
-    # the marker nobody named goes to the document-metadata side file (absent where the record lacks it)
+    # the marker nobody named goes to the document-metadata side file (absent where the record lacks it),
+    # after the year and source derived from .B
     side = [json.loads(x) for x in (tmp_path / "toy" / "doc_metadata.jsonl").read_text().splitlines()]
-    assert side == [{"doc_id": "1"}, {"doc_id": "2", "B": "j. aero 2, 1958"}, {"doc_id": "3"}]
+    assert side == [{"doc_id": "1"}, {"doc_id": "2", "year": 1958, "source": "j.aero", "B": "j. aero 2, 1958"},
+                    {"doc_id": "3"}]
     queries = (tmp_path / "toy" / "queries.jsonl").read_text().splitlines()
     assert json.loads(queries[2]) == {"_id": "3", "text": "slabs .", "metadata": {"smart_id": "3"}}
     assert (tmp_path / "toy" / "qrels.reference.txt").read_text() == "1 0 1 1\n1 0 2 1\n2 0 2 1\n"

@@ -160,6 +160,26 @@ def test_fitted_thresholds_match_the_people_and_report_agreement(store):
         ma.judge_with_model(store, LEAD, "p1", "stub-model", "x-bot", grades="0:<0.5,1", fit_on="people")
 
 
+def test_fitting_on_positives_only_qrels_is_refused_before_the_model_scores(store, monkeypatch):
+    # CACM's trial: qrels listing relevant documents only fitted a threshold below every score
+    # (1,981 of 2,010 documents "relevant", "100% agreement"). Here people graded d1, d2, d5 all >= 1.
+    store.qrels.create_qrels_version("pos", "toy", {"1": {"d1": 1, "d2": 1}, "2": {"d5": 2}},
+                               origin="imported", rule="", pool_version="p1")
+    monkeypatch.setattr("pooling.retrievers.judge_models.load_judge_model",
+                        lambda spec, **kw: pytest.fail("the model was loaded for a fit that cannot be made"))
+    with pytest.raises(ValidationError) as e:
+        ma.judge_with_model(store, LEAD, "p1", "stub-model", "pos-bot", fit_on="pos")
+    assert str(e.value) == (
+        "--fit-on pos on the documents of p1: fitting grade thresholds needs judged documents on both sides of "
+        "grade 1, found 3 relevant (grade >= 1) and none non-relevant: the qrels hold positives only, so a fitted "
+        "threshold would call nearly every document relevant and agree 100% by construction. Fit on qrels with "
+        "non-relevant judgments (judged from a pool), or give the thresholds with --grades.")
+    assert store.users.model_assessor("pos-bot") is None  # nothing stored
+    # with --rel 3 the same grades are all below the threshold: the mirror case is refused too
+    with pytest.raises(ValidationError, match="found 3 non-relevant \\(grade < 3\\) and none relevant"):
+        ma.judge_with_model(store, LEAD, "p1", "stub-model", "pos-bot", fit_on="pos", rel=3)
+
+
 def test_grade_mapping_parse_fit_and_agreement_by_hand():
     m = parse_grade_mapping(" 0:<0.3 , 1:<0.5,2:<0.7, 3")
     assert str(m) == "0:<0.3,1:<0.5,2:<0.7,3" and m.grade(0.3) == 1 and m.grade(-5) == 0

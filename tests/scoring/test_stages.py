@@ -213,6 +213,9 @@ def test_ingestion_check_separates_absent_empty_and_indexed_documents():
     assert d.per_topic == {"q1": "check ingestion", "q2": "stop"}
     c = ingestion_check(e, d, absent_docs={"gone"}, empty_docs={"blank"})
     assert (c.n_topics, c.n_missed, c.absent, c.empty, c.n_indexed) == (1, 3, (("q1", "gone"),), (("q1", "blank"),), 1)
+    # a document with a title and no text is counted apart, not as indexed with text
+    c = ingestion_check(e, d, absent_docs={"gone"}, empty_docs=set(), title_only_docs={"blank"})
+    assert (c.empty, c.title_only, c.n_indexed) == ((), (("q1", "blank"),), 1)
 
 
 # -- import check and document sets ----------------------------------------------------------------

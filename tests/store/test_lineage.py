@@ -72,10 +72,13 @@ def test_a_failing_lineage_write_leaves_no_run(toy):
                             RunLineage("x", "bm25", 3, "c", "cross-encoder"))
 
 
-def test_document_presence_finds_absent_and_empty_documents(toy):
-    version = toy.collections.latest_collection_version("toy")
-    assert toy.collections.document_presence(version, ["d1", "blank", "gone"]) == ({"gone"}, {"blank"})
-    assert toy.collections.document_presence(version, []) == (set(), set())
+def test_document_presence_finds_absent_empty_and_title_only_documents(store):
+    docs = [Document("d1", "", "text 1"), Document("blank", " ", ""), Document("titled", "a title", " ")]
+    store.collections.ingest_collection("toy", docs, [Topic("1", "first")])
+    version = store.collections.latest_collection_version("toy")
+    p = store.collections.document_presence(version, ["d1", "blank", "titled", "gone"])
+    assert (p.absent, p.empty, p.title_only) == ({"gone"}, {"blank"}, {"titled"})
+    assert store.collections.document_presence(version, []) == (set(), set(), set())
 
 
 def test_a_version_1_store_is_migrated_and_keeps_its_runs(tmp_path):

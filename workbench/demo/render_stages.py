@@ -68,8 +68,9 @@ def four_run_lines(demo: PipelineDemo) -> list[str]:
         if rep.ingestion:
             ing = rep.ingestion[-1]
             empty_docs.update(ing.absent + ing.empty)
+            title_only = f"{len(ing.title_only)} title only, " if ing.title_only else ""  # none in Cranfield
             check = (f"{ing.n_missed:,} missed in the top {d}: {len(ing.absent)} not in the collection, "
-                     f"{len(ing.empty)} without text, {ing.n_indexed:,} indexed")
+                     f"{len(ing.empty)} without text, {title_only}{ing.n_indexed:,} indexed")
         diag.append([dg.name, dg.label, " / ".join(str(n) for n in dg.counts.values()), check])
     if diag:
         lines.append(f"  diagnosis (high: R@{d} >= {result.thresholds.recall:g}, nDCG@{k} >= "

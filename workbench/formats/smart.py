@@ -158,27 +158,57 @@ class CranfieldQuery:
         return Topic(self.topic_id, self.text)
 
 
-_YEAR = re.compile(r"(?<![0-9a-z])(19[0-6][0-9])(?![0-9a-z])")
+_YEAR = re.compile(r"(?<![0-9a-z])([0-9]{4})(?![0-9a-z])")
+_MONTH = re.compile(r"(?:^|\s)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|"
+                    r"june|july|august|september|october|november|december)\.?$")
+
 _REPORT_NUMBER_BEFORE = re.compile(r"(?:^|[^a-z])(?:tn|tm|r|rm|cp|rep|report|m)[. ]*$")
 _VOLUME = re.compile(r"(?:[ .](?:v|vol))+$")
 
 
-def bib_fields(bib: str) -> tuple[int | None, str]:
-    """The publication year and the source (journal or report series) of a Cranfield ``.B`` field.
+@dataclass(frozen=True)
+class BibRules:
+    """How ``bib_fields`` reads a ``.B`` field: the years it accepts and whether a month name ends a source.
+
+    Attributes:
+        years: the inclusive range a year must fall in.
+        strip_month: remove a month name ending the source (``cacm december`` -> ``cacm``).
+    """
+
+    years: tuple[int, int]
+    strip_month: bool
+
+
+CRANFIELD_BIB = BibRules((1900, 1969), strip_month=False)
+"""Cranfield's rules, as the committed ``sample_corpus/cranfield`` was made: its documents date 1922-1963
+(later four-digit numbers there are report or page numbers, e.g. ``rae tn. aero.2025``); a month stays in
+the source (``j.aero.sc.march``, 11 documents)."""
+SMART_BIB = BibRules((1900, 2099), strip_month=True)
+"""The general converter's rules for any other SMART collection (CACM's ``CACM December, 1958``: 1958-1979)."""
+
+
+def bib_fields(bib: str, rules: BibRules = CRANFIELD_BIB) -> tuple[int | None, str]:
+    """The publication year and the source (journal or report series) of a SMART ``.B`` field.
 
     Rules (deterministic, applied to the cleaned ``.B`` text):
 
-    * **year**: the last stand-alone four-digit number from 1900 to 1969 (not
+    * **year**: the last stand-alone four-digit number within ``rules.years`` (not
       inside a longer token such as ``d1961`` or ``61-201-1904x``), unless it
       directly follows a report designator (``tn``, ``tm``, ``r``, ``rm``,
       ``cp``, ``rep``, ``report``, ``m``), where it is a report number
       (``naca tn.1961.``). None when there is none.
     * **source**: the text before the first comma or the first token that
       holds a digit (a token ``tn.1024`` is split at its dot, so ``naca
-      tn.1024`` gives ``naca tn``); a trailing volume marker (``v.``, ``vol``)
-      and trailing punctuation are removed, spaces after a dot are removed
+      tn.1024`` gives ``naca tn``); a trailing volume marker (``v.``, ``vol``),
+      a trailing month name (with ``rules.strip_month``: CACM's ``cacm december,
+      1958`` gives ``cacm``) and trailing punctuation are removed, spaces after a dot are removed
       (``j. ae. scs.`` and ``j.ae.scs.`` both give ``j.ae.scs``), and ``+`` is
       written ``&`` (``arc r + m`` gives ``arc r & m``). ``""`` when nothing is left.
+
+    Args:
+        bib: the ``.B`` text.
+        rules: ``CRANFIELD_BIB`` (the default: years 1900-1969, months kept) or
+            ``SMART_BIB`` (the general converter's: years 1900-2099, a trailing month removed).
 
     Examples:
         >>> bib_fields("j. ae. scs. 25, 1958, 324.")
@@ -189,11 +219,14 @@ def bib_fields(bib: str) -> tuple[int | None, str]:
         (None, 'naca tn')
         >>> bib_fields("david taylor model basin, washington, d. c.")
         (None, 'david taylor model basin')
+        >>> bib_fields("CACM March, 1975", SMART_BIB)
+        (1975, 'cacm')
     """
     text = " ".join(bib.lower().split())
     year = None
+    low, high = rules.years
     for m in _YEAR.finditer(text):
-        if not _REPORT_NUMBER_BEFORE.search(text[:m.start()]):
+        if low <= int(m.group(1)) <= high and not _REPORT_NUMBER_BEFORE.search(text[:m.start()]):
             year = int(m.group(1))
     head = text.split(",", 1)[0]
     head = re.sub(r"\.(?=[a-z]*[0-9])", " ", head)  # "tn.1024" -> "tn 1024", "scs.1962" -> "scs 1962"
@@ -204,16 +237,18 @@ def bib_fields(bib: str) -> tuple[int | None, str]:
         kept.append(token)
     source = " ".join(kept).strip(" .;:")
     source = _VOLUME.sub("", source).strip(" .;:")
+    if rules.strip_month:
+        source = _MONTH.sub("", source).strip(" .;:")
     source = re.sub(r"\.\s+", ".", source).replace("+", "&")
     return year, " ".join(source.split())
 
 
-def derived_metadata(bib: str) -> dict[str, str | int]:
+def derived_metadata(bib: str, rules: BibRules = CRANFIELD_BIB) -> dict[str, str | int]:
     """``{"year": ..., "source": ...}`` from a ``.B`` text (``bib_fields``), keys absent when not found.
 
-    This is one line of the converted Cranfield side file ``doc_metadata.jsonl`` (without ``doc_id``).
+    This is one line of the converted side file ``doc_metadata.jsonl`` (without ``doc_id``).
     """
-    year, source = bib_fields(bib)
+    year, source = bib_fields(bib, rules)
     out: dict[str, str | int] = {}
     if year is not None:
         out["year"] = year
@@ -477,7 +512,8 @@ def qrels_columns(
     Layouts by column count: 2 = ``query doc``; 3 = ``query doc grade``; 4 =
     TREC's ``query ignore doc grade`` when column 3 holds the corpus's document
     ids, SMART's ``query doc ignore grade`` (CISI, CACM: ``q d 0 0.000000``)
-    when column 2 does.
+    when column 2 does. A column holds a document id when it is one as
+    written or without zero padding (``0756`` for ``.I 756``, see ``match_docs``).
 
     Args:
         path: the qrels file (columns separated by spaces or tabs).
@@ -513,8 +549,13 @@ def qrels_columns(
     elif n == 3:
         layout = QrelsLayout(("query", "doc", "grade"), True, "3 columns: query doc grade")
     else:
-        in2 = sum(1 for _, c in rows if c[1] in doc_ids)
-        in3 = sum(1 for _, c in rows if c[2] in doc_ids)
+        padded = {num_key(d) for d in doc_ids}
+
+        def known(doc: str) -> bool:  # as written, or without zero padding (CACM's "0756" for .I 756)
+            return doc in doc_ids or num_key(doc) in padded
+
+        in2 = sum(1 for _, c in rows if known(c[1]))
+        in3 = sum(1 for _, c in rows if known(c[2]))
         if in2 == len(rows) and in3 < len(rows):
             layout = QrelsLayout(("query", "doc", "ignore", "grade"), True,
                                  "4 columns, doc ids in column 2: query doc ignore grade (SMART layout)")
@@ -523,8 +564,9 @@ def qrels_columns(
                                  "4 columns, doc ids in column 3: query iteration doc grade (TREC layout)")
         else:
             col = 2 if in2 >= in3 else 3
-            first_bad = next(ln for ln, c in rows if c[col - 1] not in doc_ids) if min(in2, in3) < len(rows) else rows[0][0]
-            found = (f"{in2:,} of {len(rows):,} lines have a corpus doc id in column 2 and {in3:,} in column 3")
+            first_bad = next(ln for ln, c in rows if not known(c[col - 1])) if min(in2, in3) < len(rows) else rows[0][0]
+            found = (f"{in2:,} of {len(rows):,} lines have a corpus doc id in column 2 and {in3:,} in column 3 "
+                     "(compared as written and without zero padding)")
             raise InputFormatError(
                 p, first_bad,
                 f"expected document ids of the corpus in column 2 (SMART: query doc 0 0.000000) or column 3 "
@@ -676,8 +718,13 @@ def grade_mapping(
 # -- query numbering -------------------------------------------------------------------------
 
 
-def _num_key(id_: str) -> str:
-    """``"007"`` -> ``"7"``; other ids unchanged (only for matching, never stored)."""
+def num_key(id_: str) -> str:
+    """``"007"`` -> ``"7"``; other ids unchanged (only for matching, never stored).
+
+    Example:
+        >>> num_key("007"), num_key("0"), num_key("d07")
+        ('7', '0', 'd07')
+    """
     return str(int(id_)) if id_.isascii() and id_.isdigit() else id_
 
 
@@ -736,12 +783,12 @@ def match_queries(
     exact = {r.smart_id: r.smart_id for r in records}
     numeric: dict[str, str] = {}
     for r in records:
-        numeric.setdefault(_num_key(r.smart_id), r.smart_id)
+        numeric.setdefault(num_key(r.smart_id), r.smart_id)
     n = len(records)
     position_id = [r.smart_id for r in records]
 
     def by_id(q: str) -> str | None:
-        return exact.get(q) or numeric.get(_num_key(q))
+        return exact.get(q) or numeric.get(num_key(q))
 
     def by_position(q: str) -> str | None:
         if q.isascii() and q.isdigit() and 1 <= int(q) <= n:
@@ -808,17 +855,114 @@ def build_qrels(
     lines: Sequence[QrelsLine],
     numbering: QueryNumbering,
     mapping: GradeMapping,
+    docs: DocMatching | None = None,
 ) -> dict[str, dict[str, int]]:
-    """topic_id -> doc_id -> grade from the qrels lines, numbering and grade mapping.
+    """topic_id -> doc_id -> grade from the qrels lines, numbering, grade mapping and doc id matching.
+
+    Args:
+        path: the qrels file (for error messages).
+        lines: its lines.
+        numbering: the query numbering (``match_queries``).
+        mapping: the grade mapping (``grade_mapping``).
+        docs: the doc id matching (``match_docs``): a written doc id becomes the
+            corpus id it matched; one it did not match is kept as written. None: as written.
 
     Raises:
         InputFormatError: one (query, doc) pair given two different grades
-            (both lines named); an exact repeat is accepted once.
+            (both lines named, after zero padding is removed); an exact repeat is accepted once.
     """
     p = str(path)
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
+    doc_of = docs.doc_of if docs is not None else {}
     for ln in lines:
-        add_grade(qrels, first, p, ln.line, numbering.topic_of[ln.query], ln.doc,
+        add_grade(qrels, first, p, ln.line, numbering.topic_of[ln.query], doc_of.get(ln.doc, ln.doc),
                   mapping.grade_of_value[ln.value or ""])
     return qrels
+
+
+# -- document ids ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DocMatching:
+    """How the qrels' doc column names the corpus's documents.
+
+    Attributes:
+        doc_of: qrels doc id as written -> the corpus doc id (the ``.I`` value) it names, for every
+            qrels doc id that names one.
+        padded: (written, corpus id) of the qrels doc ids that match only once zero padding is
+            removed (``("0756", "756")``), in order of first line.
+        unknown: qrels doc ids that name no document of the corpus, in order of first line.
+        first_line: qrels doc id as written -> the line it first appears on.
+    """
+
+    doc_of: dict[str, str]
+    padded: tuple[tuple[str, str], ...]
+    unknown: tuple[str, ...]
+    first_line: dict[str, int]
+
+    @property
+    def note(self) -> str:
+        """One sentence for the conversion report ("" when every doc id is written as in the corpus)."""
+        if not self.padded:
+            return ""
+        ex = ", ".join(f"{shown_id(w)} -> {shown_id(c)}" for w, c in self.padded[:3])
+        n_all = len(self.doc_of) + len(self.unknown)
+        return (f"{len(self.padded):,} of {n_all:,} qrels doc ids are zero-padded ({ex}"
+                f"{' ...' if len(self.padded) > 3 else ''}) and were mapped to the corpus's .I values")
+
+
+def match_docs(path: str | Path, doc_ids: Sequence[str], lines: Sequence[QrelsLine]) -> DocMatching:
+    """Match the qrels' doc ids to the corpus's, as written or without zero padding.
+
+    A qrels doc id names a document when it equals a corpus doc id as written;
+    otherwise when both are numbers equal once leading zeros are removed
+    (CACM's qrels write ``0756`` for ``.I 756``), as query ids are matched
+    (``match_queries``). The qrels are then written with the corpus's id.
+
+    Args:
+        path: the qrels file (for error messages).
+        doc_ids: the corpus's doc ids (``.I`` values), in file order.
+        lines: the qrels lines.
+
+    Returns:
+        The ``DocMatching`` (ids that name no document are listed, not refused: the caller decides).
+
+    Raises:
+        InputFormatError: a qrels doc id that, without zero padding, equals two or more corpus doc
+            ids and none as written (the line, the id and the candidates named).
+
+    Example:
+        >>> m = match_docs("q", ["1", "756"], [QrelsLine(1, "5", "0756", "0"), QrelsLine(2, "5", "9", "0")])
+        >>> m.doc_of, m.padded, m.unknown
+        ({'0756': '756'}, (('0756', '756'),), ('9',))
+    """
+    exact = set(doc_ids)
+    by_number: dict[str, list[str]] = {}
+    for d in doc_ids:
+        if d.isascii() and d.isdigit():
+            by_number.setdefault(num_key(d), []).append(d)
+    first_line: dict[str, int] = {}
+    for ln in lines:
+        first_line.setdefault(ln.doc, ln.line)
+    doc_of: dict[str, str] = {}
+    padded: list[tuple[str, str]] = []
+    unknown: list[str] = []
+    for doc, line in first_line.items():
+        if doc in exact:
+            doc_of[doc] = doc
+            continue
+        hits = by_number.get(num_key(doc), []) if doc.isascii() and doc.isdigit() else []
+        if len(hits) > 1:
+            raise InputFormatError(
+                str(path), line,
+                f"expected doc id {shown_id(doc)} to name one document, found {len(hits)} corpus doc ids equal to "
+                f"it once zero padding is removed ({', '.join(shown_id(h) for h in hits[:5])}). Write the qrels "
+                "doc ids exactly as the corpus's .I values.")
+        if hits:
+            doc_of[doc] = hits[0]
+            padded.append((doc, hits[0]))
+        else:
+            unknown.append(doc)
+    return DocMatching(doc_of, tuple(padded), tuple(unknown), first_line)

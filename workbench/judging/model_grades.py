@@ -150,6 +150,52 @@ def fit_grade_mapping(scores: Sequence[float], grades: Sequence[int], scale: Seq
     return GradeMapping(tuple(bands), levels[-1])
 
 
+def check_fit_sample(grades: Sequence[int], *, rel: int = 1) -> None:
+    """Refuse a fitting sample whose grades cannot place a relevance threshold.
+
+    Quantile matching gives the model's scores the sample's grade
+    distribution. A sample with no grade below ``rel`` (positives-only qrels:
+    a list of relevant documents, no non-relevant judgment) places the
+    threshold at the lowest score, so nearly every document is called
+    relevant, and the fit's agreement, measured on the same sample, is 100%
+    by construction. A sample with no grade at or above ``rel`` is the mirror
+    case. Either is refused rather than warned about: the mapping it gives
+    would be stored as the model assessor's identity and grade every
+    document of the pool.
+
+    Args:
+        grades: the people's grades of the documents the fit would use.
+        rel: the relevance threshold (inclusive).
+
+    Raises:
+        ValidationError: no grades, or every grade on one side of ``rel``
+            (the message gives the counts and the remedy).
+
+    Example:
+        >>> check_fit_sample([0, 1, 2])
+        >>> check_fit_sample([1, 1, 2])
+        Traceback (most recent call last):
+        ...
+        workbench.errors.ValidationError: fitting grade thresholds needs judged documents on both sides of grade 1, found 3 relevant (grade >= 1) and none non-relevant: the qrels hold positives only, so a fitted threshold would call nearly every document relevant and agree 100% by construction. Fit on qrels with non-relevant judgments (judged from a pool), or give the thresholds with --grades.
+    """
+    if not grades:
+        raise ValidationError("fitting grade thresholds needs judged documents, found none")
+    n_rel = sum(1 for g in grades if g >= rel)
+    n_non = len(grades) - n_rel
+    if n_non and n_rel:
+        return
+    if not n_non:
+        found = (f"{n_rel:,} relevant (grade >= {rel}) and none non-relevant: the qrels hold positives only, so a "
+                 "fitted threshold would call nearly every document relevant")
+    else:
+        found = (f"{n_non:,} non-relevant (grade < {rel}) and none relevant, so a fitted threshold would call "
+                 "nearly every document non-relevant")
+    raise ValidationError(
+        f"fitting grade thresholds needs judged documents on both sides of grade {rel}, found {found} and agree "
+        "100% by construction. Fit on qrels with non-relevant judgments (judged from a pool), or give the "
+        "thresholds with --grades.")
+
+
 @dataclass(frozen=True)
 class FitAgreement:
     """How a model's mapped grades agree with people's on the same documents.

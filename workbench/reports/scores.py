@@ -7,8 +7,10 @@ Formats (``--format``):
   threshold, missing-topic policy, topic counts) and one table per run.
 * ``json``: one document, full precision, header included.
 * ``jsonl`` / ``csv`` / ``tsv``: long form, one row per (run, measure,
-  aggregate) with numerator, denominator and lineage columns, full precision
-  (``repr`` of floats), for scripts and spreadsheets.
+  aggregate or topic) with numerator, denominator and lineage columns, full
+  precision (``repr`` of floats), for scripts and spreadsheets. Exactly one of
+  ``aggregate`` (``macro``, ``micro``, ..., ``KEY=VALUE``) and ``topic_id`` is
+  non-empty, so a topic named ``macro`` never reads as the mean.
 * ``parquet``: the same long form as a Parquet file (``write_scores_parquet``;
   binary, so written to a file, never to stdout), values as float64 with null
   where there is no value.
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import jsonout
 from workbench.scoring.measures import R
-from workbench.scoring.results import Evaluation, value_rows
+from workbench.scoring.results import Evaluation, ValueRow, aggregate_rows, topic_rows
 
 if TYPE_CHECKING:
     from workbench.scoring.slices import SliceKey, SliceRow
@@ -400,9 +402,20 @@ def _long_rows(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per
     }
     out = []
     for e in evaluations:
-        for row in value_rows(e, per_topic=per_topic):
-            out.append({"run": e.run_name, **row._asdict(), "value": _json_number(row.value), **lineage})
+        for m in e.measures:
+            for row in aggregate_rows(e, m):
+                out.append(_long_row(e.run_name, row, row.aggregate, "", lineage))
+            if per_topic:
+                for row in topic_rows(e, m):
+                    out.append(_long_row(e.run_name, row, "", row.aggregate, lineage))
     return out
+
+
+def _long_row(run: str, row: ValueRow, aggregate: str, topic_id: str, lineage: Mapping[str, Any]) -> dict[str, Any]:
+    """One long-form row: ``aggregate`` (macro, micro, ...) or ``topic_id``, the other empty."""
+    return {"run": run, "measure": row.measure, "aggregate": aggregate, "topic_id": topic_id,
+            "value": _json_number(row.value), "numerator": row.numerator, "denominator": row.denominator,
+            "n_topics": row.n_topics, **lineage}
 
 
 def write_scores_parquet(header: Mapping[str, Any], evaluations: Sequence[Evaluation], path: str | Path, *,
@@ -411,7 +424,8 @@ def write_scores_parquet(header: Mapping[str, Any], evaluations: Sequence[Evalua
     """Write a score report in long form (the rows of ``--format jsonl``) as a Parquet file, atomically.
 
     Columns: run, measure, aggregate (``macro``, ``micro``, ``ceiling``,
-    ``optimistic``, ``unjudged``, ``KEY=VALUE`` for a slice, or a topic_id),
+    ``optimistic``, ``unjudged``, ``KEY=VALUE`` for a slice; ``""`` on a per-topic
+    row), topic_id (the topic of a per-topic row; ``""`` on an aggregate row),
     value, numerator, denominator (float64; null where there is no value),
     n_topics (int64), then the lineage: qrels_version, qrels_hash,
     collection_version, rel (int64), missing, evaluator_version.
@@ -426,8 +440,8 @@ def write_scores_parquet(header: Mapping[str, Any], evaluations: Sequence[Evalua
     rows = _long_rows(header, evaluations, per_topic) + (_slice_long_rows(header, slices) if slices else [])
     types = {"value": pa.float64(), "numerator": pa.float64(), "denominator": pa.float64(), "n_topics": pa.int64(),
              "rel": pa.int64()}
-    names = ["run", "measure", "aggregate", "value", "numerator", "denominator", "n_topics", "qrels_version",
-             "qrels_hash", "collection_version", "rel", "missing", "evaluator_version"]
+    names = ["run", "measure", "aggregate", "topic_id", "value", "numerator", "denominator", "n_topics",
+             "qrels_version", "qrels_hash", "collection_version", "rel", "missing", "evaluator_version"]
     table = pa.table({n: pa.array([r[n] for r in rows], type=types.get(n, pa.string())) for n in names})
     return write_table(path, table)
 
@@ -446,7 +460,7 @@ def _slice_long_rows(header: Mapping[str, Any], slices: Mapping[str, Mapping[str
                 if r.value == "(all)":
                     continue
                 for m, v in r.means.items():
-                    out.append({"run": run, "measure": str(m), "aggregate": f"{key}={r.value}",
+                    out.append({"run": run, "measure": str(m), "aggregate": f"{key}={r.value}", "topic_id": "",
                                 "value": _json_number(v), "numerator": v * r.n_topics, "denominator": r.n_topics,
                                 "n_topics": r.n_topics, **lineage})
     return out

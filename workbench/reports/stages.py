@@ -111,10 +111,14 @@ def diagnosis_lines(rep: StageReport) -> list[str]:
             verdict = (f"ingestion explains {len(bad):,} (e.g. {ex})"
                        + (", the rest are indexed: mostly a candidate generation problem at this depth"
                           if c.n_indexed > len(bad) else ": fix ingestion first"))
+        if c.title_only:
+            ex_t = ", ".join(f"topic {t} document {d}" for t, d in c.title_only[:3])
+            verdict += (f"; {len(c.title_only):,} have a title only (e.g. {ex_t}): indexed by the title alone, "
+                        "their text field is empty (check that the conversion kept it, or the source has none)")
         lines.append(f"  ingestion checked for {c.name}: on its {c.n_topics} 'check ingestion' topic(s), "
                      f"{c.n_missed:,} relevant documents are not in the top {c.depth}: {len(c.absent):,} not in the "
-                     f"collection version, {len(c.empty):,} in it without text, {c.n_indexed:,} indexed with text; "
-                     + verdict)
+                     f"collection version, {len(c.empty):,} in it without text (no title, no text), "
+                     f"{len(c.title_only):,} with a title only, {c.n_indexed:,} indexed with text; " + verdict)
     return lines
 
 

@@ -298,22 +298,37 @@ def value_rows(e: Evaluation, *, per_topic: bool = True) -> list[ValueRow]:
 
     ``optimistic`` (macro R@k if every pool-novel document were relevant) and
     ``unjudged`` (pool-novel share of the top k: total unjudged / total
-    returned) accompany each R@k.
+    returned) accompany each R@k. A per-topic row's ``aggregate`` is its topic id
+    (the stored ``evaluations`` layout); reports that must tell a topic named
+    ``macro`` from the mean use ``aggregate_rows`` and ``topic_rows`` apart.
     """
     rows: list[ValueRow] = []
     for m in e.measures:
-        a = e.aggregates[m]
-        name = str(m)
-        n = a.n_topics
-        rows.append(ValueRow(name, "macro", a.macro, a.sum_value, n, n))
-        if a.micro is not None:
-            rows.append(ValueRow(name, "micro", a.micro, a.sum_numerator, a.sum_denominator, n))
-        if a.ceiling is not None:
-            rows.append(ValueRow(name, "ceiling", a.ceiling, a.ceiling * n, n, n))
-        if isinstance(m, R) and m.cutoff in e.novelty:
-            nov = e.novelty[m.cutoff]
-            rows.append(ValueRow(name, "optimistic", nov.macro_high, nov.macro_high * n, n, n))
-            rows.append(ValueRow(name, "unjudged", nov.unjudged_share, nov.total_unjudged, nov.total_returned, n))
+        rows.extend(aggregate_rows(e, m))
         if per_topic:
-            rows.extend(ValueRow(name, t, tm.value, tm.numerator, tm.denominator, 1) for t, tm in e.per_topic[m].items())
+            rows.extend(topic_rows(e, m))
     return rows
+
+
+def aggregate_rows(e: Evaluation, m: Measure) -> list[ValueRow]:
+    """The aggregate rows of one measure: ``macro``, then ``micro`` and ``ceiling`` where defined, then
+    ``optimistic`` and ``unjudged`` for an R@k with novelty counts."""
+    a = e.aggregates[m]
+    name = str(m)
+    n = a.n_topics
+    rows = [ValueRow(name, "macro", a.macro, a.sum_value, n, n)]
+    if a.micro is not None:
+        rows.append(ValueRow(name, "micro", a.micro, a.sum_numerator, a.sum_denominator, n))
+    if a.ceiling is not None:
+        rows.append(ValueRow(name, "ceiling", a.ceiling, a.ceiling * n, n, n))
+    if isinstance(m, R) and m.cutoff in e.novelty:
+        nov = e.novelty[m.cutoff]
+        rows.append(ValueRow(name, "optimistic", nov.macro_high, nov.macro_high * n, n, n))
+        rows.append(ValueRow(name, "unjudged", nov.unjudged_share, nov.total_unjudged, nov.total_returned, n))
+    return rows
+
+
+def topic_rows(e: Evaluation, m: Measure) -> list[ValueRow]:
+    """One row per topic of one measure, in evaluation order; ``aggregate`` holds the topic id."""
+    name = str(m)
+    return [ValueRow(name, t, tm.value, tm.numerator, tm.denominator, 1) for t, tm in e.per_topic[m].items()]

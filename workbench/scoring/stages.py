@@ -204,7 +204,8 @@ class IngestionCheck:
         n_topics: topics labelled ``check ingestion``.
         n_missed: their relevant documents not in the run's top D.
         absent: (topic_id, doc_id) of those not in the collection version.
-        empty: (topic_id, doc_id) of those in it with no text at all.
+        empty: (topic_id, doc_id) of those in it without text: neither title nor text.
+        title_only: (topic_id, doc_id) of those in it with a title and no text (indexed by the title alone).
     """
 
     name: str
@@ -213,15 +214,16 @@ class IngestionCheck:
     n_missed: int
     absent: tuple[tuple[str, str], ...]
     empty: tuple[tuple[str, str], ...]
+    title_only: tuple[tuple[str, str], ...] = ()
 
     @property
     def n_indexed(self) -> int:
-        """Missed relevant documents that are in the index with text: not an ingestion cause."""
-        return self.n_missed - len(self.absent) - len(self.empty)
+        """Missed relevant documents that are in the index with text: neither absent, empty nor title-only."""
+        return self.n_missed - len(self.absent) - len(self.empty) - len(self.title_only)
 
 
 def ingestion_check(e: Evaluation, diagnosis: RunDiagnosis, absent_docs: Collection[str],
-                    empty_docs: Collection[str]) -> IngestionCheck:
+                    empty_docs: Collection[str], title_only_docs: Collection[str] = ()) -> IngestionCheck:
     """Check the "check ingestion" topics of a diagnosis against what the index holds.
 
     Args:
@@ -229,6 +231,7 @@ def ingestion_check(e: Evaluation, diagnosis: RunDiagnosis, absent_docs: Collect
         diagnosis: the run's ``RunDiagnosis`` (``diagnose_run(e, ...)``).
         absent_docs: relevant doc_ids that are not in the collection version.
         empty_docs: doc_ids in the collection version with empty title and text.
+        title_only_docs: doc_ids in the collection version with a title and an empty text.
 
     Returns:
         The ``IngestionCheck`` (pairs in topic then grade order).
@@ -243,10 +246,12 @@ def ingestion_check(e: Evaluation, diagnosis: RunDiagnosis, absent_docs: Collect
     topics = {t for t, label in diagnosis.per_topic.items() if label == "check ingestion"}
     missed = [d for d in e.relevant if d.topic_id in topics and (d.rank is None or d.rank > diagnosis.depth)]
     absent = set(absent_docs)
-    empty = set(empty_docs)
+    empty = set(empty_docs) - absent
+    title_only = set(title_only_docs) - absent - empty
     return IngestionCheck(diagnosis.name, diagnosis.depth, len(topics), len(missed),
                           tuple((d.topic_id, d.doc_id) for d in missed if d.doc_id in absent),
-                          tuple((d.topic_id, d.doc_id) for d in missed if d.doc_id in empty and d.doc_id not in absent))
+                          tuple((d.topic_id, d.doc_id) for d in missed if d.doc_id in empty),
+                          tuple((d.topic_id, d.doc_id) for d in missed if d.doc_id in title_only))
 
 
 def _find(e: Evaluation, wanted: Measure) -> Measure:
@@ -440,6 +445,7 @@ def stage_report(
     thresholds: Thresholds = Thresholds(),
     absent_docs: Collection[str] | None = None,
     empty_docs: Collection[str] = (),
+    title_only_docs: Collection[str] = (),
 ) -> StageReport:
     """Rows, checks and diagnosis of one pipeline from the evaluations of its runs.
 
@@ -459,7 +465,8 @@ def stage_report(
         absent_docs: relevant doc_ids not in the collection version; when given
             (with ``empty_docs``: doc_ids without text), every diagnosis gets an
             ``IngestionCheck``; None = the index was not consulted.
-        empty_docs: doc_ids of the collection version with no text.
+        empty_docs: doc_ids of the collection version with no text (neither title nor text).
+        title_only_docs: doc_ids of the collection version with a title and no text.
 
     Returns:
         The ``StageReport``.
@@ -504,7 +511,8 @@ def stage_report(
     decomposition = Decomposition(depth, k, contribution_macro, contribution_micro, c_rd.macro - c_rk.macro,
                                   (c_rd.micro or 0.0) - (c_rk.micro or 0.0))
     evals = [candidate] + ([final] if final is not None else [])
-    ingestion = (tuple(ingestion_check(ev, dg, absent_docs, empty_docs) for ev, dg in zip(evals, diagnoses, strict=True))
+    ingestion = (tuple(ingestion_check(ev, dg, absent_docs, empty_docs, title_only_docs)
+                       for ev, dg in zip(evals, diagnoses, strict=True))
                  if absent_docs is not None else ())
     return StageReport(fname, final.run_name if final is not None else candidate.run_name, candidate.run_name,
                        reranker if final is not None else None, depth, k, candidate.topics, tuple(rows), check,

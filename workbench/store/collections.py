@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
 from workbench.ranking import natural_key
@@ -167,6 +167,20 @@ class IngestReport:
         """True when anything (documents, topics or topic metadata) was written."""
         return (self.status != "unchanged" or bool(self.topics_created)
                 or bool(self.topic_metadata and self.topic_metadata.changed))
+
+
+class DocumentPresence(NamedTuple):
+    """``Collections.document_presence``: what a collection version holds of some doc_ids.
+
+    Attributes:
+        absent: not in the version.
+        empty: in it with neither title nor text.
+        title_only: in it with a title and no text (CACM's documents without an abstract).
+    """
+
+    absent: set[str]
+    empty: set[str]
+    title_only: set[str]
 
 
 @dataclass(frozen=True)
@@ -703,28 +717,32 @@ class Collections:
                 cur.unregister("wb_miss_ids")
         return {i: Document(i, ti, tx) for i, ti, tx in rows}
 
-    def document_presence(self, collection_version: str, doc_ids: Iterable[str]) -> tuple[set[str], set[str]]:
-        """Which of ``doc_ids`` a collection version lacks, and which it holds with no text.
+    def document_presence(self, collection_version: str, doc_ids: Iterable[str]) -> DocumentPresence:
+        """Which of ``doc_ids`` a collection version lacks, holds with no text, or holds with a title only.
 
         Returns:
-            (doc_ids not in the version, doc_ids in it whose title and text are both empty).
+            ``DocumentPresence`` (absent, empty, title_only): doc_ids not in the version; in it with title and
+            text both empty (blank after trimming); in it with a title and an empty text.
         """
         import pyarrow as pa
 
         wanted = sorted(set(doc_ids))
         if not wanted:
-            return set(), set()
+            return DocumentPresence(set(), set(), set())
         with self._gateway.connection("check documents") as cur:
             cur.register("wb_presence", pa.table({"doc_id": wanted}))
             try:
                 rows = cur.execute(
-                    "SELECT w.doc_id, vd.doc_id IS NOT NULL, coalesce(length(trim(t.title)) + length(trim(t.text)), 0) "
+                    "SELECT w.doc_id, vd.doc_id IS NOT NULL, coalesce(length(trim(t.title)), 0), "
+                    "coalesce(length(trim(t.text)), 0) "
                     "FROM wb_presence w LEFT JOIN version_documents vd ON vd.doc_id = w.doc_id "
                     "AND vd.collection_version = ? LEFT JOIN document_texts t USING (text_hash)",
                     [collection_version]).fetchall()
             finally:
                 cur.unregister("wb_presence")
-        return {d for d, present, _ in rows if not present}, {d for d, present, n in rows if present and n == 0}
+        return DocumentPresence({d for d, present, _, _ in rows if not present},
+                                {d for d, present, nt, nx in rows if present and nt == 0 and nx == 0},
+                                {d for d, present, nt, nx in rows if present and nt > 0 and nx == 0})
 
     def document_text_hashes(self, collection: str, version: str | None = None) -> dict[str, str]:
         """doc_id -> text_hash of a collection version (latest when None).

@@ -90,7 +90,17 @@ class SmartSpec:
         query_numbering: ``id`` or ``position``; None detects it.
         qrels_columns: column roles (``query doc ignore grade``); None detects them.
         grade_map: written grade value -> grade; None applies the default rules.
-        allow_unknown_docs: accept qrels doc ids that are not in the corpus.
+        allow_unknown_docs: accept qrels doc ids that are not in the corpus
+            (as written, or without zero padding).
+        bib: the marker of the bibliographic source (``B``): ``year`` and
+            ``source`` are derived from its text (``formats.smart.bib_fields``)
+            into ``doc_metadata.jsonl`` wherever they parse, when the marker is
+            kept (named, or kept as an unknown marker); None derives nothing.
+        bib_rules: how ``bib_fields`` reads it (``smart.SMART_BIB``; Cranfield's
+            preset ``smart.CRANFIELD_BIB``).
+        empty_fields: ``absent`` (a metadata field a record lacks is left out)
+            or ``empty`` (written as ``""``: only the Cranfield preset, whose
+            committed ``corpus.jsonl`` has ``"author": ""``).
         name: the collection's name in the README (default the destination's name).
     """
 
@@ -106,6 +116,9 @@ class SmartSpec:
     qrels_columns: tuple[str, ...] | None = None
     grade_map: Mapping[float, int] | None = None
     allow_unknown_docs: bool = False
+    bib: str | None = "B"
+    bib_rules: smart.BibRules = smart.SMART_BIB
+    empty_fields: Literal["absent", "empty"] = "absent"
     name: str = ""
 
 
@@ -165,6 +178,10 @@ class SmartCollection:
         mapping: the grade mapping.
         skipped: marker letters dropped (skipped or ignored), with the number of records.
         unknown_docs: qrels doc ids not in the corpus (only with ``allow_unknown_docs``).
+        docs_matching: how the qrels' doc ids matched the corpus's (zero padding).
+        derived: doc_id -> ``year``/``source`` derived from ``spec.bib`` (keys absent where
+            they do not parse; every document, in file order), or {} when nothing was derived.
+        empty_queries: (line, ``.I`` value) of the query records skipped for having no query text.
     """
 
     spec: SmartSpec
@@ -178,6 +195,9 @@ class SmartCollection:
     mapping: GradeMapping
     skipped: dict[str, int]
     unknown_docs: frozenset[str] = frozenset()
+    docs_matching: smart.DocMatching | None = None
+    derived: dict[str, dict[str, str | int]] = field(default_factory=dict)
+    empty_queries: tuple[tuple[int, str], ...] = ()
 
     @property
     def n_judgments(self) -> int:
@@ -248,8 +268,13 @@ def _marker_plan(fields: Sequence[tuple[str, str]], spec: SmartSpec) -> tuple[di
     return named, skip
 
 
+def _kept(fields: dict[str, str], spec: SmartSpec) -> dict[str, str]:
+    """A record's metadata fields: those it lacks left out (``empty_fields="absent"``) or kept as ``""``."""
+    return fields if spec.empty_fields == "empty" else {k: v for k, v in fields.items() if v}
+
+
 def _documents(spec: SmartSpec, skipped: dict[str, int]) -> tuple[
-    list[Document], dict[str, dict[str, str]], dict[str, dict[str, str]]
+    list[Document], dict[str, dict[str, str]], dict[str, dict[str, str]], dict[str, dict[str, str | int]]
 ]:
     named, skip = _marker_plan(spec.doc_fields, spec)
     text_marker = next((m for m, n in named.items() if n == "text"), None)
@@ -273,10 +298,35 @@ def _documents(spec: SmartSpec, skipped: dict[str, int]) -> tuple[
         text = r.text(marker_of["text"]) if "text" in marker_of else ""
         docs.append(Document(r.smart_id, title, text))
         if meta_names:
-            meta[r.smart_id] = {n: r.text(marker_of[n], METADATA_SEP) for n in meta_names}
+            meta[r.smart_id] = _kept({n: r.text(marker_of[n], METADATA_SEP) for n in meta_names}, spec)
         if unknown_order:
             unknown[r.smart_id] = {m: r.text(m, METADATA_SEP) for m in unknown_order}
-    return docs, meta, unknown
+    return docs, meta, unknown, _derived(spec, records, named, unknown_order)
+
+
+DERIVED_KEYS = ("year", "source")
+"""Document metadata derived from the bibliographic marker (``SmartSpec.bib``)."""
+
+
+def _derived(spec: SmartSpec, records: Sequence[SmartRecord], named: Mapping[str, str],
+             unknown_order: Sequence[str]) -> dict[str, dict[str, str | int]]:
+    """doc_id -> ``year``/``source`` from the bibliographic marker's text ({} when it is not kept or never parses).
+
+    A key a ``--field`` already names (``--field source=.N``) is not derived: the user's field wins.
+    """
+    if spec.bib is None:
+        return {}
+    marker = smart.marker_of(spec.bib)
+    if marker not in named and marker not in unknown_order:  # dropped (--skip, --unknown ignore) or absent
+        return {}
+    if named.get(marker) in TEXT_FIELDS:  # .B named as the title or text: not a bibliographic field here
+        return {}
+    taken = set(named.values())
+    out: dict[str, dict[str, str | int]] = {}
+    for r in records:
+        d = smart.derived_metadata(r.text(marker, METADATA_SEP), spec.bib_rules)
+        out[r.smart_id] = {k: v for k, v in d.items() if k not in taken}
+    return out if any(out.values()) else {}
 
 
 def _queries(spec: SmartSpec, skipped: dict[str, int]) -> list[SmartRecord]:
@@ -285,6 +335,32 @@ def _queries(spec: SmartSpec, skipped: dict[str, int]) -> list[SmartRecord]:
     if text_marker is None:
         raise ValidationError("query fields: expected a 'text' field (e.g. text=.W), found none; name the query text marker")
     return smart.read_smart(spec.queries, text_to_end=text_marker if spec.text_to_end else None)
+
+
+def _split_empty(spec: SmartSpec, records: Sequence[SmartRecord]) -> tuple[list[SmartRecord], list[SmartRecord]]:
+    """(query records with query text, records without it): the latter are skipped, not queries (CACM's
+    trailing ``.I 0`` with no ``.W``)."""
+    named, _skip = _marker_plan(spec.query_fields, spec)
+    text_marker = next(m for m, n in named.items() if n == "text")
+    kept = [r for r in records if r.text(text_marker)]
+    return kept, [r for r in records if not r.text(text_marker)]
+
+
+def _refuse_judged_empty(spec: SmartSpec, empty: Sequence[SmartRecord], lines: Sequence[smart.QrelsLine]) -> None:
+    """Raise when a qrels query names a skipped record by its ``.I`` value (the reason its numbering failed).
+
+    Raises:
+        InputFormatError: naming the qrels line and the record's file:line.
+    """
+    ids = {smart.num_key(r.smart_id): r for r in empty}
+    for ln in lines:
+        r = ids.get(smart.num_key(ln.query))
+        if r is not None:
+            raise InputFormatError(
+                str(spec.qrels), ln.line,
+                f"expected a query with text, found query {trec.shown_id(ln.query)}, which is .I {r.smart_id} of "
+                f"{Path(spec.queries).name}:{r.line}, a record without query text. Add its text, or remove its "
+                "judgments.")
 
 
 def _topics(spec: SmartSpec, records: Sequence[SmartRecord], numbering: QueryNumbering,
@@ -303,16 +379,12 @@ def _topics(spec: SmartSpec, records: Sequence[SmartRecord], numbering: QueryNum
                 unknown_order.append(m)
     out = []
     for topic_id, r in zip(smart.topic_ids(records, numbering.mode), records, strict=True):
-        text = r.text(marker_of["text"])
-        if not text:
-            raise InputFormatError(
-                str(spec.queries), r.line,
-                f"expected '.{marker_of['text']}' text for query .I {r.smart_id}, found none. Add the query text.")
+        text = r.text(marker_of["text"])  # never empty: _split_empty set such records apart
         desc = r.text(marker_of["description"]) if "description" in marker_of else ""
         narr = r.text(marker_of["narrative"]) if "narrative" in marker_of else ""
         meta = {"smart_id": r.smart_id}
-        meta |= {n: r.text(marker_of[n], METADATA_SEP) for n in extra}
-        meta |= {m: r.text(m, METADATA_SEP) for m in unknown_order}
+        meta |= _kept({n: r.text(marker_of[n], METADATA_SEP) for n in extra}, spec)
+        meta |= _kept({m: r.text(m, METADATA_SEP) for m in unknown_order}, spec)
         out.append(SmartQuery(Topic(topic_id, text, desc, narr), r.smart_id, r.line, meta))
     return out
 
@@ -330,25 +402,36 @@ def read_collection(spec: SmartSpec) -> SmartCollection:
         if not Path(f).is_file():
             raise InputFormatError(str(f), 0, "expected a file, found nothing at this path. Check the path.")
     skipped: dict[str, int] = {}
-    docs, meta, unknown = _documents(spec, skipped)
+    docs, meta, unknown, derived = _documents(spec, skipped)
     doc_ids = {d.doc_id for d in docs}
-    records = _queries(spec, skipped)
+    records, empty = _split_empty(spec, _queries(spec, skipped))
+    if not records:
+        raise InputFormatError(str(spec.queries), empty[0].line,
+                               "expected query records with text, found none. Check the query text marker "
+                               "(--query-field text=.W).")
     layout, lines = smart.qrels_columns(spec.qrels, doc_ids, spec.qrels_columns)
-    numbering = smart.match_queries(spec.qrels, records, lines, spec.query_numbering)
+    try:
+        numbering = smart.match_queries(spec.qrels, records, lines, spec.query_numbering)
+    except InputFormatError:
+        if spec.query_numbering != "position":
+            _refuse_judged_empty(spec, empty, lines)  # the better message when the query is a skipped record
+        raise
     mapping = smart.grade_mapping(spec.qrels, lines, spec.grade_map)
     queries = _topics(spec, records, numbering, skipped)
-    qrels = smart.build_qrels(spec.qrels, lines, numbering, mapping)
-    missing = {ln.doc for ln in lines if ln.doc not in doc_ids}
-    if missing and not spec.allow_unknown_docs:
-        ln = next(ln for ln in lines if ln.doc in missing)
-        n_all = len({x.doc for x in lines})
+    matching = smart.match_docs(spec.qrels, [d.doc_id for d in docs], lines)
+    qrels = smart.build_qrels(spec.qrels, lines, numbering, mapping, matching)
+    if matching.unknown and not spec.allow_unknown_docs:
+        doc = matching.unknown[0]
+        n_all = len(matching.first_line)
+        padding = " (compared as written and without zero padding)" if matching.padded else ""
         raise InputFormatError(
-            str(spec.qrels), ln.line,
-            f"expected a document of {Path(spec.docs).name}, found doc id {trec.shown_id(ln.doc)} "
-            f"({n_all - len(missing):,} of {n_all:,} qrels doc ids are in the corpus). "
+            str(spec.qrels), matching.first_line[doc],
+            f"expected a document of {Path(spec.docs).name}, found doc id {trec.shown_id(doc)} "
+            f"({n_all - len(matching.unknown):,} of {n_all:,} qrels doc ids are in the corpus{padding}). "
             "Check the qrels columns (--qrels-columns), or pass --allow-unknown-docs to convert anyway.")
     return SmartCollection(spec, docs, meta, unknown, queries, qrels, layout, numbering, mapping, skipped,
-                           frozenset(missing))
+                           frozenset(matching.unknown), matching, derived,
+                           tuple((r.line, r.smart_id) for r in empty))
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -384,6 +467,14 @@ def _merge_rows(
             for k, v in meta.items():
                 target.setdefault(k, v)
     return list(merged.items())
+
+
+def derived_rows(collection: SmartCollection) -> list[tuple[str, dict[str, str | int]]] | None:
+    """(doc_id, ``year``/``source``) rows for ``doc_metadata.jsonl``, every document in file order; None
+    when nothing was derived."""
+    if not collection.derived:
+        return None
+    return [(d.doc_id, dict(collection.derived.get(d.doc_id, {}))) for d in collection.documents]
 
 
 def _corpus_metadata(collection: SmartCollection) -> dict[str, dict[str, str]]:
@@ -427,6 +518,8 @@ def qrels_meta(collection: SmartCollection) -> dict[str, Any]:
     }
     if c.suggested_rubric:
         meta["rubric"] = c.suggested_rubric
+    if c.docs_matching is not None and c.docs_matching.padded:
+        meta["doc_ids"] = c.docs_matching.note
     meta["source"] = f"{Path(c.spec.qrels).name} (SMART qrels), converted by `workbench convert smart`; see README.md"
     return meta
 
@@ -440,6 +533,42 @@ def _unjudged_text(unjudged: Sequence[str]) -> str:
         return ""
     shown = ", ".join(unjudged[:10]) + (" ..." if len(unjudged) > 10 else "")
     return f"; {len(unjudged):,} have none ({shown}) and stay unjudged"
+
+
+def _empty_text(c: SmartCollection) -> str:
+    if not c.empty_queries:
+        return ""
+    where = ", ".join(f"line {ln} (`.I {i}`)" for ln, i in c.empty_queries[:10])
+    return f" Skipped query records without text (not topics): {where}."
+
+
+def _padding_text(c: SmartCollection) -> str:
+    note = c.docs_matching.note if c.docs_matching is not None else ""
+    return f" Doc ids: {note}." if note else ""
+
+
+def derived_text(collection: SmartCollection) -> str:
+    """One sentence on the ``year`` and ``source`` derived from the bibliographic marker ("" when none)."""
+    c = collection
+    if not c.derived:
+        return ""
+    years = [int(m["year"]) for m in c.derived.values() if "year" in m]
+    sources: dict[str, int] = {}
+    for m in c.derived.values():
+        if "source" in m:
+            sources[str(m["source"])] = sources.get(str(m["source"]), 0) + 1
+    top = ", ".join(s for s, _ in sorted(sources.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+    parts = []
+    if years:
+        parts.append(f"year for {len(years):,} of {len(c.documents):,} documents ({min(years)}-{max(years)})")
+    if sources:
+        parts.append(f"source for {sum(sources.values()):,} ({top}{' ...' if len(sources) > 3 else ''})")
+    return f"derived from .{c.spec.bib} into doc_metadata.jsonl: {'; '.join(parts)}"
+
+
+def _derived_sentence(c: SmartCollection) -> str:
+    text = derived_text(c)
+    return f"\n{text[0].upper()}{text[1:]} (`formats.smart.bib_fields`).\n" if text else ""
 
 
 def smart_readme(collection: SmartCollection, name: str) -> str:
@@ -459,8 +588,9 @@ def smart_readme(collection: SmartCollection, name: str) -> str:
     examples = "\n".join(f"| `.I {q.smart_id}` | {q.topic.topic_id} | {_md(q.topic.title[:60])}"
                          f"{'...' if len(q.topic.title) > 60 else ''} |" for q in ex)
     unjudged = c.unjudged_topics
-    side = ("| `doc_metadata.jsonl` | document metadata side file: `doc_id` and the markers nobody named |\n"
-            if unknown else "")
+    what = " and ".join(x for x in (derived_text(c) and f"`year`/`source` derived from `.{c.spec.bib}`",
+                                     unknown and "the markers nobody named") if x)
+    side = f"| `doc_metadata.jsonl` | document metadata side file: `doc_id`, {what} |\n" if what else ""
     warn = ""
     if c.mapping.positives_only:
         warn = ("\n**The qrels hold only relevant documents.** Judged@k then equals P@k, and every "
@@ -487,8 +617,8 @@ Generated by `workbench convert smart` from `{Path(s.docs).name}`, `{Path(s.quer
 {fields}
 
 Dropped markers: {dropped}. A field repeated within a record is joined (title and text
-with a space, metadata with `{METADATA_SEP.strip()}` and a space).
-
+with a space, metadata with `{METADATA_SEP.strip()}` and a space); a field a record lacks is absent.
+{_derived_sentence(c)}
 ## Query numbering
 
 {c.numbering.note}.
@@ -497,11 +627,11 @@ with a space, metadata with `{METADATA_SEP.strip()}` and a space).
 | --- | --- | --- |
 {examples}
 
-{len(c.qrels):,} of {len(c.queries):,} topics have judgments{_unjudged_text(unjudged)}.
+{len(c.qrels):,} of {len(c.queries):,} topics have judgments{_unjudged_text(unjudged)}.{_empty_text(c)}
 
 ## Qrels
 
-{c.layout.note}. {c.mapping.rule}.
+{c.layout.note}. {c.mapping.rule}.{_padding_text(c)}
 
 | written value | grade | lines |
 | --- | --- | --- |
@@ -519,7 +649,15 @@ def conversion_notes(collection: SmartCollection) -> tuple[tuple[str, ...], tupl
     kept = sorted({k for m in c.unknown_metadata.values() for k in m})
     if kept:
         notes.append("kept in doc_metadata.jsonl (markers no --field names): " + ", ".join(f".{m}" for m in kept))
+    if derived_text(c):
+        notes.append(derived_text(c))
+    if c.docs_matching is not None and c.docs_matching.padded:
+        notes.append(f"doc ids: {c.docs_matching.note}")
     warnings = []
+    if c.empty_queries:
+        where = ", ".join(f"{c.spec.queries}:{ln} (.I {i})" for ln, i in c.empty_queries[:10])
+        warnings.append(f"skipped {len(c.empty_queries):,} query record(s) without query text (not topics): {where}"
+                        f"{' ...' if len(c.empty_queries) > 10 else ''}")
     unjudged = c.unjudged_topics
     if unjudged:
         warnings.append(f"{len(unjudged):,} of {len(c.queries):,} topics have no judgments "
@@ -617,7 +755,8 @@ def convert_smart(spec: SmartSpec, dest: str | Path, *, progress: Progress | Non
     readme = smart_readme(c, spec.name)
     with _Step(say, f"write {d}"):
         source = Path(spec.docs).parent / "SOURCE.md"
-        files = write_collection(c, d, readme=readme, meta=qrels_meta(c), source_md=source)
+        files = write_collection(c, d, readme=readme, meta=qrels_meta(c), source_md=source,
+                                 doc_metadata=derived_rows(c))
     notes, warnings = conversion_notes(c)
     return ConversionReport(d, len(c.documents), len(c.queries), c.n_judgments, len(c.qrels), tuple(files),
                             notes, warnings)
@@ -632,8 +771,10 @@ def cranfield_spec(src: str | Path) -> SmartSpec:
     """The ``CRANFIELD`` preset: the SMART rules that reproduce ``sample_corpus/cranfield``.
 
     ``.T`` title, ``.W`` text (running to the next ``.I``), ``.A`` -> metadata
-    ``author``, ``.B`` -> metadata ``bib``; queries numbered by position (as
-    cranqrel does); 3-column qrels with ``formats.smart.GRADE_OF_CODE``.
+    ``author``, ``.B`` -> metadata ``bib`` (and ``year``/``source`` derived from it
+    by ``smart.CRANFIELD_BIB``); queries numbered by position (as cranqrel
+    does); 3-column qrels with ``formats.smart.GRADE_OF_CODE``; a missing
+    ``.A``/``.B`` written as ``""`` (as the committed sample has it).
     """
     s = Path(src)
     return SmartSpec(
@@ -642,4 +783,5 @@ def cranfield_spec(src: str | Path) -> SmartSpec:
         query_fields=(("text", "W"),), text_to_end=True, query_numbering="position",
         qrels_columns=("query", "doc", "grade"),
         grade_map={float(k): v for k, v in smart.GRADE_OF_CODE.items()}, name="cranfield",
+        bib_rules=smart.CRANFIELD_BIB, empty_fields="empty",
     )

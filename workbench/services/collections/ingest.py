@@ -891,7 +891,7 @@ def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress |
         c = convert.read_collection(convert.cranfield_spec(s))
         step.detail = f"{len(c.documents):,} documents, {len(c.queries):,} queries, {c.n_judgments:,} judgments"
     queries = [smart.CranfieldQuery(q.topic.topic_id, q.smart_id, q.topic.title, q.line) for q in c.queries]
-    derived = [(d.doc_id, smart.derived_metadata(c.doc_metadata.get(d.doc_id, {}).get("bib", ""))) for d in c.documents]
+    derived = convert.derived_rows(c) or [(d.doc_id, {}) for d in c.documents]
     readme = _readme(s, len(c.documents), [m for _, m in derived], queries, c.qrels)  # built before anything is written
     with _Step(say, f"write {d}"):
         files = convert.write_collection(c, d, readme=readme, meta=CRANFIELD_QRELS_META, source_md=s / "SOURCE.md",

@@ -96,6 +96,7 @@ def restrict(request: ScoreRequest, loaded: Loaded, env: ScoreEnv) -> Scope:
     from workbench.scoring.evaluate import Evaluator
 
     qref, qcols = loaded.qrels, loaded.columns
+    check_slice_keys(env, request, qref)
     set_info, set_topics = resolve_topic_set(env.open_store, request.topics.topic_set)
     warnings: list[str] = []
     positives = positives_only(qcols.grades, request.rel)
@@ -181,6 +182,49 @@ def _no_filter_key(filter_key: str) -> None:
     if filter_key != DEFAULT_FILTER_KEY:
         raise UsageError(f"--filter-key {filter_key!r}: the filters are topic metadata of a collection; score stored "
                          "runs or qrels, or pass --collection")
+
+
+SLICE_KEYS_TEXT = "topic metadata keys, or query_length, n_relevant, pool_coverage"
+"""What ``--by`` accepts (``scoring.slices.DERIVED_KEYS`` after the topic keys; a test pins them equal)."""
+
+
+def check_slice_keys(env: ScoreEnv, request: ScoreRequest, qref: QrelsRef) -> None:
+    """Refuse a ``--by`` key no slice can be built from, before any run is read.
+
+    A key is a derived one (``scoring.slices.DERIVED_KEYS``) or a topic metadata key of the
+    collection whose topics apply (``--collection``, the stored qrels', else a stored run's). A
+    document metadata key is refused with its own reason: ``--by`` partitions topics, and a
+    document's value summarised per topic is not defined (the documents of one topic, relevant or
+    retrieved, carry different values), so no document-derived slice is offered. Runs given in
+    memory whose collection is known only once they are read are checked by the slice step.
+
+    Raises:
+        UnknownOptionValueError: the key, and the keys known (derived and the collection's topic keys).
+    """
+    from workbench.scoring.slices import DERIVED_KEYS
+
+    wanted = [k for k in dict.fromkeys(request.slicing.by) if k not in DERIVED_KEYS]
+    if not wanted:
+        return
+    collection = _marks_collection(env.open_store, request.runs, qref, request.collection)
+    if not collection and env.run_sources is not None:
+        return  # the runs in memory may name their collection; the slice step checks then
+    store = env.open_store() if collection and env.open_store is not None else None
+    topic_keys = sorted(store.metadata.topic_metadata_keys(collection)) if store is not None else []
+    for key in wanted:
+        if key in topic_keys:
+            continue
+        e = UnknownOptionValueError("slice key (derived, or a topic-metadata key)", key, [*DERIVED_KEYS, *topic_keys])
+        if store is None:
+            hint = (". Topic metadata keys need a stored collection: score stored runs or stored qrels, or pass "
+                    "--collection")
+        elif key in store.metadata.document_metadata_keys(collection):
+            hint = (f". {key!r} is a document metadata key of {collection!r}; --by slices topics: "
+                    f"{SLICE_KEYS_TEXT} (a document value per topic is not defined: a topic's documents differ)")
+        else:
+            hint = ""
+        e.args = (f"--by: {e.args[0]}{hint}",)
+        raise e
 
 
 def _check_filter_key(store: Store, collection: str, filter_key: str) -> None:

@@ -29,6 +29,7 @@ from workbench.errors import PermissionDeniedError, ValidationError
 from workbench.judging.model_grades import (
     FitAgreement,
     GradeMapping,
+    check_fit_sample,
     fit_agreement,
     fit_grade_mapping,
     parse_grade_mapping,
@@ -106,7 +107,9 @@ def judge_with_model(
     Raises:
         PermissionDeniedError: not a lead.
         ValidationError: both ``grades`` and ``fit_on``; a mapping grade off the
-            rubric; nothing to fit on.
+            rubric; nothing to fit on; fit grades all on one side of ``rel``
+            (positives-only qrels; ``judging.model_grades.check_fit_sample``),
+            refused before the model scores anything.
         DuplicateNameError: ``name`` is a person, or a model assessor with another identity.
         UnknownNameError: unknown pool version or qrels version.
     """
@@ -127,8 +130,6 @@ def judge_with_model(
     if fit_on is None:  # checked before any scoring: a bad mapping fails the command at once
         given_mapping = parse_grade_mapping(grades or DEFAULT_GRADES)
         _check_scale(given_mapping, rubric.values, rubric.name)
-    judge = load_judge_model(model)
-    store.users.check_model_assessor_name(name, model=judge.name, weights_hash=judge.weights_hash)
     topics = store.collections.get_topics(collection)
     documents = store.collections.get_documents(collection, info.collection_version)
     queries = {t: topic.query for t, topic in topics.items()}
@@ -140,6 +141,12 @@ def judge_with_model(
         if not any(d in people.get(t, {}) for t, d in known):
             raise ValidationError(f"--fit-on {fit_on}: it grades none of the documents of {pool_version}; "
                                   "fit on a qrels version judged from this pool")
+        try:  # before the model scores anything: a positives-only fit is refused at once
+            check_fit_sample([int(people[t][d]) for t, d in known if d in people.get(t, {})], rel=rel)
+        except ValidationError as e:
+            raise ValidationError(f"--fit-on {fit_on} on the documents of {pool_version}: {e}") from None
+    judge = load_judge_model(model)
+    store.users.check_model_assessor_name(name, model=judge.name, weights_hash=judge.weights_hash)
     if say:
         say(f"[starting] {judge.kind} {judge.name} scores {len(known):,} documents of {pool_version}")
     scores = judge.score(queries, texts, known, cache=store.vectors,

@@ -52,11 +52,20 @@ class ReusabilityReport:
 
 def lineage_runs(pools: Pools, stored_runs: StoredRuns, pool_version: str) -> tuple[dict[str, dict[str, dict[str, float]]],
                                                                  dict[str, dict[str, set[str]]], list[str]]:
-    """The stored runs of a pool lineage, who contributed each document (each
-    version's runs at its depth), and the pooled runs that are not stored."""
+    """The stored runs of a pool lineage, who contributed each pooled document, and the pooled runs that are
+    not stored.
+
+    A run contributed a document when it ranks it within its pool version's depth (each version's runs at
+    that version's depth, ``contributors_at_depth``) and the document is in the pool: the pool's topics (a
+    run's other topics, e.g. those ``pool build --topics judged`` left out, count nothing) and its documents
+    (those a per-topic budget cut count nothing). So a root pool's unique documents per run are those of
+    ``workbench pool stats``; for a pool with ancestors they are counted over the whole lineage (``pool
+    stats`` counts one version).
+    """
     runs: dict[str, dict[str, dict[str, float]]] = {}
     contributors: dict[str, dict[str, set[str]]] = {}
     missing: list[str] = []
+    pooled = pools.pool_documents(pool_version)  # topic -> documents of the lineage
     for v in pools.pool_lineage(pool_version):
         info = pools.get_pool(v)
         mine = {}
@@ -67,8 +76,10 @@ def lineage_runs(pools: Pools, stored_runs: StoredRuns, pool_version: str) -> tu
             runs.setdefault(name, stored_runs.get_run(name))
             mine[name] = runs[name]
         for t, docs in contributors_at_depth(mine, info.depth).items():
+            in_pool = pooled.get(t, set())
             for d, who in docs.items():
-                contributors.setdefault(t, {}).setdefault(d, set()).update(who)
+                if d in in_pool:
+                    contributors.setdefault(t, {}).setdefault(d, set()).update(who)
     return runs, contributors, sorted(set(missing))
 
 

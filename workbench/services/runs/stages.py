@@ -556,20 +556,25 @@ def stage_reports(
     shallowest = min(p.depth for p in pipelines)  # the ingestion check only asks about missed documents
     relevant = {d.doc_id for e in evaluations.values() for d in e.relevant if d.rank is None or d.rank > shallowest}
     version = next((ref.collection_version for ref, _ in loaded.values() if ref.collection_version), "")
-    absent, empty = store.collections.document_presence(version, relevant) if version else (None, set())
+    presence = store.collections.document_presence(version, relevant) if version else None
+    absent = presence.absent if presence is not None else None
+    empty = presence.empty if presence is not None else set()
+    title_only = presence.title_only if presence is not None else set()
     reports = []
     for p in pipelines:
         cand_eval = evaluations[p.candidate_run]
         if p.lineage is None:
             reports.append(stage_report(cand_eval, None, depth=p.depth, k=final_k, candidate_name=p.run,
-                                        thresholds=thresholds, absent_docs=absent, empty_docs=empty))
+                                        thresholds=thresholds, absent_docs=absent, empty_docs=empty,
+                                        title_only_docs=title_only))
             continue
         new, dropped_n = top_set_difference(loaded[p.candidate_run][1], loaded[p.run][1], p.depth,
                                             topics=cand_eval.topics)
         reports.append(stage_report(cand_eval, evaluations[p.run], depth=p.depth, k=final_k,
                                     candidate_name=p.candidate_run, final_name=p.lineage.final_name,
                                     reranker=p.lineage.reranker, new_documents=new, n_dropped=dropped_n,
-                                    thresholds=thresholds, absent_docs=absent, empty_docs=empty))
+                                    thresholds=thresholds, absent_docs=absent, empty_docs=empty,
+                                    title_only_docs=title_only))
     return StagesResult(qref, tuple(pipelines), tuple(reports), evaluations, tuple(measures), rel, policy,
                         thresholds, EVALUATOR_VERSION, datetime.now(UTC).isoformat(timespec="seconds"),
                         tuple(warnings))
