@@ -477,16 +477,20 @@ class _Workflow:
 
     def first_runs(self) -> list[str]:
         """Step 2: the BM25, dense and hybrid (RRF) runs at ``run_depth``, each reused when stored."""
-        from workbench.services.runs.pooling import make_bm25_run, make_dense_run, make_fused_run
+        from workbench.services.runs.pooling import (
+            DenseRunRequest,
+            make_bm25_run,
+            make_dense_run,
+            make_fused_run,
+        )
 
         store, options, collection, say = self.store, self.options, self.report.collection, self.say
         d = options.run_depth
         bm25 = _run(store, "bm25", lambda: make_bm25_run(store, collection, "bm25", depth=d, say=say,
                                                          description="BM25 (k1=1.2, b=0.75), no stemming"), say)
-        dense = _run(store, "dense", lambda: make_dense_run(
-            store, collection, "dense", depth=d, encoder=options.encoder, model_path=options.model_path,
-            threads=options.threads, progress=True, say=say,
-            description="all-MiniLM-L6-v2, cosine"), say)
+        request = DenseRunRequest(collection, "dense", depth=d, description="all-MiniLM-L6-v2, cosine",
+                                  model_path=options.model_path, threads=options.threads, progress=True)
+        dense = _run(store, "dense", lambda: make_dense_run(store, request, encoder=options.encoder, say=say), say)
         rrf = _run(store, "rrf", lambda: make_fused_run(store, "rrf", [bm25, dense], depth=d, say=say,
                                                         description="RRF(k=60) of bm25 and dense"), say)
         return [bm25, dense, rrf]
