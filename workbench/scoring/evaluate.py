@@ -77,9 +77,7 @@ from workbench.scoring.measures import (
     P,
     R,
     Success,
-    default_measures,
     nDCG,
-    parse_measures,
 )
 from workbench.scoring.novelty import NovelDocuments, NoveltyAtK
 from workbench.scoring.results import (
@@ -95,6 +93,7 @@ from workbench.scoring.results import (
     ValueMetrics,
     ValueRow,
     check_policy,
+    check_settings,
     evaluated_topics,
     value_rows,
 )
@@ -295,13 +294,7 @@ class Evaluator:
         rel: int = 1,
         missing: MissingPolicy | str = "fail",
     ) -> None:
-        if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
-            raise ValidationError(f"expected rel to be an integer >= 0, found {rel!r}. Use --rel 1 (or 2 for graded qrels).")
-        self.rel = rel
-        self.missing: MissingPolicy = check_policy(missing)
-        self.measures = parse_measures(measures) if measures is not None else default_measures()
-        if not self.measures:
-            raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+        self.measures, self.rel, self.missing = check_settings(measures, rel, missing)
         self.q = qrels if isinstance(qrels, QrelsColumns) else qrels_columns_from_mapping(qrels)
         q = self.q
         self._q_index = {t: i for i, t in enumerate(q.topic_ids)}

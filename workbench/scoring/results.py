@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from workbench.errors import MissingTopicsError, UsageError
+from workbench.errors import MissingTopicsError, UsageError, ValidationError
 from workbench.ranking import natural_key
-from workbench.scoring.measures import Judged, Measure, R, parse_measures
+from workbench.scoring.measures import Judged, Measure, R, default_measures, parse_measures
 from workbench.scoring.novelty import NovelDocuments, NovelLists, NoveltyAtK
 
 if TYPE_CHECKING:  # built on access only (ValueMetrics): a file score prints aggregates without importing the records
@@ -272,6 +272,37 @@ def check_policy(missing: str) -> MissingPolicy:
             f"expected a missing-topic policy in {', '.join(MISSING_POLICIES)}, found {missing!r}."
         )
     return missing  # type: ignore[return-value]
+
+
+def check_settings(
+    measures: Iterable[Measure | str] | None, rel: int, missing: str
+) -> tuple[tuple[Measure, ...], int, MissingPolicy]:
+    """An evaluator's settings, checked: both scorers bind them the same way.
+
+    Args:
+        measures: measures or their names; None = ``default_measures()``.
+        rel: inclusive minimum grade of a relevant document, an integer >= 0.
+        missing: a missing-topic policy (``MISSING_POLICIES``).
+
+    Returns:
+        (the measures, ``rel``, the policy).
+
+    Raises:
+        ValidationError: ``rel`` is not an integer >= 0, a bad measure name, or no measure.
+        UsageError: an unknown policy.
+        UnknownNameError: an unknown measure name.
+
+    Example:
+        >>> check_settings(["R@10"], 1, "zero")
+        ((Measure('R@10'),), 1, 'zero')
+    """
+    if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
+        raise ValidationError(f"expected rel to be an integer >= 0, found {rel!r}. Use --rel 1 (or 2 for graded qrels).")
+    policy = check_policy(missing)
+    parsed = parse_measures(measures) if measures is not None else default_measures()
+    if not parsed:
+        raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+    return parsed, rel, policy
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,9 +53,7 @@ from workbench.scoring.measures import (
     P,
     R,
     Success,
-    default_measures,
     nDCG,
-    parse_measures,
 )
 from workbench.scoring.novelty import NovelLists, NoveltyAtK
 from workbench.scoring.results import (
@@ -66,7 +64,7 @@ from workbench.scoring.results import (
     RecallCurve,
     RelevantDoc,
     ValueMetrics,
-    check_policy,
+    check_settings,
     evaluated_topics,
 )
 
@@ -280,13 +278,7 @@ class SmallEvaluator:
         rel: int = 1,
         missing: MissingPolicy | str = "fail",
     ) -> None:
-        if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
-            raise ValidationError(f"expected rel to be an integer >= 0, found {rel!r}. Use --rel 1 (or 2 for graded qrels).")
-        self.rel = rel
-        self.missing: MissingPolicy = check_policy(missing)
-        self.measures = parse_measures(measures) if measures is not None else default_measures()
-        if not self.measures:
-            raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+        self.measures, self.rel, self.missing = check_settings(measures, rel, missing)
         self.qrels: dict[str, dict[str, int]] = {t: {d: int(g) for d, g in docs.items()} for t, docs in qrels.items()}
         self.topic_ids = tuple(self.qrels)
         thresholds = {rel} | {m.effective_rel(rel) for m in self.measures if m.USES_REL}
