@@ -305,9 +305,11 @@ def check_settings(
     return parsed, rel, policy
 
 
-@dataclass(frozen=True, slots=True)
-class EvaluatedTopics:
+class EvaluatedTopics(NamedTuple):
     """Which topics one evaluation averages over, and which it lists instead (``evaluated_topics``).
+
+    A NamedTuple rather than a dataclass: it is defined when a small run file is
+    scored, and a frozen dataclass costs some 4M instructions to define.
 
     Attributes:
         topics: the evaluated topics, natural id order (``Evaluation.topics``).
