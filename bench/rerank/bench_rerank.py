@@ -58,7 +58,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 def cranfield_store():
     """A store with Cranfield, a depth-100 BM25 run and the MiniLM embeddings cached (built once)."""
     from workbench.services.collections.ingest import ingest_folder
-    from workbench.services.runs.pooling import make_bm25_run, make_dense_run
+    from workbench.services.runs.pooling import DenseRunRequest, make_bm25_run, make_dense_run
     from workbench.store import Store
 
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -68,7 +68,7 @@ def cranfield_store():
         make_bm25_run(store, "cranfield", "bm25", depth=100)
     if not store.runs.has_run("dense"):
         print("encoding the Cranfield documents once (MiniLM)...", file=sys.stderr)
-        make_dense_run(store, "cranfield", "dense", depth=100, threads=2)
+        make_dense_run(store, DenseRunRequest("cranfield", "dense", depth=100, threads=2))
     return store
 
 

@@ -462,25 +462,16 @@ class DenseRetriever(Retriever):
         return self
 
     def _search(self, queries: Sequence[str], k: int) -> list[dict[str, float] | EmptyQuery]:
-        q = self.encode_queries(queries)
-        if q.shape[1] != self._matrix.shape[1]:
-            raise ValidationError(
-                f"query vectors have {q.shape[1]} dimensions, documents {self._matrix.shape[1]}; "
-                "the cache holds vectors of another model")
-        if self.vector_index is None:  # pragma: no cover - index() always builds one for documents
-            scores = q @ self._matrix.T
-            return [top_k(scores[i], self._doc_ids, k) for i in range(len(queries))]
-        result = self.vector_index.search(q, k)
-        for text, ms in zip(queries, result.latencies_ms, strict=True):
-            self.latency_by_query[text] = ms
-        return list(result.hits)
+        return self._search_eligible(queries, k, None)
 
     def indexed_doc_ids(self) -> Sequence[str]:
         """The indexed doc ids, in index order (rows of the document matrix)."""
         return self._doc_ids
 
-    def _search_eligible(self, queries: Sequence[str], k: int, allowed: np.ndarray) -> list[dict[str, float] | EmptyQuery]:
-        """Top-k of each query among the allowed documents (bool per indexed document): pre-filtering.
+    def _search_eligible(
+        self, queries: Sequence[str], k: int, allowed: np.ndarray | None
+    ) -> list[dict[str, float] | EmptyQuery]:
+        """Top-k of each query among the allowed documents (bool per indexed document; None = all): pre-filtering.
 
         The filter is applied inside the search: the ``vector_index``'s own filtered
         search (``VectorIndex.search(eligible=)``: faiss ``IDSelectorBatch`` for hnsw and
@@ -495,7 +486,7 @@ class DenseRetriever(Retriever):
         if self.vector_index is None:  # pragma: no cover - index() always builds one for documents
             scores = q @ self._matrix.T
             return [top_k(scores[i], self._doc_ids, k, allowed=allowed) for i in range(len(queries))]
-        result = self.vector_index.search(q, k, eligible=[allowed] * q.shape[0])
+        result = self.vector_index.search(q, k, eligible=None if allowed is None else [allowed] * q.shape[0])
         for text, ms in zip(queries, result.latencies_ms, strict=True):
             self.latency_by_query[text] = ms
         return list(result.hits)

@@ -41,7 +41,7 @@ def _subset(dest: Path) -> None:
 def scenario(tmp_path_factory):
     from workbench.demo.filters import run_filter_demo
     from workbench.services.collections.ingest import ingest_folder
-    from workbench.services.runs.pooling import make_bm25_run, make_dense_run
+    from workbench.services.runs.pooling import DenseRunRequest, make_bm25_run, make_dense_run
     from workbench.store import Store
 
     tmp = tmp_path_factory.mktemp("filters")
@@ -51,7 +51,7 @@ def scenario(tmp_path_factory):
     with store.connection("test setup"):  # one lease: the many small store calls reuse one connection
         ingest_folder(store, tmp / "sub", name="sub")
         make_bm25_run(store, "sub", "bm25", depth=100)
-        make_dense_run(store, "sub", "dense", depth=100, encoder=enc)
+        make_dense_run(store, DenseRunRequest("sub", "dense", depth=100), encoder=enc)
         report = run_filter_demo(store, "sub", "sub-reference", unfiltered_runs={"bm25": "bm25", "dense": "dense"},
                                  encoder=enc)
     return store, report

@@ -10,7 +10,7 @@ from encoder_stub import StubEncoder
 from workbench.cli import main
 from workbench.errors import ValidationError
 from workbench.reports.ann import render_ann_recall, render_sweep, sweep_chart
-from workbench.services.runs.pooling import make_dense_run
+from workbench.services.runs.pooling import DenseRunRequest, make_dense_run
 from workbench.services.vectors.ann import ann_recall_of_run, ann_sweep, exact_reference
 from workbench.types import Document, Topic
 
@@ -29,8 +29,9 @@ def _collection(store):
 
 def test_an_hnsw_run_stores_its_parameters_build_size_and_latency(store):
     _collection(store)
-    out = make_dense_run(store, "toy", "hnsw", encoder=StubEncoder(), depth=5, index="hnsw",
-                         index_params={"efSearch": 8, "M": 8}, index_threads=1)
+    out = make_dense_run(store, DenseRunRequest("toy", "hnsw", depth=5, index="hnsw",
+                                                 index_params={"efSearch": 8, "M": 8}, index_threads=1),
+                         encoder=StubEncoder())
     assert out.statuses == {"1": "ok", "2": "ok", "3": "ok"}
     info = store.runs.get_run_info("hnsw")
     assert info.params["top_k"] == "approximate" and info.params["index"] == "hnsw"
@@ -42,7 +43,7 @@ def test_an_hnsw_run_stores_its_parameters_build_size_and_latency(store):
     assert s.latency_p50_ms <= s.latency_p95_ms and s.qps > 0
     latencies = [r.latency_ms for r in store.runs.get_run_topic_statuses("hnsw")]
     assert len(latencies) == 3 and all(ms is not None and ms >= 0 for ms in latencies)
-    exact = make_dense_run(store, "toy", "exact", encoder=StubEncoder(), depth=5)
+    exact = make_dense_run(store, DenseRunRequest("toy", "exact", depth=5), encoder=StubEncoder())
     assert store.runs.get_run_info("exact").params["top_k"] == "exact"
     assert store.vectors.get_index_stats("exact").index_kind == "exact" and exact.count("ok") == 3
 
@@ -50,7 +51,8 @@ def test_an_hnsw_run_stores_its_parameters_build_size_and_latency(store):
 def test_ann_recall_builds_the_exact_reference_on_demand_and_stores_the_result(store):
     _collection(store)
     enc = StubEncoder()
-    make_dense_run(store, "toy", "ivf", encoder=enc, depth=5, index="ivf", index_params={"nlist": 2, "nprobe": 1})
+    make_dense_run(store, DenseRunRequest("toy", "ivf", depth=5, index="ivf", index_params={"nlist": 2, "nprobe": 1}),
+                   encoder=enc)
     ref, r = ann_recall_of_run(store, "ivf", 5, encoder=enc)
     assert ref == "ivf.exact" and store.runs.get_run_info(ref).depth == 6  # k + 1 deep: ties at k are visible
     exact_run, ivf_run = store.runs.get_run(ref), store.runs.get_run("ivf")
@@ -72,8 +74,8 @@ def test_ann_recall_builds_the_exact_reference_on_demand_and_stores_the_result(s
 def test_the_cli_reports_ann_recall_with_its_denominator(store, tmp_path):
     _collection(store)
     enc = StubEncoder()
-    make_dense_run(store, "toy", "hnsw", encoder=enc, depth=10, index="hnsw", index_threads=1)
-    make_dense_run(store, "toy", "exact", encoder=enc, depth=20)
+    make_dense_run(store, DenseRunRequest("toy", "hnsw", depth=10, index="hnsw", index_threads=1), encoder=enc)
+    make_dense_run(store, DenseRunRequest("toy", "exact", depth=20), encoder=enc)
     db = str(store.path)
     store.release_file()
     assert main(["--db", db, "ann-recall", "hnsw", "--k", "10", "--format", "json"]) == 0

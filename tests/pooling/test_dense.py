@@ -15,7 +15,7 @@ from pooling.retrievers.dense import (
     text_hash,
 )
 from workbench.errors import ValidationError
-from workbench.services.runs.pooling import make_dense_run
+from workbench.services.runs.pooling import DenseRunRequest, make_dense_run
 from workbench.types import Document, Topic
 
 
@@ -85,14 +85,14 @@ def test_dense_runs_use_the_store_cache_across_runs_and_collection_versions(stor
     texts = {"a": "shock wave", "b": "boundary layer", "c": "heat transfer"}
     _toy(store, texts)
     enc = StubEncoder()
-    first = make_dense_run(store, "toy", "dense1", encoder=enc, depth=2)
+    first = make_dense_run(store, DenseRunRequest("toy", "dense1", depth=2), encoder=enc)
     assert (first.n_encoded, first.n_cached) == (3, 0)
     assert first.statuses == {"1": "ok", "2": "ok"}  # no stop words for a dense model
-    second = make_dense_run(store, "toy", "dense2", encoder=enc, depth=2)
+    second = make_dense_run(store, DenseRunRequest("toy", "dense2", depth=2), encoder=enc)
     assert (second.n_encoded, second.n_cached) == (0, 3)
     assert store.runs.get_run("dense1") == store.runs.get_run("dense2")
     _toy(store, {**texts, "c": "heat transfer in nozzles"})  # a new collection version
-    third = make_dense_run(store, "toy", "dense3", encoder=enc, depth=2)
+    third = make_dense_run(store, DenseRunRequest("toy", "dense3", depth=2), encoder=enc)
     assert (third.n_encoded, third.n_cached) == (1, 2)
     assert store.vectors.embedding_counts() == {"stub@sha256:0000": 4}
     info = store.runs.get_run_info("dense3")

@@ -10,7 +10,7 @@ import pytest
 from encoder_stub import StubEncoder
 
 from workbench.errors import InputFormatError, ValidationError
-from workbench.services.runs.pooling import make_dense_run
+from workbench.services.runs.pooling import DenseRunRequest, make_dense_run
 from workbench.services.vectors.embeddings import import_embeddings
 from workbench.types import Document, Topic
 
@@ -41,14 +41,14 @@ def test_imported_vectors_give_the_in_process_run_without_encoding_a_document(to
     assert (r.n_vectors, r.n_added, r.dimension, r.n_normalised) == (5, 5, 64, 5)
     assert r.norm_range == pytest.approx((3.0, 3.0), abs=1e-5)
     fresh = StubEncoder()
-    run = make_dense_run(toy, "toy", "imported", encoder=fresh, depth=3)
+    run = make_dense_run(toy, DenseRunRequest("toy", "imported", depth=3), encoder=fresh)
     assert (run.n_encoded, run.n_cached) == (0, 5)
     assert sorted(fresh.texts_encoded) == ["heat", "shock waves"]               # the queries, no document
     store2 = type(toy)(tmp_path / "other.duckdb", client="pytest")
     store2.collections.ingest_collection("toy", [Document(d, "", t) for d, t in TEXTS.items()],
                              [Topic("1", "shock waves"), Topic("2", "heat")])
-    make_dense_run(store2, "toy", "encoded", encoder=StubEncoder(), depth=3)
-    a, b = toy.runs.get_run("imported"), store2.runs.get_run("encoded")
+    make_dense_run(store2, DenseRunRequest("toy", "encoded", depth=3), encoder=StubEncoder())
+    a, b = toy.get_run("imported"), store2.runs.get_run("encoded")
     assert a.keys() == b.keys() and all(list(a[t]) == list(b[t]) for t in a)
     assert all(a[t][d] == pytest.approx(b[t][d], abs=1e-6) for t in a for d in a[t])
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.services.runs.pooling import make_dense_run
+from workbench.services.runs.pooling import DenseRunRequest, make_dense_run
 from workbench.services.vectors.embeddings import encode_on_ray, import_embeddings
 from workbench.types import Document, Topic
 
@@ -74,12 +74,12 @@ def test_ray_gives_the_in_process_vectors_and_run_and_an_importable_folder(store
     outcome = encode_on_ray(store.collections, store.vectors, "toy", model_path=tiny_model, num_workers=2, batch_size=16, out=out)
     assert outcome.encoding is not None and outcome.encoding.n_documents == 200 and outcome.encoding.n_workers == 2
     assert outcome.imported is not None and outcome.imported.n_added == 200
-    ray_run = make_dense_run(store, "toy", "dense-ray", model_path=tiny_model, depth=20)
+    ray_run = make_dense_run(store, DenseRunRequest("toy", "dense-ray", depth=20, model_path=tiny_model))
     assert ray_run.n_encoded == 0                                    # every document came from the cache
 
     local = Store(tmp_path / "local.duckdb", client="pytest")
     _collection(local, texts)
-    local_run = make_dense_run(local, "toy", "dense-local", model_path=tiny_model, depth=20)
+    local_run = make_dense_run(local, DenseRunRequest("toy", "dense-local", depth=20, model_path=tiny_model))
     assert local_run.n_encoded > 0
     key = SentenceTransformerEncoder(tiny_model).model_key
     hashes = sorted(set(store.collections.document_text_hashes("toy").values()))

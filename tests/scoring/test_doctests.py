@@ -17,6 +17,7 @@ import workbench.scoring.groups
 import workbench.scoring.measures
 import workbench.scoring.novelty
 import workbench.scoring.qrels_checks
+import workbench.scoring.results
 import workbench.scoring.small
 import workbench.scoring.units
 import workbench.services.evaluation.load
@@ -30,7 +31,8 @@ import workbench.services.evaluation.request
      workbench.scoring.measures, workbench.scoring.novelty, workbench.reports.format, workbench.services.evaluation.load,
      workbench.services.evaluation.pipeline, workbench.services.evaluation.request,
      workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
-     workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains],
+     workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains,
+     workbench.scoring.results],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

@@ -538,6 +538,15 @@ def cached_titles(collection: str, version: str, doc_ids: Sequence[str]) -> dict
     return _titles(str(config().db_path), collection, version, tuple(doc_ids))
 
 
+def qrels_versions() -> list[QrelsVersionInfo]:
+    """The store's qrels versions, oldest first; when there is none, an info box says how to make one
+    (the caller then stops or returns)."""
+    versions = store().qrels.list_qrels_versions()
+    if not versions:
+        st.info("No qrels version yet: publish one on the Publish page or `workbench qrels import` a file.")
+    return versions
+
+
 def qrels_version_picker(versions: Sequence[QrelsVersionInfo], *, key: str, remember: str,
                          default: str | None = None) -> str:
     """A qrels version select box; the choice is remembered in ``st.session_state[remember]``.

@@ -74,6 +74,23 @@ def registry(entries: Mapping[str, tuple[str, str]], package: str) -> dict[str, 
     }
 
 
+class DefaultCommandGroup(TyperGroup):
+    """A typer group with a default command: a first argument that names none of its commands
+    (and is not ``--help``) is the default command's.
+
+    Subclass it with ``default_command`` and pass the subclass as ``typer.Typer(cls=...)``:
+    with ``default_command = "build"``, ``workbench pool RUN...`` means ``workbench pool build RUN...``.
+    """
+
+    default_command: str = ""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """``args``, with the default command put first when the first argument names no command."""
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
 class LazyGroup(TyperGroup):
     """A typer group whose commands are imported when first used.
 

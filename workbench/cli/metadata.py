@@ -7,6 +7,7 @@ version); topic metadata belongs to the collection's topics (a topic's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +30,19 @@ def _cell(value: Any) -> Any:
     from workbench.formats.metadata import json_value
 
     return "" if value is None else json_value(value)
+
+
+def _render_metadata(meta: Mapping[str, Mapping[str, Any]], id_column: str, empty: str, fmt: str) -> None:
+    """Every topic or document of ``meta`` (id -> key -> value) with its metadata, one column per key
+    (sorted); ``empty`` is said instead when there is none."""
+    from workbench.cli.runs import render
+
+    names = sorted({k for m in meta.values() for k in m})
+    rows = [{id_column: i, **{k: _cell(m.get(k)) for k in names}} for i, m in meta.items()]
+    if not rows:
+        common.info(empty)
+        return
+    render(rows, [id_column, *names], fmt)
 
 
 @metadata_app.command("keys")
@@ -55,16 +69,9 @@ def keys(
 @metadata_app.command("topics")
 def topics_cmd(collection: CollectionOpt, fmt: FmtOpt = "table") -> None:
     """Every topic with its metadata, one column per key."""
-    from workbench.cli.runs import render
-
     store = common.STATE.store(client="workbench metadata topics")
-    meta = store.metadata.topic_metadata(collection)
-    names = sorted({k for m in meta.values() for k in m})
-    rows = [{"topic_id": t, **{k: _cell(m.get(k)) for k in names}} for t, m in meta.items()]
-    if not rows:
-        common.info(f"collection {collection!r} has no topic metadata")
-        return
-    render(rows, ["topic_id", *names], fmt)
+    _render_metadata(store.metadata.topic_metadata(collection), "topic_id", f"collection {collection!r} has no topic metadata",
+                     fmt)
 
 
 @metadata_app.command("documents")
@@ -74,16 +81,9 @@ def documents_cmd(
     fmt: FmtOpt = "table",
 ) -> None:
     """Every document with metadata, one column per key."""
-    from workbench.cli.runs import render
-
     store = common.STATE.store(client="workbench metadata documents")
-    meta = store.metadata.document_metadata(collection, version)
-    names = sorted({k for m in meta.values() for k in m})
-    rows = [{"doc_id": d, **{k: _cell(m.get(k)) for k in names}} for d, m in meta.items()]
-    if not rows:
-        common.info(f"collection {collection!r} has no document metadata")
-        return
-    render(rows, ["doc_id", *names], fmt)
+    _render_metadata(store.metadata.document_metadata(collection, version), "doc_id",
+                     f"collection {collection!r} has no document metadata", fmt)
 
 
 @metadata_app.command("import-topics")

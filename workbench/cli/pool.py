@@ -13,21 +13,18 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
 from workbench import jsonout
 from workbench.cli import app, common, options
+from workbench.cli.lazy import DefaultCommandGroup
 from workbench.cli.runs import FORMATS, render
 from workbench.ranking import natural_key
 
 
-class _BuildByDefault(TyperGroup):
+class _BuildByDefault(DefaultCommandGroup):
     """``workbench pool RUN... --depth 20`` means ``workbench pool build RUN... --depth 20``."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["build", *args]
-        return super().parse_args(ctx, args)
+    default_command = "build"
 
 
 pool_app = typer.Typer(

@@ -10,17 +10,19 @@ from workbench.cli import common, options
 from workbench.cli.pool import pool_app
 
 FORMATS = ("table", "tsv", "json")
+KOpt = Annotated[int, typer.Option(callback=options.count, help="Cutoff k of R@k.")]
+RelOpt = Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
+                                     help="Minimum grade of a relevant document.")]
+FmtOpt = Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS), help="table, tsv or json.")]
 
 
 @pool_app.command("reusability")
 def reusability(
     pool: Annotated[str, typer.Argument(help="The pool version (its ancestors included).")],
     qrels: Annotated[str, typer.Option(help="The qrels version judged from the pool.")],
-    k: Annotated[int, typer.Option(callback=options.count, help="Cutoff k of R@k.")] = 20,
-    rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
-                                     help="Minimum grade of a relevant document.")] = 1,
-    fmt: Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
-                                                 help="table, tsv or json.")] = "table",
+    k: KOpt = 20,
+    rel: RelOpt = 1,
+    fmt: FmtOpt = "table",
 ) -> None:
     """Leave-one-run-out: each pooled run rescored on the qrels without the documents only it contributed
     (drop, Kendall's tau of the run ordering, unique relevant documents). A topic whose relevant documents
@@ -39,11 +41,9 @@ def reusability(
 def bias(
     pooled: Annotated[str, typer.Option(help="The qrels version judged from a pool.")],
     full: Annotated[str, typer.Option(help="Complete (or fuller) judgments of the same topics.")],
-    k: Annotated[int, typer.Option(callback=options.count, help="Cutoff k of R@k.")] = 20,
-    rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
-                                     help="Minimum grade of a relevant document.")] = 1,
-    fmt: Annotated[str, typer.Option("--format", callback=options.choice(*FORMATS),
-                                                 help="table, tsv or json.")] = "table",
+    k: KOpt = 20,
+    rel: RelOpt = 1,
+    fmt: FmtOpt = "table",
 ) -> None:
     """Pool bias: each run's R@k on the pooled qrels and on the full qrels, over the same topics, and the gap.
     The runs are those of the pooled version's pool (else every stored run of the collection)."""

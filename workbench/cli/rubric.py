@@ -12,19 +12,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
 from workbench.cli import app, common
+from workbench.cli.lazy import DefaultCommandGroup
 from workbench.errors import UsageError
 
 
-class _CollectionByDefault(TyperGroup):
+class _CollectionByDefault(DefaultCommandGroup):
     """``workbench rubric toy cranfield`` means ``workbench rubric collection toy cranfield``."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["collection", *args]
-        return super().parse_args(ctx, args)
+    default_command = "collection"
 
 
 rubric_app = typer.Typer(

@@ -185,7 +185,7 @@ def dense(
     """
     from pooling.retrievers.ann import parse_param_values, resolve_params
     from workbench.errors import UsageError
-    from workbench.services.runs.pooling import make_dense_run
+    from workbench.services.runs.pooling import DenseRunRequest, make_dense_run
 
     with options.usage_errors():  # the index's parameters before anything is encoded (the cache is the store)
         values = parse_param_values(param or [])
@@ -199,11 +199,12 @@ def dense(
     _fill_embedding_cache(store, collection, engine=engine, embeddings=embeddings, model=model, model_dir=model_dir,
                           device=device, batch_size=batch_size, ray_address=ray_address, num_workers=num_workers,
                           embeddings_out=embeddings_out)
-    outcome = make_dense_run(store, collection, name, model_path=model, batch_size=batch_size,
-                             device=device, threads=threads, model_dir=model_dir, depth=depth,
-                             description=description, progress=not common.STATE.quiet, say=common.info,
-                             index=index, index_params={n: v[0] for n, v in values.items()},
-                             index_threads=index_threads, filter_mode=filter_mode, filter_key=filter_key)
+    request = DenseRunRequest(collection, name, depth=depth, description=description, model_path=model,
+                              model_dir=model_dir, batch_size=batch_size, device=device, threads=threads,
+                              progress=not common.STATE.quiet, index=index,
+                              index_params={n: v[0] for n, v in values.items()}, index_threads=index_threads,
+                              filter_mode=filter_mode, filter_key=filter_key)
+    outcome = make_dense_run(store, request, say=common.info)
     _report(outcome)
     stats = store.vectors.get_index_stats(outcome.info.name)
     if stats is not None and not outcome.unchanged:

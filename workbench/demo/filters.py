@@ -186,7 +186,7 @@ def _run_filter_demo(
 ) -> FilterDemoReport:
     from workbench.services.evaluation.pipeline import score
     from workbench.services.evaluation.request import Filtering, Output, ScoreEnv, ScoreRequest
-    from workbench.services.runs.pooling import make_bm25_run, make_dense_run
+    from workbench.services.runs.pooling import DenseRunRequest, make_bm25_run, make_dense_run
     from workbench.services.vectors.eligibility import collection_eligibility
 
     qrels = store.qrels.get_qrels(qrels_name)
@@ -214,9 +214,10 @@ def _run_filter_demo(
                         make_bm25_run(store, collection, name, depth=k, description=desc, filter_mode=mode,
                                       filter_key=FILTER_KEY, say=say)
                     else:
-                        make_dense_run(store, collection, name, depth=k, encoder=encoder, model_path=model_path,
-                                       threads=threads, description=desc, filter_mode=mode, filter_key=FILTER_KEY,
-                                       say=say)
+                        request = DenseRunRequest(collection, name, depth=k, description=desc,
+                                                  model_path=model_path, threads=threads, filter_mode=mode,
+                                                  filter_key=FILTER_KEY)
+                        make_dense_run(store, request, encoder=encoder, say=say)
         names = [f"{s}-asof-{m}-k{k}" for s in ("bm25", "dense") for m in ("pre", "post")]
         names += [unfiltered_runs[s] for s in ("bm25", "dense")]
         scored = score(ScoreRequest(tuple(names), qrels_name, measures=(f"R@{k}",), missing="zero",

@@ -98,7 +98,12 @@ def run_pipeline_demo(store: Store, options: PipelineOptions, say: Say = _quiet)
         WorkbenchError: as the services it calls.
     """
     from workbench.services.runs.depth_sweep import depth_sweep
-    from workbench.services.runs.pooling import make_bm25_run, make_dense_run, make_fused_run
+    from workbench.services.runs.pooling import (
+        DenseRunRequest,
+        make_bm25_run,
+        make_dense_run,
+        make_fused_run,
+    )
     from workbench.services.runs.stages import (
         RerankerSpec,
         make_rerank_run,
@@ -117,9 +122,9 @@ def run_pipeline_demo(store: Store, options: PipelineOptions, say: Say = _quiet)
 
     ensure(bm25, lambda: make_bm25_run(store, c, bm25, depth=d, say=say,
                                        description="BM25 (k1=1.2, b=0.75), candidates of the pipeline demo"))
-    ensure(dense, lambda: make_dense_run(store, c, dense, depth=d, encoder=options.encoder,
-                                         model_path=options.model_path, threads=options.threads, say=say,
-                                         description="all-MiniLM-L6-v2 cosine, candidates of the pipeline demo"))
+    request = DenseRunRequest(c, dense, depth=d, description="all-MiniLM-L6-v2 cosine, candidates of the pipeline demo",
+                              model_path=options.model_path, threads=options.threads)
+    ensure(dense, lambda: make_dense_run(store, request, encoder=options.encoder, say=say))
     ensure(hybrid, lambda: make_fused_run(store.collections, store.runs, hybrid, [bm25, dense], depth=d, say=say,
                                           description=f"RRF(k=60) of {bm25} and {dense}"))
     spec = RerankerSpec(model_path=options.model_path, encoder=options.encoder, threads=options.threads or 1)

@@ -60,7 +60,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pooling.reusability import LeaveOneOut
 from workbench.errors import UnknownNameError, ValidationError
@@ -373,164 +373,255 @@ def run_workflow(store: Store, options: WorkflowOptions, say: Say = _quiet) -> W
             whose leads are not the demo's, ...), with nothing half-written: each
             step commits its own transaction(s) and is skipped when already done.
     """
-    from workbench.services.collections.ingest import ingest_folder
-    from workbench.services.runs.pool_topics import select_topics
-    from workbench.services.runs.pooling import (
-        build_pool,
-        make_bm25_run,
-        make_dense_run,
-        make_fused_run,
-    )
-
     if options.pool_depth > options.run_depth:
         raise ValidationError(f"pool depth {options.pool_depth} exceeds the run depth {options.run_depth}")
     report = WorkflowReport()
     measures = options.measures()
-    headline = parse_measure(f"R@{options.headline_k}")
-    report.headline = headline
+    report.headline = parse_measure(f"R@{options.headline_k}")
+    wf = _Workflow(store, options, report, measures, say)
 
-    # 1. ingest
     say("[step 1/8] ingest the collection")
-    ingested = ingest_folder(store, options.folder, name=options.collection)
-    collection = ingested.collection.collection
-    for line in _describe(ingested):
-        say(line)
-    report.collection = collection
-    report.collection_version = store.collections.latest_collection_version(collection)
-    report.n_documents = len(store.collections.get_documents(collection))
-    report.n_topics = len(store.collections.get_topics(collection))
-    reference_name = f"{collection}-reference"
-    report.reference = store.qrels.get_qrels_info(reference_name)
-    reference = store.qrels.get_qrels(reference_name)
+    reference = wf.ingest()
 
-    # 2. runs
     say(f"[step 2/8] runs at depth {options.run_depth}")
-    d = options.run_depth
-    bm25 = _run(store, "bm25", lambda: make_bm25_run(store, collection, "bm25", depth=d, say=say,
-                                                     description="BM25 (k1=1.2, b=0.75), no stemming"), say)
-    dense = _run(store, "dense", lambda: make_dense_run(
-        store, collection, "dense", depth=d, encoder=options.encoder, model_path=options.model_path,
-        threads=options.threads, progress=True, say=say,
-        description="all-MiniLM-L6-v2, cosine"), say)
-    rrf = _run(store, "rrf", lambda: make_fused_run(store.collections, store.runs, "rrf", [bm25, dense], depth=d, say=say,
-                                                    description="RRF(k=60) of bm25 and dense"), say)
-    report.runs = [bm25, dense, rrf]
+    report.runs = wf.first_runs()
 
-    # 3. pool v1
     say(f"[step 3/8] pool v1: depth-{options.pool_depth} union of {', '.join(report.runs)}")
-    lead, assessor = _ensure_users(store, report, collection)
-    _set_rubric(store, options.folder, collection, reference)
-    selection = select_topics(store.collections, store.pools, store.qrels, collection, f"judged:{reference_name}")
-    report.topics_not_pooled = selection.left_out
-    if selection.left_out:
-        say(f"topics without any reference judgment are not pooled: {len(selection.left_out)} "
-            f"({', '.join(selection.left_out[:10])}{' ...' if len(selection.left_out) > 10 else ''})")
-    v1_name, v2_name = f"{collection}-v1", f"{collection}-v2"
-    try:
-        pool_v1_name = store.qrels.get_qrels_info(v1_name).pool_version or ""
-        report.pool_v1 = store.pools.get_pool(pool_v1_name)
-        say(f"pool {pool_v1_name}: already built, reused")
-    except UnknownNameError:
-        outcome = build_pool(store.pools, store.runs, report.runs, depth=options.pool_depth, topics=selection, say=say)
-        report.pool_v1 = outcome.info
-        if outcome.created:
-            report.pools_created.append(outcome.info.pool_version)
-    pool_v1 = report.pool_v1.pool_version
+    lead, assessor = _ensure_users(store, report, report.collection)
+    _set_rubric(store, options.folder, report.collection, reference)
+    selection = wf.pooled_topics()
+    pool_v1 = wf.pool_v1(selection)
 
-    # 4. judge v1
     say(f"[step 4/8] {report.reference_assessor} judges {pool_v1}")
     judged = judge_with_reference(store, lead, assessor, pool_v1, reference, say)
     report.judged_v1, report.left_unjudged = judged.saved, judged.left_unjudged
 
-    # 5. publish v1
     say("[step 5/8] publish qrels v1")
-    report.qrels_v1, path = _publish(store, lead, pool_v1, v1_name, None, options.labels_dir, say)
+    report.qrels_v1, path = _publish(store, lead, pool_v1, wf.names.v1, None, options.labels_dir, say)
     report.exports.append(path)
 
-    # 6. a new retriever arrives
     say("[step 6/8] a new retriever arrives: score on v1, extend the pool, judge the delta, publish v2")
-    p = dict(options.new_run_params)
-    new = _run(store, "bm25-stem", lambda: make_bm25_run(
-        store, collection, "bm25-stem", depth=d, k1=float(p["k1"]), b=float(p["b"]),  # type: ignore[arg-type]
-        stemmer=p.get("stemmer"), say=say,  # type: ignore[arg-type]
-        description=f"BM25 (k1={p['k1']}, b={p['b']}), Snowball English stemming"), say)
-    report.new_run = new
-    all_runs = [*report.runs, new]
-    report.evaluations[v1_name] = _score(store, v1_name, all_runs, measures)
-    for name, ev in report.evaluations[v1_name].items():
-        report.novel_on_v1[name] = {k: sum(n.unjudged.values()) for k, n in ev.novelty.items()}
-    report.pool_v2 = _pool_v2(store, v2_name, new, pool_v1, options.pool_depth, say, selection, report)
-    pool_v2 = report.pool_v2.pool_version
-    judged = judge_with_reference(store, lead, assessor, pool_v2, reference, say)
-    report.delta_judged = judged.saved
-    report.left_unjudged += judged.left_unjudged
-    report.qrels_v2, path = _publish(store, lead, pool_v2, v2_name, v1_name, options.labels_dir, say)
-    report.exports.append(path)
-    report.evaluations[v2_name] = _score(store, v2_name, all_runs, measures)
-    report.lead_queue = _second_opinion_queue(store, lead, pool_v2)
-
-    # 7. pool bias against the full judgments, over the topics scored on v2
-    # (``workbench pool bias --pooled v2 --full reference``)
-    from workbench.services.runs import pool_quality
+    pool_v2 = wf.new_retriever(_Judging(lead, assessor, reference), selection, pool_v1)
 
     say("[step 7/8] pool bias: score against the full reference judgments (table in the report)")
-    v2_topics = next(iter(report.evaluations[v2_name].values())).topics
-    report.evaluations[reference_name] = _score(store, reference_name, all_runs, measures, topics=v2_topics)
+    wf.pool_bias()
 
-    from workbench.scoring.qrels_checks import positives_only, qrels_grades
-
-    report.positives_only = {q: positives_only(qrels_grades(store.qrels.get_qrels(q))) for q in report.evaluations}
-    runs = {n: store.runs.get_run(n) for n in all_runs}
-    bias = pool_quality.bias(store.pools, store.runs, store.qrels, v2_name, reference_name, k=options.headline_k, runs=runs)
-    report.bias = {r.run: (r.pooled, r.full) for r in bias.report.rows}
-
-    # 8. leave-one-run-out on v2 (``workbench pool reusability <pool v2> --qrels v2``)
     say("[step 8/8] leave-one-run-out on qrels v2 (table in the report)")
-    report.loo = list(pool_quality.reusability(store.pools, store.runs, store.qrels, pool_v2, v2_name,
-                                               k=options.headline_k).rows)
+    wf.leave_one_out(pool_v2)
 
-    # two-stage pipelines (issue 10): the four-run table and the depth table, on the full judgments
-    say("[pipelines] BM25 and hybrid candidates, reranked: stage-named recall and the depth table (in the report)")
-    from workbench.demo.stages import PipelineOptions, run_pipeline_demo
-
-    report.pipelines = run_pipeline_demo(store, PipelineOptions(
-        collection=collection, qrels=reference_name, encoder=options.encoder, model_path=options.model_path,
-        threads=options.threads, plot_dir=options.plot_dir), say)
-
-    if options.plot_dir is not None:
-        report.plots = _plots(report, options.plot_dir)
-
-    # Judging simulation: adaptive judging order on a depth-``run_depth`` pool (demo.simulation)
-    if options.simulate:
-        from workbench.demo.simulation import simulation_step
-
-        report.simulation, curves = simulation_step(
-            store, collection, all_runs, reference_name, depth=options.run_depth, measure=str(headline),
-            plot_dir=options.plot_dir, say=say)
-        report.plots += curves
-
-    # Release gate: may the new run replace bm25? (demo.gate; examples/gate.toml)
-    from workbench.demo.gate import gate_step
-
-    report.gate = gate_step(store, bm25, new, v2_name, say=say,
-                            out_dir=options.plot_dir.parent if options.plot_dir is not None else None)
-    # Why bm25 misses what it misses at K = 20 (demo.misses; issue 13)
-    from workbench.demo.misses import misses_step
-
-    report.misses = misses_step(store, bm25, reference_name, say=say)
-
-    # Filtered scenario: as-of-year filters, pre- vs post-filtering at K = 10 and 50 (demo.filters)
-    from workbench.demo.filters import filter_step
-
-    report.filters = filter_step(store, collection, reference_name, {"bm25": bm25, "dense": dense},
-                                 encoder=options.encoder, model_path=options.model_path, threads=options.threads,
-                                 say=say)
-
-    # Retrieval units: 64-token passages scored at chunk and document level (demo.units)
-    from workbench.demo.units import units_step
-
-    report.units = units_step(store, collection, bm25, reference_name, say=say)
+    wf.further_steps()
     return report
+
+
+class _QrelsNames(NamedTuple):
+    """The qrels versions the workflow scores against: the reference, v1 and v2."""
+
+    reference: str
+    v1: str
+    v2: str
+
+
+class _Judging(NamedTuple):
+    """Who judges and publishes a pool version: the demo lead's and the reference assessor's sessions,
+    and the reference qrels (topic -> doc -> grade) the assessor copies."""
+
+    lead: object
+    assessor: object
+    reference: Mapping[str, Mapping[str, int]]
+
+
+@dataclass
+class _Workflow:
+    """The steps of ``run_workflow`` that fill its report, over one store with one set of options.
+
+    Attributes:
+        store: the store.
+        options: the workflow's settings.
+        report: the report the steps fill.
+        measures: the measures every run is scored with (``WorkflowOptions.measures``).
+        say: progress lines.
+    """
+
+    store: Store
+    options: WorkflowOptions
+    report: WorkflowReport
+    measures: list[Measure]
+    say: Say
+
+    @property
+    def names(self) -> _QrelsNames:
+        """``<collection>-reference``, ``<collection>-v1`` and ``<collection>-v2`` (after step 1)."""
+        c = self.report.collection
+        return _QrelsNames(f"{c}-reference", f"{c}-v1", f"{c}-v2")
+
+    @property
+    def all_runs(self) -> list[str]:
+        """The three pooled runs, then the new run (after step 6)."""
+        return [*self.report.runs, self.report.new_run]
+
+    def ingest(self) -> Mapping[str, Mapping[str, int]]:
+        """Step 1: ingest the collection folder, fill the report's collection fields; the reference qrels."""
+        from workbench.services.collections.ingest import ingest_folder
+
+        store, report = self.store, self.report
+        ingested = ingest_folder(store, self.options.folder, name=self.options.collection)
+        collection = ingested.collection.collection
+        for line in _describe(ingested):
+            self.say(line)
+        report.collection = collection
+        report.collection_version = store.collections.latest_collection_version(collection)
+        report.n_documents = len(store.collections.get_documents(collection))
+        report.n_topics = len(store.collections.get_topics(collection))
+        report.reference = store.qrels.get_qrels_info(self.names.reference)
+        return store.qrels.get_qrels(self.names.reference)
+
+    def first_runs(self) -> list[str]:
+        """Step 2: the BM25, dense and hybrid (RRF) runs at ``run_depth``, each reused when stored."""
+        from workbench.services.runs.pooling import (
+            DenseRunRequest,
+            make_bm25_run,
+            make_dense_run,
+            make_fused_run,
+        )
+
+        store, options, collection, say = self.store, self.options, self.report.collection, self.say
+        d = options.run_depth
+        bm25 = _run(store, "bm25", lambda: make_bm25_run(store, collection, "bm25", depth=d, say=say,
+                                                         description="BM25 (k1=1.2, b=0.75), no stemming"), say)
+        request = DenseRunRequest(collection, "dense", depth=d, description="all-MiniLM-L6-v2, cosine",
+                                  model_path=options.model_path, threads=options.threads, progress=True)
+        dense = _run(store, "dense", lambda: make_dense_run(store, request, encoder=options.encoder, say=say), say)
+        rrf = _run(store, "rrf", lambda: make_fused_run(store.collections, store.runs, "rrf", [bm25, dense], depth=d, say=say,
+                                                        description="RRF(k=60) of bm25 and dense"), say)
+        return [bm25, dense, rrf]
+
+    def pooled_topics(self) -> TopicSelection:
+        """Step 3: the topics the reference judged; the others are not pooled (listed in the report)."""
+        from workbench.services.runs.pool_topics import select_topics
+
+        selection = select_topics(self.store.collections, self.store.pools, self.store.qrels, self.report.collection, f"judged:{self.names.reference}")
+        self.report.topics_not_pooled = selection.left_out
+        if selection.left_out:
+            self.say(f"topics without any reference judgment are not pooled: {len(selection.left_out)} "
+                     f"({', '.join(selection.left_out[:10])}{' ...' if len(selection.left_out) > 10 else ''})")
+        return selection
+
+    def pool_v1(self, selection: TopicSelection) -> str:
+        """Step 3: pool v1, the depth-``pool_depth`` union of the three runs (reused when qrels v1 exists)."""
+        from workbench.services.runs.pooling import build_pool
+
+        store, report = self.store, self.report
+        try:
+            pool_v1_name = store.qrels.get_qrels_info(self.names.v1).pool_version or ""
+            report.pool_v1 = store.pools.get_pool(pool_v1_name)
+            self.say(f"pool {pool_v1_name}: already built, reused")
+        except UnknownNameError:
+            outcome = build_pool(store.pools, store.runs, report.runs, depth=self.options.pool_depth, topics=selection, say=self.say)
+            report.pool_v1 = outcome.info
+            if outcome.created:
+                report.pools_created.append(outcome.info.pool_version)
+        return report.pool_v1.pool_version
+
+    def new_retriever(self, judging: _Judging, selection: TopicSelection, pool_v1: str) -> str:
+        """Step 6: the stemmed BM25 run arrives. Score the four runs on v1 (pool-novel counts), extend
+        the pool (v2 = the delta), judge the delta, publish qrels v2 (parent v1), rescore on v2.
+
+        Returns:
+            Pool v2's version (pool v1's when the new run brings no pool-novel document).
+        """
+        from workbench.services.runs.pooling import make_bm25_run
+
+        store, options, report, names, say = self.store, self.options, self.report, self.names, self.say
+        p = dict(options.new_run_params)
+        report.new_run = _run(store, "bm25-stem", lambda: make_bm25_run(
+            store, report.collection, "bm25-stem", depth=options.run_depth,
+            k1=float(p["k1"]), b=float(p["b"]),  # type: ignore[arg-type]
+            stemmer=p.get("stemmer"), say=say,  # type: ignore[arg-type]
+            description=f"BM25 (k1={p['k1']}, b={p['b']}), Snowball English stemming"), say)
+        report.evaluations[names.v1] = _score(store, names.v1, self.all_runs, self.measures)
+        for name, ev in report.evaluations[names.v1].items():
+            report.novel_on_v1[name] = {k: sum(n.unjudged.values()) for k, n in ev.novelty.items()}
+        report.pool_v2 = _pool_v2(store, names.v2, report.new_run, pool_v1, options.pool_depth, say, selection,
+                                  report)
+        pool_v2 = report.pool_v2.pool_version
+        judged = judge_with_reference(store, judging.lead, judging.assessor, pool_v2, judging.reference, say)
+        report.delta_judged = judged.saved
+        report.left_unjudged += judged.left_unjudged
+        report.qrels_v2, path = _publish(store, judging.lead, pool_v2, names.v2, names.v1, options.labels_dir, say)
+        report.exports.append(path)
+        report.evaluations[names.v2] = _score(store, names.v2, self.all_runs, self.measures)
+        report.lead_queue = _second_opinion_queue(store, judging.lead, pool_v2)
+        return pool_v2
+
+    def pool_bias(self) -> None:
+        """Step 7: score every run against the full reference judgments over the topics scored on v2, and
+        the gap of R@headline between the two (``workbench pool bias --pooled v2 --full reference``)."""
+        from workbench.scoring.qrels_checks import positives_only, qrels_grades
+        from workbench.services.runs import pool_quality
+
+        store, report, names = self.store, self.report, self.names
+        v2_topics = next(iter(report.evaluations[names.v2].values())).topics
+        report.evaluations[names.reference] = _score(store, names.reference, self.all_runs, self.measures,
+                                                     topics=v2_topics)
+        report.positives_only = {q: positives_only(qrels_grades(store.qrels.get_qrels(q))) for q in report.evaluations}
+        runs = {n: store.runs.get_run(n) for n in self.all_runs}
+        bias = pool_quality.bias(store.pools, store.runs, store.qrels, names.v2, names.reference, k=self.options.headline_k, runs=runs)
+        report.bias = {r.run: (r.pooled, r.full) for r in bias.report.rows}
+
+    def leave_one_out(self, pool_v2: str) -> None:
+        """Step 8: leave-one-run-out on qrels v2 (``workbench pool reusability <pool v2> --qrels v2``)."""
+        from workbench.services.runs import pool_quality
+
+        self.report.loo = list(pool_quality.reusability(self.store.pools, self.store.runs, self.store.qrels, pool_v2, self.names.v2,
+                                                        k=self.options.headline_k).rows)
+
+    def further_steps(self) -> None:
+        """After step 8: the two-stage pipelines, the recall-curve plots, the judging simulation, the
+        release gate, bm25's miss list, the filtered scenario and the retrieval units (module docstring)."""
+        store, options, report, say = self.store, self.options, self.report, self.say
+        collection, reference_name = report.collection, self.names.reference
+        bm25, dense = report.runs[:2]  # the pooled runs are bm25, dense and rrf
+        # two-stage pipelines (issue 10): the four-run table and the depth table, on the full judgments
+        say("[pipelines] BM25 and hybrid candidates, reranked: stage-named recall and the depth table (in the report)")
+        from workbench.demo.stages import PipelineOptions, run_pipeline_demo
+
+        report.pipelines = run_pipeline_demo(store, PipelineOptions(
+            collection=collection, qrels=reference_name, encoder=options.encoder, model_path=options.model_path,
+            threads=options.threads, plot_dir=options.plot_dir), say)
+
+        if options.plot_dir is not None:
+            report.plots = _plots(report, options.plot_dir)
+
+        # Judging simulation: adaptive judging order on a depth-``run_depth`` pool (demo.simulation)
+        if options.simulate:
+            from workbench.demo.simulation import simulation_step
+
+            report.simulation, curves = simulation_step(
+                store, collection, self.all_runs, reference_name, depth=options.run_depth,
+                measure=str(report.headline), plot_dir=options.plot_dir, say=say)
+            report.plots += curves
+
+        # Release gate: may the new run replace bm25? (demo.gate; examples/gate.toml)
+        from workbench.demo.gate import gate_step
+
+        report.gate = gate_step(store, bm25, report.new_run, self.names.v2, say=say,
+                                out_dir=options.plot_dir.parent if options.plot_dir is not None else None)
+        # Why bm25 misses what it misses at K = 20 (demo.misses; issue 13)
+        from workbench.demo.misses import misses_step
+
+        report.misses = misses_step(store, bm25, reference_name, say=say)
+
+        # Filtered scenario: as-of-year filters, pre- vs post-filtering at K = 10 and 50 (demo.filters)
+        from workbench.demo.filters import filter_step
+
+        report.filters = filter_step(store, collection, reference_name, {"bm25": bm25, "dense": dense},
+                                     encoder=options.encoder, model_path=options.model_path,
+                                     threads=options.threads, say=say)
+
+        # Retrieval units: 64-token passages scored at chunk and document level (demo.units)
+        from workbench.demo.units import units_step
+
+        report.units = units_step(store, collection, bm25, reference_name, say=say)
 
 
 def _second_opinion_queue(store: Store, lead: object, pool_version: str) -> int:

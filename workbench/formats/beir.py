@@ -161,6 +161,21 @@ def read_corpus(path: str | Path) -> list[Document]:
     return _read_corpus(path, with_metadata=False)[0]
 
 
+def _unique_id(p: str, lineno: int, obj: Mapping[str, Any], seen: dict[str, int]) -> str:
+    """The line's ``_id``, recorded in ``seen`` (id -> line); each id once per file (corpus and queries alike).
+
+    Raises:
+        InputFormatError: a missing or non-string ``_id``, or one already seen (names its first line).
+    """
+    id_ = _string(p, lineno, obj, "_id", required=True)
+    if id_ in seen:
+        raise InputFormatError(
+            p, lineno, f"expected each _id once, found {shown_id(id_)} again (first on line {seen[id_]}). Remove the repeat."
+        )
+    seen[id_] = lineno
+    return id_
+
+
 def _read_corpus(
     path: str | Path, *, with_metadata: bool
 ) -> tuple[list[Document], dict[str, dict[str, MetaValue]], Counter[str]]:
@@ -170,12 +185,7 @@ def _read_corpus(
     skipped: Counter[str] = Counter()
     meta: dict[str, dict[str, MetaValue]] = {}
     for lineno, obj in _objects(path):
-        doc_id = _string(p, lineno, obj, "_id", required=True)
-        if doc_id in seen:
-            raise InputFormatError(
-                p, lineno, f"expected each _id once, found {shown_id(doc_id)} again (first on line {seen[doc_id]}). Remove the repeat."
-            )
-        seen[doc_id] = lineno
+        doc_id = _unique_id(p, lineno, obj, seen)
         docs.append(Document(doc_id, _string(p, lineno, obj, "title", required=False), _string(p, lineno, obj, "text", required=True)))
         if with_metadata:
             m = _scalar_metadata(p, lineno, obj, (), skipped)
@@ -199,12 +209,7 @@ def read_queries(path: str | Path) -> list[Topic]:
     topics: list[Topic] = []
     seen: dict[str, int] = {}
     for lineno, obj in _objects(path):
-        topic_id = _string(p, lineno, obj, "_id", required=True)
-        if topic_id in seen:
-            raise InputFormatError(
-                p, lineno, f"expected each _id once, found {shown_id(topic_id)} again (first on line {seen[topic_id]}). Remove the repeat."
-            )
-        seen[topic_id] = lineno
+        topic_id = _unique_id(p, lineno, obj, seen)
         text = _string(p, lineno, obj, "text", required=True)
         meta = obj.get("metadata") or {}
         if not isinstance(meta, dict):

@@ -47,7 +47,7 @@ from typing import Any, Literal
 import numpy as np
 
 from workbench.errors import InputFormatError
-from workbench.formats.trec import GRADE_MAX, GRADE_MIN, RunFile, add_grade, shown_id
+from workbench.formats.trec import GRADE_MAX, GRADE_MIN, RunFile, add_grade, add_result, shown_id
 from workbench.text import UNSAFE, unsafe_char
 from workbench.types import Document, Topic
 
@@ -145,31 +145,11 @@ def read_table(path: str | Path, columns: Sequence[Column], *, what: str, keep_e
     """
     import duckdb
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputFormatError(str(path), 0, "expected a Parquet file, found nothing at this path. Check the path.")
+    p = _existing_file(path)
     con = _connect()
     try:
-        try:
-            schema = [(r[0], str(r[1])) for r in con.execute(
-                "DESCRIBE SELECT * FROM read_parquet(?)", [str(p)]).fetchall()]
-        except duckdb.Error as e:
-            first = str(e).splitlines()[0]
-            raise InputFormatError(str(path), 0, f"expected a Parquet file, found something else ({first}). "
-                                                 "Write the file with pandas.to_parquet, pyarrow or DuckDB COPY.") from None
-        types = dict(schema)
-        found: dict[str, str] = {}
-        for col in columns:
-            name = next((n for n in col.names if n in types), None)
-            if name is None:
-                if col.required:
-                    raise InputFormatError(
-                        str(path), 0,
-                        f"expected a column {' or '.join(repr(n) for n in col.names)} in this {what} file, found "
-                        f"columns {[n for n, _ in schema]}. Rename the column.")
-                continue
-            _check_type(path, col, name, types[name])
-            found[col.role] = name
+        schema = _file_schema(con, path)
+        found = _column_names(path, columns, schema, what)
         extra = tuple(n for n, _ in schema if n not in found.values())
         wanted = [found[c.role] for c in columns if c.role in found] + (list(extra) if keep_extra else [])
         select = ", ".join(_quote(n) for n in wanted) or "1"
@@ -194,6 +174,59 @@ def read_table(path: str | Path, columns: Sequence[Column], *, what: str, keep_e
         i += 1
     extra_values = {n: [r[i + j] for r in rows] for j, n in enumerate(extra)} if keep_extra else {}
     return ParquetTable(str(path), len(rows), values, found, extra, extra_values)
+
+
+def _existing_file(path: str | Path) -> Path:
+    """``path`` as a ``Path``, when a file is there.
+
+    Raises:
+        InputFormatError: nothing at ``path`` (row 0).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputFormatError(str(path), 0, "expected a Parquet file, found nothing at this path. Check the path.")
+    return p
+
+
+def _file_schema(con: Any, path: str | Path) -> list[tuple[str, str]]:
+    """(name, type) of every column of the Parquet file at ``path``, in file order.
+
+    Raises:
+        InputFormatError: the file is not Parquet (row 0).
+    """
+    import duckdb
+
+    try:
+        return [(r[0], str(r[1])) for r in con.execute(
+            "DESCRIBE SELECT * FROM read_parquet(?)", [str(Path(path))]).fetchall()]
+    except duckdb.Error as e:
+        first = str(e).splitlines()[0]
+        raise InputFormatError(str(path), 0, f"expected a Parquet file, found something else ({first}). "
+                                             "Write the file with pandas.to_parquet, pyarrow or DuckDB COPY.") from None
+
+
+def _column_names(path: str | Path, columns: Sequence[Column], schema: Sequence[tuple[str, str]],
+                  what: str) -> dict[str, str]:
+    """role -> the file's column for each of ``columns`` it has (the first of a column's names found).
+
+    Raises:
+        InputFormatError: a required column is missing or a column has the wrong type (row 0,
+            listing the file's columns).
+    """
+    types = dict(schema)
+    found: dict[str, str] = {}
+    for col in columns:
+        name = next((n for n in col.names if n in types), None)
+        if name is None:
+            if col.required:
+                raise InputFormatError(
+                    str(path), 0,
+                    f"expected a column {' or '.join(repr(n) for n in col.names)} in this {what} file, found "
+                    f"columns {[n for n, _ in schema]}. Rename the column.")
+            continue
+        _check_type(path, col, name, types[name])
+        found[col.role] = name
+    return found
 
 
 def _check_type(path: str | Path, col: Column, name: str, dtype: str) -> None:
@@ -462,14 +495,7 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
     rows: dict[str, list[tuple[str, int, float]]] = {}
     duplicates: dict[str, int] = {}
     for topic, doc, score, rank in zip(topics, docs, scores, ranks, strict=True):
-        got = run.setdefault(topic, {})
-        if doc in got:
-            duplicates[topic] = duplicates.get(topic, 0) + 1
-            if score > got[doc]:
-                got[doc] = score
-        else:
-            got[doc] = score
-        rows.setdefault(topic, []).append((doc, int(rank), score))
+        add_result(run, rows, duplicates, topic, doc, int(rank), score)
     file_order = ranking.file_orders(rows)
     if trust_file_order:
         run = {topic: ranking.scores_from_order(file_order[topic]) for topic in run}
@@ -489,33 +515,13 @@ def run_column_names(path: str | Path) -> dict[str, str]:
         InputFormatError: not a Parquet file, a required column missing or a
             column of the wrong type (row 0), as ``read_table``.
     """
-    import duckdb
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputFormatError(str(path), 0, "expected a Parquet file, found nothing at this path. Check the path.")
+    _existing_file(path)
     con = _connect()
     try:
-        try:
-            types = {r[0]: str(r[1]) for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(p)]).fetchall()}
-        except duckdb.Error as e:
-            first = str(e).splitlines()[0]
-            raise InputFormatError(str(path), 0, f"expected a Parquet file, found something else ({first}). "
-                                                 "Write the file with pandas.to_parquet, pyarrow or DuckDB COPY.") from None
+        schema = _file_schema(con, path)
     finally:
         con.close()
-    found: dict[str, str] = {}
-    for col in (RUN_TOPIC, RUN_DOC, RUN_SCORE, RUN_RANK):
-        name = next((n for n in col.names if n in types), None)
-        if name is None:
-            if col.required:
-                raise InputFormatError(
-                    str(path), 0, f"expected a column {' or '.join(repr(n) for n in col.names)} in this run file, "
-                                  f"found columns {list(types)}. Rename the column.")
-            continue
-        _check_type(path, col, name, types[name])
-        found[col.role] = name
-    return found
+    return _column_names(path, (RUN_TOPIC, RUN_DOC, RUN_SCORE, RUN_RANK), schema, "run")
 
 
 def read_run_arrow(path: str | Path) -> Any:
@@ -531,9 +537,7 @@ def read_run_arrow(path: str | Path) -> Any:
     """
     import duckdb
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputFormatError(str(path), 0, "expected a Parquet file, found nothing at this path. Check the path.")
+    p = _existing_file(path)
     columns = [RUN_TOPIC, RUN_DOC, RUN_SCORE, RUN_RANK]
     found = run_column_names(p)
     con = _connect()

@@ -386,14 +386,7 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
                 "A run file holds one run; split the file by tag.",
             )
         n += 1
-        scores = run.setdefault(topic, {})
-        if doc in scores:
-            duplicates[topic] = duplicates.get(topic, 0) + 1
-            if score > scores[doc]:
-                scores[doc] = score
-        else:
-            scores[doc] = score
-        rows.setdefault(topic, []).append((doc, int(rank_s), score))
+        add_result(run, rows, duplicates, topic, doc, int(rank_s), score)
     if n == 0 or tag is None:
         raise _empty(path, "run")
     file_order = ranking.file_orders(rows)
@@ -729,6 +722,30 @@ def _read_topics(path: str | Path) -> tuple[list[Topic], dict[str, dict[str, str
     if not topics:
         raise _empty(path, "topic")
     return topics, tags
+
+
+def add_result(
+    run: dict[str, dict[str, float]],
+    rows: dict[str, list[tuple[str, int, float]]],
+    duplicates: dict[str, int],
+    topic: str,
+    doc: str,
+    rank: int,
+    score: float,
+) -> None:
+    """Add one run line: a repeated doc_id counts once per topic, at its best score, and is counted.
+
+    Shared by the run readers (TREC, Parquet) so they treat repeats alike; ``rows``
+    keeps every line (doc, rank, score) for ``ranking.file_orders``.
+    """
+    scores = run.setdefault(topic, {})
+    if doc in scores:
+        duplicates[topic] = duplicates.get(topic, 0) + 1
+        if score > scores[doc]:
+            scores[doc] = score
+    else:
+        scores[doc] = score
+    rows.setdefault(topic, []).append((doc, rank, score))
 
 
 def add_grade(

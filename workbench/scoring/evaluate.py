@@ -52,11 +52,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from workbench.errors import MissingTopicsError, ValidationError
+from workbench.errors import ValidationError
 from workbench.ranking import display_key, natural_key
 from workbench.scoring.columns import (
     QrelsColumns,
@@ -77,9 +77,7 @@ from workbench.scoring.measures import (
     P,
     R,
     Success,
-    default_measures,
     nDCG,
-    parse_measures,
 )
 from workbench.scoring.novelty import NovelDocuments, NoveltyAtK
 from workbench.scoring.results import (
@@ -87,6 +85,7 @@ from workbench.scoring.results import (
     MISSING_POLICIES,
     SCORER_ID,
     Aggregate,
+    EvaluatedTopics,
     Evaluation,
     MissingPolicy,
     RecallCurve,
@@ -94,6 +93,8 @@ from workbench.scoring.results import (
     ValueMetrics,
     ValueRow,
     check_policy,
+    check_settings,
+    evaluated_topics,
     value_rows,
 )
 from workbench.types import Qrels, Run, TopicMetric
@@ -213,6 +214,58 @@ def _discounts(ranks: np.ndarray) -> np.ndarray:
     return out
 
 
+def _aggregate(m: Measure, n_s: int, n_m: int, vals: np.ndarray, num: np.ndarray, den: np.ndarray,
+               ceiling_vals: np.ndarray | None) -> Aggregate:
+    """The ``Aggregate`` of one measure over ``n_s`` topics (``n_m`` of them defined)."""
+    sum_num, sum_den = float(num.sum()), float(den.sum())
+    return Aggregate(
+        measure=m,
+        n_topics=n_m,
+        macro=float(np.nanmean(vals)) if n_m else math.nan,
+        micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
+        ceiling=(float(ceiling_vals.mean()) if n_s else math.nan) if ceiling_vals is not None else None,
+        sum_value=float(np.nansum(vals)),
+        sum_numerator=sum_num,
+        sum_denominator=sum_den,
+    )
+
+
+class _Layout(NamedTuple):
+    """The evaluated topics of one evaluation, laid out over the qrels topics.
+
+    Attributes:
+        s_q: qrels index of each evaluated topic, natural id order.
+        s_arr: ``s_q`` as an int64 array.
+        s_index: qrels index -> position among the evaluated topics (-1: not evaluated).
+        live: qrels index -> True for evaluated topics whose results count (not zeroed).
+        n_ret: documents returned per evaluated topic (0 for zeroed ones).
+    """
+
+    s_q: list[int]
+    s_arr: np.ndarray
+    s_index: np.ndarray
+    live: np.ndarray
+    n_ret: np.ndarray
+
+
+class _JudgedRows(NamedTuple):
+    """The run results of live topics that have a judgment: one element per (result, judgment) pair.
+
+    Attributes:
+        rows: run rows.
+        qrels_rows: qrels rows.
+        topics: position of each row's topic among the evaluated topics.
+        ranks: 1-based ranks.
+        grades: grades.
+    """
+
+    rows: np.ndarray
+    qrels_rows: np.ndarray
+    topics: np.ndarray
+    ranks: np.ndarray
+    grades: np.ndarray
+
+
 class Evaluator:
     """Binds qrels, measures and policies once; scores many runs.
 
@@ -241,13 +294,7 @@ class Evaluator:
         rel: int = 1,
         missing: MissingPolicy | str = "fail",
     ) -> None:
-        if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
-            raise ValidationError(f"expected rel to be an integer >= 0, found {rel!r}. Use --rel 1 (or 2 for graded qrels).")
-        self.rel = rel
-        self.missing: MissingPolicy = check_policy(missing)
-        self.measures = parse_measures(measures) if measures is not None else default_measures()
-        if not self.measures:
-            raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+        self.measures, self.rel, self.missing = check_settings(measures, rel, missing)
         self.q = qrels if isinstance(qrels, QrelsColumns) else qrels_columns_from_mapping(qrels)
         q = self.q
         self._q_index = {t: i for i, t in enumerate(q.topic_ids)}
@@ -259,6 +306,7 @@ class Evaluator:
             for th in self._thresholds
         }
         self._topic_threshold = max(self._thresholds)
+        self._nrel_top = dict(zip(q.topic_ids, self._nrel[self._topic_threshold].tolist(), strict=True))
         # Join structures: 63-bit hashes of the packed doc ids, keyed with the topic.
         self._q_hash = hash_words(q.doc_words) >> np.uint64(1)
         qkey = (q.topic_codes.astype(np.uint64) << np.uint64(40)) | (self._q_hash >> np.uint64(23))
@@ -410,115 +458,125 @@ class Evaluator:
     def _score(
         self, rr: RankedRun, name: str, failed: set[str], restrict: Collection[str] | None
     ) -> Evaluation:
-        q = self.q
-        nq = self._nq_topics
+        """Score a ranked run: choose the topics, join the judgments, then every measure, novelty and curve."""
         run2q = np.array([self._q_index.get(t, -1) for t in rr.topic_ids], dtype=np.int64)
         counts = np.diff(rr.starts)
+        chosen = evaluated_topics(self._nrel_top, dict(zip(rr.topic_ids, counts.tolist(), strict=True)),
+                                  failed=failed, restrict=restrict, missing=self.missing, run_name=name)
+        layout = self._layout(chosen, run2q, counts)
+        judged = self._judged(rr, run2q, layout)
+        topics = chosen.topics
+        position = {t: i for i, t in enumerate(topics)}
+        per_topic, aggregates = self._score_measures(topics, position, layout, judged)
+        # Pool-novel documents, R@k bounds, the recall curve and the relevant documents at rel = self.rel.
+        nrel_s = self._nrel[self.rel][layout.s_arr].astype(np.float64)
+        rel_rows = judged.grades >= max(self.rel, 0)
+        kmax = max(m.cutoff for m in self.measures)
+        return Evaluation(
+            run_name=name,
+            measures=self.measures,
+            rel=self.rel,
+            missing=self.missing,
+            topics=topics,
+            excluded_topics=chosen.excluded,
+            missing_topics=chosen.missing,
+            ignored_topics=chosen.ignored,
+            n_results={t: int(c) for t, c in zip(topics, layout.n_ret.tolist(), strict=True)},
+            duplicates=dict(rr.duplicates),
+            per_topic=per_topic,
+            aggregates=aggregates,
+            novelty=self._novelty(topics, position, layout.n_ret, judged, rel_rows, nrel_s),
+            novel_documents=self._novel_documents(rr, run2q, layout.live, layout.s_index, topics, judged.rows, kmax),
+            curve=self._curve(judged.topics, judged.ranks, rel_rows, nrel_s, layout.n_ret, len(topics)),
+            relevant=self._relevant(layout.s_q, layout.live, judged.qrels_rows, judged.ranks),
+        )
+
+    def _layout(self, chosen: EvaluatedTopics, run2q: np.ndarray, counts: np.ndarray) -> _Layout:
+        """The evaluated topics as qrels indexes, their positions, the live ones and their result counts."""
+        nq = self._nq_topics
+        s_q = [self._q_index[t] for t in chosen.topics]
+        n_s = len(s_q)
+        s_arr = np.array(s_q, dtype=np.int64)
+        s_index = np.full(nq, -1, dtype=np.int64)
+        s_index[s_arr] = np.arange(n_s)
+        live = np.zeros(nq, dtype=bool)  # evaluated topics whose rows count
+        live[[self._q_index[t] for t in chosen.topics if t not in chosen.zeroed]] = True
         n_ret_q = np.zeros(nq, dtype=np.int64)
         has = run2q >= 0
         n_ret_q[run2q[has]] = counts[has]
-        ignored = tuple(
-            sorted((t for t, c, i in zip(rr.topic_ids, counts.tolist(), run2q.tolist(), strict=True) if c and i < 0),
-                   key=natural_key)
-        )
-        nrel_top = self._nrel[self._topic_threshold]
-        base = [i for i in range(nq) if nrel_top[i] > 0]
-        excluded = tuple(sorted((q.topic_ids[i] for i in range(nq) if nrel_top[i] == 0), key=natural_key))
-        if restrict is not None:
-            wanted = set(restrict)
-            base = [i for i in base if q.topic_ids[i] in wanted]
-        missing_idx = [i for i in base if n_ret_q[i] == 0 or q.topic_ids[i] in failed]
-        missing_ids = tuple(sorted((q.topic_ids[i] for i in missing_idx), key=natural_key))
-        if missing_idx and self.missing == "fail":
-            raise MissingTopicsError(name, missing_ids, MISSING_HINT)
-        zeroed = set(missing_idx)
-        if self.missing == "exclude":
-            base = [i for i in base if i not in zeroed]
-            zeroed = set()
-        s_q = sorted(base, key=lambda i: natural_key(q.topic_ids[i]))
-        topics = tuple(q.topic_ids[i] for i in s_q)
-        n_s = len(s_q)
-        s_index = np.full(nq, -1, dtype=np.int64)
-        s_index[np.array(s_q, dtype=np.int64)] = np.arange(n_s)
-        live = np.zeros(nq, dtype=bool)  # evaluated topics whose rows count
-        live[[i for i in s_q if i not in zeroed]] = True
         n_ret = np.where(live, n_ret_q, 0)[s_q] if n_s else np.zeros(0, np.int64)
+        return _Layout(s_q, s_arr, s_index, live, n_ret)
 
-        # Judged rows of live topics: (topic position in S, rank, grade, qrels row).
+    def _judged(self, rr: RankedRun, run2q: np.ndarray, layout: _Layout) -> _JudgedRows:
+        """The run's results that have a judgment, in live topics only (the join, then the filter)."""
+        q = self.q
         doc_hash = rr.doc_hash if rr.doc_hash is not None else hash_words(rr.doc_words) >> np.uint64(1)
         rows, qi = self._join(rr, run2q, doc_hash)
         qt = q.topic_codes[qi]
-        keep = live[qt]
+        keep = layout.live[qt]
         rows, qi, qt = rows[keep], qi[keep], qt[keep]
-        jt = s_index[qt]
-        jr = rr.rank_at(rows)
-        jg = q.grades[qi]
+        return _JudgedRows(rows, qi, layout.s_index[qt], rr.rank_at(rows), q.grades[qi])
 
+    def _score_measures(
+        self, topics: tuple[str, ...], position: Mapping[str, int], layout: _Layout, judged: _JudgedRows
+    ) -> tuple[dict[Measure, Mapping[str, TopicMetric]], dict[Measure, Aggregate]]:
+        """Every measure's per-topic values (``TopicMetrics``) and its ``Aggregate``, measure order."""
         per_topic: dict[Measure, Mapping[str, TopicMetric]] = {}
-        position = {t: i for i, t in enumerate(topics)}
         aggregates: dict[Measure, Aggregate] = {}
-        s_arr = np.array(s_q, dtype=np.int64)
+        n_s = len(topics)
         for m in self.measures:
-            k = m.cutoff
-            in_k = jr <= k
-            th = max(m.effective_rel(self.rel), 0)
-            nrel = self._nrel[m.effective_rel(self.rel)][s_arr] if m.USES_REL else np.zeros(n_s, np.int64)
-            ceiling_vals: np.ndarray | None = None
-            num: np.ndarray
-            den: np.ndarray
-            if isinstance(m, R | P | Success):
-                hits = np.bincount(jt[in_k & (jg >= th)], minlength=n_s).astype(np.float64)
-                if isinstance(m, R):
-                    num, den = hits, nrel.astype(np.float64)
-                    ceiling_vals = _div(np.minimum(k, nrel).astype(np.float64), den)
-                elif isinstance(m, P):
-                    num, den = hits, np.full(n_s, float(k))
-                    ceiling_vals = np.minimum(k, nrel) / float(k)
-                else:
-                    num, den = (hits > 0).astype(np.float64), np.ones(n_s)
-            elif isinstance(m, RR):
-                sel = in_k & (jg >= th)
-                first = np.full(n_s, np.iinfo(np.int64).max, dtype=np.int64)
-                np.minimum.at(first, jt[sel], jr[sel])
-                found = first <= k
-                num = found.astype(np.float64)
-                den = np.where(found, first, 1).astype(np.float64)
-            elif isinstance(m, nDCG):
-                gains = _gains(jg[in_k], m.dcg)  # a huge grade: 2^g is inf; reports say so (not finite)
-                disc = _discounts(jr[in_k])
-                num = np.bincount(jt[in_k], weights=gains * disc, minlength=n_s)
-                den = self._ideal(k, m.dcg)[s_arr]
-            elif isinstance(m, Judged):
-                num = np.bincount(jt[in_k], minlength=n_s).astype(np.float64)
-                den = np.minimum(k, n_ret).astype(np.float64)  # ir_measures: min(k, returned)
-            else:  # pragma: no cover - every registered measure is handled above
-                raise ValidationError(f"no scorer for measure {m}")
+            num, den, ceiling_vals = self._fractions(m, layout, judged)
             vals = _div(num, den)
             n_m = n_s
             if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
                 undefined = den == 0
                 vals[undefined] = math.nan
                 n_m = n_s - int(undefined.sum())
-            mname = str(m)
-            per_topic[m] = TopicMetrics(mname, topics, position, vals, num, den)
-            sum_num, sum_den = float(num.sum()), float(den.sum())
-            aggregates[m] = Aggregate(
-                measure=m,
-                n_topics=n_m,
-                macro=float(np.nanmean(vals)) if n_m else math.nan,
-                micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
-                ceiling=(float(ceiling_vals.mean()) if n_s else math.nan) if ceiling_vals is not None else None,
-                sum_value=float(np.nansum(vals)),
-                sum_numerator=sum_num,
-                sum_denominator=sum_den,
-            )
+            per_topic[m] = TopicMetrics(str(m), topics, position, vals, num, den)
+            aggregates[m] = _aggregate(m, n_s, n_m, vals, num, den, ceiling_vals)
+        return per_topic, aggregates
 
-        # Pool-novel documents and R@k bounds at every cutoff (rel = self.rel).
-        cutoffs = sorted({m.cutoff for m in self.measures})
-        nrel_s = self._nrel[self.rel][s_arr].astype(np.float64)
-        rel_rows = jg >= max(self.rel, 0)
+    def _fractions(
+        self, m: Measure, layout: _Layout, judged: _JudgedRows
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(numerators, denominators, ceiling values or None) of measure ``m``, one per evaluated topic."""
+        k = m.cutoff
+        n_s = len(layout.s_q)
+        jt, jr, jg = judged.topics, judged.ranks, judged.grades
+        in_k = jr <= k
+        th = max(m.effective_rel(self.rel), 0)
+        if isinstance(m, R | P | Success):
+            hits = np.bincount(jt[in_k & (jg >= th)], minlength=n_s).astype(np.float64)
+            if isinstance(m, Success):
+                return (hits > 0).astype(np.float64), np.ones(n_s), None
+            nrel = self._nrel[m.effective_rel(self.rel)][layout.s_arr]
+            if isinstance(m, R):
+                den = nrel.astype(np.float64)
+                return hits, den, _div(np.minimum(k, nrel).astype(np.float64), den)
+            return hits, np.full(n_s, float(k)), np.minimum(k, nrel) / float(k)
+        if isinstance(m, RR):
+            sel = in_k & (jg >= th)
+            first = np.full(n_s, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(first, jt[sel], jr[sel])
+            found = first <= k
+            return found.astype(np.float64), np.where(found, first, 1).astype(np.float64), None
+        if isinstance(m, nDCG):
+            gains = _gains(jg[in_k], m.dcg)  # a huge grade: 2^g is inf; reports say so (not finite)
+            disc = _discounts(jr[in_k])
+            return np.bincount(jt[in_k], weights=gains * disc, minlength=n_s), self._ideal(k, m.dcg)[layout.s_arr], None
+        if isinstance(m, Judged):  # ir_measures: min(k, returned)
+            return np.bincount(jt[in_k], minlength=n_s).astype(np.float64), np.minimum(k, layout.n_ret).astype(np.float64), None
+        raise ValidationError(f"no scorer for measure {m}")  # pragma: no cover - every registered measure is above
+
+    def _novelty(
+        self, topics: tuple[str, ...], position: Mapping[str, int], n_ret: np.ndarray, judged: _JudgedRows,
+        rel_rows: np.ndarray, nrel_s: np.ndarray,
+    ) -> dict[int, NoveltyAtK]:
+        """Pool-novel (unjudged) counts and the R@k bounds at every cutoff of the measures (rel = ``self.rel``)."""
+        jt, jr = judged.topics, judged.ranks
+        n_s = len(topics)
         novelty: dict[int, NoveltyAtK] = {}
-        for k in cutoffs:
+        for k in sorted({m.cutoff for m in self.measures}):
             in_k = jr <= k
             judged_k = np.bincount(jt[in_k], minlength=n_s)
             returned = np.minimum(k, n_ret)
@@ -537,28 +595,7 @@ class Evaluator:
                 total_unjudged=int(unj.sum()),
                 total_returned=int(returned.sum()),
             )
-        novel = self._novel_documents(rr, run2q, live, s_index, topics, rows, max(cutoffs))
-        curve = self._curve(jt, jr, rel_rows, nrel_s, n_ret, n_s)
-        relevant = self._relevant(s_q, live, qi, jr)
-        n_results = {t: int(c) for t, c in zip(topics, n_ret.tolist(), strict=True)}
-        return Evaluation(
-            run_name=name,
-            measures=self.measures,
-            rel=self.rel,
-            missing=self.missing,
-            topics=topics,
-            excluded_topics=excluded,
-            missing_topics=missing_ids,
-            ignored_topics=ignored,
-            n_results=n_results,
-            duplicates=dict(rr.duplicates),
-            per_topic=per_topic,
-            aggregates=aggregates,
-            novelty=novelty,
-            novel_documents=novel,
-            curve=curve,
-            relevant=relevant,
-        )
+        return novelty
 
     def _novel_documents(
         self,

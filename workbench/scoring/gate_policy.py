@@ -65,7 +65,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from workbench.errors import InputFormatError, UnknownNameError, ValidationError
 from workbench.scoring.measures import Measure, R, parse_measure
@@ -469,8 +469,28 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
         ...
         workbench.errors.InputFormatError: g.toml:2: k: expected an integer >= 1, found 0.
     """
+    doc = _load_toml(text, path)
+    r = _Reader(path, text)
+    _check_tables(r, doc)
+    gate = _gate_table(r, doc, path)
+    macro = _macro_rule(r, doc, gate.measures)
+    permutation = _permutation_rule(r, doc)
+    critical = _critical_rule(r, doc)
+    slices, slice_min = _slices(r, doc)
+    floors = _floors(r, doc, gate.k, slice_min)
+    validity = _validity(r, doc)
+    keys = tuple(dict.fromkeys([*slices, *(f.by for f in floors)]))
+    return GatePolicy(
+        path=path, name=gate.name or path.rsplit("/", 1)[-1], k=gate.k, measures=gate.measures, rel=gate.rel,
+        correction=gate.correction, decide=gate.decide,  # type: ignore[arg-type]
+        min_topics=gate.min_topics, min_topic_share=gate.min_topic_share, macro=macro, permutation=permutation,
+        critical=critical, floors=floors, slices=keys, slice_min_topics=slice_min, validity=validity, content=text)
+
+
+def _load_toml(text: str, path: str) -> dict[str, Any]:
+    """The TOML document; a syntax error becomes InputFormatError at tomllib's line (and column)."""
     try:
-        doc = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
         m = _TOML_AT.search(msg)
@@ -479,7 +499,10 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
         problem = _TOML_AT.sub("", msg).strip().rstrip(".")
         col = f" at column {m.group(2)}" if m else ""
         raise InputFormatError(path, line, f"TOML syntax error{col}: {problem}. See toml.io for the syntax.") from None
-    r = _Reader(path, text)
+
+
+def _check_tables(r: _Reader, doc: Mapping[str, Any]) -> None:
+    """Every top-level key is a known table ([[floor]] an array of tables), in the file's order."""
     for key, value in doc.items():
         if key not in _TABLES:
             raise r.error((key,), f"unknown table [{key}]; expected {', '.join('[' + t + ']' for t in _TABLES)}.")
@@ -490,11 +513,27 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
         elif not isinstance(value, dict):
             raise r.error((key,), f"expected [{key}] to be a table, found {_kind(value)}.")
 
+
+class _GateTable(NamedTuple):
+    """The values of ``[gate]`` (see ``GatePolicy`` for each)."""
+
+    k: int
+    measures: tuple[Measure, ...]
+    rel: int
+    correction: str
+    decide: str
+    min_topics: int
+    min_topic_share: float
+    name: str
+
+
+def _gate_table(r: _Reader, doc: Mapping[str, Any], path: str) -> _GateTable:
+    """``[gate]``: required, with ``k``; the gated measures default to R@k."""
     gate = r.table(doc, "gate")
     if gate is None:
         raise InputFormatError(path, 1, "missing the [gate] table; add `[gate]` with at least `k = <cutoff>`.")
-    r.known(gate, ("gate",), _TABLES["gate"])
     at: tuple[Any, ...] = ("gate",)
+    r.known(gate, at, _TABLES["gate"])
     k = r.integer(gate, at, "k", None, 1)
     if "measures" in gate:
         raw = gate["measures"]
@@ -503,75 +542,91 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
         measures = tuple(dict.fromkeys(r.measure(x, (*at, "measures")) for x in raw))
     else:
         measures = (R(cutoff=k),)
-    rel = r.integer(gate, at, "rel", 1, 0)
-    correction = r.string(gate, at, "correction", "holm", sorted(CORRECTIONS))
-    decide = r.string(gate, at, "decide", "corrected", ("corrected", "raw"))
-    min_topics = r.integer(gate, at, "min_topics", MIN_TOPICS, 2)
-    share = r.number(gate, at, "min_topic_share", SUBSET_SHARE, 0.0, 1.0)
-    name = r.string(gate, at, "name", "")
+    return _GateTable(
+        k=k, measures=measures,
+        rel=r.integer(gate, at, "rel", 1, 0),
+        correction=r.string(gate, at, "correction", "holm", sorted(CORRECTIONS)),
+        decide=r.string(gate, at, "decide", "corrected", ("corrected", "raw")),
+        min_topics=r.integer(gate, at, "min_topics", MIN_TOPICS, 2),
+        min_topic_share=r.number(gate, at, "min_topic_share", SUBSET_SHARE, 0.0, 1.0),
+        name=r.string(gate, at, "name", ""),
+    )
 
-    macro = None
+
+def _macro_rule(r: _Reader, doc: Mapping[str, Any], measures: tuple[Measure, ...]) -> MacroRule | None:
+    """``[macro]`` (optional): the default bound, per-measure bounds (gated measures only) and the bootstrap."""
     mt = r.table(doc, "macro")
-    if mt is not None:
-        at = ("macro",)
-        r.known(mt, at, _TABLES["macro"])
-        bound = r.number(mt, at, "min_ci_low", None, -1.0, 1.0)
-        bounds: dict[Measure, float] = {}
-        raw_bounds = mt.get("bounds", {})
-        if not isinstance(raw_bounds, dict):
-            raise r.error((*at, "bounds"), f"bounds: expected a table of measure = bound, found {_kind(raw_bounds)}.")
-        for mname in raw_bounds:
-            bm = r.measure(mname, (*at, "bounds", mname))
-            if bm not in measures:
-                raise r.error((*at, "bounds", mname),
-                              f"bound for {bm}, which is not a gated measure; gated: {', '.join(map(str, measures))}.")
-            bounds[bm] = r.number(raw_bounds, (*at, "bounds"), mname, None, -1.0, 1.0)
-        macro = MacroRule(
-            min_ci_low=bound, bounds=bounds,
-            confidence=r.number(mt, at, "confidence", 0.95, 0.0, 1.0, open_low=True, open_high=True),
-            resamples=r.integer(mt, at, "resamples", 10_000, 100, 10_000_000),
-            seed=r.integer(mt, at, "seed", 0, 0), line=r.where.line(at))
+    if mt is None:
+        return None
+    at = ("macro",)
+    r.known(mt, at, _TABLES["macro"])
+    bound = r.number(mt, at, "min_ci_low", None, -1.0, 1.0)
+    bounds: dict[Measure, float] = {}
+    raw_bounds = mt.get("bounds", {})
+    if not isinstance(raw_bounds, dict):
+        raise r.error((*at, "bounds"), f"bounds: expected a table of measure = bound, found {_kind(raw_bounds)}.")
+    for mname in raw_bounds:
+        bm = r.measure(mname, (*at, "bounds", mname))
+        if bm not in measures:
+            raise r.error((*at, "bounds", mname),
+                          f"bound for {bm}, which is not a gated measure; gated: {', '.join(map(str, measures))}.")
+        bounds[bm] = r.number(raw_bounds, (*at, "bounds"), mname, None, -1.0, 1.0)
+    return MacroRule(
+        min_ci_low=bound, bounds=bounds,
+        confidence=r.number(mt, at, "confidence", 0.95, 0.0, 1.0, open_low=True, open_high=True),
+        resamples=r.integer(mt, at, "resamples", 10_000, 100, 10_000_000),
+        seed=r.integer(mt, at, "seed", 0, 0), line=r.where.line(at))
 
-    permutation = None
+
+def _permutation_rule(r: _Reader, doc: Mapping[str, Any]) -> PermutationRule | None:
+    """``[permutation]`` (optional): ``alpha`` required."""
     pt = r.table(doc, "permutation")
-    if pt is not None:
-        at = ("permutation",)
-        r.known(pt, at, _TABLES["permutation"])
-        permutation = PermutationRule(
-            alpha=r.number(pt, at, "alpha", None, 0.0, 1.0, open_low=True, open_high=True),
-            resamples=r.integer(pt, at, "resamples", 10_000, 100, 10_000_000),
-            seed=r.integer(pt, at, "seed", 0, 0), line=r.where.line(at))
+    if pt is None:
+        return None
+    at = ("permutation",)
+    r.known(pt, at, _TABLES["permutation"])
+    return PermutationRule(
+        alpha=r.number(pt, at, "alpha", None, 0.0, 1.0, open_low=True, open_high=True),
+        resamples=r.integer(pt, at, "resamples", 10_000, 100, 10_000_000),
+        seed=r.integer(pt, at, "seed", 0, 0), line=r.where.line(at))
 
-    critical = CriticalRule()
+
+def _critical_rule(r: _Reader, doc: Mapping[str, Any]) -> CriticalRule:
+    """``[critical]`` (optional, else no critical topic): named topics and/or a metadata selector."""
     ct = r.table(doc, "critical")
-    if ct is not None:
-        at = ("critical",)
-        r.known(ct, at, _TABLES["critical"])
-        ids = r.strings(ct, at, "topics", "topic ids")
-        where: dict[str, tuple[str, ...]] = {}
-        raw_where = ct.get("where", {})
-        if not isinstance(raw_where, dict):
-            raise r.error((*at, "where"), 'where: expected a table such as { priority = "critical" }, '
-                                          f"found {_kind(raw_where)}.")
-        for key, value in raw_where.items():
-            vals = value if isinstance(value, list) else [value]
-            if not vals or not all(isinstance(x, str | int | float) and not isinstance(x, bool) for x in vals):
-                raise r.error((*at, "where"), f"where.{key}: expected a value or a list of values "
-                                              f"(strings or numbers), found {value!r}.")
-            where[key] = tuple(_text(x) for x in vals)
-        if not ids and not where:
-            raise r.error(at, "[critical] names no topic; add `topics = [\"...\"]` or `where = { key = \"value\" }`.")
-        critical = CriticalRule(ids, where, r.where.line(at))
+    if ct is None:
+        return CriticalRule()
+    at = ("critical",)
+    r.known(ct, at, _TABLES["critical"])
+    ids = r.strings(ct, at, "topics", "topic ids")
+    where: dict[str, tuple[str, ...]] = {}
+    raw_where = ct.get("where", {})
+    if not isinstance(raw_where, dict):
+        raise r.error((*at, "where"), 'where: expected a table such as { priority = "critical" }, '
+                                      f"found {_kind(raw_where)}.")
+    for key, value in raw_where.items():
+        vals = value if isinstance(value, list) else [value]
+        if not vals or not all(isinstance(x, str | int | float) and not isinstance(x, bool) for x in vals):
+            raise r.error((*at, "where"), f"where.{key}: expected a value or a list of values "
+                                          f"(strings or numbers), found {value!r}.")
+        where[key] = tuple(_text(x) for x in vals)
+    if not ids and not where:
+        raise r.error(at, "[critical] names no topic; add `topics = [\"...\"]` or `where = { key = \"value\" }`.")
+    return CriticalRule(ids, where, r.where.line(at))
 
-    slice_min = MIN_TOPICS
-    slices: tuple[str, ...] = ()
+
+def _slices(r: _Reader, doc: Mapping[str, Any]) -> tuple[tuple[str, ...], int]:
+    """``[slices]`` (optional): (slice keys reported, fewest topics of a slice with statistics)."""
     st = r.table(doc, "slices")
-    if st is not None:
-        at = ("slices",)
-        r.known(st, at, _TABLES["slices"])
-        slices = r.strings(st, at, "by", "slice keys")
-        slice_min = r.integer(st, at, "min_topics", MIN_TOPICS, 1)
+    if st is None:
+        return (), MIN_TOPICS
+    at = ("slices",)
+    r.known(st, at, _TABLES["slices"])
+    return r.strings(st, at, "by", "slice keys"), r.integer(st, at, "min_topics", MIN_TOPICS, 1)
 
+
+def _floors(r: _Reader, doc: Mapping[str, Any], k: int, slice_min: int) -> tuple[SliceFloor, ...]:
+    """Every ``[[floor]]``, in the file's order; the measure defaults to R@k, ``min_topics`` to ``[slices]``'s."""
     floors = []
     for i, ft in enumerate(doc.get("floor", [])):
         at = ("floor", i)
@@ -584,26 +639,23 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
             by=by, minimum=r.number(ft, at, "min", None, 0.0, 1.0), measure=measure,
             values=r.strings(ft, at, "values", "slice values"),
             min_topics=r.integer(ft, at, "min_topics", slice_min, 1), line=r.where.line(at)))
+    return tuple(floors)
 
-    validity = Validity()
+
+def _validity(r: _Reader, doc: Mapping[str, Any]) -> Validity:
+    """``[validity]`` (optional, else the defaults of ``Validity``)."""
     vt = r.table(doc, "validity")
-    if vt is not None:
-        at = ("validity",)
-        r.known(vt, at, _TABLES["validity"])
-        validity = Validity(
-            completion=r.number(vt, at, "completion", 1.0, 0.0, 1.0),
-            id_coverage=r.number(vt, at, "id_coverage", 1.0, 0.0, 1.0),
-            run_id_coverage=r.number(vt, at, "run_id_coverage", 1.0, 0.0, 1.0),
-            id_audit=r.string(vt, at, "id_audit", "required", ("required", "when-available")),  # type: ignore[arg-type]
-            leakage=r.string(vt, at, "leakage", "invalid", ("invalid", "exclude", "off")),  # type: ignore[arg-type]
-            leakage_threshold=r.number(vt, at, "leakage_threshold", 0.8, 0.0, 1.0, open_low=True),
-            leakage_ngram=r.integer(vt, at, "leakage_ngram", 3, 1, 10),
-            leaks=r.string(vt, at, "leaks", "fail", ("fail", "off")),  # type: ignore[arg-type]
-        )
-
-    keys = tuple(dict.fromkeys([*slices, *(f.by for f in floors)]))
-    return GatePolicy(
-        path=path, name=name or path.rsplit("/", 1)[-1], k=k, measures=measures, rel=rel, correction=correction,
-        decide=decide,  # type: ignore[arg-type]
-        min_topics=min_topics, min_topic_share=share, macro=macro, permutation=permutation, critical=critical,
-        floors=tuple(floors), slices=keys, slice_min_topics=slice_min, validity=validity, content=text)
+    if vt is None:
+        return Validity()
+    at = ("validity",)
+    r.known(vt, at, _TABLES["validity"])
+    return Validity(
+        completion=r.number(vt, at, "completion", 1.0, 0.0, 1.0),
+        id_coverage=r.number(vt, at, "id_coverage", 1.0, 0.0, 1.0),
+        run_id_coverage=r.number(vt, at, "run_id_coverage", 1.0, 0.0, 1.0),
+        id_audit=r.string(vt, at, "id_audit", "required", ("required", "when-available")),  # type: ignore[arg-type]
+        leakage=r.string(vt, at, "leakage", "invalid", ("invalid", "exclude", "off")),  # type: ignore[arg-type]
+        leakage_threshold=r.number(vt, at, "leakage_threshold", 0.8, 0.0, 1.0, open_low=True),
+        leakage_ngram=r.integer(vt, at, "leakage_ngram", 3, 1, 10),
+        leaks=r.string(vt, at, "leaks", "fail", ("fail", "off")),  # type: ignore[arg-type]
+    )

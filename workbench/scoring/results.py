@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from workbench.errors import UsageError
-from workbench.scoring.measures import Judged, Measure, R, parse_measures
+from workbench.errors import MissingTopicsError, UsageError, ValidationError
+from workbench.ranking import natural_key
+from workbench.scoring.measures import Judged, Measure, R, default_measures, parse_measures
 from workbench.scoring.novelty import NovelDocuments, NovelLists, NoveltyAtK
 
 if TYPE_CHECKING:  # built on access only (ValueMetrics): a file score prints aggregates without importing the records
@@ -271,6 +272,109 @@ def check_policy(missing: str) -> MissingPolicy:
             f"expected a missing-topic policy in {', '.join(MISSING_POLICIES)}, found {missing!r}."
         )
     return missing  # type: ignore[return-value]
+
+
+def check_settings(
+    measures: Iterable[Measure | str] | None, rel: int, missing: str
+) -> tuple[tuple[Measure, ...], int, MissingPolicy]:
+    """An evaluator's settings, checked: both scorers bind them the same way.
+
+    Args:
+        measures: measures or their names; None = ``default_measures()``.
+        rel: inclusive minimum grade of a relevant document, an integer >= 0.
+        missing: a missing-topic policy (``MISSING_POLICIES``).
+
+    Returns:
+        (the measures, ``rel``, the policy).
+
+    Raises:
+        ValidationError: ``rel`` is not an integer >= 0, a bad measure name, or no measure.
+        UsageError: an unknown policy.
+        UnknownNameError: an unknown measure name.
+
+    Example:
+        >>> check_settings(["R@10"], 1, "zero")
+        ((Measure('R@10'),), 1, 'zero')
+    """
+    if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
+        raise ValidationError(f"expected rel to be an integer >= 0, found {rel!r}. Use --rel 1 (or 2 for graded qrels).")
+    policy = check_policy(missing)
+    parsed = parse_measures(measures) if measures is not None else default_measures()
+    if not parsed:
+        raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+    return parsed, rel, policy
+
+
+class EvaluatedTopics(NamedTuple):
+    """Which topics one evaluation averages over, and which it lists instead (``evaluated_topics``).
+
+    A NamedTuple rather than a dataclass: it is defined when a small run file is
+    scored, and a frozen dataclass costs some 4M instructions to define.
+
+    Attributes:
+        topics: the evaluated topics, natural id order (``Evaluation.topics``).
+        excluded: qrels topics with |R| = 0 at the strictest threshold, natural order.
+        missing: evaluated topics without results or reported failed, natural order
+            (under ``"exclude"`` they are no longer in ``topics``).
+        ignored: run topics with results that are not in the qrels, natural order.
+        zeroed: the missing topics scored 0 (``"zero"``); empty under ``"exclude"``.
+    """
+
+    topics: tuple[str, ...]
+    excluded: tuple[str, ...]
+    missing: tuple[str, ...]
+    ignored: tuple[str, ...]
+    zeroed: frozenset[str]
+
+
+def evaluated_topics(
+    n_relevant: Mapping[str, int],
+    n_results: Mapping[str, int],
+    *,
+    failed: Collection[str],
+    restrict: Collection[str] | None,
+    missing: MissingPolicy,
+    run_name: str,
+) -> EvaluatedTopics:
+    """The topic rule both scorers apply (``scoring.evaluate``'s module docstring: Topics, Missing topics).
+
+    Args:
+        n_relevant: qrels topic -> |R| at the strictest threshold of the measures, in qrels order.
+        n_results: run topic -> documents returned (0 or absent: no results).
+        failed: topics the run's producer reported empty or failed: missing even with results.
+        restrict: evaluate only these qrels topics; None = all.
+        missing: the missing-topic policy.
+        run_name: the run, named in the error.
+
+    Returns:
+        ``EvaluatedTopics``: topics with |R| > 0 (within ``restrict``) are evaluated,
+        those with |R| = 0 excluded; run topics absent from the qrels ignored; the
+        missing ones zeroed (``"zero"``) or left out (``"exclude"``).
+
+    Raises:
+        MissingTopicsError: policy ``"fail"`` and some evaluated topic is missing.
+
+    Example:
+        >>> s = evaluated_topics({"2": 1, "10": 3, "5": 0}, {"10": 4, "9": 2}, failed=(), restrict=None,
+        ...                      missing="zero", run_name="bm25")
+        >>> s.topics, s.excluded, s.missing, s.ignored
+        (('2', '10'), ('5',), ('2',), ('9',))
+    """
+    ignored = tuple(sorted((t for t, c in n_results.items() if c and t not in n_relevant), key=natural_key))
+    base = [t for t, n in n_relevant.items() if n > 0]
+    excluded = tuple(sorted((t for t, n in n_relevant.items() if n == 0), key=natural_key))
+    if restrict is not None:
+        wanted = set(restrict)
+        base = [t for t in base if t in wanted]
+    missing_list = [t for t in base if not n_results.get(t, 0) or t in failed]
+    missing_ids = tuple(sorted(missing_list, key=natural_key))
+    if missing_list and missing == "fail":
+        raise MissingTopicsError(run_name, missing_ids, MISSING_HINT)
+    zeroed = frozenset(missing_list)
+    if missing == "exclude":
+        base = [t for t in base if t not in zeroed]
+        zeroed = frozenset()
+    return EvaluatedTopics(tuple(sorted(base, key=natural_key)), excluded, missing_ids, ignored, zeroed)
 
 
 class ValueRow(NamedTuple):

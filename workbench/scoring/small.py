@@ -39,10 +39,11 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from workbench.errors import MissingTopicsError, ValidationError
+from workbench.errors import ValidationError
 from workbench.ranking import display_key, natural_key
 from workbench.scoring.gains import discounts, gain
 from workbench.scoring.measures import (
@@ -52,20 +53,19 @@ from workbench.scoring.measures import (
     P,
     R,
     Success,
-    default_measures,
     nDCG,
-    parse_measures,
 )
 from workbench.scoring.novelty import NovelLists, NoveltyAtK
 from workbench.scoring.results import (
-    MISSING_HINT,
     Aggregate,
+    EvaluatedTopics,
     Evaluation,
     MissingPolicy,
     RecallCurve,
     RelevantDoc,
     ValueMetrics,
-    check_policy,
+    check_settings,
+    evaluated_topics,
 )
 
 if TYPE_CHECKING:
@@ -196,6 +196,58 @@ class SmallRun:
         return {t: len(docs) for t, docs in self.ranked.items()}
 
 
+class _RankLists:
+    """The rank lists of one evaluation's topics: counts within a cutoff are bisections of them.
+
+    Attributes:
+        rows: per evaluated topic, its judged results [(rank, grade)] in rank order.
+        judged: per evaluated topic, the ranks of its judged results.
+    """
+
+    __slots__ = ("_relevant", "judged", "rows")
+
+    def __init__(self, rows: list[list[tuple[int, int]]]) -> None:
+        self.rows = rows
+        self.judged = [[r for r, _g in jr] for jr in rows]
+        self._relevant: dict[int, list[list[int]]] = {}
+
+    def relevant(self, th: int) -> list[list[int]]:
+        """Per evaluated topic, the ranks of its results graded >= ``th`` (made once per threshold)."""
+        if th not in self._relevant:
+            self._relevant[th] = [[r for r, g in jr if g >= th] for jr in self.rows]
+        return self._relevant[th]
+
+
+def _dcg(rows: list[list[tuple[int, int]]], k: int, dcg: str) -> list[float]:
+    """DCG@k per topic: gains added one document at a time in rank order (as ``np.bincount`` adds them)."""
+    disc = discounts(k if not rows else min(k, max((jr[-1][0] for jr in rows if jr), default=0)))
+    out = []
+    for jr in rows:
+        s = 0.0
+        for r, g in jr:
+            if r > k:
+                break
+            s += gain(g, dcg) * disc[r]
+        out.append(s)
+    return out
+
+
+def _aggregate(m: Measure, n_s: int, n_m: int, vals: list[float], num: list[float], den: list[float],
+               ceiling_vals: list[float] | None) -> Aggregate:
+    """The ``Aggregate`` of one measure over ``n_s`` topics (``n_m`` of them defined), numpy's sums."""
+    sum_num, sum_den = numpy_sum(num), numpy_sum(den)
+    return Aggregate(
+        measure=m,
+        n_topics=n_m,
+        macro=numpy_nanmean(vals) if n_m else math.nan,
+        micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
+        ceiling=(numpy_mean(ceiling_vals) if n_s else math.nan) if ceiling_vals is not None else None,
+        sum_value=numpy_sum([v if v == v else 0.0 for v in vals]),
+        sum_numerator=sum_num,
+        sum_denominator=sum_den,
+    )
+
+
 class SmallEvaluator:
     """``scoring.evaluate.Evaluator`` for ``SmallRun``s: binds qrels, measures and policies; scores runs.
 
@@ -226,13 +278,7 @@ class SmallEvaluator:
         rel: int = 1,
         missing: MissingPolicy | str = "fail",
     ) -> None:
-        if isinstance(rel, bool) or not isinstance(rel, int) or rel < 0:
-            raise ValidationError(f"expected rel to be an integer >= 0, found {rel!r}. Use --rel 1 (or 2 for graded qrels).")
-        self.rel = rel
-        self.missing: MissingPolicy = check_policy(missing)
-        self.measures = parse_measures(measures) if measures is not None else default_measures()
-        if not self.measures:
-            raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+        self.measures, self.rel, self.missing = check_settings(measures, rel, missing)
         self.qrels: dict[str, dict[str, int]] = {t: {d: int(g) for d, g in docs.items()} for t, docs in qrels.items()}
         self.topic_ids = tuple(self.qrels)
         thresholds = {rel} | {m.effective_rel(rel) for m in self.measures if m.USES_REL}
@@ -299,113 +345,108 @@ class SmallEvaluator:
             MissingTopicsError: policy ``"fail"`` and some evaluated topic has no results.
         """
         name = run_name or run.name or "run"
-        failed = set(failed_topics)
+        counts = run.n_results()
+        chosen = evaluated_topics(self._nrel[self._topic_threshold], counts, failed=set(failed_topics),
+                                  restrict=topics, missing=self.missing, run_name=name)
+        s_topics = chosen.topics
+        n_ret = [0 if t in chosen.zeroed else counts.get(t, 0) for t in s_topics]
+        judged = self._judged(run, chosen)
+        ranks = _RankLists([judged.get(t, []) for t in s_topics])
+        per_topic, aggregates = self._score_measures(s_topics, ranks, n_ret)
+        th_rel = max(self.rel, 0)
+        nrel_s = [float(self._nrel[self.rel][t]) for t in s_topics]
+        kmax = max(m.cutoff for m in self.measures)
+        return Evaluation(
+            run_name=name,
+            measures=self.measures,
+            rel=self.rel,
+            missing=self.missing,
+            topics=s_topics,
+            excluded_topics=chosen.excluded,
+            missing_topics=chosen.missing,
+            ignored_topics=chosen.ignored,
+            n_results=dict(zip(s_topics, n_ret, strict=True)),
+            duplicates=dict(run.duplicates),
+            per_topic=per_topic,
+            aggregates=aggregates,
+            novelty=self._novelty(s_topics, n_ret, ranks, nrel_s),
+            novel_documents=NovelLists(s_topics, self._novel(run, judged, kmax) if keep_documents else {}, kmax,
+                                       kept=keep_documents),
+            curve=self._curve(judged, s_topics, nrel_s, n_ret, th_rel),
+            relevant=self._relevant(s_topics, chosen.zeroed, run, th_rel) if keep_documents else (),
+            scorer=SMALL_SCORER_ID,
+            documents_kept=keep_documents,
+        )
+
+    def _judged(self, run: SmallRun, chosen: EvaluatedTopics) -> dict[str, list[tuple[int, int]]]:
+        """Judged results of the live topics (evaluated, not zeroed): topic -> [(rank, grade)] in rank order.
+
+        Topics in the run's order (the columnar scorer's row order).
+        """
         qrels = self.qrels
-        counts = {t: len(docs) for t, docs in run.ranked.items()}
-        ignored = tuple(sorted((t for t, c in counts.items() if c and t not in qrels), key=natural_key))
-        top = self._nrel[self._topic_threshold]
-        base = [t for t in self.topic_ids if top[t] > 0]
-        excluded = tuple(sorted((t for t in self.topic_ids if top[t] == 0), key=natural_key))
-        if topics is not None:
-            wanted = set(topics)
-            base = [t for t in base if t in wanted]
-        missing_list = [t for t in base if not counts.get(t, 0) or t in failed]
-        missing_ids = tuple(sorted(missing_list, key=natural_key))
-        if missing_list and self.missing == "fail":
-            raise MissingTopicsError(name, missing_ids, MISSING_HINT)
-        zeroed = set(missing_list)
-        if self.missing == "exclude":
-            base = [t for t in base if t not in zeroed]
-            zeroed = set()
-        s_topics = tuple(sorted(base, key=natural_key))
-        evaluated = set(s_topics)
-        n_ret = [0 if t in zeroed else counts.get(t, 0) for t in s_topics]
-        # Judged results of the live topics: topic -> [(rank, grade)] in rank order; the
-        # live topics in the run's order (the columnar scorer's row order).
+        evaluated, zeroed = set(chosen.topics), chosen.zeroed
         judged: dict[str, list[tuple[int, int]]] = {}
         for t, docs in run.ranked.items():
             if t in evaluated and t not in zeroed and t not in judged:
                 qd = qrels[t]
                 judged[t] = [(r, qd[d]) for r, d in enumerate(docs, 1) if d in qd]
-        rows = [judged.get(t, []) for t in s_topics]
-        # Counts within a cutoff are bisections of rank lists (each in rank order): the ranks of the
-        # judged results, and per grade threshold the ranks of the relevant ones.
-        judged_ranks = [[r for r, _g in jr] for jr in rows]
-        rel_ranks: dict[int, list[list[int]]] = {}
+        return judged
 
-        def relevant_ranks(th: int) -> list[list[int]]:
-            if th not in rel_ranks:
-                rel_ranks[th] = [[r for r, g in jr if g >= th] for jr in rows]
-            return rel_ranks[th]
-
+    def _score_measures(
+        self, s_topics: tuple[str, ...], ranks: _RankLists, n_ret: list[int]
+    ) -> tuple[dict[Measure, Mapping[str, TopicMetric]], dict[Measure, Aggregate]]:
+        """Every measure's per-topic values (``ListMetrics``) and its ``Aggregate``, measure order."""
         per_topic: dict[Measure, Mapping[str, TopicMetric]] = {}
-        position = {t: i for i, t in enumerate(s_topics)}
         aggregates: dict[Measure, Aggregate] = {}
+        position = {t: i for i, t in enumerate(s_topics)}
         n_s = len(s_topics)
         for m in self.measures:
-            k = m.cutoff
-            th = max(m.effective_rel(self.rel), 0)
-            nrel_map = self._nrel[m.effective_rel(self.rel)] if m.USES_REL else None
-            nrel = [nrel_map[t] for t in s_topics] if nrel_map is not None else [0] * n_s
-            ceiling_vals: list[float] | None = None
-            num: list[float]
-            den: list[float]
-            if isinstance(m, R | P | Success):
-                hits = [float(bisect_right(rr, k)) for rr in relevant_ranks(th)]
-                if isinstance(m, R):
-                    num, den = hits, [float(x) for x in nrel]
-                    ceiling_vals = [_div(float(min(k, x)), float(x)) for x in nrel]
-                elif isinstance(m, P):
-                    num, den = hits, [float(k)] * n_s
-                    ceiling_vals = [min(k, x) / float(k) for x in nrel]
-                else:
-                    num, den = [1.0 if h > 0 else 0.0 for h in hits], [1.0] * n_s
-            elif isinstance(m, RR):
-                firsts = [rr[0] if rr and rr[0] <= k else 0 for rr in relevant_ranks(th)]
-                num = [1.0 if f else 0.0 for f in firsts]
-                den = [float(f) if f else 1.0 for f in firsts]
-            elif isinstance(m, nDCG):
-                disc = discounts(k if not rows else min(k, max((jr[-1][0] for jr in rows if jr), default=0)))
-                num = []
-                for jr in rows:
-                    s = 0.0
-                    for r, g in jr:
-                        if r > k:
-                            break
-                        s += gain(g, m.dcg) * disc[r]
-                    num.append(s)
-                ideal = self._ideal(k, m.dcg)
-                den = [ideal[t] for t in s_topics]
-            elif isinstance(m, Judged):
-                num = [float(bisect_right(jr, k)) for jr in judged_ranks]
-                den = [float(min(k, x)) for x in n_ret]
-            else:  # pragma: no cover - every registered measure is handled above
-                raise ValidationError(f"no scorer for measure {m}")
+            num, den, ceiling_vals = self._fractions(m, s_topics, ranks, n_ret)
             vals = [_div(a, b) for a, b in zip(num, den, strict=True)]
             n_m = n_s
             if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
                 vals = [math.nan if b == 0 else v for v, b in zip(vals, den, strict=True)]
                 n_m = n_s - sum(1 for b in den if b == 0)
             per_topic[m] = ListMetrics(str(m), s_topics, position, vals, num, den)
-            sum_num, sum_den = numpy_sum(num), numpy_sum(den)
-            aggregates[m] = Aggregate(
-                measure=m,
-                n_topics=n_m,
-                macro=numpy_nanmean(vals) if n_m else math.nan,
-                micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
-                ceiling=(numpy_mean(ceiling_vals) if n_s else math.nan) if ceiling_vals is not None else None,
-                sum_value=numpy_sum([v if v == v else 0.0 for v in vals]),
-                sum_numerator=sum_num,
-                sum_denominator=sum_den,
-            )
+            aggregates[m] = _aggregate(m, n_s, n_m, vals, num, den, ceiling_vals)
+        return per_topic, aggregates
 
-        th_rel = max(self.rel, 0)
-        nrel_s = [float(self._nrel[self.rel][t]) for t in s_topics]
+    def _fractions(
+        self, m: Measure, s_topics: tuple[str, ...], ranks: _RankLists, n_ret: list[int]
+    ) -> tuple[list[float], list[float], list[float] | None]:
+        """(numerators, denominators, ceiling values or None) of measure ``m``, one per evaluated topic."""
+        k = m.cutoff
+        n_s = len(s_topics)
+        th = max(m.effective_rel(self.rel), 0)
+        if isinstance(m, R | P | Success):
+            hits = [float(bisect_right(rr, k)) for rr in ranks.relevant(th)]
+            if isinstance(m, Success):
+                return [1.0 if h > 0 else 0.0 for h in hits], [1.0] * n_s, None
+            nrel_map = self._nrel[m.effective_rel(self.rel)]
+            nrel = [nrel_map[t] for t in s_topics]
+            if isinstance(m, R):
+                return hits, [float(x) for x in nrel], [_div(float(min(k, x)), float(x)) for x in nrel]
+            return hits, [float(k)] * n_s, [min(k, x) / float(k) for x in nrel]
+        if isinstance(m, RR):
+            firsts = [rr[0] if rr and rr[0] <= k else 0 for rr in ranks.relevant(th)]
+            return [1.0 if f else 0.0 for f in firsts], [float(f) if f else 1.0 for f in firsts], None
+        if isinstance(m, nDCG):
+            ideal = self._ideal(k, m.dcg)
+            return _dcg(ranks.rows, k, m.dcg), [ideal[t] for t in s_topics], None
+        if isinstance(m, Judged):
+            return [float(bisect_right(jr, k)) for jr in ranks.judged], [float(min(k, x)) for x in n_ret], None
+        raise ValidationError(f"no scorer for measure {m}")  # pragma: no cover - every registered measure is above
+
+    def _novelty(self, s_topics: tuple[str, ...], n_ret: list[int], ranks: _RankLists,
+                 nrel_s: list[float]) -> dict[int, NoveltyAtK]:
+        """Pool-novel (unjudged) counts and the R@k bounds at every cutoff of the measures (rel = ``self.rel``)."""
+        relevant = ranks.relevant(max(self.rel, 0))
+        n_s = len(s_topics)
         novelty: dict[int, NoveltyAtK] = {}
         for k in sorted({m.cutoff for m in self.measures}):
             returned = [min(k, x) for x in n_ret]
-            unj = [ret - bisect_right(jr, k) for ret, jr in zip(returned, judged_ranks, strict=True)]
-            hits_k = [float(bisect_right(rr, k)) for rr in relevant_ranks(th_rel)]
+            unj = [ret - bisect_right(jr, k) for ret, jr in zip(returned, ranks.judged, strict=True)]
+            hits_k = [float(bisect_right(rr, k)) for rr in relevant]
             low = [_div(h, x) for h, x in zip(hits_k, nrel_s, strict=True)]
             high = [_div(h + u, x + u) for h, u, x in zip(hits_k, unj, nrel_s, strict=True)]
             novelty[k] = NoveltyAtK(
@@ -419,35 +460,17 @@ class SmallEvaluator:
                 total_unjudged=sum(unj),
                 total_returned=sum(returned),
             )
-        kmax = max(m.cutoff for m in self.measures)
+        return novelty
+
+    def _novel(self, run: SmallRun, judged: Mapping[str, object], kmax: int) -> dict[str, list[tuple[int, str]]]:
+        """Pool-novel documents of the live topics within rank ``kmax``: topic -> [(rank, doc_id)]."""
+        qrels = self.qrels
         novel: dict[str, list[tuple[int, str]]] = {}
-        if keep_documents:
-            for t, docs in run.ranked.items():
-                if t in judged and t not in novel:
-                    qd = qrels[t]
-                    novel[t] = [(r, d) for r, d in enumerate(docs[:kmax], 1) if d not in qd]
-        curve = self._curve(judged, s_topics, nrel_s, n_ret, th_rel)
-        relevant = self._relevant(s_topics, zeroed, run, th_rel) if keep_documents else ()
-        return Evaluation(
-            run_name=name,
-            measures=self.measures,
-            rel=self.rel,
-            missing=self.missing,
-            topics=s_topics,
-            excluded_topics=excluded,
-            missing_topics=missing_ids,
-            ignored_topics=ignored,
-            n_results=dict(zip(s_topics, n_ret, strict=True)),
-            duplicates=dict(run.duplicates),
-            per_topic=per_topic,
-            aggregates=aggregates,
-            novelty=novelty,
-            novel_documents=NovelLists(s_topics, novel, kmax, kept=keep_documents),
-            curve=curve,
-            relevant=relevant,
-            scorer=SMALL_SCORER_ID,
-            documents_kept=keep_documents,
-        )
+        for t, docs in run.ranked.items():
+            if t in judged and t not in novel:
+                qd = qrels[t]
+                novel[t] = [(r, d) for r, d in enumerate(docs[:kmax], 1) if d not in qd]
+        return novel
 
     def _curve(self, judged: Mapping[str, list[tuple[int, int]]], s_topics: tuple[str, ...], nrel_s: list[float],
                n_ret: list[int], th: int) -> RecallCurve:
@@ -487,7 +510,8 @@ class SmallEvaluator:
             ceiling.append((n_le + k * inv_suffix[n_le]) / n_s)
         return RecallCurve(tuple(macro), tuple(micro), tuple(ceiling), n_s)
 
-    def _relevant(self, s_topics: tuple[str, ...], zeroed: set[str], run: SmallRun, th: int) -> tuple[RelevantDoc, ...]:
+    def _relevant(self, s_topics: tuple[str, ...], zeroed: AbstractSet[str], run: SmallRun,
+                  th: int) -> tuple[RelevantDoc, ...]:
         out: list[RelevantDoc] = []
         for t in s_topics:
             docs = self.qrels[t]

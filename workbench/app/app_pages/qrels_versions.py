@@ -17,9 +17,8 @@ widgets.require_session(lead=True)
 store = widgets.store()
 st.title("Qrels versions")
 
-versions = store.qrels.list_qrels_versions()
+versions = widgets.qrels_versions()
 if not versions:
-    st.info("No qrels version yet: publish one on the Publish page or `workbench qrels import` a file.")
     widgets.stop()
 
 st.dataframe(

@@ -196,9 +196,8 @@ def main() -> None:
     widgets.require_session(lead=True)
     store = widgets.store()
     st.title("Scoreboard")
-    versions = store.qrels.list_qrels_versions()
+    versions = widgets.qrels_versions()
     if not versions:
-        st.info("No qrels version yet: publish one on the Publish page or `workbench qrels import` a file.")
         return
     c1, c2 = st.columns([3, 2])
     with c1:

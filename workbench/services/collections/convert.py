@@ -244,11 +244,27 @@ class ConversionReport:
     warnings: tuple[str, ...] = ()
 
 
-class _Step:
+class ProgressStep:
+    """``[starting]`` / ``[finished] ... [elapsed]`` lines around a step (ir_datasets style).
+
+    Set ``detail`` inside the step to add it to the finished line; a step that
+    raises prints no finished line. Used by the converters and ``services.collections.ingest``.
+
+    Args:
+        progress: receives the lines.
+        what: the step, as printed.
+
+    Example:
+        >>> with ProgressStep(print, "read cran.qry") as step:  # doctest: +ELLIPSIS
+        ...     step.detail = "225 queries"
+        [starting] read cran.qry
+        [finished] read cran.qry [...s] [225 queries]
+    """
+
     def __init__(self, progress: Progress, what: str) -> None:
         self.progress, self.what, self.detail = progress, what, ""
 
-    def __enter__(self) -> _Step:
+    def __enter__(self) -> ProgressStep:
         self.start = time.perf_counter()
         self.progress(f"[starting] {self.what}")
         return self
@@ -273,6 +289,25 @@ def _kept(fields: dict[str, str], spec: SmartSpec) -> dict[str, str]:
     return fields if spec.empty_fields == "empty" else {k: v for k, v in fields.items() if v}
 
 
+def _unknown_markers(records: Sequence[SmartRecord], named: Mapping[str, str], skip: set[str], spec: SmartSpec,
+                     skipped: dict[str, int], prefix: str = "") -> list[str]:
+    """The markers of ``records`` no field names, kept (``unknown="keep"``) in order of first appearance.
+
+    Skipped ones (``spec.skip``, or all under ``unknown="ignore"``) are counted in
+    ``skipped`` under ``prefix + marker`` instead.
+    """
+    unknown_order: list[str] = []
+    for r in records:
+        for m in r.blocks:
+            if m in named:
+                continue
+            if m in skip or spec.unknown == "ignore":
+                skipped[prefix + m] = skipped.get(prefix + m, 0) + 1
+            elif m not in unknown_order:
+                unknown_order.append(m)
+    return unknown_order
+
+
 def _documents(spec: SmartSpec, skipped: dict[str, int]) -> tuple[
     list[Document], dict[str, dict[str, str]], dict[str, dict[str, str]], dict[str, dict[str, str | int]]
 ]:
@@ -280,15 +315,7 @@ def _documents(spec: SmartSpec, skipped: dict[str, int]) -> tuple[
     text_marker = next((m for m, n in named.items() if n == "text"), None)
     records = smart.read_smart(spec.docs, text_to_end=text_marker if spec.text_to_end else None)
     meta_names = [n for n, _ in spec.doc_fields if n not in TEXT_FIELDS]
-    unknown_order: list[str] = []
-    for r in records:
-        for m in r.blocks:
-            if m in named:
-                continue
-            if m in skip or spec.unknown == "ignore":
-                skipped[m] = skipped.get(m, 0) + 1
-            elif m not in unknown_order:
-                unknown_order.append(m)
+    unknown_order = _unknown_markers(records, named, skip, spec, skipped)
     marker_of = {n: m for m, n in named.items()}
     docs: list[Document] = []
     meta: dict[str, dict[str, str]] = {}
@@ -368,15 +395,7 @@ def _topics(spec: SmartSpec, records: Sequence[SmartRecord], numbering: QueryNum
     named, skip = _marker_plan(spec.query_fields, spec)
     marker_of = {n: m for m, n in named.items()}
     extra = [n for n, _ in spec.query_fields if n not in QUERY_FIELDS]
-    unknown_order: list[str] = []
-    for r in records:
-        for m in r.blocks:
-            if m in named:
-                continue
-            if m in skip or spec.unknown == "ignore":
-                skipped[f"query {m}"] = skipped.get(f"query {m}", 0) + 1
-            elif m not in unknown_order:
-                unknown_order.append(m)
+    unknown_order = _unknown_markers(records, named, skip, spec, skipped, prefix="query ")
     out = []
     for topic_id, r in zip(smart.topic_ids(records, numbering.mode), records, strict=True):
         text = r.text(marker_of["text"])  # never empty: _split_empty set such records apart
@@ -748,12 +767,12 @@ def convert_smart(spec: SmartSpec, dest: str | Path, *, progress: Progress | Non
     say = progress or _noop
     d = Path(dest)
     spec = spec if spec.name else replace(spec, name=d.name)
-    with _Step(say, f"read {spec.docs}, {spec.queries}, {spec.qrels}") as step:
+    with ProgressStep(say, f"read {spec.docs}, {spec.queries}, {spec.qrels}") as step:
         c = read_collection(spec)
         step.detail = (f"{len(c.documents):,} documents, {len(c.queries):,} queries, "
                        f"{c.n_judgments:,} judgments")
     readme = smart_readme(c, spec.name)
-    with _Step(say, f"write {d}"):
+    with ProgressStep(say, f"write {d}"):
         source = Path(spec.docs).parent / "SOURCE.md"
         files = write_collection(c, d, readme=readme, meta=qrels_meta(c), source_md=source,
                                  doc_metadata=derived_rows(c))

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +64,7 @@ from workbench.formats.metadata import (
 )
 from workbench.metadata import MetaValue, merge_metadata
 from workbench.rubric import Rubric
-from workbench.services.collections.convert import ConversionReport
+from workbench.services.collections.convert import ConversionReport, Progress, ProgressStep
 from workbench.store.collections import check_collection_name
 from workbench.types import Document, Topic
 
@@ -75,7 +74,6 @@ if TYPE_CHECKING:
     from workbench.store.qrels import Qrels, QrelsCoverage, QrelsVersionInfo
     from workbench.store.rubrics import Rubrics
 
-Progress = Callable[[str], None]
 Layout = Literal["beir", "smart", "ir_datasets"]
 QrelsFormat = Literal["trec", "beir", "cranqrel", "parquet", "ir_datasets"]
 
@@ -91,25 +89,6 @@ CRANFIELD_DOC_METADATA = "doc_metadata.jsonl"
 
 def _noop(_: str) -> None:
     pass
-
-
-class _Step:
-    """``[starting]`` / ``[finished] ... [elapsed]`` lines around a step (ir_datasets style)."""
-
-    def __init__(self, progress: Progress, what: str) -> None:
-        self.progress, self.what = progress, what
-        self.detail = ""
-
-    def __enter__(self) -> _Step:
-        self.start = time.perf_counter()
-        self.progress(f"[starting] {self.what}")
-        return self
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        if exc_type is None:
-            elapsed = time.perf_counter() - self.start
-            extra = f" [{self.detail}]" if self.detail else ""
-            self.progress(f"[finished] {self.what} [{elapsed:.2f}s]{extra}")
 
 
 # -- results ---------------------------------------------------------------------------
@@ -570,7 +549,7 @@ def ingest_folder(
         name = name or Path(folder).resolve().name
     folder = Path(folder)
     check_collection_name(name)
-    with _Step(say, f"read {folder}") as step:
+    with ProgressStep(say, f"read {folder}") as step:
         contents = read_collection_folder(folder, name)
         layout, docs, topics, qrels_files = contents.layout, contents.documents, contents.topics, contents.qrels_files
         step.detail = f"{layout}: {len(docs):,} documents, {len(topics):,} topics, {len(qrels_files)} qrels file(s)"
@@ -595,7 +574,7 @@ def ingest_folder(
     from workbench.services.collections.unit_files import read_unit_files, store_groups
 
     units = read_unit_files(folder)  # chunk_map.tsv, chunks.meta.json, duplicate_groups.tsv (checked before writing)
-    with _Step(say, f"store collection {name}") as step:
+    with ProgressStep(say, f"store collection {name}") as step:
         report = store.collections.ingest_collection(
             name, docs, topics, source=source, description=f"ingested from {source}",
             metadata=contents.doc_metadata, topic_metadata=contents.topic_metadata,
@@ -608,7 +587,7 @@ def ingest_folder(
                              "documents (part of the collection version)")
     imports = []
     for qf in qrels_files:
-        with _Step(say, f"store qrels {qf.name}") as step:
+        with ProgressStep(say, f"store qrels {qf.name}") as step:
             imp = _store_qrels(store.qrels, store.rubrics, qf, name, created_by=created_by)
             step.detail = imp.status
         imports.append(imp)
@@ -881,7 +860,7 @@ def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress |
     wanted = f"{', '.join(SMART_FILES[:-1])} and {SMART_FILES[-1]}"
     check_input_folder(s, f"a folder with {wanted}")
     check_writable_folder(d, what="DEST")  # before the 1,400 documents are read
-    with _Step(say, f"read {s}") as step:
+    with ProgressStep(say, f"read {s}") as step:
         missing = [f for f in SMART_FILES if not (s / f).is_file()]
         if missing:
             present = [f for f in SMART_FILES if f not in missing]
@@ -893,7 +872,7 @@ def convert_cranfield(src: str | Path, dest: str | Path, *, progress: Progress |
     queries = [smart.CranfieldQuery(q.topic.topic_id, q.smart_id, q.topic.title, q.line) for q in c.queries]
     derived = convert.derived_rows(c) or [(d.doc_id, {}) for d in c.documents]
     readme = _readme(s, len(c.documents), [m for _, m in derived], queries, c.qrels)  # built before anything is written
-    with _Step(say, f"write {d}"):
+    with ProgressStep(say, f"write {d}"):
         files = convert.write_collection(c, d, readme=readme, meta=CRANFIELD_QRELS_META, source_md=s / "SOURCE.md",
                                          doc_metadata=derived)
     return ConversionReport(

@@ -246,25 +246,60 @@ def make_bm25_run(
                           filter_mode=filter_mode, filter_key=filter_key)
 
 
+@dataclass(frozen=True)
+class DenseRunRequest:
+    """A dense run to produce: over which collection, under which name, and how to encode, index and filter.
+
+    Built once by the caller (``workbench run dense``, the demo, ANN-recall's exact
+    reference, tests) and handed to ``make_dense_run``; the defaults are the
+    command line's.
+
+    Attributes:
+        collection: collection name (its latest version is ranked).
+        name: the new run's name.
+        depth: documents per topic, 1 to ``MAX_DEPTH`` (1,000,000).
+        description: free text stored with the run.
+        model_path: local sentence-transformers folder; None = packaged all-MiniLM-L6-v2.
+        model_dir: where the packaged model is extracted (None = ~/.cache/workbench/models).
+        batch_size: texts per forward pass.
+        device: torch device (``cpu``).
+        threads: torch CPU threads (None = torch's default).
+        progress: tqdm bar on stderr while encoding.
+        index: ``exact`` (default), ``hnsw`` or ``ivf`` (``pooling.retrievers.ann``).
+        index_params: the index's parameters (``M``, ``efConstruction``,
+            ``efSearch``; ``nlist``, ``nprobe``); missing ones take their defaults.
+        index_threads: faiss OpenMP threads while building (None: faiss's default).
+        filter_mode: ``none``, ``pre`` or ``post`` (see ``make_bm25_run``).
+        filter_key: the topic metadata key holding each topic's filter.
+
+    Example:
+        >>> r = DenseRunRequest("cranfield", "dense-hnsw", index="hnsw", index_params={"efSearch": 64})
+        >>> r.depth, r.index, r.filter_mode
+        (100, 'hnsw', 'none')
+    """
+
+    collection: str
+    name: str
+    depth: int = 100
+    description: str = ""
+    model_path: str | Path | None = None
+    model_dir: str | Path | None = None
+    batch_size: int = 64
+    device: str = "cpu"
+    threads: int | None = None
+    progress: bool = False
+    index: str = "exact"
+    index_params: Mapping[str, int] | None = None
+    index_threads: int | None = None
+    filter_mode: str = "none"
+    filter_key: str = "filter"
+
+
 def make_dense_run(
     store: Store,
-    collection: str,
-    name: str,
+    request: DenseRunRequest,
     *,
-    model_path: str | Path | None = None,
-    batch_size: int = 64,
-    device: str = "cpu",
-    threads: int | None = None,
-    model_dir: str | Path | None = None,
-    depth: int = 100,
-    description: str = "",
-    progress: bool = False,
     encoder: Encoder | None = None,
-    index: str = "exact",
-    index_params: Mapping[str, int] | None = None,
-    index_threads: int | None = None,
-    filter_mode: str = "none",
-    filter_key: str = "filter",
     say: Say = _quiet,
 ) -> RunOutcome:
     """Dense retrieval over the collection's latest version, with the store as embedding cache.
@@ -277,23 +312,8 @@ def make_dense_run(
 
     Args:
         store: the workbench store (also the embedding cache).
-        collection: collection name.
-        name: the new run's name.
-        model_path: local sentence-transformers folder; None = packaged all-MiniLM-L6-v2.
-        batch_size: texts per forward pass.
-        device: torch device (``cpu``).
-        threads: torch CPU threads (None = torch's default).
-        model_dir: where the packaged model is extracted (None = ~/.cache/workbench/models).
-        depth: documents per topic, 1 to ``MAX_DEPTH`` (1,000,000).
-        description: free text stored with the run.
-        progress: tqdm bar on stderr while encoding.
+        request: the run to produce and its options (``DenseRunRequest``).
         encoder: an encoder to use instead of a sentence-transformers model (tests).
-        index: ``exact`` (default), ``hnsw`` or ``ivf`` (``pooling.retrievers.ann``).
-        index_params: the index's parameters (``M``, ``efConstruction``,
-            ``efSearch``; ``nlist``, ``nprobe``); missing ones take their defaults.
-        index_threads: faiss OpenMP threads while building (None: faiss's default).
-        filter_mode: ``none``, ``pre`` or ``post`` (see ``make_bm25_run``).
-        filter_key: the topic metadata key holding each topic's filter.
         say: receives ``[starting]``/``[finished]`` lines.
 
     Returns:
@@ -306,16 +326,17 @@ def make_dense_run(
     """
     from pooling.retrievers.dense import DenseRetriever
 
-    check_depth(depth)
-    retriever = DenseRetriever(model_path, encoder=encoder, cache=store.vectors, batch_size=batch_size,
-                               device=device, threads=threads, model_dir=model_dir, progress=progress,
-                               index=index, index_params=index_params, index_threads=index_threads)
+    r = request
+    check_depth(r.depth)
+    retriever = DenseRetriever(r.model_path, encoder=encoder, cache=store.vectors, batch_size=r.batch_size,
+                               device=r.device, threads=r.threads, model_dir=r.model_dir, progress=r.progress,
+                               index=r.index, index_params=r.index_params, index_threads=r.index_threads)
 
     def build(docs: dict[str, str], version: str) -> None:
         from pooling.retrievers.ann import resolve_params
 
-        resolve_params(index, index_params or {}, len(docs))  # before the first vector is encoded (and cached)
-        retriever.index(docs, text_hashes=store.collections.document_text_hashes(collection, version))
+        resolve_params(r.index, r.index_params or {}, len(docs))  # before the first vector is encoded (and cached)
+        retriever.index(docs, text_hashes=store.collections.document_text_hashes(r.collection, version))
         distinct = retriever.last_encoded + retriever.last_cached
         same = f" ({len(docs) - distinct:,} share another document's text: encoded once)" if distinct < len(docs) else ""
         say(f"embeddings of {len(docs):,} documents, {distinct:,} distinct texts{same}: "
@@ -331,8 +352,8 @@ def make_dense_run(
         latencies = {t: retriever.latency_by_query[q] for t, q in queries.items() if q in retriever.latency_by_query}
         return latencies, index_stats_writer(run_name, retriever, latencies)
 
-    outcome = _run_retriever(store, retriever, collection, name, "dense", depth, description, say, build, record,
-                             filter_mode=filter_mode, filter_key=filter_key)
+    outcome = _run_retriever(store, retriever, r.collection, r.name, "dense", r.depth, r.description, say, build,
+                             record, filter_mode=r.filter_mode, filter_key=r.filter_key)
     return RunOutcome(outcome.info, outcome.statuses, outcome.messages,
                       retriever.last_encoded, retriever.last_cached, filter_mode=outcome.filter_mode,
                       short_topics=outcome.short_topics)

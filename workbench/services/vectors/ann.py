@@ -87,7 +87,7 @@ def exact_reference(
         UnknownNameError: no such run.
         ValidationError: the run is not a dense run, or the model given is not the run's model.
     """
-    from workbench.services.runs.pooling import make_dense_run
+    from workbench.services.runs.pooling import DenseRunRequest, make_dense_run
 
     info = store.runs.get_run_info(run_name)
     params = dict(info.params)
@@ -115,8 +115,9 @@ def exact_reference(
     if store.runs.has_run(name):
         name = f"{run_name}.exact{min_depth}"
     say(f"building the exact reference {name} (brute force, depth {min_depth}) for {run_name}")
-    make_dense_run(store, info.collection, name, encoder=encoder, depth=min_depth, say=say,
-                   description=f"exact reference of {run_name} (ANN-recall)")
+    request = DenseRunRequest(info.collection, name, depth=min_depth,
+                              description=f"exact reference of {run_name} (ANN-recall)")
+    make_dense_run(store, request, encoder=encoder, say=say)
     return name
 
 
