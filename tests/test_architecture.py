@@ -156,6 +156,48 @@ def test_the_cycle_and_direction_rules_catch_violations():
     assert _layer("workbench") == _layer("workbench.api") and _layer("workbench.store.core") == 2
 
 
+MAX_FUNCTION_LINES = 150
+MAX_PARAMETERS = 15
+"""No function outside ``workbench/cli/`` (the option parsers) is longer (``def`` to its last line, docstring
+included) or takes more parameters (``self``/``cls`` not counted): a longer one is steps waiting to be named,
+more parameters a request value waiting to be named (STYLE.md)."""
+
+
+def _oversized(paths: list[Path]) -> list[str]:
+    out = []
+    for f in paths:
+        for node in ast.walk(ast.parse(f.read_text(), filename=str(f))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            a = node.args
+            n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + bool(a.vararg) + bool(a.kwarg)
+            if a.args and a.args[0].arg in ("self", "cls"):
+                n -= 1
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES or n > MAX_PARAMETERS:
+                out.append(f"{f.relative_to(ROOT)}:{node.lineno} {node.name}: {lines} lines, {n} parameters")
+    return out
+
+
+def test_no_function_outside_the_cli_is_over_150_lines_or_15_parameters():
+    files = [f for f in _files("workbench") + _files("pooling")
+             if not f.relative_to(ROOT).as_posix().startswith("workbench/cli/")]
+    assert _oversized(files) == []
+
+
+def test_the_size_rule_catches_a_violation(tmp_path):
+    long_fn = tmp_path / "long.py"
+    long_fn.write_text("def f():\n" + "    x = 1\n" * 150 + "\n\ndef g(" + ", ".join(f"a{i}" for i in range(16)) + "):\n"
+                       "    pass\n\n\nclass C:\n    def m(self, " + ", ".join(f"b{i}" for i in range(15)) + "):\n        pass\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        found = _oversized([long_fn])
+    finally:
+        ROOT = saved
+    assert [x.split(" ", 1)[1] for x in found] == ["f: 151 lines, 0 parameters", "g: 2 lines, 16 parameters"]
+
+
 def _imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()

@@ -48,7 +48,7 @@ def test_imported_vectors_give_the_in_process_run_without_encoding_a_document(to
     store2.collections.ingest_collection("toy", [Document(d, "", t) for d, t in TEXTS.items()],
                              [Topic("1", "shock waves"), Topic("2", "heat")])
     make_dense_run(store2, DenseRunRequest("toy", "encoded", depth=3), encoder=StubEncoder())
-    a, b = toy.get_run("imported"), store2.runs.get_run("encoded")
+    a, b = toy.runs.get_run("imported"), store2.runs.get_run("encoded")
     assert a.keys() == b.keys() and all(list(a[t]) == list(b[t]) for t in a)
     assert all(a[t][d] == pytest.approx(b[t][d], abs=1e-6) for t in a for d in a[t])
 
