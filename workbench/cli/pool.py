@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 from workbench import jsonout
 from workbench.cli import app, common, options
 from workbench.cli.runs import FORMATS, render
+from workbench.errors import shown
 from workbench.ranking import natural_key
 
 
@@ -160,7 +161,7 @@ def stats(
     elif table == "overlap":
         render([{"run": a, **s.overlap[a]} for a in s.runs], ["run", *s.runs], fmt)
     else:
-        raise UsageError(f"expected --table runs, topics or overlap, found {table!r}")
+        raise UsageError(f"expected --table runs, topics or overlap, found {shown(table)}")
 
 
 @pool_app.command("list")

@@ -19,6 +19,7 @@ from pooling.fusion import FUSION_METHODS
 from pooling.tokenize import STEMMERS, STOPWORD_LISTS
 from workbench import jsonout
 from workbench.cli import app, common, options
+from workbench.errors import shown
 
 run_app = typer.Typer(
     help="Runs: produce them (bm25, dense, fuse, rerank), import TREC run files, list, show and export them.",
@@ -34,7 +35,7 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> 
     from workbench.errors import UsageError
 
     if fmt not in FORMATS:
-        raise UsageError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
+        raise UsageError(f"expected --format {', '.join(FORMATS)}, found {shown(fmt)}")
     if fmt == "jsonl":
         for r in rows:
             common.out(jsonout.dumps({c: r[c] for c in columns}, default=str))
@@ -243,7 +244,7 @@ def _check_engine(engine: str, *, embeddings: Path | None, ray_address: str | No
     from workbench.errors import UsageError
 
     if engine not in ("local", "ray"):
-        raise UsageError(f"expected --engine local or ray, found {engine!r}")
+        raise UsageError(f"expected --engine local or ray, found {shown(engine)}")
     ray_only = {"--ray-address": ray_address, "--num-workers": num_workers, "--embeddings-out": embeddings_out}
     if engine == "local" and any(v is not None for v in ray_only.values()):
         raise UsageError(f"{', '.join(k for k, v in ray_only.items() if v is not None)} need(s) --engine ray")

@@ -13,7 +13,7 @@ a queue only loses entries, it never shows a grade.
 
 from __future__ import annotations
 
-from workbench.errors import UnknownNameError, ValidationError
+from workbench.errors import UnknownNameError, ValidationError, shown
 from workbench.judging.groups import GROUP_MODES, GroupMode
 from workbench.store._rows import _one
 from workbench.store.users import UsersMixin
@@ -31,7 +31,7 @@ class GroupModesMixin(UsersMixin):
             PermissionDeniedError: ``lead`` is not a lead.
         """
         if mode not in GROUP_MODES:
-            raise ValidationError(f"expected a duplicate-group mode {' or '.join(GROUP_MODES)}, found {mode!r}")
+            raise ValidationError(f"expected a duplicate-group mode {' or '.join(GROUP_MODES)}, found {shown(mode)}")
         with self.transaction("set duplicate-group mode") as cur:
             self._require_lead(cur, lead, "set the duplicate-group mode")
             if _one(cur.execute("SELECT count(*) FROM pools WHERE pool_version = ?", [pool_version]))[0] == 0:

@@ -35,6 +35,7 @@ from workbench.errors import (
     InputFormatError,
     UnknownNameError,
     ValidationError,
+    shown,
 )
 from workbench.ranking import natural_key, ranked
 from workbench.store.collection_rows import (
@@ -469,7 +470,7 @@ def _check_run_files(paths: Sequence[str | Path], depth: int) -> tuple[list[str]
     stems = [Path(p).stem for p in files]
     if len(set(stems)) != len(stems):
         dup = sorted({s for s in stems if stems.count(s) > 1})
-        raise ValidationError(f"run files must have distinct names, found {dup[0]!r} twice")
+        raise ValidationError(f"run files must have distinct names, found {shown(dup[0])} twice")
     return files, stems
 
 

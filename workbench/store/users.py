@@ -24,6 +24,7 @@ from workbench.errors import (
     PermissionDeniedError,
     UnknownNameError,
     ValidationError,
+    shown,
 )
 from workbench.store._rows import _one
 from workbench.store.core import StoreCore
@@ -171,7 +172,7 @@ class UsersMixin(StoreCore):
         """
         check_user_name(name)
         if role not in ROLES:
-            raise ValidationError(f"expected role 'assessor' or 'lead', found {role!r}")
+            raise ValidationError(f"expected role 'assessor' or 'lead', found {shown(role)}")
         if token is not None and (len(token) < 8 or token != token.strip()):
             raise ValidationError("expected a token of at least 8 characters without surrounding spaces")
         plain = token if token is not None else secrets.token_urlsafe(16)
