@@ -346,6 +346,7 @@ def import_(
                         f"candidates of {reranks}; stored as a plain run, not a rerank (--allow-new-documents)")
             for v in outcome.violations[:20]:
                 common.info(f"  topic {v.topic_id}: document {v.doc_id} at rank {v.rank}")
+        _warn_odd_ranks(outcome, file, trust_file_order)
         _report(outcome)
         if outcome.lineage is not None and not outcome.unchanged:
             common.out(f"lineage: reranks the top {candidate_depth} of {reranks} "
@@ -362,7 +363,20 @@ def import_(
     if isinstance(dropped, int) and dropped and not imported.unchanged:
         common.info(f"workbench: {dropped:,} duplicate line(s) in {file} dropped (a document repeated within a "
                     "topic): the highest-scored line of each was kept")
+    _warn_odd_ranks(imported, file, trust_file_order)
     _report(imported)
+
+
+def _warn_odd_ranks(outcome: Any, file: Path, trust_file_order: bool) -> None:
+    """The import's warning about the file's rank column (``formats.trec.odd_ranks_warning``), if it had one."""
+    odd = outcome.info.params.get("odd_ranks")
+    if isinstance(odd, dict) and not outcome.unchanged:
+        from workbench.formats import parquet
+        from workbench.formats.trec import odd_ranks_warning
+        from workbench.ranking import OddRanks
+
+        common.info("workbench: " + odd_ranks_warning(file, OddRanks(**odd), trust_file_order=trust_file_order,
+                                                      rows=parquet.is_parquet(file)))
 
 
 @run_app.command("list")

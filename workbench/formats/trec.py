@@ -93,6 +93,8 @@ class RunFile:
             that had some).
         file_order: topic_id -> doc ids ordered by the file's rank column (ties
             by file position; a duplicate keeps its best-ranked occurrence).
+        odd_ranks: the lines whose rank is negative, above ``ranking.RANK_MAX`` or repeated
+            within its topic (``odd_ranks_warning`` says so), or None.
     """
 
     run: dict[str, dict[str, float]]
@@ -100,6 +102,7 @@ class RunFile:
     n_lines: int
     duplicates: dict[str, int]
     file_order: dict[str, list[str]]
+    odd_ranks: ranking.OddRanks | None = None
 
 
 # -- line reading ---------------------------------------------------------------
@@ -456,6 +459,7 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
     tag_line = 0
     n = 0
     p = str(path)
+    ranks = ranking.RankCheck()
     for lineno, cols in _lines(path):
         if len(cols) != 6:
             raise InputFormatError(
@@ -498,13 +502,37 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
                 scores[doc] = score
         else:
             scores[doc] = score
-        rows.setdefault(topic, []).append((doc, int(rank_s), score))
+        rows.setdefault(topic, []).append((doc, ranks.add(lineno, topic, rank_s), score))
     if n == 0 or tag is None:
         raise _empty(path, "run")
     file_order = ranking.file_orders(rows)
     if trust_file_order:
         run = {topic: ranking.scores_from_order(file_order[topic]) for topic in run}
-    return RunFile(run=run, tag=tag, n_lines=n, duplicates=duplicates, file_order=file_order)
+    return RunFile(run=run, tag=tag, n_lines=n, duplicates=duplicates, file_order=file_order,
+                   odd_ranks=ranks.result())
+
+
+def odd_ranks_warning(path: str | Path, odd: ranking.OddRanks, *, trust_file_order: bool = False,
+                      rows: bool = False) -> str:
+    """The warning about a run file's odd rank column (``ranking.OddRanks``): the count and the first line.
+
+    Every reader of the rank column (``read_run``, ``formats.columnar``, ``formats.parquet``) finds the same
+    ``OddRanks`` for the same file, so this is the one wording. ``rows``: a Parquet file (its rows, not lines).
+
+    Example:
+        >>> odd_ranks_warning("r.trec", ranking.OddRanks(3, 7, "2", "repeated", "1", 5))
+        "r.trec:7: 3 line(s) with a negative, too large (> 2147483647) or repeated rank within a topic; the first: rank 2 repeats line 5 of topic '1'. The ranks do not change the numbers: each topic is ordered by score (trec_eval's rule)"
+    """
+    unit = "row" if rows else "line"
+    if odd.kind == "repeated":
+        first = f"rank {odd.rank} repeats {unit} {odd.first_line} of topic {shown_id(odd.topic)}"
+    else:
+        first = f"rank {odd.rank} of topic {shown_id(odd.topic)} is {odd.kind}"
+    effect = ("--trust-file-order orders each topic by them (ties by file position)" if trust_file_order else
+              "The ranks do not change the numbers: each topic is ordered by score (trec_eval's rule)")
+    where = f"{path}: row {odd.line}" if rows else f"{path}:{odd.line}"
+    return (f"{where}: {odd.n_lines} {unit}(s) with a negative, too large (> {ranking.RANK_MAX}) or repeated "
+            f"rank within a topic; the first: {first}. {effect}")
 
 
 def _sort_key(id_: str) -> tuple[int, int, str]:

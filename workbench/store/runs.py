@@ -21,6 +21,7 @@ under the same canonical rule.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -342,6 +343,8 @@ class RunsMixin(StoreCore):
                                      "duplicates_dropped": sum(rf.duplicates.values())}
         if status_file is not None:
             params["status_file"] = str(status_file)
+        if rf.odd_ranks is not None:  # the import warns (formats.trec.odd_ranks_warning); kept as provenance
+            params["odd_ranks"] = dataclasses.asdict(rf.odd_ranks)
         depth = max((len(d) for d in rf.run.values()), default=1)
         messages = {t: "the file has no line for this topic" for t in topics - set(rf.run)}
         messages.update({r.topic_id: r.error or f"status file: {r.status}" for r in status_rows.values()
