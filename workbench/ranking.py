@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import compress, islice
 from operator import eq, itemgetter
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # at run time imported by the two functions that build them: errors imports this module
     from workbench.types import ScoredDoc
@@ -96,97 +95,6 @@ def ranked_ids_of(doc_ids: Sequence[str], scores: Sequence[float]) -> list[str]:
     return out
 
 
-RANK_MAX = 2**31 - 1
-"""The largest rank column value taken as written without a warning: no ranking has more results than this
-(the 32-bit signed range of the store's rank and grade columns, and of most tools that write run files)."""
-
-OddRankKind = Literal["negative", "too large", "repeated"]
-
-
-@dataclass(frozen=True)
-class OddRanks:
-    """The lines of a run file whose rank column no ranking writes: a negative rank, one above ``RANK_MAX``,
-    or a rank an earlier line of the same topic already has.
-
-    The ranks do not change the numbers (each topic is ordered by score, trec_eval's rule) unless the file's
-    order is trusted, but such a column says the file was not written as its producer meant.
-
-    Attributes:
-        n_lines: lines with such a rank (a line counts once).
-        line: the 1-based line (a Parquet file's row) of the first one.
-        rank: its rank as a decimal integer (the text as written, cut, when it has more than 19 digits).
-        kind: why it is odd: ``negative``, ``too large`` or ``repeated`` (in that order when several hold).
-        topic: its topic.
-        first_line: for ``repeated``, the earlier line of the topic with the same rank (else 0).
-    """
-
-    n_lines: int
-    line: int
-    rank: str
-    kind: OddRankKind
-    topic: str
-    first_line: int = 0
-
-
-def rank_text(text: str) -> tuple[int, str]:
-    """(the value used to order by, the canonical text) of a rank column written as ``[+-]?[0-9]+``.
-
-    Ranks of more than 19 digits order as +/- 10**19 (ties by file position): Python would refuse
-    ``int()`` of a few thousand digits, and no ranking is that deep.
-
-    Example:
-        >>> rank_text("+007"), rank_text("-3")[0], rank_text("9" * 30)[0] == 10**19
-        ((7, '7'), -3, True)
-    """
-    digits = text.lstrip("+-")
-    if len(digits) <= 19:
-        value = int(text)
-        return value, str(value)
-    value = -(10**19) if text.startswith("-") else 10**19
-    return value, text if len(text) <= 60 else f"{text[:60]}\u2026 ({len(text)} characters)"
-
-
-class RankCheck:
-    """Collects ``OddRanks`` line by line (the strict readers; ``scoring.columns.odd_ranks`` is the columnar form).
-
-    Example:
-        >>> c = RankCheck()
-        >>> for line, (topic, rank) in enumerate([("1", "1"), ("1", "2"), ("1", "2"), ("2", "-1")], 1):
-        ...     _ = c.add(line, topic, rank)
-        >>> c.result()
-        OddRanks(n_lines=2, line=3, rank='2', kind='repeated', topic='1', first_line=2)
-    """
-
-    def __init__(self) -> None:
-        self._seen: dict[tuple[str, int], int] = {}
-        self._n = 0
-        self._first: OddRanks | None = None
-
-    def add(self, line: int, topic: str, rank: str | int) -> int:
-        """Check one line's rank (as written, or a number from a typed column); returns its value (``rank_text``)."""
-        value, text = (rank, str(rank)) if isinstance(rank, int) else rank_text(rank)
-        kind: OddRankKind | None = None
-        first = self._seen.setdefault((topic, value), line)
-        if value < 0:
-            kind = "negative"
-        elif value > RANK_MAX:
-            kind = "too large"
-        elif first != line:
-            kind = "repeated"
-        if kind is not None:
-            self._n += 1
-            if self._first is None:
-                self._first = OddRanks(0, line, text, kind, topic, first if kind == "repeated" else 0)
-        return value
-
-    def result(self) -> OddRanks | None:
-        """The ``OddRanks`` of the lines added, or None when every rank is plain."""
-        if self._first is None:
-            return None
-        f = self._first
-        return OddRanks(self._n, f.line, f.rank, f.kind, f.topic, f.first_line)
-
-
 def ranked_by_file_order(rows: Iterable[tuple[str, int, float]]) -> list[ScoredDoc]:
     """Order one topic's results by the file's rank column (opt-in).
 
@@ -253,7 +161,9 @@ def natural_key(id_: str) -> tuple[int, int, str]:
         >>> sorted(["10", "2", "b", "a"], key=natural_key)
         ['2', '10', 'a', 'b']
     """
-    return (0, _as_number(id_), id_) if id_.isascii() and id_.isdigit() else (1, 0, id_)
+    if id_.isascii() and id_.isdigit():
+        return (0, int(id_) if len(id_) <= _LONGEST_NUMBER else _HUGE, id_)
+    return (1, 0, id_)
 
 
 def display_key(id_: str) -> tuple[int, int, tuple[int | str, ...], str]:
@@ -265,6 +175,6 @@ def display_key(id_: str) -> tuple[int, int, tuple[int | str, ...], str]:
         ['2', '10', 'a', 'b', 'd1', 'd2', 'd10']
     """
     if id_.isascii() and id_.isdigit():
-        return (0, _as_number(id_), (), id_)
+        return (0, int(id_) if len(id_) <= _LONGEST_NUMBER else _HUGE, (), id_)
     parts = _DIGITS.split(id_)  # str, digits, str, digits, ..., str: each position keeps one type
     return (1, 0, tuple(_as_number(x) if i % 2 else x for i, x in enumerate(parts)), id_)

@@ -126,8 +126,9 @@ def clip(message: str, limit: int = MESSAGE_MAX) -> str:
 
 
 _OPENERS = {"[": 1, "{": 1, "]": -1, "}": -1}
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[][{}]')
-_TOML_TOKENS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[][{}]')
+_JSON_TOKENS = r'"(?:[^"\\]|\\.)*"|[][{}]'
+_TOML_TOKENS = r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[][{}]'
+"""Strings (and TOML comments) or a bracket: compiled when first needed (``re`` keeps them), not at import."""
 
 
 def too_deep(text: str, syntax: str = "json", limit: int = NESTING_MAX) -> int | None:
@@ -151,7 +152,7 @@ def too_deep(text: str, syntax: str = "json", limit: int = NESTING_MAX) -> int |
     if text.count("[") + text.count("{") <= limit:
         return None
     depth = 0
-    for m in (_TOML_TOKENS if syntax == "toml" else _JSON_TOKENS).finditer(text):
+    for m in re.finditer(_TOML_TOKENS if syntax == "toml" else _JSON_TOKENS, text):
         step = _OPENERS.get(m.group())
         if step is None:
             continue

@@ -13,7 +13,7 @@ import pytest
 from tests.cli.helpers import cli
 from workbench.formats import columnar, parquet, trec
 from workbench.formats.plain_run import read_small_run
-from workbench.ranking import RANK_MAX, OddRanks, RankCheck
+from workbench.scoring.rank_column import RANK_MAX, OddRanks, RankCheck
 
 # Topic 1: ranks 1, 2, 2 (line 3 repeats line 2), 3; topic 2: -1 (negative), 1; topic 3: 1, 99999999999 (too large).
 ODD = ("1 Q0 a 1 9.0 t\n1 Q0 b 2 8.0 t\n1 Q0 c 2 7.0 t\n1 Q0 d 3 6.0 t\n"

@@ -373,7 +373,7 @@ def _warn_odd_ranks(outcome: Any, file: Path, trust_file_order: bool) -> None:
     if isinstance(odd, dict) and not outcome.unchanged:
         from workbench.formats import parquet
         from workbench.formats.trec import odd_ranks_warning
-        from workbench.ranking import OddRanks
+        from workbench.scoring.rank_column import OddRanks
 
         common.info("workbench: " + odd_ranks_warning(file, OddRanks(**odd), trust_file_order=trust_file_order,
                                                       rows=parquet.is_parquet(file)))

@@ -48,6 +48,7 @@ import numpy as np
 
 from workbench.errors import InputFormatError
 from workbench.formats.trec import GRADE_MAX, GRADE_MIN, RunFile, add_grade, shown_id
+from workbench.scoring import rank_column
 from workbench.text import UNSAFE, unsafe_char
 from workbench.types import Document, Topic
 
@@ -459,7 +460,7 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
     topics, docs, scores = t.values["topic_id"], t.values["doc_id"], t.values["score"]
     has_rank = "rank" in t.values
     ranks = t.values["rank"] if has_rank else list(range(1, t.n_rows + 1))
-    check = ranking.RankCheck()
+    check = rank_column.RankCheck()
     run: dict[str, dict[str, float]] = {}
     rows: dict[str, list[tuple[str, int, float]]] = {}
     duplicates: dict[str, int] = {}

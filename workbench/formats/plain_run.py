@@ -8,16 +8,18 @@ to ``formats.trec.read_qrels``; ``small_text_file`` is the size check both use.
 ``SmallRun`` (each topic's doc ids in canonical order, ``workbench.ranking``)
 when the file is in the plain dialect the columnar fast path reads
 (``formats.columnar``): every line ``topic Q0 doc rank score tag`` with single
-spaces and LF, UTF-8 without a byte-order mark, one run tag of at most ``text.NAME_MAX`` characters, ranks
-written as unsigned integers of at most 9 digits (below ``ranking.RANK_MAX``) and distinct within each topic, finite plain decimal scores (``formats.trec``'s pattern), no blank line, no repeated doc
-id within a topic. The other readers warn about negative, too large or repeated ranks
-(``ranking.OddRanks``); such a file is theirs to read, so the warning is given once, in one wording. Anything else
-(a larger file, Parquet, tabs, CR, a duplicate, a bad field, a control or other
-``text.UNSAFE`` character anywhere, a rank column the others warn about) gives None, and the
-caller reads the file with ``formats.columnar.read_run_columns``, which reads
-the rest of the format or raises the strict reader's ``InputFormatError``
-naming the file and line. So a file is accepted here only if the other readers
-give the same run, and errors are reported once, by them.
+spaces and LF, UTF-8 without a byte-order mark, one run tag of at most
+``text.NAME_MAX`` characters, ranks written as unsigned integers of at most 9
+digits (below ``scoring.rank_column.RANK_MAX``) and distinct within each topic,
+finite plain decimal scores (``formats.trec``'s pattern), no blank line, no
+repeated doc id within a topic. Anything else (a larger file, Parquet, tabs, CR,
+a duplicate, a bad field, a control or other ``text.UNSAFE`` character anywhere,
+a rank column the other readers warn about: ``scoring.rank_column.OddRanks``)
+gives None, and the caller reads the file with
+``formats.columnar.read_run_columns``, which reads the rest of the format or
+raises the strict reader's ``InputFormatError`` naming the file and line. So a
+file is accepted here only if the other readers give the same run, and errors
+and warnings are reported once, by them.
 
 Source:
     trec_eval's run format (``get_trec_results.c``); ``formats.columnar`` and
@@ -159,7 +161,7 @@ def _ranked_by_topic(topics: list[str], docs: list[str], scores: list[float],
                      ranks: list[str]) -> dict[str, list[str]] | None:
     """topic -> doc ids in canonical order (``ranking.ranked_ids_of``), topics in order of first appearance;
     None when a topic repeats a doc id (the other readers keep the best-ranked line and say so) or a rank
-    (``_plain_ranks`` made equal texts equal ranks; the other readers warn, ``ranking.OddRanks``)."""
+    (``_plain_ranks`` made equal texts equal ranks; the other readers warn, ``scoring.rank_column.OddRanks``)."""
     order = list(dict.fromkeys(topics))
     starts: list[int] = []
     at = 0
@@ -280,7 +282,7 @@ def _plain_integers(values: list[str], max_digits: int) -> bool:
 
 
 def _plain_ranks(ranks: list[str]) -> bool:
-    """Every rank is ``[0-9]{1,9}``: unsigned and below ``ranking.RANK_MAX`` (one pass over their join)."""
+    """Every rank is ``[0-9]{1,9}``: unsigned and below ``scoring.rank_column.RANK_MAX`` (one pass over their join)."""
     joined = "".join(ranks)
     return joined.isascii() and joined.isdigit() and max(map(len, ranks), default=0) <= 9
 

@@ -51,6 +51,7 @@ from typing import Any, Literal
 from workbench import ranking
 from workbench.errors import InputFormatError, ValidationError
 from workbench.formats.io import atomic_write
+from workbench.scoring import rank_column
 from workbench.text import (
     NAME_MAX,
     NESTING_MAX,
@@ -93,7 +94,7 @@ class RunFile:
             that had some).
         file_order: topic_id -> doc ids ordered by the file's rank column (ties
             by file position; a duplicate keeps its best-ranked occurrence).
-        odd_ranks: the lines whose rank is negative, above ``ranking.RANK_MAX`` or repeated
+        odd_ranks: the lines whose rank is negative, above ``rank_column.RANK_MAX`` or repeated
             within its topic (``odd_ranks_warning`` says so), or None.
     """
 
@@ -102,7 +103,7 @@ class RunFile:
     n_lines: int
     duplicates: dict[str, int]
     file_order: dict[str, list[str]]
-    odd_ranks: ranking.OddRanks | None = None
+    odd_ranks: rank_column.OddRanks | None = None
 
 
 # -- line reading ---------------------------------------------------------------
@@ -459,7 +460,7 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
     tag_line = 0
     n = 0
     p = str(path)
-    ranks = ranking.RankCheck()
+    ranks = rank_column.RankCheck()
     for lineno, cols in _lines(path):
         if len(cols) != 6:
             raise InputFormatError(
@@ -512,15 +513,15 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
                    odd_ranks=ranks.result())
 
 
-def odd_ranks_warning(path: str | Path, odd: ranking.OddRanks, *, trust_file_order: bool = False,
+def odd_ranks_warning(path: str | Path, odd: rank_column.OddRanks, *, trust_file_order: bool = False,
                       rows: bool = False) -> str:
-    """The warning about a run file's odd rank column (``ranking.OddRanks``): the count and the first line.
+    """The warning about a run file's odd rank column (``rank_column.OddRanks``): the count and the first line.
 
     Every reader of the rank column (``read_run``, ``formats.columnar``, ``formats.parquet``) finds the same
     ``OddRanks`` for the same file, so this is the one wording. ``rows``: a Parquet file (its rows, not lines).
 
     Example:
-        >>> odd_ranks_warning("r.trec", ranking.OddRanks(3, 7, "2", "repeated", "1", 5))
+        >>> odd_ranks_warning("r.trec", rank_column.OddRanks(3, 7, "2", "repeated", "1", 5))
         "r.trec:7: 3 line(s) with a negative, too large (> 2147483647) or repeated rank within a topic; the first: rank 2 repeats line 5 of topic '1'. The ranks do not change the numbers: each topic is ordered by score (trec_eval's rule)"
     """
     unit = "row" if rows else "line"
@@ -531,7 +532,7 @@ def odd_ranks_warning(path: str | Path, odd: ranking.OddRanks, *, trust_file_ord
     effect = ("--trust-file-order orders each topic by them (ties by file position)" if trust_file_order else
               "The ranks do not change the numbers: each topic is ordered by score (trec_eval's rule)")
     where = f"{path}: row {odd.line}" if rows else f"{path}:{odd.line}"
-    return (f"{where}: {odd.n_lines} {unit}(s) with a negative, too large (> {ranking.RANK_MAX}) or repeated "
+    return (f"{where}: {odd.n_lines} {unit}(s) with a negative, too large (> {rank_column.RANK_MAX}) or repeated "
             f"rank within a topic; the first: {first}. {effect}")
 
 

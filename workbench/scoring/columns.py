@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from workbench import ranking
-from workbench.ranking import RANK_MAX, OddRankKind, OddRanks
+from workbench.scoring.rank_column import RANK_MAX, OddRankKind, OddRanks
 from workbench.types import Qrels, Run
 
 _U64 = np.uint64
@@ -184,7 +184,7 @@ def hash_words(words: np.ndarray) -> np.ndarray:
 
 
 def odd_ranks(topic_ids: Sequence[str], topic_codes: np.ndarray, ranks: np.ndarray) -> OddRanks | None:
-    """``ranking.RankCheck``'s answer for a whole rank column at once: lines (rows) in file order, row i = line i + 1.
+    """``rank_column.RankCheck``'s answer for a whole rank column at once: lines (rows) in file order, row i = line i + 1.
 
     A rank is odd when negative, above ``RANK_MAX``, or equal to the rank of an earlier row of its topic.
     The usual column (each topic's rows together, ranks rising or falling within each) is checked in a few
@@ -259,7 +259,7 @@ class RunColumns:
         n_lines: result lines read (rows before dropping duplicates).
         duplicates: topic_id -> duplicate lines a reader already dropped
             (``rank_run`` adds the ones it drops).
-        odd_ranks: the lines whose rank column is negative, above ``ranking.RANK_MAX`` or repeated
+        odd_ranks: the lines whose rank column is negative, above ``rank_column.RANK_MAX`` or repeated
             within its topic (``odd_ranks``), or None (none, or a file without a rank column).
     """
 
