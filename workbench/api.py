@@ -186,6 +186,7 @@ def _named_runs(runs: object) -> list[tuple[str, object]]:
 
 
 def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]]:
+    from workbench.formats.trec import odd_ranks_warning
     from workbench.scoring.columns import rank_run, run_columns_from_mapping
     from workbench.services.evaluation.load import load_run
     from workbench.services.evaluation.refs import RunRef
@@ -198,7 +199,8 @@ def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]
             def from_file(path: str = path, name: str = name) -> Any:
                 _require_file(path, "run")
                 ref, rr = load_run(path, None, trust_file_order=trust_file_order)
-                return (RunRef(name, "file", path, n_lines=ref.n_lines), rr) if name else (ref, rr)
+                return ((RunRef(name, "file", path, n_lines=ref.n_lines, rank_warning=ref.rank_warning), rr) if name
+                        else (ref, rr))
 
             out.append((path, from_file))
         elif frames.is_frame(run):
@@ -206,7 +208,10 @@ def _sources(runs: object, trust_file_order: bool) -> list[tuple[str, RunSource]
 
                 def from_frame(part: Any = part, run_name: str = run_name) -> Any:
                     cols = frames.run_columns_from_frame(part, run_name, trust_file_order=trust_file_order)
-                    return RunRef(run_name, "frame", f"DataFrame {run_name}", n_lines=cols.n_lines), \
+                    where = f"DataFrame {run_name}"
+                    warning = "" if cols.odd_ranks is None else odd_ranks_warning(
+                        where, cols.odd_ranks, trust_file_order=trust_file_order, rows=True)
+                    return RunRef(run_name, "frame", where, n_lines=cols.n_lines, rank_warning=warning), \
                         rank_run(cols, reuse=True)
 
                 out.append((run_name, from_frame))

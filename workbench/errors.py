@@ -11,6 +11,50 @@ from collections.abc import Iterable
 
 from workbench.ranking import natural_key
 
+SHOWN_MAX = 60
+"""The characters of a user's value (an id, a cell, an option's value, a filter) a message shows (``shown``, ``cut``).
+
+Values are cut here, in the base of the exception tree, so that every message quotes them alike; ``workbench.text``
+re-exports both functions."""
+
+
+def shown(value: object, limit: int = SHOWN_MAX) -> str:
+    """A user's value quoted for a message (``repr``), cut to its first ``limit`` characters + ``"… (N characters)"``.
+
+    A value that is not text is shown as ``str(value)`` (e.g. a number, a JSON list), cut the same way.
+
+    Example:
+        >>> shown("d1"), shown("x" * 100)[-20:]
+        ("'d1'", "x'… (100 characters)")
+    """
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return repr(value) if isinstance(value, str) else text
+    head = text[:limit]
+    return f"{head!r}\u2026 ({len(text)} characters)" if isinstance(value, str) else f"{head}\u2026 ({len(text)} characters)"
+
+
+def cut(text: str, limit: int = SHOWN_MAX) -> str:
+    """``text`` itself, or its first ``limit`` characters + ``"… (N characters)"`` when longer (unquoted).
+
+    Example:
+        >>> cut("bm25"), cut("y" * 70)[-18:]
+        ('bm25', 'y… (70 characters)')
+    """
+    return text if len(text) <= limit else f"{text[:limit]}\u2026 ({len(text)} characters)"
+
+
+def shown_list(values: Iterable[object], limit: int = 12) -> str:
+    """Values for a message as a list: ``['a', 'b']``, each one ``shown``, the first ``limit`` of them.
+
+    Example:
+        >>> shown_list(["year", "x" * 100]), shown_list("abc", 2)
+        ("['year', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'… (100 characters)]", "['a', 'b', ... 1 more]")
+    """
+    items = list(values)
+    more = f", ... {len(items) - limit} more" if len(items) > limit else ""
+    return "[" + ", ".join(shown(v) for v in items[:limit]) + more + "]"
+
 
 class WorkbenchError(Exception):
     """Base class of every error the workbench raises on purpose."""
@@ -43,8 +87,9 @@ class UnknownNameError(WorkbenchError, KeyError):
         self.kind = kind
         self.name = name
         self.known = sorted(known, key=natural_key)  # topic ids 2 before 10
-        shown = ", ".join(self.known[:30]) + (" ..." if len(self.known) > 30 else "")
-        super().__init__(f"unknown {kind} {name!r}; known: {shown or '(none)'}")
+        listed = ", ".join(cut(k) for k in self.known[:30]) + (" ..." if len(self.known) > 30 else "")
+        # 2 x SHOWN_MAX: a caller may pass a name it cut already (``cut``), which must not be cut again
+        super().__init__(f"unknown {kind} {shown(name, 2 * SHOWN_MAX)}; known: {listed or '(none)'}")
 
     def __str__(self) -> str:  # KeyError would otherwise repr() the message
         return str(self.args[0])
@@ -87,8 +132,8 @@ class MissingTopicsError(WorkbenchError):
     def __init__(self, run: str, topics: Iterable[str], hint: str = "") -> None:
         self.run = run
         self.topics = sorted(topics, key=natural_key)
-        shown = ", ".join(self.topics[:20]) + (" ..." if len(self.topics) > 20 else "")
-        msg = f"run {run!r} has no results for {len(self.topics)} qrels topic(s): {shown}"
+        listed = ", ".join(cut(t) for t in self.topics[:20]) + (" ..." if len(self.topics) > 20 else "")
+        msg = f"run {shown(run)} has no results for {len(self.topics)} qrels topic(s): {listed}"
         if hint:
             msg += f". {hint}"
         super().__init__(msg)

@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Literal
 
-from workbench.errors import ValidationError
+from workbench.errors import ValidationError, shown
 
 MetaValue = str | int | float | bool | date
 """One metadata value."""
@@ -82,8 +82,7 @@ def check_key(key: str) -> str:
         'year'
     """
     if not isinstance(key, str) or not KEY_RULE.fullmatch(key):
-        shown = repr(key) if len(str(key)) <= 60 else repr(str(key)[:60]) + "..."
-        raise MetadataValueError(f"expected a metadata key of {KEY_RULE_TEXT}, found {shown}")
+        raise MetadataValueError(f"expected a metadata key of {KEY_RULE_TEXT}, found {shown(key)}")
     return key
 
 
@@ -108,7 +107,7 @@ def value_type(value: MetaValue) -> ValueType:
     if isinstance(value, str):
         return "string"
     raise MetadataValueError(
-        f"expected a string, number, date or boolean, found {type(value).__name__} {value!r}"
+        f"expected a string, number, date or boolean, found {type(value).__name__} {shown(value)}"
     )
 
 
@@ -151,12 +150,18 @@ def _is_number(cell: str) -> bool:
     return bool(_NUMBER.fullmatch(cell)) and not _LEADING_ZERO.match(cell)
 
 
+_LONGEST_INTEGER = 4000
+"""Digits of the longest integer read (Python's ``int()`` refuses more than 4,300)."""
+
+
 def _number(cell: str) -> int | float:
     if _INTEGER.fullmatch(cell):
+        if len(cell.lstrip("+-")) > _LONGEST_INTEGER:
+            raise MetadataValueError(f"expected a number of at most {_LONGEST_INTEGER:,} digits, found {shown(cell)}")
         return int(cell)
     x = float(cell)
     if not math.isfinite(x):
-        raise MetadataValueError(f"expected a finite number, found {cell!r}")
+        raise MetadataValueError(f"expected a finite number, found {shown(cell)}")
     return x
 
 

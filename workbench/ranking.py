@@ -139,6 +139,14 @@ def scores_from_order(doc_ids: Iterable[str]) -> dict[str, float]:
 
 
 _DIGITS = re.compile(r"([0-9]+)")
+_LONGEST_NUMBER = 4000
+"""Digits of the longest run of digits read as a number (Python refuses ``int()`` of more than 4,300)."""
+_HUGE = 10 ** _LONGEST_NUMBER
+"""The number a longer run of digits stands for in sort keys: after every shorter one, ties by the id."""
+
+
+def _as_number(digits: str) -> int:
+    return int(digits) if len(digits) <= _LONGEST_NUMBER else _HUGE
 
 
 def natural_key(id_: str) -> tuple[int, int, str]:
@@ -153,7 +161,9 @@ def natural_key(id_: str) -> tuple[int, int, str]:
         >>> sorted(["10", "2", "b", "a"], key=natural_key)
         ['2', '10', 'a', 'b']
     """
-    return (0, int(id_), id_) if id_.isascii() and id_.isdigit() else (1, 0, id_)
+    if id_.isascii() and id_.isdigit():
+        return (0, int(id_) if len(id_) <= _LONGEST_NUMBER else _HUGE, id_)
+    return (1, 0, id_)
 
 
 def display_key(id_: str) -> tuple[int, int, tuple[int | str, ...], str]:
@@ -165,6 +175,6 @@ def display_key(id_: str) -> tuple[int, int, tuple[int | str, ...], str]:
         ['2', '10', 'a', 'b', 'd1', 'd2', 'd10']
     """
     if id_.isascii() and id_.isdigit():
-        return (0, int(id_), (), id_)
+        return (0, int(id_) if len(id_) <= _LONGEST_NUMBER else _HUGE, (), id_)
     parts = _DIGITS.split(id_)  # str, digits, str, digits, ..., str: each position keeps one type
-    return (1, 0, tuple(int(x) if i % 2 else x for i, x in enumerate(parts)), id_)
+    return (1, 0, tuple(_as_number(x) if i % 2 else x for i, x in enumerate(parts)), id_)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
+from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError, shown
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """Rubric names: letters, digits, ``_ . -``, 1 to 64 characters, starting with a letter or digit."""
@@ -128,7 +128,7 @@ def problems(rubric: Rubric) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     if not NAME_PATTERN.fullmatch(rubric.name):
-        out.append(("name", f"expected a name of letters, digits and _ . - (1-64 characters), found {rubric.name!r}"))
+        out.append(("name", f"expected a name of letters, digits and _ . - (1-64 characters), found {shown(rubric.name)}"))
     if not rubric.source.strip():
         out.append(("source", "expected a source (where the definitions come from), found an empty one"))
     if len(rubric.grades) < 2:
@@ -145,7 +145,7 @@ def problems(rubric: Rubric) -> list[tuple[str, str]]:
         if not g.definition.strip():
             out.append((f"grades[{i}].definition", f"expected a definition for grade {g.grade}, found an empty one"))
         if len(g.key) != 1 or g.key.isspace():
-            out.append((f"grades[{i}].key", f"expected a one-character key for grade {g.grade}, found {g.key!r}"))
+            out.append((f"grades[{i}].key", f"expected a one-character key for grade {g.grade}, found {shown(g.key)}"))
         elif g.key in keys:
             out.append((f"grades[{i}].key", f"expected each key once, found key {g.key!r} again (grade entry "
                                             f"{keys[g.key] + 1})"))

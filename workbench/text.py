@@ -22,13 +22,25 @@ from __future__ import annotations
 
 import re
 
-from workbench.errors import ValidationError
+from workbench.errors import SHOWN_MAX as SHOWN_MAX
+from workbench.errors import InputFormatError, ValidationError
+from workbench.errors import cut as cut
+from workbench.errors import shown as shown
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """Any control character (Unicode category Cc)."""
 
 NAME_MAX = 200
 """The longest name (``check_name``) and run tag (``formats.trec.read_run``), in characters."""
+
+MESSAGE_MAX = 2000
+"""The longest message the CLI prints for an error (``clip``): a value a message forgot to cut must not fill the
+terminal."""
+
+NESTING_MAX = 100
+"""The deepest nesting a reader accepts: a filter's parentheses and ``not``s (``scoring.filters``), JSON arrays and
+objects (``formats.trec.parse_json``), TOML arrays and inline tables (rubric and gate-policy files). The parsers are
+recursive and Python's stack holds about 1,000 frames; no real file nests more than a few levels."""
 
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 """A character refused in names and ids: a control character or an invisible bidi/zero-width format character."""
@@ -94,6 +106,88 @@ def check_name(kind: str, name: str) -> str:
             f"{kind} {printable(name)!r}: expected no control characters, found {where}; use letters, digits "
             "and punctuation only.")
     return name
+
+
+def clip(message: str, limit: int = MESSAGE_MAX) -> str:
+    """``message``, or its start and end with the middle cut out when longer than ``limit`` characters.
+
+    The last line of defence of the CLI's error output: every message names its file and line first and says
+    how to fix the problem last, so both ends are kept.
+
+    Example:
+        >>> m = clip("f.txt:3: found " + "x" * 5000 + ". Fix it.", 100)
+        >>> m[:20], m[-12:], len(m) < 200
+        ('f.txt:3: found xxxxx', 'xxx. Fix it.', True)
+    """
+    if len(message) <= limit:
+        return message
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{message[:head]}\u2026 ({len(message) - head - tail:,} characters cut) \u2026{message[-tail:]}"
+
+
+_OPENERS = {"[": 1, "{": 1, "]": -1, "}": -1}
+_JSON_TOKENS = r'"(?:[^"\\]|\\.)*"|[][{}]'
+_TOML_TOKENS = r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[][{}]'
+"""Strings (and TOML comments) or a bracket: compiled when first needed (``re`` keeps them), not at import."""
+
+
+def too_deep(text: str, syntax: str = "json", limit: int = NESTING_MAX) -> int | None:
+    """Where ``text`` first opens an array or object (``[`` or ``{``) nested deeper than ``limit``, or None.
+
+    Brackets inside quoted strings (and, for TOML, comments) do not count. Cheap when the text holds at most
+    ``limit`` brackets (no scan at all).
+
+    Args:
+        text: JSON or TOML text.
+        syntax: ``json`` or ``toml`` (its strings: basic, literal, multi-line; ``#`` comments).
+        limit: the deepest nesting accepted.
+
+    Returns:
+        The 0-based index of the bracket that opens level ``limit + 1``, or None.
+
+    Example:
+        >>> too_deep("[[1]]", limit=1), too_deep('["[[["]', limit=1)
+        (1, None)
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return None
+    depth = 0
+    for m in re.finditer(_TOML_TOKENS if syntax == "toml" else _JSON_TOKENS, text):
+        step = _OPENERS.get(m.group())
+        if step is None:
+            continue
+        depth += step
+        if depth > limit:
+            return m.start()
+    return None
+
+
+def nesting_error(text: str, path: str, syntax: str = "json") -> InputFormatError | None:
+    """The error for ``text`` (a JSON or TOML file) nesting arrays or objects deeper than ``NESTING_MAX``
+    (``too_deep``), naming the line and column where it does; None when it does not.
+
+    Example:
+        >>> str(nesting_error("a = " + "[" * 101 + "]" * 101, "r.toml", "toml"))
+        'r.toml:1: expected arrays and inline tables nested at most 100 levels deep, found deeper nesting from column 105. Flatten the value.'
+    """
+    deep = too_deep(text, syntax)
+    if deep is None:
+        return None
+    line, column = line_and_column(text, deep)
+    objects = "inline tables" if syntax == "toml" else "objects"
+    return InputFormatError(path, line, f"expected arrays and {objects} nested at most {NESTING_MAX} levels deep, "
+                                        f"found deeper nesting from column {column}. Flatten the value.")
+
+
+def line_and_column(text: str, index: int) -> tuple[int, int]:
+    """The 1-based (line, column) of ``text[index]``.
+
+    Example:
+        >>> line_and_column("ab\\ncd", 4)
+        (2, 2)
+    """
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
 def printable(text: str) -> str:

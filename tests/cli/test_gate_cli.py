@@ -277,9 +277,9 @@ def test_topic_sets_are_versioned_and_protected_uses_are_listed(capsys, project,
     code, out, _ = cli(capsys, "--db", db, "topics", "set", "release", "--from", write("r2.txt", "1\n2\n4\n5\n6\n8\n"),
                        "--protected")
     assert "release@2: saved a new version" in out
-    code, _, err = cli(capsys, "--db", db, "topics", "set", "bad", "--from", write("b.txt", "1\n99\n"),
-                       "--collection", "toy")
-    assert code == 1 and "not topics of collection 'toy', e.g. '99'" in err
+    bad = write("b.txt", "1\n99\n")
+    code, _, err = cli(capsys, "--db", db, "topics", "set", "bad", "--from", bad, "--collection", "toy")
+    assert code == 1 and f"{bad}:2: expected topic ids of collection 'toy', found '99', which is not one." in err
     code, out, _ = cli(capsys, "--db", db, "topics", "show", "release@1")
     assert out.split() == ["1", "2", "4", "5", "6", "7"]
 

@@ -7,7 +7,7 @@ import pytest
 
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.scoring.compare import paired_bootstrap, paired_bootstrap_levels, refusal
-from workbench.scoring.idaudit import coverage, near_misses, strip_prefix, strip_zeros
+from workbench.scoring.idaudit import coverage, difference, near_misses, strip_prefix, strip_zeros
 from workbench.scoring.leakage import near_copies
 from workbench.scoring.multiple import adjust, bonferroni, corrected_confidence, holm
 from workbench.scoring.validity import TopicCoverage, completion
@@ -49,16 +49,34 @@ def test_refusal_below_the_minimum_topics():
 
 
 @pytest.mark.parametrize("missing, collection, rule, match", [
+    # each kind alone
     ("D12", ["d12", "d13"], "case", "d12"),
     ("doc0042", ["doc42", "doc43"], "zeros", "doc42"),
     ("0007", ["7"], "zeros", "7"),
     ("msmarco_passage_31", ["31", "310"], "prefix", "31"),
-    ("31", ["MARCO-0031"], "prefix", "MARCO-0031"),
-    ("CRAN:007", ["cran-7"], "prefix", "cran-7"),
+    ("doc:42", ["D-42"], "prefix", "D-42"),                  # the letters go with the prefix: no case difference left
+    # two kinds at once (issue 26: D007 ~ d7 was labelled prefix)
+    ("D007", ["d7", "d8"], "case+zeros", "d7"),
+    ("d7", ["D007"], "case+zeros", "D007"),
+    ("MS_3A", ["3a"], "case+prefix", "3a"),
+    ("31", ["MARCO-0031"], "zeros+prefix", "MARCO-0031"),
+    ("CRAN:007", ["cran-7"], "zeros+prefix", "cran-7"),
+    # all three
+    ("MS_07A", ["7a"], "case+zeros+prefix", "7a"),
 ])
 def test_near_misses_by_rule(missing, collection, rule, match):
     (nm,) = near_misses([missing], collection)
     assert (nm.doc_id, nm.rule, nm.matches) == (missing, rule, (match,))
+    assert difference(missing, match) == rule
+
+
+def test_a_near_miss_keeps_the_matches_of_its_fewest_kinds():
+    # "D007" is d007 by case alone, d7 by case and zeros, and 7 by all three: only d007 is its near miss.
+    (nm,) = near_misses(["D007"], ["7", "d7", "d007", "x1"])
+    assert (nm.rule, nm.matches) == ("case", ("d007",))
+    (nm,) = near_misses(["D007"], ["7", "d7"])
+    assert (nm.rule, nm.matches) == ("case+zeros", ("d7",))
+    assert difference("a1", "b2") is None and difference("doc1", "doc10") is None
 
 
 def test_near_misses_first_rule_wins_and_unrelated_ids_have_none():

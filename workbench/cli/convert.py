@@ -9,7 +9,7 @@ import typer
 
 from workbench.cli import common, options
 from workbench.cli.ingest import convert_app
-from workbench.errors import UsageError
+from workbench.errors import UsageError, shown
 
 DEFAULT_DOC_FIELDS = ("title=.T", "text=.W")
 DEFAULT_QUERY_FIELDS = ("text=.W",)
@@ -69,15 +69,15 @@ def convert_smart(
     from workbench.services.collections.convert import convert_smart as convert
 
     if unknown not in ("keep", "ignore"):
-        raise UsageError(f"expected --unknown keep or ignore, found {unknown!r}")
+        raise UsageError(f"expected --unknown keep or ignore, found {shown(unknown)}")
     if query_numbering not in ("auto", "id", "position"):
-        raise UsageError(f"expected --query-numbering auto, id or position, found {query_numbering!r}")
+        raise UsageError(f"expected --query-numbering auto, id or position, found {shown(query_numbering)}")
     skips: tuple[str, ...] = ("X",)
     if skip is not None:
         try:
             skips = tuple(smart.marker_of(s) for s in skip if s.strip().lower() != "none")
         except ValueError as e:
-            raise UsageError(f"--skip: expected a marker such as .X, found {e.args[0]!r}") from None
+            raise UsageError(f"--skip: expected a marker such as .X, found {shown(e.args[0])}") from None
     try:
         roles = smart.parse_roles(qrels_columns) if qrels_columns else None
         gmap = smart.parse_grade_map(grade_map) if grade_map else None

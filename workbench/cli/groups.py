@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli import app, common, options
+from workbench.errors import shown
 
 groups_app = typer.Typer(help="Duplicate groups: import a groups file, list a collection's groups, judging offers.",
                          no_args_is_help=True)
@@ -69,7 +70,7 @@ def offers(
     if mode is None:
         mode = store.judging.group_mode(pool)
     if mode not in GROUP_MODES:
-        raise UsageError(f"expected --mode {' or '.join(GROUP_MODES)}, found {mode!r}")
+        raise UsageError(f"expected --mode {' or '.join(GROUP_MODES)}, found {shown(mode)}")
     if accept and mode != "offer":
         raise UsageError("--accept saves offers: use it with --mode offer")
     found = pool_group_offers(store.pools, store.units, store.judgments, pool)

@@ -18,7 +18,7 @@ import typer
 
 from workbench import jsonout
 from workbench.cli import app, common, options
-from workbench.errors import UsageError, WorkbenchError
+from workbench.errors import UsageError, WorkbenchError, shown
 
 users_app = typer.Typer(help="Users: assessors and leads, each with an access token.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
@@ -260,7 +260,7 @@ def ui(
     if not is_loopback(host):
         if not allow_remote:
             raise typer.BadParameter(
-                f"expected a loopback address (127.0.0.1, ::1, localhost), found {host!r}, which other "
+                f"expected a loopback address (127.0.0.1, ::1, localhost), found {shown(host)}, which other "
                 "machines may reach over plain HTTP, where access tokens travel in clear text; keep the default, "
                 "or pass --allow-remote (behind a TLS proxy)", param_hint="'--host'")
         typer.echo(f"[warning] the UI listens on {host}:{port} over plain HTTP: access tokens and session ids "

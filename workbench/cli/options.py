@@ -39,7 +39,7 @@ from typing import Any
 
 import typer
 
-from workbench.errors import UnknownNameError, ValidationError
+from workbench.errors import UnknownNameError, ValidationError, shown
 
 Callback = Callable[[Any, Any, Any], Any]
 """A click parameter callback ``(ctx, param, value) -> value``."""
@@ -56,7 +56,9 @@ def _values(value: Any) -> Iterable[Any]:
 
 
 def _one_line(e: Exception) -> str:
-    return str(e).rstrip(".")
+    from workbench.text import clip
+
+    return clip(str(e)).rstrip(".")
 
 
 def checked(check: Callable[[Any], object]) -> Callback:
@@ -97,7 +99,7 @@ def choice(*accepted: str) -> Callback:
 
     def check(v: str) -> None:
         if v not in accepted:
-            raise ValidationError(f"expected {_or_list(accepted)}, found {v!r}")
+            raise ValidationError(f"expected {_or_list(accepted)}, found {shown(v)}")
 
     return checked(check)
 
@@ -144,7 +146,7 @@ def number(lo: float | None = None, hi: float | None = None, *, lo_open: bool = 
             lo is not None and (v < lo or (lo_open and v == lo))
         ) and not (hi is not None and (v > hi or (hi_open and v == hi)))
         if not ok:
-            raise ValidationError(f"expected {what} {rule}, found {v!r}")
+            raise ValidationError(f"expected {what} {rule}, found {shown(v)}")
 
     return checked(check)
 
@@ -173,7 +175,7 @@ def name(kind: str) -> Callback:
 
     def check(v: str) -> None:
         if not v.strip():
-            raise ValidationError(f"expected a {label} name, found {v!r} (empty)")
+            raise ValidationError(f"expected a {label} name, found {shown(v)} (empty)")
         getattr(importlib.import_module(module), attribute)(v)
 
     return checked(check)
@@ -184,7 +186,7 @@ def nonempty(what: str) -> Callback:
 
     def check(v: str) -> None:
         if not v.strip():
-            raise ValidationError(f"expected {what}, found {v!r} (empty)")
+            raise ValidationError(f"expected {what}, found {shown(v)} (empty)")
 
     return checked(check)
 
@@ -214,7 +216,7 @@ def parse_cutoffs(text: str) -> list[int]:
     except ValueError:
         ks = []
     if not ks or min(ks) < 1:
-        raise ValidationError(f"expected comma-separated cutoffs k >= 1 such as 5,10,100, found {text!r}")
+        raise ValidationError(f"expected comma-separated cutoffs k >= 1 such as 5,10,100, found {shown(text)}")
     return ks
 
 

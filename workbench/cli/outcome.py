@@ -25,7 +25,7 @@ from collections.abc import Callable
 from workbench.cli import common
 from workbench.cli.runtime import EXIT_ERROR, EXIT_USAGE
 from workbench.errors import UsageError, WorkbenchError
-from workbench.text import printable
+from workbench.text import clip, cut, printable
 
 
 def finish(call: Callable[[], int]) -> int:
@@ -49,7 +49,7 @@ def _finish(call: Callable[[], int]) -> int:
     except WorkbenchError as e:
         if common.STATE.debug:
             raise
-        common.err_line(printable(f"workbench: error: {e}"))
+        common.err_line(printable(clip(f"workbench: error: {e}")))
         return EXIT_USAGE if isinstance(e, UsageError) else EXIT_ERROR
     except BrokenPipeError:
         # stdout closed early (e.g. `| head`): not an error for a data-producing command.
@@ -62,7 +62,7 @@ def _finish(call: Callable[[], int]) -> int:
     except OSError as e:  # e.g. stdout on a full disk; never a traceback for the user
         if common.STATE.debug:
             raise
-        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        where = f" {cut(str(e.filename))}" if getattr(e, "filename", None) else ""
         common.err_line(printable(f"workbench: error: cannot read or write{where}: {e.strerror or e} "
                                   "(--debug shows where)"))
         return EXIT_ERROR

@@ -18,6 +18,7 @@ from workbench import jsonout
 from workbench.cli import app, common, options
 from workbench.cli.lazy import DefaultCommandGroup
 from workbench.cli.runs import FORMATS, render
+from workbench.errors import shown
 from workbench.ranking import natural_key
 
 
@@ -158,7 +159,7 @@ def stats(
     elif table == "overlap":
         render([{"run": a, **s.overlap[a]} for a in s.runs], ["run", *s.runs], fmt)
     else:
-        raise UsageError(f"expected --table runs, topics or overlap, found {table!r}")
+        raise UsageError(f"expected --table runs, topics or overlap, found {shown(table)}")
 
 
 @pool_app.command("list")

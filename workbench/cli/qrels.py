@@ -14,6 +14,7 @@ import typer
 
 from workbench import jsonout
 from workbench.cli import app, common, options
+from workbench.errors import shown
 
 qrels_app = typer.Typer(
     help="Qrels versions: import a file, list, show, export. Versions are immutable and named.",
@@ -62,7 +63,7 @@ def import_(
     from workbench.services.collections.ingest import import_qrels_file
 
     if fmt is not None and fmt not in ("trec", "beir", "cranqrel", "parquet"):
-        raise UsageError(f"expected --format trec, beir, cranqrel or parquet, found {fmt!r}")
+        raise UsageError(f"expected --format trec, beir, cranqrel or parquet, found {shown(fmt)}")
     store = common.STATE.store(client="workbench qrels import")
     result = import_qrels_file(
         store.collections, store.rubrics, store.qrels, file, name=name, collection=collection, rule=rule,

@@ -19,6 +19,7 @@ from pooling.fusion import FUSION_METHODS
 from pooling.tokenize import STEMMERS, STOPWORD_LISTS
 from workbench import jsonout
 from workbench.cli import app, common, options
+from workbench.errors import shown
 
 run_app = typer.Typer(
     help="Runs: produce them (bm25, dense, fuse, rerank), import TREC run files, list, show and export them.",
@@ -34,7 +35,7 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> 
     from workbench.errors import UsageError
 
     if fmt not in FORMATS:
-        raise UsageError(f"expected --format {', '.join(FORMATS)}, found {fmt!r}")
+        raise UsageError(f"expected --format {', '.join(FORMATS)}, found {shown(fmt)}")
     if fmt == "jsonl":
         for r in rows:
             common.out(jsonout.dumps({c: r[c] for c in columns}, default=str))
@@ -244,7 +245,7 @@ def _check_engine(engine: str, *, embeddings: Path | None, ray_address: str | No
     from workbench.errors import UsageError
 
     if engine not in ("local", "ray"):
-        raise UsageError(f"expected --engine local or ray, found {engine!r}")
+        raise UsageError(f"expected --engine local or ray, found {shown(engine)}")
     ray_only = {"--ray-address": ray_address, "--num-workers": num_workers, "--embeddings-out": embeddings_out}
     if engine == "local" and any(v is not None for v in ray_only.values()):
         raise UsageError(f"{', '.join(k for k, v in ray_only.items() if v is not None)} need(s) --engine ray")
@@ -347,6 +348,7 @@ def import_(
                         f"candidates of {reranks}; stored as a plain run, not a rerank (--allow-new-documents)")
             for v in outcome.violations[:20]:
                 common.info(f"  topic {v.topic_id}: document {v.doc_id} at rank {v.rank}")
+        _warn_odd_ranks(outcome, file, trust_file_order)
         _report(outcome)
         if outcome.lineage is not None and not outcome.unchanged:
             common.out(f"lineage: reranks the top {candidate_depth} of {reranks} "
@@ -363,7 +365,20 @@ def import_(
     if isinstance(dropped, int) and dropped and not imported.unchanged:
         common.info(f"workbench: {dropped:,} duplicate line(s) in {file} dropped (a document repeated within a "
                     "topic): the highest-scored line of each was kept")
+    _warn_odd_ranks(imported, file, trust_file_order)
     _report(imported)
+
+
+def _warn_odd_ranks(outcome: Any, file: Path, trust_file_order: bool) -> None:
+    """The import's warning about the file's rank column (``formats.trec.odd_ranks_warning``), if it had one."""
+    odd = outcome.info.params.get("odd_ranks")
+    if isinstance(odd, dict) and not outcome.unchanged:
+        from workbench.formats import parquet
+        from workbench.formats.trec import odd_ranks_warning
+        from workbench.scoring.rank_column import OddRanks
+
+        common.info("workbench: " + odd_ranks_warning(file, OddRanks(**odd), trust_file_order=trust_file_order,
+                                                      rows=parquet.is_parquet(file)))
 
 
 @run_app.command("list")

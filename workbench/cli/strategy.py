@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli import app, common, options
-from workbench.errors import UsageError
+from workbench.errors import UsageError, shown
 
 
 def _budgets(values: list[str] | None) -> dict[str, int]:
@@ -15,7 +15,7 @@ def _budgets(values: list[str] | None) -> dict[str, int]:
     for v in values or []:
         topic, sep, n = v.partition("=")
         if not sep or not topic.strip() or not n.strip().isdigit():
-            raise UsageError(f"expected --topic-budget TOPIC=N (e.g. 3=40), found {v!r}")
+            raise UsageError(f"expected --topic-budget TOPIC=N (e.g. 3=40), found {shown(v)}")
         out[topic.strip()] = int(n)
     return out
 

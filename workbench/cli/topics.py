@@ -29,17 +29,25 @@ def set_(
                                         help="The set's name (letters, digits, _ . -).")],
     source: Annotated[Path, typer.Option("--from", help="Topic ids, one per line (# comments; a qrels file works).")],
     collection: Annotated[str | None, typer.Option(callback=options.nonempty("a collection name"),
-                                                   help="Check the ids against this collection's topics.")] = None,
+                                                   help="Check the ids against this collection's topics. Default: "
+                                                        "the store's collections (the one holding every id is "
+                                                        "recorded with the set).")] = None,
     protected: Annotated[bool, typer.Option(
         "--protected", help="A held-out set: its uses are listed by `workbench evaluations list`.")] = False,
     description: Annotated[str, typer.Option(help="Free text.")] = "",
 ) -> None:
-    """Save a topic set from a file as its next version (nothing changes when the topics are the same)."""
-    from workbench.formats.topic_list import read_topic_list
+    """Save a topic set from a file as its next version (nothing changes when the topics are the same).
 
-    ids = read_topic_list(source)
+    Every id must be a topic of --collection or, without it, of one of the store's collections (file:line of
+    the first that is not).
+    """
+    from workbench.services.collections.topic_lists import check_topic_list
+
     store = common.STATE.store(client="workbench topics set")
-    info, status = store.evaluations.save_topic_set(name, ids, collection=collection or "", protected=protected,
+    checked = check_topic_list(store, source, collection)
+    if checked.note:
+        common.info(f"topic set {name}: {checked.note}")
+    info, status = store.evaluations.save_topic_set(name, checked.topic_ids, collection=checked.collection, protected=protected,
                                         source=str(source), description=description)
     what = {"created": "created", "new_version": "saved a new version", "unchanged": "unchanged (same topics)"}
     common.out(f"topic set {info.ref}: {what[status]}; {info.n_topics:,} topics"

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import InputFormatError
+from workbench.errors import InputFormatError, shown, shown_list
 from workbench.formats.io import atomic_write
 from workbench.formats.trec import (
     add_grade,
@@ -44,6 +44,7 @@ from workbench.formats.trec import (
     iter_columns,
     iter_json_objects,
     shown_id,
+    shown_json,
 )
 from workbench.metadata import MetadataValueError, MetaValue, check_key, from_json
 from workbench.types import Document, Topic
@@ -59,14 +60,14 @@ def _string(path: str, lineno: int, obj: Mapping[str, Any], key: str, *, require
     if key not in obj:
         if required:
             raise InputFormatError(
-                path, lineno, f"expected a {key!r} field, found keys {sorted(obj)}. Add the field."
+                path, lineno, f"expected a {key!r} field, found keys {shown_list(sorted(obj))}. Add the field."
             )
         return ""
     value = obj[key]
     if not isinstance(value, str):
         fix = "Quote the id." if key == "_id" else "Write it as a JSON string."
         raise InputFormatError(
-            path, lineno, f"expected {key!r} to be a string, found {json.dumps(value)} ({type(value).__name__}). {fix}"
+            path, lineno, f"expected {key!r} to be a string, found {shown_json(value)} ({type(value).__name__}). {fix}"
         )
     try:
         value.encode("utf-8")
@@ -89,7 +90,7 @@ def _scalar_metadata(
     if meta is None:
         return {}
     if not isinstance(meta, dict):
-        raise InputFormatError(path, lineno, f"expected 'metadata' to be an object, found {json.dumps(meta)[:60]}. Remove it or make it an object.")
+        raise InputFormatError(path, lineno, f"expected 'metadata' to be an object, found {shown_json(meta)}. Remove it or make it an object.")
     out: dict[str, MetaValue] = {}
     left_out = set(skip)
     for key, raw in meta.items():
@@ -213,7 +214,7 @@ def read_queries(path: str | Path) -> list[Topic]:
         text = _string(p, lineno, obj, "text", required=True)
         meta = obj.get("metadata") or {}
         if not isinstance(meta, dict):
-            raise InputFormatError(p, lineno, f"expected 'metadata' to be an object, found {json.dumps(meta)}. Remove it or make it an object.")
+            raise InputFormatError(p, lineno, f"expected 'metadata' to be an object, found {shown_json(meta)}. Remove it or make it an object.")
         desc = _string(p, lineno, meta, "description", required=False)
         narr = _string(p, lineno, meta, "narrative", required=False)
         topics.append(Topic(topic_id, text, desc, narr))
@@ -242,7 +243,7 @@ def read_qrels_tsv(path: str | Path) -> dict[str, dict[str, int]]:
             if tuple(cols) != QRELS_HEADER:
                 raise InputFormatError(
                     p, lineno,
-                    f"expected the header 'query-id<TAB>corpus-id<TAB>score', found {' '.join(cols)!r}. "
+                    f"expected the header 'query-id<TAB>corpus-id<TAB>score', found {shown(' '.join(cols))}. "
                     "Add the header line (BEIR qrels files start with it).",
                 )
             header_seen = True

@@ -37,6 +37,7 @@ from workbench.formats import trec
 from workbench.scoring.columns import (
     QrelsColumns,
     RunColumns,
+    odd_ranks,
     pack_ids,
     qrels_columns_from_mapping,
     run_columns_from_mapping,
@@ -288,17 +289,16 @@ def _read_small(data: bytes, trust_file_order: bool) -> RunColumns:
     doc_len = lengths[2::6]
     w = words_for(int(doc_len.max()))
     words = _column_bytes(raw, starts[2::6], doc_len, 8 * w).view(">u8").astype(np.uint64)
-    file_ranks = None
-    if trust_file_order:
-        file_ranks = ranks.view(f"S{ranks.shape[1]}").reshape(n).astype(np.int64)
+    rank_values = ranks.view(f"S{ranks.shape[1]}").reshape(n).astype(np.int64)
     return RunColumns(
         topic_ids=tuple(topic_map),
         topic_codes=codes,
         doc_words=words,
         scores=scores,
-        file_ranks=file_ranks,
+        file_ranks=rank_values if trust_file_order else None,
         name=name,
         n_lines=n,
+        odd_ranks=odd_ranks(tuple(topic_map), codes, rank_values),
     )
 
 
@@ -414,8 +414,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
                     cap = max(est, n + m)
                     codes = np.resize(codes, cap).astype(np.int32, copy=False) if n else np.empty(cap, np.int32)
                     scores = np.resize(scores, cap) if n else np.empty(cap, np.float64)
-                    if trust_file_order:
-                        ranks = np.resize(ranks, cap) if n else np.empty(cap, np.int64)
+                    ranks = np.resize(ranks, cap) if n else np.empty(cap, np.int64)
                     if n:
                         grown = np.zeros((cap, words.shape[1]), dtype=np.uint64)
                         grown[:n] = words[:n]
@@ -430,8 +429,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
                     if not np.all(np.isfinite(sc)):
                         raise _Fallback
                     scores[n:n + b] = sc
-                    if trust_file_order:
-                        ranks[n:n + b] = _values(batch.column(2), np.int64)
+                    ranks[n:n + b] = _values(batch.column(2), np.int64)
                     tag_col = batch.column(4)
                     if tag is None:
                         tag = tag_col[0].as_py().encode("utf-8")
@@ -461,6 +459,7 @@ def _read_fast(path: Path, trust_file_order: bool) -> RunColumns:
         file_ranks=ranks[:n] if trust_file_order else None,
         name=tag.decode("utf-8"),
         n_lines=n,
+        odd_ranks=odd_ranks(tuple(topic_map), codes[:n], ranks[:n]),
     )
 
 
@@ -506,6 +505,7 @@ def read_run_columns(path: str | Path, *, trust_file_order: bool = False) -> Run
         name=rf.tag,
         n_lines=rf.n_lines,
         duplicates=dict(rf.duplicates),
+        odd_ranks=rf.odd_ranks,
     )
 
 
@@ -526,14 +526,16 @@ def read_parquet_run_columns(path: str | Path, *, trust_file_order: bool = False
 
     table = parquet.read_run_arrow(path)
     ranks = None
-    if trust_file_order:
-        if "rank" not in table.column_names:
-            raise InputFormatError(str(path), 0, "expected a 'rank' column to order by (--trust-file-order), found "
-                                                 f"{', '.join(table.column_names)}. Add the rank or drop the option.")
+    if trust_file_order and "rank" not in table.column_names:
+        raise InputFormatError(str(path), 0, "expected a 'rank' column to order by (--trust-file-order), found "
+                                             f"{', '.join(table.column_names)}. Add the rank or drop the option.")
+    if "rank" in table.column_names:
         ranks = np.array(_values(table.column("rank").combine_chunks(), np.int64), copy=True)
     cols = run_columns_from_arrow(table, Path(path).stem)
-    return RunColumns(cols.topic_ids, cols.topic_codes, cols.doc_words, cols.scores, file_ranks=ranks,
-                      name=cols.name, n_lines=cols.n_lines)
+    odd = odd_ranks(cols.topic_ids, cols.topic_codes, ranks) if ranks is not None else None
+    return RunColumns(cols.topic_ids, cols.topic_codes, cols.doc_words, cols.scores,
+                      file_ranks=ranks if trust_file_order else None, name=cols.name, n_lines=cols.n_lines,
+                      odd_ranks=odd)
 
 
 def run_columns_from_arrow(table: Any, name: str) -> RunColumns:

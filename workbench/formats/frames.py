@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench.errors import InputFormatError
+from workbench.errors import InputFormatError, shown
 from workbench.formats import trec
-from workbench.scoring.columns import RunColumns, pack_ids
+from workbench.scoring.columns import RunColumns, odd_ranks, pack_ids
 
 TOPIC = ("topic_id", "query_id", "qid")
 DOC = ("doc_id", "docno")
@@ -54,17 +54,17 @@ def _find(df: Any, names: tuple[str, ...], where: str, role: str) -> str:
         if n in df.columns:
             return n
     raise InputFormatError(where, 0, f"expected a {role} column named {' or '.join(names)}, found "
-                                     f"{', '.join(map(str, df.columns)) or 'none'}. Rename the column.")
+                                     f"{', '.join(shown(str(c)) for c in df.columns[:12]) or 'none'}. Rename the column.")
 
 
 def _ids(series: Any, where: str, name: str) -> list[str]:
     if series.dtype.kind in "iufb" or any(not isinstance(v, str) for v in series.tolist() if v is not None):
-        raise InputFormatError(where, 0, f"expected string ids in column {name!r}, found {series.dtype} values. "
-                                         f"Write ids as strings (df[{name!r}] = df[{name!r}].astype(str)): a number "
+        raise InputFormatError(where, 0, f"expected string ids in column {shown(name)}, found {series.dtype} values. "
+                                         f"Write ids as strings (df[{shown(name)}] = df[{shown(name)}].astype(str)): a number "
                                          "has already lost '007' vs '7', so ids are never numbers.")
     if series.isna().any():
         row = int(np.flatnonzero(series.isna().to_numpy())[0]) + 1
-        raise InputFormatError(where, row, f"expected a value in column {name!r}, found a missing value. "
+        raise InputFormatError(where, row, f"expected a value in column {shown(name)}, found a missing value. "
                                            "Fill or drop the row.")
     values: list[str] = series.tolist()
     for row, v in enumerate(values, 1):
@@ -94,7 +94,7 @@ def run_columns_from_frame(df: Any, name: str, *, trust_file_order: bool = False
         InputFormatError: a missing column, a missing value, an empty or
             whitespace id, a non-finite score or a non-integer rank (its row).
     """
-    where = f"run DataFrame {name!r}"
+    where = f"run DataFrame {shown(name)}"
     if len(df) == 0:
         raise InputFormatError(where, 0, "expected at least one result row, found an empty frame.")
     t, d = _find(df, TOPIC, where, "topic"), _find(df, DOC, where, "document")
@@ -104,22 +104,23 @@ def run_columns_from_frame(df: Any, name: str, *, trust_file_order: bool = False
     try:
         scores = np.asarray(df[s].to_numpy(), dtype=np.float64)
     except (TypeError, ValueError):
-        raise InputFormatError(where, 0, f"expected numbers in column {s!r}, found {df[s].dtype}.") from None
+        raise InputFormatError(where, 0, f"expected numbers in column {shown(s)}, found {df[s].dtype}.") from None
     bad = np.flatnonzero(~np.isfinite(scores))
     if len(bad):
-        raise InputFormatError(where, int(bad[0]) + 1, f"score {scores[bad[0]]!r} is not a finite number; "
+        raise InputFormatError(where, int(bad[0]) + 1, f"score {shown(scores[bad[0]])} is not a finite number; "
                                                       "remove the row or fix the score.")
     ranks = None
     if trust_file_order:
         r = _find(df, ("rank",), where, "rank (for trust_file_order)")
         raw = df[r].to_numpy()
         if raw.dtype.kind not in "iu":
-            raise InputFormatError(where, 0, f"expected integers in column {r!r}, found {df[r].dtype}.")
+            raise InputFormatError(where, 0, f"expected integers in column {shown(r)}, found {df[r].dtype}.")
         ranks = raw.astype(np.int64)
     topic_map: dict[str, int] = {}
     codes = np.fromiter((topic_map.setdefault(x, len(topic_map)) for x in topics), dtype=np.int32, count=len(topics))
     return RunColumns(topic_ids=tuple(topic_map), topic_codes=codes, doc_words=pack_ids(docs), scores=scores,
-                      file_ranks=ranks, name=name, n_lines=len(topics))
+                      file_ranks=ranks, name=name, n_lines=len(topics),
+                      odd_ranks=None if ranks is None else odd_ranks(tuple(topic_map), codes, ranks))
 
 
 def qrels_from_frame(df: Any, where: str = "qrels DataFrame") -> dict[str, dict[str, int]]:
@@ -139,7 +140,7 @@ def qrels_from_frame(df: Any, where: str = "qrels DataFrame") -> dict[str, dict[
     for row, (topic, doc, grade) in enumerate(zip(topics, docs, df[g].tolist(), strict=True), 1):
         if isinstance(grade, bool) or not isinstance(grade, (int, float, np.integer, np.floating)) or \
                 (isinstance(grade, (float, np.floating)) and not (math.isfinite(grade) and grade == int(grade))):
-            raise InputFormatError(where, row, f"expected a whole-number grade in column {g!r}, found {grade!r}.")
+            raise InputFormatError(where, row, f"expected a whole-number grade in column {shown(g)}, found {shown(grade)}.")
         value = int(grade)
         if not trec.GRADE_MIN <= value <= trec.GRADE_MAX:
             raise InputFormatError(where, row, f"grade {value} is out of range ({trec.GRADE_MIN}..{trec.GRADE_MAX}).")
@@ -149,16 +150,16 @@ def qrels_from_frame(df: Any, where: str = "qrels DataFrame") -> dict[str, dict[
 
 def check_mapping_run(run: Mapping[str, Mapping[str, float]], name: str) -> None:
     """Raise ``InputFormatError`` unless ``run`` is topic_id -> doc_id -> finite score with str ids."""
-    where = f"run mapping {name!r}"
+    where = f"run mapping {shown(name)}"
     for topic, docs in run.items():
         if not isinstance(topic, str) or not isinstance(docs, Mapping):
-            raise InputFormatError(where, 0, f"expected topic_id (str) -> doc_id -> score, found {topic!r}: "
+            raise InputFormatError(where, 0, f"expected topic_id (str) -> doc_id -> score, found {shown(topic)}: "
                                              f"{type(docs).__name__}.")
         for doc, score in docs.items():
             if not isinstance(doc, str) or isinstance(score, bool) or not isinstance(score, (int, float)) \
                     or not math.isfinite(score):
-                raise InputFormatError(where, 0, f"expected doc_id (str) -> finite score for topic {topic!r}, "
-                                                 f"found {doc!r}: {score!r}.")
+                raise InputFormatError(where, 0, f"expected doc_id (str) -> finite score for topic {shown(topic)}, "
+                                                 f"found {shown(doc)}: {shown(score)}.")
 
 
 def check_mapping_qrels(qrels: Mapping[str, Mapping[str, int]]) -> None:
@@ -166,8 +167,8 @@ def check_mapping_qrels(qrels: Mapping[str, Mapping[str, int]]) -> None:
     for topic, docs in qrels.items():
         if not isinstance(topic, str) or not isinstance(docs, Mapping):
             raise InputFormatError("qrels mapping", 0, f"expected topic_id (str) -> doc_id -> grade, found "
-                                                       f"{topic!r}: {type(docs).__name__}.")
+                                                       f"{shown(topic)}: {type(docs).__name__}.")
         for doc, grade in docs.items():
             if not isinstance(doc, str) or isinstance(grade, bool) or not isinstance(grade, (int, np.integer)):
                 raise InputFormatError("qrels mapping", 0, f"expected doc_id (str) -> integer grade for topic "
-                                                           f"{topic!r}, found {doc!r}: {grade!r}.")
+                                                           f"{shown(topic)}, found {shown(doc)}: {shown(grade)}.")

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputFormatError, UnknownNameError, WorkbenchError
-from workbench.formats.trec import GRADE_MAX, GRADE_MIN, add_grade, check_id
+from workbench.formats.trec import GRADE_MAX, GRADE_MIN, add_grade, check_id, shown_id
 from workbench.types import Document, Topic
 
 PREFIX = "irds:"
@@ -178,7 +178,7 @@ def _documents(ds: Any, where: str) -> tuple[list[Document], dict[str, dict[str,
     for i, d in enumerate(ds.docs_iter(), 1):
         doc_id = check_id(where, i, _string(d.doc_id), "doc id")
         if doc_id in seen:
-            raise InputFormatError(where, i, f"expected each doc id once, found {doc_id!r} again (first at document "
+            raise InputFormatError(where, i, f"expected each doc id once, found {shown_id(doc_id)} again (first at document "
                                              f"{seen[doc_id]}).")
         seen[doc_id] = i
         fields = getattr(d, "_fields", ())
@@ -199,7 +199,7 @@ def _topics(ds: Any, where: str) -> list[Topic]:
     for i, q in enumerate(ds.queries_iter(), 1):
         topic_id = check_id(where, i, _string(q.query_id), "query id")
         if topic_id in seen:
-            raise InputFormatError(where, i, f"expected each query id once, found {topic_id!r} again.")
+            raise InputFormatError(where, i, f"expected each query id once, found {shown_id(topic_id)} again.")
         seen.add(topic_id)
         text = _query_text(q)
         fields = getattr(q, "_fields", ())

@@ -16,7 +16,8 @@ Read (``read_judgments``), one judgment per line or row:
   column (``topic_id`` and ``topic``; ``duration_ms`` and ``duration``), is
   refused at line 1: which value would count is not clear.
 * ``jsonl``: one JSON object per line with the same keys; grades are JSON
-  integers (or null with ``unsure``), ``unsure`` a boolean.
+  integers (or null with ``unsure``), ``unsure`` a boolean. As in a CSV header, a
+  key given twice in an object, or two names of one key, is refused (file:line).
 
 A grade may be empty (CSV) or null (JSON) only when ``unsure`` is true.
 Errors are ``InputFormatError`` naming the file and line (the CSV line where
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -41,17 +41,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench import jsonout
-from workbench.errors import InputFormatError, ValidationError
+from workbench.errors import InputFormatError, ValidationError, shown, shown_list
 from workbench.formats.io import atomic_write
 from workbench.formats.trec import (
     GRADE_MAX,
     GRADE_MIN,
     check_grade,
     check_id,
+    csv_cell_too_long,
     iter_columns,
     iter_json_objects,
     read_text,
     shown_id,
+    shown_json,
 )
 
 InFormat = Literal["trec", "csv", "jsonl"]
@@ -169,7 +171,7 @@ def read_judgment_file(path: str | Path, fmt: InFormat) -> JudgmentFile:
     elif fmt == "jsonl":
         out = _read_jsonl(path)
     else:
-        raise ValidationError(f"expected --format one of {', '.join(IN_FORMATS)}, found {fmt!r}")
+        raise ValidationError(f"expected --format one of {', '.join(IN_FORMATS)}, found {shown(fmt)}")
     if not out:
         raise InputFormatError(str(path), 0, "expected at least one judgment, found none. Check that the right file was given.")
     return JudgmentFile(out, ignored)
@@ -204,7 +206,7 @@ def _grade(p: str, lineno: int, value: Any) -> int | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool) or isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        raise InputFormatError(p, lineno, f"expected an integer grade, found {json.dumps(value)}. "
+        raise InputFormatError(p, lineno, f"expected an integer grade, found {shown_json(value)}. "
                                           "Write grades as whole numbers such as 0, 1, 2.")
     if isinstance(value, int | float):
         g = int(value)
@@ -260,7 +262,7 @@ def _line(p: str, lineno: int, get: Mapping[str, Any]) -> JudgmentLine:
     topic, doc = field("topic_id"), field("doc_id")
     for what, v in (("topic_id", topic), ("doc_id", doc)):
         if not isinstance(v, str):
-            found = "nothing" if v is None else f"{json.dumps(v)} ({type(v).__name__})"
+            found = "nothing" if v is None else f"{shown_json(v)} ({type(v).__name__})"
             raise InputFormatError(p, lineno, f"expected {what} as a string, found {found}. Quote the id.")
     check_id(p, lineno, topic, "topic id")
     check_id(p, lineno, doc, "doc id")
@@ -271,7 +273,7 @@ def _line(p: str, lineno: int, get: Mapping[str, Any]) -> JudgmentLine:
                                           "found none. Give a grade or set unsure to true.")
     note = field("note")
     if note is not None and not isinstance(note, str):
-        raise InputFormatError(p, lineno, f"expected note as a string, found {json.dumps(note)}.")
+        raise InputFormatError(p, lineno, f"expected note as a string, found {shown_json(note)}.")
     assessor = field("assessor")
     return JudgmentLine(lineno, topic, doc, grade, unsure, (note or "").strip(),
                         _duration(p, lineno, field("duration_ms"), field("duration")),
@@ -281,7 +283,7 @@ def _line(p: str, lineno: int, get: Mapping[str, Any]) -> JudgmentLine:
 def _columns(p: str, header: Sequence[str]) -> dict[str, str]:
     for i, h in enumerate(header):
         if h and h in header[:i]:
-            raise InputFormatError(p, 1, f"expected each column once in the header, found {h!r} twice (columns "
+            raise InputFormatError(p, 1, f"expected each column once in the header, found {shown(h)} twice (columns "
                                          f"{header.index(h) + 1} and {i + 1}). Remove or rename one of them.")
     for keys in _SAME_VALUE:
         given = [h for h in header if any(h in _ALIASES[k] for k in keys)]
@@ -296,7 +298,7 @@ def _columns(p: str, header: Sequence[str]) -> dict[str, str]:
     missing = [k for k in ("topic_id", "doc_id", "grade") if k not in found]
     if missing:
         raise InputFormatError(p, 1, f"expected a header with columns topic_id, doc_id and grade, found "
-                                     f"{list(header)}. Add the missing column(s) {', '.join(missing)}.")
+                                     f"{shown_list(header)}. Add the missing column(s) {', '.join(missing)}.")
     return found
 
 
@@ -308,7 +310,8 @@ def _read_csv(path: str | Path) -> tuple[list[JudgmentLine], tuple[str, ...]]:
     try:
         header = next(reader, None)
     except csv.Error as e:
-        raise InputFormatError(p, 1, f"expected a CSV header, found unreadable CSV ({e}).") from None
+        raise csv_cell_too_long(p, 1, e) or InputFormatError(
+            p, 1, f"expected a CSV header, found unreadable CSV ({e}).") from None
     if header is None:
         return out, ()
     names = [h.strip() for h in header]
@@ -322,7 +325,8 @@ def _read_csv(path: str | Path) -> tuple[list[JudgmentLine], tuple[str, ...]]:
         except StopIteration:
             break
         except csv.Error as e:
-            raise InputFormatError(p, start, f"expected a CSV row, found unreadable CSV ({e}). Check the quotes.") from None
+            raise csv_cell_too_long(p, start, e) or InputFormatError(
+                p, start, f"expected a CSV row, found unreadable CSV ({e}). Check the quotes.") from None
         lineno, start = start, reader.line_num + 1
         if not row or all(not c.strip() for c in row):
             continue
@@ -336,7 +340,12 @@ def _read_csv(path: str | Path) -> tuple[list[JudgmentLine], tuple[str, ...]]:
 def _read_jsonl(path: str | Path) -> list[JudgmentLine]:
     p = str(path)
     out = []
-    for lineno, obj in iter_json_objects(path):
+    for lineno, obj in iter_json_objects(path):  # a key given twice is refused there
+        for keys in _SAME_VALUE:
+            given = [n for k in keys for n in _ALIASES[k] if n in obj]
+            if len(given) > 1:
+                raise InputFormatError(p, lineno, f"expected one of the keys {' or '.join(repr(n) for n in given)}, "
+                                                  "found both: they give the same value. Keep one of them.")
         keyed = {key: next((obj[n] for n in names if n in obj), None) for key, names in _ALIASES.items()}
         out.append(_line(p, lineno, keyed))
     return out
@@ -367,7 +376,7 @@ def write_judgments(path: str | Path, rows: Sequence[Mapping[str, Any]], fmt: Ou
         ValidationError: an unknown format.
     """
     if fmt not in OUT_FORMATS:
-        raise ValidationError(f"expected --format one of {', '.join(OUT_FORMATS)}, found {fmt!r}")
+        raise ValidationError(f"expected --format one of {', '.join(OUT_FORMATS)}, found {shown(fmt)}")
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -30,9 +30,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.errors import InputFormatError
+from workbench.errors import InputFormatError, shown, shown_list
 from workbench.formats.io import atomic_write
-from workbench.formats.trec import iter_json_objects, read_text, shown_id
+from workbench.formats.trec import (
+    csv_cell_too_long,
+    iter_json_objects,
+    read_text,
+    shown_id,
+    shown_json,
+)
 from workbench.metadata import (
     MetadataValueError,
     MetaValue,
@@ -89,14 +95,14 @@ def read_metadata_file(path: str | Path, id_column: IdColumn) -> MetadataTable:
     if suffix == ".parquet":
         return _read_parquet(p, id_column)
     raise InputFormatError(
-        str(p), 0, f"expected a metadata file ending in {', '.join(SUFFIXES)}, found {suffix or 'no suffix'!r}. Rename or convert it."
+        str(p), 0, f"expected a metadata file ending in {', '.join(SUFFIXES)}, found {shown(suffix or 'no suffix')}. Rename or convert it."
     )
 
 
 def _check_id(path: str, line: int, value: object, id_column: str, seen: dict[str, int]) -> str:
     if not isinstance(value, str):
         raise InputFormatError(
-            path, line, f"expected {id_column!r} to be a string, found {json.dumps(value, default=str)}. Quote the id."
+            path, line, f"expected {id_column!r} to be a string, found {shown_json(value)}. Quote the id."
         )
     if not value or any(c.isspace() for c in value):
         raise InputFormatError(path, line, f"expected a non-empty {id_column} without whitespace, found {shown_id(value)}.")
@@ -111,18 +117,18 @@ def _check_id(path: str, line: int, value: object, id_column: str, seen: dict[st
 def _check_column_names(path: str, line: int, names: list[str], id_column: str) -> list[str]:
     if id_column not in names:
         raise InputFormatError(
-            path, line, f"expected a {id_column!r} column, found columns {names[:12]}. Name the id column {id_column!r}."
+            path, line, f"expected a {id_column!r} column, found columns {shown_list(names)}. Name the id column {id_column!r}."
         )
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise InputFormatError(path, line, f"expected each column once, found {name!r} twice. Rename one of them.")
+            raise InputFormatError(path, line, f"expected each column once, found {shown(name)} twice. Rename one of them.")
         seen.add(name)
         if name != id_column:
             try:
                 check_key(name)
             except MetadataValueError as e:
-                raise InputFormatError(path, line, f"column {name!r}: {e}. Rename the column.") from None
+                raise InputFormatError(path, line, f"column {shown(name)}: {e}. Rename the column.") from None
     return names
 
 
@@ -132,7 +138,7 @@ def _read_jsonl(p: Path, id_column: IdColumn) -> MetadataTable:
     seen: dict[str, int] = {}
     for lineno, obj in iter_json_objects(p):
         if id_column not in obj:
-            raise InputFormatError(path, lineno, f"expected a {id_column!r} field, found keys {sorted(obj)[:12]}. Add the id.")
+            raise InputFormatError(path, lineno, f"expected a {id_column!r} field, found keys {shown_list(sorted(obj))}. Add the id.")
         ident = _check_id(path, lineno, obj[id_column], id_column, seen)
         out[ident] = _json_values(path, lineno, obj, id_column)
     if not out:
@@ -149,7 +155,7 @@ def _json_values(path: str, lineno: int, obj: Mapping[str, Any], id_column: str)
             check_key(key)
             value = from_json(raw)
         except MetadataValueError as e:
-            raise InputFormatError(path, lineno, f"key {key!r}: {e}.") from None
+            raise InputFormatError(path, lineno, f"key {shown(key)}: {e}.") from None
         if value is not None:
             meta[key] = value
     return meta
@@ -164,7 +170,7 @@ def json_metadata(path: str, lineno: int, obj: object, *, skip: Iterable[str] = 
     if obj is None:
         return {}
     if not isinstance(obj, dict):
-        raise InputFormatError(path, lineno, f"expected 'metadata' to be an object, found {json.dumps(obj)[:60]}. Make it an object.")
+        raise InputFormatError(path, lineno, f"expected 'metadata' to be an object, found {shown_json(obj)}. Make it an object.")
     skipped = set(skip)
     return _json_values(path, lineno, {k: v for k, v in obj.items() if k not in skipped}, "")
 
@@ -195,7 +201,8 @@ def _read_delimited(p: Path, id_column: IdColumn, sep: str) -> MetadataTable:
                 )
             rows.append((line, cells))
     except csv.Error as e:
-        raise InputFormatError(path, reader.line_num, f"expected CSV, found a quoting problem ({e}). Fix the quotes.") from None
+        raise csv_cell_too_long(path, reader.line_num, e) or InputFormatError(
+            path, reader.line_num, f"expected CSV, found a quoting problem ({e}). Fix the quotes.") from None
     if header is None:
         raise InputFormatError(path, 0, f"expected a header line naming the {id_column!r} column, found an empty file.")
     if not rows:
@@ -210,7 +217,7 @@ def _read_delimited(p: Path, id_column: IdColumn, sep: str) -> MetadataTable:
         try:
             values, _ = infer_column([cells[j] for _, cells in rows])
         except MetadataValueError as e:
-            raise InputFormatError(path, header_line, f"column {key!r}: {e}.") from None
+            raise InputFormatError(path, header_line, f"column {shown(key)}: {e}.") from None
         for ident, value in zip(ids, values, strict=True):
             if value is not None:
                 out[ident][key] = value
@@ -226,7 +233,7 @@ def _read_parquet(p: Path, id_column: IdColumn) -> MetadataTable:
         try:
             check_key(name)
         except MetadataValueError as e:
-            raise InputFormatError(str(p), 0, f"column {name!r}: {e}. Rename the column.") from None
+            raise InputFormatError(str(p), 0, f"column {shown(name)}: {e}. Rename the column.") from None
     out = metadata_from_parquet_columns(str(p), table.values[id_column], table.extra_values)
     return out
 
@@ -256,7 +263,7 @@ def metadata_from_parquet_columns(
         try:
             check_key(key)
         except MetadataValueError as e:
-            raise InputFormatError(path, 0, f"column {key!r}: {e}. Rename the column.") from None
+            raise InputFormatError(path, 0, f"column {shown(key)}: {e}. Rename the column.") from None
         for row, (ident, value) in enumerate(zip(ids, values, strict=True), 1):
             if value is None:
                 continue
@@ -265,13 +272,49 @@ def metadata_from_parquet_columns(
             if isinstance(value, datetime) or not isinstance(value, str | int | float | bool | date):
                 raise InputFormatError(
                     path, row, f"row {row}, column {key!r}: expected a string, number, boolean or DATE column, "
-                    f"found {type(value).__name__} {str(value)[:40]!r}. Convert the column (timestamps: cast to DATE).")
+                    f"found {type(value).__name__} {shown(str(value))}. Convert the column (timestamps: cast to DATE).")
             try:
                 value_type(value)
             except MetadataValueError as e:
-                raise InputFormatError(path, row, f"row {row}, column {key!r}: {e}.") from None
+                raise InputFormatError(path, row, f"row {row}, column {shown(key)}: {e}.") from None
             out[ident][key] = value
     return out
+
+
+def id_line(path: str | Path, id_column: str, ident: str) -> int:
+    """The line of ``ident`` in a ``.csv``/``.tsv``/``.jsonl`` metadata side file, 0 when not found (or Parquet).
+
+    For error messages only: the file is read again, after ``read_metadata_file`` accepted it.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 0
+    if suffix == ".jsonl":
+        for lineno, line in enumerate(text.split("\n"), 1):
+            try:
+                obj = json.loads(line) if line.strip() else None
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(obj, dict) and obj.get(id_column) == ident:
+                return lineno
+        return 0
+    if suffix in (".csv", ".tsv"):
+        reader = csv.reader(io.StringIO(text), delimiter="," if suffix == ".csv" else "\t",
+                            quoting=csv.QUOTE_MINIMAL if suffix == ".csv" else csv.QUOTE_NONE)
+        header: list[str] | None = None
+        try:
+            for cells in reader:
+                if header is None:
+                    header = [c.strip() for c in cells]
+                    continue
+                if id_column in header and len(cells) == len(header) and cells[header.index(id_column)] == ident:
+                    return reader.line_num
+        except csv.Error:  # the reader of the file refused it first; no line to add
+            return 0
+    return 0
 
 
 def json_value(value: MetaValue) -> object:

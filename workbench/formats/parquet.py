@@ -48,6 +48,7 @@ import numpy as np
 
 from workbench.errors import InputFormatError
 from workbench.formats.trec import GRADE_MAX, GRADE_MIN, RunFile, add_grade, add_result, shown_id
+from workbench.scoring import rank_column
 from workbench.text import UNSAFE, unsafe_char
 from workbench.types import Document, Topic
 
@@ -490,16 +491,20 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
                                              f"columns {[t.names[r] for r in t.values]} and others. Add the rank or "
                                              "drop the option.")
     topics, docs, scores = t.values["topic_id"], t.values["doc_id"], t.values["score"]
-    ranks = t.values.get("rank") or list(range(1, t.n_rows + 1))
+    has_rank = "rank" in t.values
+    ranks = t.values["rank"] if has_rank else list(range(1, t.n_rows + 1))
+    check = rank_column.RankCheck()
     run: dict[str, dict[str, float]] = {}
     rows: dict[str, list[tuple[str, int, float]]] = {}
     duplicates: dict[str, int] = {}
-    for topic, doc, score, rank in zip(topics, docs, scores, ranks, strict=True):
-        add_result(run, rows, duplicates, topic, doc, int(rank), score)
+    for row, (topic, doc, score, rank) in enumerate(zip(topics, docs, scores, ranks, strict=True), 1):
+        add_result(run, rows, duplicates, topic, doc, check.add(row, topic, int(rank)) if has_rank else int(rank),
+                   score)
     file_order = ranking.file_orders(rows)
     if trust_file_order:
         run = {topic: ranking.scores_from_order(file_order[topic]) for topic in run}
-    return RunFile(run=run, tag=Path(path).stem, n_lines=t.n_rows, duplicates=duplicates, file_order=file_order)
+    return RunFile(run=run, tag=Path(path).stem, n_lines=t.n_rows, duplicates=duplicates, file_order=file_order,
+                   odd_ranks=check.result())
 
 
 def scan_run_ids(path: str | Path) -> Iterator[tuple[int, str, str]]:

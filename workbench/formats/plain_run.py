@@ -8,15 +8,18 @@ to ``formats.trec.read_qrels``; ``small_text_file`` is the size check both use.
 ``SmallRun`` (each topic's doc ids in canonical order, ``workbench.ranking``)
 when the file is in the plain dialect the columnar fast path reads
 (``formats.columnar``): every line ``topic Q0 doc rank score tag`` with single
-spaces and LF, UTF-8 without a byte-order mark, one run tag of at most ``text.NAME_MAX`` characters, integer ranks
-(``[+-]?[0-9]{1,18}``) and finite plain decimal scores (``formats.trec``'s
-pattern), no blank line, no repeated doc id within a topic. Anything else
-(a larger file, Parquet, tabs, CR, a duplicate, a bad field, a control or other
-``text.UNSAFE`` character anywhere) gives None, and the
-caller reads the file with ``formats.columnar.read_run_columns``, which reads
-the rest of the format or raises the strict reader's ``InputFormatError``
-naming the file and line. So a file is accepted here only if the other readers
-give the same run, and errors are reported once, by them.
+spaces and LF, UTF-8 without a byte-order mark, one run tag of at most
+``text.NAME_MAX`` characters, ranks written as unsigned integers of at most 9
+digits (below ``scoring.rank_column.RANK_MAX``) and distinct within each topic,
+finite plain decimal scores (``formats.trec``'s pattern), no blank line, no
+repeated doc id within a topic. Anything else (a larger file, Parquet, tabs, CR,
+a duplicate, a bad field, a control or other ``text.UNSAFE`` character anywhere,
+a rank column the other readers warn about: ``scoring.rank_column.OddRanks``)
+gives None, and the caller reads the file with
+``formats.columnar.read_run_columns``, which reads the rest of the format or
+raises the strict reader's ``InputFormatError`` naming the file and line. So a
+file is accepted here only if the other readers give the same run, and errors
+and warnings are reported once, by them.
 
 Source:
     trec_eval's run format (``get_trec_results.c``); ``formats.columnar`` and
@@ -100,12 +103,12 @@ def read_small_run(path: str | Path, *, max_bytes: int = SMALL_RUN_BYTES) -> Sma
     columns = _run_columns(body)
     if columns is None:
         return None
-    tag, topics, docs, scores = columns
+    tag, topics, docs, scores, ranks = columns
     if len(tag) > NAME_MAX:  # the strict reader refuses a longer run tag, naming line 1
         return None
     if not (-math.inf < min(scores) and max(scores) < math.inf):  # 1e999 reads as inf
         return None
-    ranked = _ranked_by_topic(topics, docs, scores)
+    ranked = _ranked_by_topic(topics, docs, scores, ranks)
     if ranked is None:
         return None
     return SmallRun(ranked, name=tag, n_lines=n)
@@ -117,17 +120,19 @@ fields are freed before the next chunk is split, so the reader touches a few MB 
 all the fields of a TREC DL-size run take at once (in a fresh process each new page costs a fault)."""
 
 
-def _run_columns(body: str) -> tuple[str, list[str], list[str], list[float]] | None:
-    """(run tag, topic column, doc column, scores) of a run text whose every line holds six fields, or None.
+def _run_columns(body: str) -> tuple[str, list[str], list[str], list[float], list[str]] | None:
+    """(run tag, topic column, doc column, scores, rank column) of a run text whose every line holds six fields,
+    or None.
 
-    None for an empty field, a second run tag, a rank or score outside the plain patterns
-    (``_plain_integers``, ``_plain_scores``) or a score ``float`` refuses. ``body``: the file's text
-    without its last line end, every line already checked to hold exactly five spaces
-    (``_fields_per_line``), so each chunk cut at a line end holds whole lines.
+    None for an empty field, a second run tag, a rank outside ``_plain_ranks``, a score outside the plain
+    pattern (``_plain_scores``) or one ``float`` refuses. ``body``: the file's text without its last line
+    end, every line already checked to hold exactly five spaces (``_fields_per_line``), so each chunk cut
+    at a line end holds whole lines.
     """
     topics: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
+    ranks: list[str] = []
     tag = ""
     start, size = 0, len(body)
     while start < size:
@@ -137,9 +142,9 @@ def _run_columns(body: str) -> tuple[str, list[str], list[str], list[float]] | N
         fields = _split_fields(body[start:end])
         if fields is None:
             return None
-        ranks, score_texts, tags = fields[3::6], fields[4::6], fields[5::6]
+        rank_texts, score_texts, tags = fields[3::6], fields[4::6], fields[5::6]
         tag = tag or tags[0]
-        if tags.count(tag) != len(tags) or not (_plain_integers(ranks, 18) and _plain_scores(score_texts)):
+        if tags.count(tag) != len(tags) or not (_plain_ranks(rank_texts) and _plain_scores(score_texts)):
             return None
         try:
             scores += map(float, score_texts)
@@ -147,13 +152,16 @@ def _run_columns(body: str) -> tuple[str, list[str], list[str], list[float]] | N
             return None
         topics += fields[0::6]
         docs += fields[2::6]
+        ranks += rank_texts
         start = end + 1
-    return tag, topics, docs, scores
+    return tag, topics, docs, scores, ranks
 
 
-def _ranked_by_topic(topics: list[str], docs: list[str], scores: list[float]) -> dict[str, list[str]] | None:
+def _ranked_by_topic(topics: list[str], docs: list[str], scores: list[float],
+                     ranks: list[str]) -> dict[str, list[str]] | None:
     """topic -> doc ids in canonical order (``ranking.ranked_ids_of``), topics in order of first appearance;
-    None when a topic repeats a doc id (the other readers keep the best-ranked line and say so)."""
+    None when a topic repeats a doc id (the other readers keep the best-ranked line and say so) or a rank
+    (``_plain_ranks`` made equal texts equal ranks; the other readers warn, ``scoring.rank_column.OddRanks``)."""
     order = list(dict.fromkeys(topics))
     starts: list[int] = []
     at = 0
@@ -166,18 +174,39 @@ def _ranked_by_topic(topics: list[str], docs: list[str], scores: list[float]) ->
         # Each topic's lines are together (as every retriever writes them): slices of the columns.
         for t, a, b in zip(order, starts, starts[1:], strict=False):
             seg = docs[a:b]
-            if len(set(seg)) != b - a:
+            if len(set(seg)) != b - a or not _distinct_ranks(ranks[a:b]):
                 return None
             out[t] = ranked_ids_of(seg, scores[a:b])
         return out
     by_topic: dict[str, dict[str, float]] = {t: {} for t in order}
+    ranks_of: dict[str, list[str]] = {t: [] for t in order}
     n_seen = 0
-    for t, d, x in zip(topics, docs, scores, strict=True):
+    for t, d, x, r in zip(topics, docs, scores, ranks, strict=True):
         by_topic[t][d] = x
+        ranks_of[t].append(r)
         n_seen += 1
-    if sum(map(len, by_topic.values())) != n_seen:
+    if sum(map(len, by_topic.values())) != n_seen or not all(map(_distinct_ranks, ranks_of.values())):
         return None
     return {t: ranked_ids(ds) for t, ds in by_topic.items()}
+
+
+_COUNTING: list[list[str]] = [[], []]
+"""``["0", "1", ...]`` and ``["1", "2", ...]`` as far as a topic needed them: the rank columns retrievers write."""
+
+
+def _distinct_ranks(ranks: list[str]) -> bool:
+    """One topic's ranks (plain unsigned integers, ``_plain_ranks``) are distinct values.
+
+    The usual column, ``1 2 3 ...`` (or ``0 1 2 ...``) in file order, is one list comparison;
+    anything else is checked as a set, with a leading zero (``07`` is ``7``) declined.
+    """
+    n = len(ranks)
+    for start, counting in enumerate(_COUNTING):
+        if len(counting) < n:
+            counting.extend(map(str, range(start + len(counting), start + n)))
+        if ranks == counting[:n]:
+            return True
+    return len(set(ranks)) == n and not any(r[0] == "0" and len(r) > 1 for r in ranks)
 
 
 _NOT_SEPARATOR_BYTES = bytes(sorted(set(range(256)) - set(b" \n")))
@@ -243,13 +272,19 @@ def _plain_text(data: bytes) -> str | None:
 
 
 def _plain_integers(values: list[str], max_digits: int) -> bool:
-    """Every value matches ``[+-]?[0-9]{1,max_digits}``: ranks with 18 (the columnar reader's rank
-    pattern), grades with 9 (``read_small_qrels``). Unsigned values are checked in one pass over their join."""
+    """Every value matches ``[+-]?[0-9]{1,max_digits}``: grades with 9 (``read_small_qrels``). Unsigned
+    values are checked in one pass over their join."""
     joined = "".join(values)
     if joined.isascii() and joined.isdigit() and max(map(len, values), default=0) <= max_digits:
         return True
     pattern = re.compile(rf"[+-]?[0-9]{{1,{max_digits}}}")  # signed values only (re caches the pattern)
     return all(pattern.fullmatch(v) for v in values)
+
+
+def _plain_ranks(ranks: list[str]) -> bool:
+    """Every rank is ``[0-9]{1,9}``: unsigned and below ``scoring.rank_column.RANK_MAX`` (one pass over their join)."""
+    joined = "".join(ranks)
+    return joined.isascii() and joined.isdigit() and max(map(len, ranks), default=0) <= 9
 
 
 def _plain_scores(scores: list[str]) -> bool:

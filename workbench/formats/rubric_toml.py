@@ -33,9 +33,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import InputFormatError
+from workbench.errors import InputFormatError, shown
 from workbench.formats.trec import read_text
 from workbench.rubric import RUBRICS, Grade, Rubric, problems
+from workbench.text import NESTING_MAX, nesting_error
 
 TOP_KEYS = ("name", "source", "relevant_from", "grades")
 GRADE_KEYS = ("grade", "label", "definition", "key")
@@ -96,8 +97,14 @@ def parse_rubric(text: str, path: str | Path = "<rubric>") -> Rubric:
             ``workbench.rubric.problems``, naming the line.
     """
     p = str(path)
+    too_deep = nesting_error(text, p, "toml")  # tomllib is recursive: refused before it runs out of stack
+    if too_deep is not None:
+        raise too_deep
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise InputFormatError(p, 0, f"expected arrays and inline tables nested at most {NESTING_MAX} levels deep, "
+                                     "found deeper nesting. Flatten the value.") from None
     except tomllib.TOMLDecodeError as e:
         m = _AT_LINE.search(str(e))
         msg = _AT_LINE.sub("", str(e)).strip().rstrip(".")
@@ -111,21 +118,21 @@ def parse_rubric(text: str, path: str | Path = "<rubric>") -> Rubric:
 
     for key in data:
         if key not in TOP_KEYS:
-            raise fail(key, f"expected one of the keys {', '.join(TOP_KEYS)}, found {key!r}. Remove or rename it.")
+            raise fail(key, f"expected one of the keys {', '.join(TOP_KEYS)}, found {shown(key)}. Remove or rename it.")
     for key in ("name", "source", "grades"):
         if key not in data:
             raise InputFormatError(p, 0, f"expected a {key!r} key, found none. Add it (see `workbench rubric define --help`).")
     name, source = data["name"], data["source"]
     if not isinstance(name, str):
-        raise fail("name", f"expected name to be a string, found {name!r}. Quote it.")
+        raise fail("name", f"expected name to be a string, found {shown(name)}. Quote it.")
     if name in RUBRICS:
         raise fail("name", f"expected a name that is not a built-in rubric ({', '.join(sorted(RUBRICS))}), found "
                            f"{name!r}. Choose another name.")
     if not isinstance(source, str):
-        raise fail("source", f"expected source to be a string, found {source!r}. Quote it.")
+        raise fail("source", f"expected source to be a string, found {shown(source)}. Quote it.")
     relevant_from = data.get("relevant_from", 1)
     if isinstance(relevant_from, bool) or not isinstance(relevant_from, int):
-        raise fail("relevant_from", f"expected relevant_from to be an integer grade, found {relevant_from!r}.")
+        raise fail("relevant_from", f"expected relevant_from to be an integer grade, found {shown(relevant_from)}.")
     entries = data["grades"]
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise fail("grades", "expected grades as [[grades]] tables, found another value. Write one [[grades]] "
@@ -145,19 +152,19 @@ def _grade(e: dict[str, Any], i: int, fail: Any) -> Grade:
     for key in e:
         if key not in GRADE_KEYS:
             raise fail(f"grades[{i}].{key}", f"expected one of the keys {', '.join(GRADE_KEYS)} in a [[grades]] "
-                                              f"table, found {key!r}. Remove or rename it.")
+                                              f"table, found {shown(key)}. Remove or rename it.")
     for key in ("grade", "label", "definition"):
         if key not in e:
             raise fail(f"grades[{i}].{key}", f"expected a {key!r} in this [[grades]] table, found none. Add it.")
     g = e["grade"]
     if isinstance(g, bool) or not isinstance(g, int):
-        raise fail(f"grades[{i}].grade", f"expected grade to be an integer, found {g!r}.")
+        raise fail(f"grades[{i}].grade", f"expected grade to be an integer, found {shown(g)}.")
     for key in ("label", "definition"):
         if not isinstance(e[key], str):
-            raise fail(f"grades[{i}].{key}", f"expected {key} to be a string, found {e[key]!r}. Quote it.")
+            raise fail(f"grades[{i}].{key}", f"expected {key} to be a string, found {shown(e[key])}. Quote it.")
     key_value = e.get("key", str(g))
     if not isinstance(key_value, str):
-        raise fail(f"grades[{i}].key", f"expected key to be a string such as \"0\", found {key_value!r}. Quote it.")
+        raise fail(f"grades[{i}].key", f"expected key to be a string such as \"0\", found {shown(key_value)}. Quote it.")
     return Grade(g, e["label"].strip(), " ".join(e["definition"].split()), key_value)
 
 

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from workbench.errors import InputFormatError
+from workbench.errors import InputFormatError, cut, shown
 from workbench.formats.trec import (
     GRADE_MAX,
     GRADE_MIN,
@@ -309,12 +309,13 @@ def read_smart(path: str | Path, *, text_to_end: str | None = None) -> list[Smar
         if line.startswith(".I") and (len(line) == 2 or line[2] in " \t"):
             m = _ID_LINE.fullmatch(line)
             if not m:
-                raise InputFormatError(p, lineno, f"expected '.I <id>', found {line!r}. Give the record an id.")
+                raise InputFormatError(p, lineno, f"expected '.I <id>', found {shown(line)}. Give the record an id.")
             close()
             smart_id, id_line = m.group(1), lineno
             if smart_id in seen:
                 raise InputFormatError(
-                    p, lineno, f"expected each .I id once, found {smart_id!r} again (first on line {seen[smart_id]}). Renumber it."
+                    p, lineno, f"expected each .I id once, found {shown(smart_id)} again (first on line {seen[smart_id]}). "
+                    "Renumber it."
                 )
             seen[smart_id] = lineno
             parts, first_line, current = {}, {}, None
@@ -322,7 +323,8 @@ def read_smart(path: str | Path, *, text_to_end: str | None = None) -> list[Smar
         marker = _MARKER.fullmatch(line)
         if marker:
             if not id_line:
-                raise InputFormatError(p, lineno, f"expected '.I <id>' before any field, found {line!r}. Start the file with a record.")
+                raise InputFormatError(p, lineno, f"expected '.I <id>' before any field, found {shown(line)}. Start the "
+                                                  "file with a record.")
             inline = marker.group(2)
             if text_to_end is not None and current == text_to_end:
                 if inline:  # stray marker inside the text: dropped, its text goes on
@@ -336,8 +338,10 @@ def read_smart(path: str | Path, *, text_to_end: str | None = None) -> list[Smar
             continue
         if current is None:
             if not id_line:
-                raise InputFormatError(p, lineno, f"expected '.I <id>' before any text, found {line[:40]!r}. Start the file with a record.")
-            raise InputFormatError(p, lineno, f"expected a field marker such as '.W' after '.I {smart_id}', found text. Add the marker.")
+                raise InputFormatError(p, lineno, f"expected '.I <id>' before any text, found {shown(line, 40)}. Start "
+                                                  "the file with a record.")
+            raise InputFormatError(p, lineno, f"expected a field marker such as '.W' after '.I {cut(smart_id)}', found "
+                                              "text. Add the marker.")
         parts[current][-1].append(line)
     close()
     if not records:
@@ -400,10 +404,10 @@ def read_cranqrel(path: str | Path) -> dict[str, dict[str, int]]:
                 p, lineno, f"expected 3 columns (query doc code), found {len(cols)}. Write one judgment per line."
             )
         topic, doc, code_s = cols
-        code = int(code_s) if re.fullmatch(r"-?[0-9]+", code_s) else None
+        code = int(code_s) if re.fullmatch(r"-?[0-9]{1,9}", code_s) else None
         if code is None or code not in GRADE_OF_CODE:
             raise InputFormatError(
-                p, lineno, f"expected a relevance code ({allowed}), found {code_s!r}. Use Cleverdon's codes."
+                p, lineno, f"expected a relevance code ({allowed}), found {shown(code_s)}. Use Cleverdon's codes."
             )
         grade = GRADE_OF_CODE[code]
         grades = qrels.setdefault(topic, {})
@@ -411,7 +415,7 @@ def read_cranqrel(path: str | Path) -> dict[str, dict[str, int]]:
             if grades[doc] != grade:
                 raise InputFormatError(
                     p, lineno,
-                    f"expected one code for query {topic!r} and document {doc!r}, found another on line "
+                    f"expected one code for query {shown(topic)} and document {shown(doc)}, found another on line "
                     f"{first[(topic, doc)]}. Keep one of the two lines.",
                 )
             continue
@@ -478,7 +482,7 @@ def parse_roles(text: str) -> tuple[str, ...]:
     roles = tuple(r for r in re.split(r"[,\s]+", text.strip().lower()) if r)
     bad = [r for r in roles if r not in ROLES]
     if bad:
-        raise ValueError(f"unknown column role {bad[0]!r}; use {', '.join(ROLES)}")
+        raise ValueError(f"unknown column role {shown(bad[0])}; use {', '.join(ROLES)}")
     if roles.count("query") != 1 or roles.count("doc") != 1 or roles.count("grade") > 1:
         raise ValueError("expected exactly one query column, one doc column and at most one grade column")
     return roles
@@ -623,7 +627,7 @@ def parse_grade_map(items: Sequence[str]) -> dict[float, int]:
         raw, sep, grade = item.partition("=")
         value = _number(raw.strip())
         if not sep or value is None or not re.fullmatch(r"[+-]?[0-9]+", grade.strip()):
-            raise ValueError(f"expected VALUE=GRADE such as 1=4 or 0.000000=1, found {item!r}")
+            raise ValueError(f"expected VALUE=GRADE such as 1=4 or 0.000000=1, found {shown(item)}")
         out[value] = int(grade)
     return out
 
@@ -719,13 +723,13 @@ def grade_mapping(
 
 
 def num_key(id_: str) -> str:
-    """``"007"`` -> ``"7"``; other ids unchanged (only for matching, never stored).
+    """``"007"`` -> ``"7"``; other ids unchanged (only for matching, never stored). No ``int()``: ids of any length.
 
     Example:
         >>> num_key("007"), num_key("0"), num_key("d07")
         ('7', '0', 'd07')
     """
-    return str(int(id_)) if id_.isascii() and id_.isdigit() else id_
+    return (id_.lstrip("0") or "0") if id_.isascii() and id_.isdigit() else id_
 
 
 @dataclass(frozen=True)

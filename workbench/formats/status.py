@@ -83,12 +83,21 @@ def read_status_file(path: str | Path) -> dict[str, StatusRow]:
     import csv
     import io
 
-    from workbench.formats.trec import read_text, shown_id
+    from workbench.errors import shown_list
+    from workbench.formats.trec import csv_cell_too_long, read_text, shown_id
 
     text = read_text(path)
     delimiter = "," if str(path).lower().endswith(".csv") else "\t"
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-    rows = [(i, r) for i, r in enumerate(reader, 1) if any(c.strip() for c in r)]
+    rows: list[tuple[int, list[str]]] = []
+    try:
+        for r in reader:
+            if any(c.strip() for c in r):
+                rows.append((reader.line_num, r))
+    except csv.Error as e:
+        raise csv_cell_too_long(path, reader.line_num, e) or InputFormatError(
+            str(path), reader.line_num, f"expected {'CSV' if delimiter == ',' else 'TSV'}, found unreadable text "
+                                        f"({e}). Check the quotes.") from None
     if not rows:
         raise InputFormatError(str(path), 0, "expected a header line (topic_id, status[, latency_ms, error]), "
                                              "found an empty file.")
@@ -100,7 +109,8 @@ def read_status_file(path: str | Path) -> dict[str, StatusRow]:
     if missing:
         sep = "tab" if delimiter == "\t" else "comma"
         raise InputFormatError(str(path), head_line, f"expected a header with columns topic_id and status "
-                                                     f"({sep}-separated), found {head!r}; missing {', '.join(missing)}.")
+                                                     f"({sep}-separated), found {shown_list(head)}; missing "
+                                                     f"{', '.join(missing)}.")
     col = {n: i for i, n in enumerate(names)}
     out: dict[str, StatusRow] = {}
     for lineno, r in rows[1:]:

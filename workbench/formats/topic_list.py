@@ -22,11 +22,20 @@ def read_topic_list(path: str | Path) -> list[str]:
 
     Example (a file holding ``1\\n# smoke\\n7  # long one\\n1\\n``) gives ``["1", "7"]``.
     """
-    ids: dict[str, None] = {}
-    for line in read_text(path).split("\n"):
+    return list(topic_list_lines(path))
+
+
+def topic_list_lines(path: str | Path) -> dict[str, int]:
+    """topic id -> the 1-based line of its first occurrence, ids in file order (``read_topic_list`` with lines).
+
+    Raises:
+        InputFormatError: unreadable, not UTF-8, or no topic id at all.
+    """
+    ids: dict[str, int] = {}
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
         body = line.split("#", 1)[0].strip()
         if body:
-            ids.setdefault(body.split()[0], None)
+            ids.setdefault(body.split()[0], lineno)
     if not ids:
         raise InputFormatError(str(path), 0, "expected topic ids, one per line, found none. Check the file.")
-    return list(ids)
+    return ids

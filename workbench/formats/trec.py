@@ -51,7 +51,19 @@ from typing import Any, Literal
 from workbench import ranking
 from workbench.errors import InputFormatError, ValidationError
 from workbench.formats.io import atomic_write
-from workbench.text import NAME_MAX, UNSAFE, escape_char, unsafe_char
+from workbench.scoring import rank_column
+from workbench.text import (
+    NAME_MAX,
+    NESTING_MAX,
+    SHOWN_MAX,
+    UNSAFE,
+    cut,
+    escape_char,
+    line_and_column,
+    shown,
+    too_deep,
+    unsafe_char,
+)
 from workbench.types import Topic
 
 _WS = " \t\r\f\v"
@@ -63,7 +75,7 @@ _NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infini
 
 RUN_COLUMNS = "topic Q0 doc rank score tag"
 GRADE_MIN, GRADE_MAX = -2147483648, 2147483647  # the store's INTEGER column (32-bit signed)
-ID_SHOWN = 60  # characters of an id shown in an error message
+ID_SHOWN = SHOWN_MAX  # characters of an id shown in an error message
 QRELS_COLUMNS = "topic iter doc grade"
 
 
@@ -82,6 +94,8 @@ class RunFile:
             that had some).
         file_order: topic_id -> doc ids ordered by the file's rank column (ties
             by file position; a duplicate keeps its best-ranked occurrence).
+        odd_ranks: the lines whose rank is negative, above ``rank_column.RANK_MAX`` or repeated
+            within its topic (``odd_ranks_warning`` says so), or None.
     """
 
     run: dict[str, dict[str, float]]
@@ -89,6 +103,7 @@ class RunFile:
     n_lines: int
     duplicates: dict[str, int]
     file_order: dict[str, list[str]]
+    odd_ranks: rank_column.OddRanks | None = None
 
 
 # -- line reading ---------------------------------------------------------------
@@ -201,25 +216,89 @@ def iter_json_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(1-based line number, object) of each non-blank line of a JSON-lines file.
 
     Text is read by ``read_text`` (UTF-8, BOM and CRLF normalised), whose errors
-    it raises.
+    it raises; each line by ``parse_json``.
 
     Raises:
-        InputFormatError: a line that is not valid JSON, or JSON that is not an
-            object (file, line and what was found).
+        InputFormatError: a line that is not valid JSON (or that ``parse_json`` refuses: a key given twice
+            in an object, nesting too deep, a number too long), or JSON that is not an object (file, line
+            and what was found).
     """
     p = str(path)
     for lineno, line in enumerate(read_text(path).split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputFormatError(
-                p, lineno, f"expected a JSON object, found invalid JSON ({e.msg} at column {e.colno}). Fix or remove the line."
-            ) from None
+        obj = parse_json(line, p, lineno)
         if not isinstance(obj, dict):
             raise InputFormatError(p, lineno, f"expected a JSON object, found a JSON {type(obj).__name__}. Write one object per line.")
         yield lineno, obj
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict; a key given twice raises (``json`` would keep the last value silently)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)  # built once: json.loads(..., hook) builds one per call
+
+
+def parse_json(text: str, path: str | Path, line: int = 0) -> Any:
+    """The JSON value of ``text`` (one line of a JSON-lines file, or a whole file), refusing what would be misread.
+
+    Refused: invalid JSON; an object that gives a key twice (which value counts is not clear; ``json.loads``
+    keeps the last one silently); arrays or objects nested too deep for the recursive decoder (located with
+    ``text.too_deep``); a number of more digits than Python reads (4,300).
+
+    Args:
+        text: the JSON text.
+        path: the file, for the message.
+        line: the 1-based line ``text`` is (a JSON-lines file); 0 for a whole file (lines then come from
+            the position in ``text``).
+
+    Raises:
+        InputFormatError: naming the file, the line and the column.
+
+    Example:
+        >>> parse_json('{"grade": 1, "grade": 2}', "j.jsonl", 4)  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        ...
+        workbench.errors.InputFormatError: j.jsonl:4: expected each key once in a JSON object, found 'grade' twice ...
+    """
+    p = str(path)
+
+    def where(index: int) -> tuple[int, int]:
+        at, col = line_and_column(text, index)
+        return (line or at), col
+
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as e:
+        raise InputFormatError(p, line or e.lineno, f"expected a JSON object, found invalid JSON ({e.msg} at column "
+                                                    f"{e.colno}). Fix or remove the line.") from None
+    except _RepeatedKey as e:
+        raise InputFormatError(p, line, f"expected each key once in a JSON object, found {shown(e.key)} twice: "
+                                        "which value counts is not clear. Remove one of them.") from None
+    except RecursionError:
+        deep = too_deep(text)
+        at, col = where(deep) if deep is not None else (line, 0)
+        raise InputFormatError(p, at, f"expected arrays and objects nested at most {NESTING_MAX} levels deep, "
+                                      f"found deeper nesting{f' from column {col}' if col else ''}, too deep to read. "
+                                      "Flatten the value.") from None
+    except ValueError as e:  # an integer of more than 4,300 digits (sys.get_int_max_str_digits)
+        found = "a number of more digits" if "integer string conversion" in str(e) else cut(str(e))
+        raise InputFormatError(p, line, f"expected JSON numbers of at most 4,300 digits, found {found}. "
+                                        "Shorten the number or quote it as a string.") from None
 
 
 def empty_file_error(path: str | Path, what: str) -> InputFormatError:
@@ -234,7 +313,7 @@ def _empty(path: str | Path, what: str) -> InputFormatError:
 
 
 def shown_id(value: str) -> str:
-    """An id quoted for an error message, cut to its first ``ID_SHOWN`` characters.
+    """An id quoted for an error message, cut to its first ``ID_SHOWN`` characters (``text.shown``).
 
     Example:
         >>> shown_id("d1")
@@ -242,9 +321,39 @@ def shown_id(value: str) -> str:
         >>> shown_id("x" * 100)[-20:]
         "x'… (100 characters)"
     """
-    if len(value) <= ID_SHOWN:
-        return repr(value)
-    return f"{value[:ID_SHOWN]!r}… ({len(value)} characters)"
+    return shown(value, ID_SHOWN)
+
+
+_FIELD_LIMIT = re.compile(r"field larger than field limit \((\d+)\)")
+
+
+def csv_cell_too_long(path: str | Path, line: int, e: Exception) -> InputFormatError | None:
+    """The error for a CSV cell longer than Python's ``csv`` reader reads (``csv.field_size_limit()``), or None
+    when ``e`` is another ``csv.Error`` (the caller words that one).
+
+    Example:
+        >>> str(csv_cell_too_long("m.csv", 2, Exception("field larger than field limit (131072)")))
+        "m.csv:2: expected cells of at most 131,072 characters (the CSV reader's limit), found a longer one. Shorten the cell."
+    """
+    m = _FIELD_LIMIT.search(str(e))
+    if m is None:
+        return None
+    return InputFormatError(str(path), line, f"expected cells of at most {int(m.group(1)):,} characters (the CSV "
+                                             "reader's limit), found a longer one. Shorten the cell.")
+
+
+def shown_json(value: object) -> str:
+    """A decoded JSON value for an error message: its JSON text, cut to ``ID_SHOWN`` characters (``text.cut``).
+
+    Example:
+        >>> shown_json([1, "a"]), shown_json(["x" * 100])[-20:]
+        ('[1, "a"]', 'xx… (104 characters)')
+    """
+    try:
+        text = json.dumps(value, default=str, ensure_ascii=False)
+    except (RecursionError, ValueError):
+        return f"a JSON {type(value).__name__}"
+    return cut(text, ID_SHOWN)
 
 
 def check_grade(path: str | Path, lineno: int, token: str, column: int) -> int:
@@ -268,7 +377,7 @@ def check_grade(path: str | Path, lineno: int, token: str, column: int) -> int:
             str(path), lineno,
             f"expected an integer grade in column {column}, found {shown_id(token)}. Write grades as whole numbers such as 0, 1, 2.",
         )
-    grade = int(token)
+    grade = int(token) if len(token) <= 12 else GRADE_MAX + 1  # more digits: out of range (and int() may refuse them)
     if not GRADE_MIN <= grade <= GRADE_MAX:
         raise InputFormatError(
             str(path), lineno,
@@ -351,6 +460,7 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
     tag_line = 0
     n = 0
     p = str(path)
+    ranks = rank_column.RankCheck()
     for lineno, cols in _lines(path):
         if len(cols) != 6:
             raise InputFormatError(
@@ -361,18 +471,18 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
         topic, _iteration, doc, rank_s, score_s, line_tag = cols
         if not _INT.fullmatch(rank_s):
             raise InputFormatError(
-                p, lineno, f"expected an integer rank in column 4, found {rank_s!r}. Write the rank as a whole number."
+                p, lineno, f"expected an integer rank in column 4, found {shown_id(rank_s)}. Write the rank as a whole number."
             )
         try:
             score = parse_score(score_s)
         except ValueError:
             raise InputFormatError(
-                p, lineno, f"score {score_s!r} is not a finite number; remove the line or re-export the run."
+                p, lineno, f"score {shown_id(score_s)} is not a finite number; remove the line or re-export the run."
             ) from None
         if score is None:
             raise InputFormatError(
                 p, lineno,
-                f"expected a numeric score in column 5, found {score_s!r}. Write the score as a decimal number such as 12.5.",
+                f"expected a numeric score in column 5, found {shown_id(score_s)}. Write the score as a decimal number such as 12.5.",
             )
         if tag is None:
             if len(line_tag) > NAME_MAX:
@@ -382,17 +492,41 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
         elif line_tag != tag:
             raise InputFormatError(
                 p, lineno,
-                f"expected run tag {tag!r} (as on line {tag_line}), found {line_tag!r}. "
+                f"expected run tag {tag!r} (as on line {tag_line}), found {shown_id(line_tag)}. "
                 "A run file holds one run; split the file by tag.",
             )
         n += 1
-        add_result(run, rows, duplicates, topic, doc, int(rank_s), score)
+        add_result(run, rows, duplicates, topic, doc, ranks.add(lineno, topic, rank_s), score)
     if n == 0 or tag is None:
         raise _empty(path, "run")
     file_order = ranking.file_orders(rows)
     if trust_file_order:
         run = {topic: ranking.scores_from_order(file_order[topic]) for topic in run}
-    return RunFile(run=run, tag=tag, n_lines=n, duplicates=duplicates, file_order=file_order)
+    return RunFile(run=run, tag=tag, n_lines=n, duplicates=duplicates, file_order=file_order,
+                   odd_ranks=ranks.result())
+
+
+def odd_ranks_warning(path: str | Path, odd: rank_column.OddRanks, *, trust_file_order: bool = False,
+                      rows: bool = False) -> str:
+    """The warning about a run file's odd rank column (``rank_column.OddRanks``): the count and the first line.
+
+    Every reader of the rank column (``read_run``, ``formats.columnar``, ``formats.parquet``) finds the same
+    ``OddRanks`` for the same file, so this is the one wording. ``rows``: a Parquet file (its rows, not lines).
+
+    Example:
+        >>> odd_ranks_warning("r.trec", rank_column.OddRanks(3, 7, "2", "repeated", "1", 5))
+        "r.trec:7: 3 line(s) with a negative, too large (> 2147483647) or repeated rank within a topic; the first: rank 2 repeats line 5 of topic '1'. The ranks do not change the numbers: each topic is ordered by score (trec_eval's rule)"
+    """
+    unit = "row" if rows else "line"
+    if odd.kind == "repeated":
+        first = f"rank {odd.rank} repeats {unit} {odd.first_line} of topic {shown_id(odd.topic)}"
+    else:
+        first = f"rank {odd.rank} of topic {shown_id(odd.topic)} is {odd.kind}"
+    effect = ("--trust-file-order orders each topic by them (ties by file position)" if trust_file_order else
+              "The ranks do not change the numbers: each topic is ordered by score (trec_eval's rule)")
+    where = f"{path}: row {odd.line}" if rows else f"{path}:{odd.line}"
+    return (f"{where}: {odd.n_lines} {unit}(s) with a negative, too large (> {rank_column.RANK_MAX}) or repeated "
+            f"rank within a topic; the first: {first}. {effect}")
 
 
 def _sort_key(id_: str) -> tuple[int, int, str]:
@@ -691,7 +825,7 @@ def _read_topics(path: str | Path) -> tuple[list[Topic], dict[str, dict[str, str
             title, desc = fields.get("title", ""), fields.get("desc", "")
             if not title and not desc:
                 raise InputFormatError(
-                    p, lineno, f"expected a <title> or <desc> for topic {num!r}, found neither. Add the query text."
+                    p, lineno, f"expected a <title> or <desc> for topic {shown_id(num)}, found neither. Add the query text."
                 )
             add(Topic(num, title, desc, fields.get("narr", "")), lineno)
             if extra:

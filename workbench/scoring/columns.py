@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from workbench import ranking
+from workbench.scoring.rank_column import RANK_MAX, OddRankKind, OddRanks
 from workbench.types import Qrels, Run
 
 _U64 = np.uint64
@@ -179,6 +180,67 @@ def hash_words(words: np.ndarray) -> np.ndarray:
     return h
 
 
+# -- the rank column ---------------------------------------------------------------
+
+
+def odd_ranks(topic_ids: Sequence[str], topic_codes: np.ndarray, ranks: np.ndarray) -> OddRanks | None:
+    """``rank_column.RankCheck``'s answer for a whole rank column at once: lines (rows) in file order, row i = line i + 1.
+
+    A rank is odd when negative, above ``RANK_MAX``, or equal to the rank of an earlier row of its topic.
+    The usual column (each topic's rows together, ranks rising or falling within each) is checked in a few
+    passes over the arrays; any other sorts the (topic, rank) pairs once.
+
+    Args:
+        topic_ids: code -> topic_id.
+        topic_codes: int (n,), the rows' topic codes.
+        ranks: int64 (n,), the rows' rank column.
+
+    Returns:
+        The ``OddRanks`` (as ``RankCheck`` gives them for the same lines), or None when no rank is odd.
+
+    Example:
+        >>> odd_ranks(("1", "2"), np.array([0, 0, 0, 1]), np.array([1, 2, 2, -1]))
+        OddRanks(n_lines=2, line=3, rank='2', kind='repeated', topic='1', first_line=2)
+    """
+    n = len(ranks)
+    if n == 0:
+        return None
+    codes = np.asarray(topic_codes)
+    odd = None
+    if int(ranks.min()) < 0 or int(ranks.max()) > RANK_MAX:
+        odd = (ranks < 0) | (ranks > RANK_MAX)
+    if not _monotone_by_topic(codes, ranks):
+        rows = np.arange(n) if odd is None else np.flatnonzero(~odd)  # an odd row is counted once
+        keys = (codes[rows].astype(np.int64) << 32) | ranks[rows]  # in range: below 2**31
+        _, first = np.unique(keys, return_index=True)  # stable: each pair's first row
+        if len(first) < len(rows):
+            again = np.ones(len(rows), dtype=bool)
+            again[first] = False
+            if odd is None:
+                odd = np.zeros(n, dtype=bool)
+            odd[rows[again]] = True
+    if odd is None:
+        return None
+    row = int(np.argmax(odd))
+    rank, code = int(ranks[row]), int(codes[row])
+    kind: OddRankKind = "negative" if rank < 0 else "too large" if rank > RANK_MAX else "repeated"
+    first_line = int(np.flatnonzero((codes == code) & (ranks == rank))[0]) + 1 if kind == "repeated" else 0
+    return OddRanks(int(np.count_nonzero(odd)), row + 1, str(rank), kind, topic_ids[code], first_line)
+
+
+def _monotone_by_topic(codes: np.ndarray, ranks: np.ndarray) -> bool:
+    """Each topic's rows are together and their ranks strictly rise (or each topic's strictly fall): no
+    rank repeats within a topic. A rank may only stop rising where a topic ends."""
+    ends = np.flatnonzero(codes[1:] != codes[:-1])  # row i ends a stretch of one topic
+    stretch_codes = codes[np.concatenate(([0], ends + 1))]
+    if len(np.unique(stretch_codes)) != len(stretch_codes):
+        return False
+    for not_rising in (ranks[1:] <= ranks[:-1], ranks[1:] >= ranks[:-1]):
+        if np.isin(np.flatnonzero(not_rising), ends, assume_unique=True).all():
+            return True
+    return False
+
+
 # -- shapes ------------------------------------------------------------------------
 
 
@@ -197,6 +259,8 @@ class RunColumns:
         n_lines: result lines read (rows before dropping duplicates).
         duplicates: topic_id -> duplicate lines a reader already dropped
             (``rank_run`` adds the ones it drops).
+        odd_ranks: the lines whose rank column is negative, above ``rank_column.RANK_MAX`` or repeated
+            within its topic (``odd_ranks``), or None (none, or a file without a rank column).
     """
 
     topic_ids: tuple[str, ...]
@@ -207,6 +271,7 @@ class RunColumns:
     name: str = ""
     n_lines: int = 0
     duplicates: Mapping[str, int] = field(default_factory=dict)
+    odd_ranks: OddRanks | None = None
 
 
 @dataclass(frozen=True, eq=False)

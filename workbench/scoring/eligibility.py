@@ -37,7 +37,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from workbench.errors import ValidationError
+from workbench.errors import ValidationError, shown
 from workbench.metadata import MetaValue
 from workbench.ranking import natural_key
 from workbench.scoring.filters import (
@@ -101,11 +101,11 @@ def topic_filters(topic_metadata: Mapping[str, Mapping[str, MetaValue]], key: st
         text = meta[key]
         if not isinstance(text, str):
             raise ValidationError(
-                f"topic {topic_id!r}: expected the {key!r} metadata to be a filter text, found {text!r}")
+                f"topic {shown(topic_id)}: expected the {key!r} metadata to be a filter text, found {shown(text)}")
         try:
             out[topic_id] = parse_filter(text)
         except ValidationError as e:
-            raise ValidationError(f"topic {topic_id!r}: {e}") from None
+            raise ValidationError(f"topic {shown(topic_id)}: {e}") from None
     return TopicFilters(key, out)
 
 
@@ -119,7 +119,7 @@ def check_filters(filters: TopicFilters, columns: MetadataColumns) -> None:
         try:
             check_keys(f, columns.key_types)
         except UnknownMetadataKeyError as e:
-            raise UnknownMetadataKeyError(e.key, e.known, f"topic {topic_id!r}: {e}") from None
+            raise UnknownMetadataKeyError(e.key, e.known, f"topic {shown(topic_id)}: {e}") from None
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,9 @@ Semantics (two-valued; each pinned by ``tests/scoring/test_filters.py``):
 * ``not``, ``and``, ``or`` as in logic; ``and`` binds tighter than ``or``.
 
 Errors: ``FilterSyntaxError`` gives the 1-based column and a caret under the
-filter text; ``UnknownMetadataKeyError`` names the key and the known keys
+filter text (a long filter is shown cut, around the column); parentheses and
+``not``s nest at most ``text.NESTING_MAX`` (100) deep, so that no filter can
+exhaust the recursive parser's stack; ``UnknownMetadataKeyError`` names the key and the known keys
 (``check_keys``), and a literal whose type no value of the key has is an error too.
 
 Two evaluators give the same answer: ``Filter.matches(metadata)`` for one
@@ -56,8 +58,9 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Literal
 
-from workbench.errors import ValidationError
+from workbench.errors import ValidationError, cut, shown
 from workbench.metadata import KEY_RULE, MetaValue, canonical, parse_date, value_type
+from workbench.text import NESTING_MAX
 
 if TYPE_CHECKING:
     import numpy as np
@@ -92,7 +95,24 @@ class FilterSyntaxError(ValidationError):
         self.text = text
         self.column = column
         self.problem = problem
-        super().__init__(f"filter {text!r}: column {column}: {problem}\n  {text}\n  {' ' * (column - 1)}^")
+        shown_text, caret = _excerpt(text, column)
+        super().__init__(f"filter {shown(text, _SHOWN_FILTER)}: column {column}: {problem}\n  {shown_text}\n  "
+                         f"{' ' * caret}^")
+
+
+_SHOWN_FILTER = 100
+"""Characters of a filter an error message shows (a longer one is shown around the column of the problem)."""
+
+
+def _excerpt(text: str, column: int) -> tuple[str, int]:
+    """(the filter as shown under an error, the caret's offset in it): the whole text when short, else
+    ``_SHOWN_FILTER`` characters around ``column`` with ``…`` where it is cut."""
+    if len(text) <= _SHOWN_FILTER:
+        return text, column - 1
+    start = max(0, min(column - 1 - _SHOWN_FILTER // 2, len(text) - _SHOWN_FILTER))
+    end = start + _SHOWN_FILTER
+    head = "\u2026" if start else ""
+    return head + text[start:end] + ("\u2026" if end < len(text) else ""), column - 1 - start + len(head)
 
 
 class UnknownMetadataKeyError(ValidationError):
@@ -415,6 +435,7 @@ class _Parser:
         self.text = text
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0
 
     def peek(self) -> _Tok:
         return self.toks[self.i]
@@ -428,8 +449,16 @@ class _Parser:
         return t.text.lower() if t.kind == "name" else ""
 
     def fail(self, t: _Tok, expected: str) -> FilterSyntaxError:
-        found = "the end of the filter" if t.kind == "end" else repr(t.text)
+        found = "the end of the filter" if t.kind == "end" else shown(t.text)
         return FilterSyntaxError(self.text, t.column, f"expected {expected}, found {found}")
+
+    def enter(self, t: _Tok) -> None:
+        """One more level of nesting (a '(' or a 'not' at ``t``); more than ``NESTING_MAX`` is refused."""
+        self.depth += 1
+        if self.depth > NESTING_MAX:
+            raise FilterSyntaxError(self.text, t.column, f"expected parentheses and 'not's nested at most "
+                                                         f"{NESTING_MAX} deep, found deeper nesting here. Simplify "
+                                                         "the filter (e.g. drop parentheses around a single test)")
 
     def parse(self) -> Filter:
         if self.peek().kind == "end":
@@ -456,17 +485,21 @@ class _Parser:
 
     def not_expr(self) -> Filter:
         if self.word(self.peek()) == "not":
-            self.next()
-            return _Not(self.not_expr())
+            self.enter(self.next())
+            node = _Not(self.not_expr())
+            self.depth -= 1
+            return node
         return self.primary()
 
     def primary(self) -> Filter:
         t = self.next()
         if t.kind == "punct" and t.text == "(":
+            self.enter(t)
             node = self.or_expr()
             close = self.next()
             if close.text != ")":
                 raise self.fail(close, f"')' to close the '(' at column {t.column}")
+            self.depth -= 1
             return node
         if self.word(t) == "has":
             if self.next().text != "(":
@@ -484,14 +517,14 @@ class _Parser:
                 raise FilterSyntaxError(
                     self.text, op.column,
                     f"expected a number or a date after {op.text!r} (ranges compare numbers or dates), "
-                    f"found {value_type(value)} {_literal_text(value)}")
+                    f"found {value_type(value)} {cut(_literal_text(value))}")
             return _Compare(key, canon, value)
         if self.word(op) == "in":
             return _In(key, self.list(), False)
         if self.word(op) == "not" and self.word(self.peek()) == "in":
             self.next()
             return _In(key, self.list(), True)
-        raise self.fail(op, f"an operator (= != < <= > >= in, not in) after the key {key!r}")
+        raise self.fail(op, f"an operator (= != < <= > >= in, not in) after the key {shown(key)}")
 
     def key(self, t: _Tok) -> str:
         if t.kind != "name" or t.text.lower() in _KEYWORDS:
@@ -521,10 +554,13 @@ class _Parser:
             return re.sub(r"\\(.)", r"\1", t.text[1:-1])
         if t.kind == "number":
             if re.fullmatch(r"[+-]?[0-9]+", t.text):
+                if len(t.text) > 4000:  # int() refuses more than 4,300 digits
+                    raise FilterSyntaxError(self.text, t.column, f"expected a number of at most 4,000 digits, "
+                                                                 f"found {shown(t.text)}")
                 return int(t.text)
             x = float(t.text)
             if not math.isfinite(x):
-                raise FilterSyntaxError(self.text, t.column, f"expected a finite number, found {t.text!r}")
+                raise FilterSyntaxError(self.text, t.column, f"expected a finite number, found {shown(t.text)}")
             return x
         if t.kind == "date":
             d = parse_date(t.text)
@@ -534,7 +570,7 @@ class _Parser:
         if self.word(t) in ("true", "false"):
             return self.word(t) == "true"
         if t.kind == "name":
-            raise self.fail(t, f"{expected} (quote text: \"{t.text}\")")
+            raise self.fail(t, f"{expected} (quote text: \"{cut(t.text)}\")")
         raise self.fail(t, expected)
 
 
@@ -583,16 +619,17 @@ def check_keys(f: Filter, key_types: Mapping[str, Collection[str]]) -> None:
     known = sorted(key_types)
     for key in sorted(f.keys()):
         if key not in key_types:
-            shown = ", ".join(known[:30]) or "(none: the collection version has no document metadata)"
+            listed = ", ".join(known[:30]) or "(none: the collection version has no document metadata)"
             raise UnknownMetadataKeyError(
-                key, known, f"filter {f.text or f.canonical!r} names the metadata key {key!r}, which no document has; "
-                f"known keys: {shown}")
+                key, known, f"filter {shown(f.text or f.canonical, _SHOWN_FILTER)} names the metadata key {key!r}, "
+                f"which no document has; known keys: {listed}")
     for key, value in f.comparisons():
         t = value_type(value)
         if t not in key_types[key]:
             has = ", ".join(sorted(key_types[key]))
             raise UnknownMetadataKeyError(
-                key, known, f"filter {f.text or f.canonical!r} compares {key!r} with the {t} {_literal_text(value)}, "
+                key, known, f"filter {shown(f.text or f.canonical, _SHOWN_FILTER)} compares {key!r} with the {t} "
+                f"{cut(_literal_text(value))}, "
                 f"but {key!r} holds {has} values; write the value as a {has.split(', ')[0]}")
 
 

@@ -67,11 +67,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from workbench.errors import InputFormatError, UnknownNameError, ValidationError
+from workbench.errors import InputFormatError, UnknownNameError, ValidationError, cut, shown
 from workbench.scoring.measures import Measure, R, parse_measure
 from workbench.scoring.multiple import CORRECTIONS
 from workbench.scoring.results import MIN_TOPICS
 from workbench.scoring.validity import SUBSET_SHARE
+from workbench.text import NESTING_MAX, nesting_error
 
 Decide = Literal["corrected", "raw"]
 LeakageAction = Literal["invalid", "exclude", "off"]
@@ -361,7 +362,8 @@ class _Reader:
         for key in table:
             if key not in allowed:
                 name = ".".join(str(x) for x in at if not isinstance(x, int))
-                raise self.error((*at, key), f"unknown key {key!r} in [{name}]; expected one of {', '.join(allowed)}.")
+                raise self.error((*at, key), f"unknown key {shown(key)} in [{name}]; expected one of "
+                                             f"{', '.join(allowed)}.")
 
     def table(self, doc: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
         value = doc.get(key)
@@ -379,7 +381,7 @@ class _Reader:
             return default
         v = t[key]
         if isinstance(v, bool) or not isinstance(v, int):
-            raise self.error((*at, key), f"{key}: expected an integer, found {_kind(v)} {v!r}.")
+            raise self.error((*at, key), f"{key}: expected an integer, found {_kind(v)} {shown(v)}.")
         if v < low or (high is not None and v > high):
             rng = f">= {low}" if high is None else f"in {low}..{high}"
             raise self.error((*at, key), f"{key}: expected an integer {rng}, found {v}.")
@@ -393,13 +395,13 @@ class _Reader:
             return default
         v = t[key]
         if isinstance(v, bool) or not isinstance(v, int | float):
-            raise self.error((*at, key), f"{key}: expected a number, found {_kind(v)} {v!r}.")
+            raise self.error((*at, key), f"{key}: expected a number, found {_kind(v)} {shown(v)}.")
         x = float(v)
         bad = (not math.isfinite(x) or x < low or x > high or (open_low and x == low) or (open_high and x == high))
         if bad:
             lo = "(" if open_low else "["
             hi = ")" if open_high else "]"
-            raise self.error((*at, key), f"{key}: expected a number in {lo}{low:g}, {high:g}{hi}, found {v!r}.")
+            raise self.error((*at, key), f"{key}: expected a number in {lo}{low:g}, {high:g}{hi}, found {shown(v)}.")
         return x
 
     def string(self, t: Mapping[str, Any], at: tuple[Any, ...], key: str, default: str | None,
@@ -410,9 +412,9 @@ class _Reader:
             return default
         v = t[key]
         if not isinstance(v, str):
-            raise self.error((*at, key), f"{key}: expected a string, found {_kind(v)} {v!r}.")
+            raise self.error((*at, key), f"{key}: expected a string, found {_kind(v)} {shown(v)}.")
         if choices is not None and v not in choices:
-            raise self.error((*at, key), f"{key}: expected one of {', '.join(choices)}, found {v!r}.")
+            raise self.error((*at, key), f"{key}: expected one of {', '.join(choices)}, found {shown(v)}.")
         return v
 
     def strings(self, t: Mapping[str, Any], at: tuple[Any, ...], key: str, what: str) -> tuple[str, ...]:
@@ -426,23 +428,48 @@ class _Reader:
         for x in v:
             if not isinstance(x, str):
                 hint = f' Write ids as strings: ["{x}"].' if isinstance(x, int) and not isinstance(x, bool) else ""
-                raise self.error((*at, key), f"{key}: expected {what} as strings, found {_kind(x)} {x!r}.{hint}")
+                raise self.error((*at, key), f"{key}: expected {what} as strings, found {_kind(x)} {shown(x)}.{hint}")
         return tuple(v)
 
     def measure(self, value: Any, at: tuple[Any, ...]) -> Measure:
         if not isinstance(value, str):
-            raise self.error(at, f"expected a measure name such as \"R@50\", found {_kind(value)} {value!r}.")
+            raise self.error(at, f"expected a measure name such as \"R@50\", found {_kind(value)} {shown(value)}.")
         if "@" not in value:
-            raise self.error(at, f"expected a measure with a cutoff such as \"{value}@10\", found {value!r}.")
+            raise self.error(at, f"expected a measure with a cutoff such as \"{cut(value)}@10\", found {shown(value)}.")
         try:
             return parse_measure(value)
         except (UnknownNameError, ValidationError) as e:
-            raise self.error(at, f"measure {value!r}: {e}") from None
+            raise self.error(at, f"measure {shown(value)}: {e}") from None
 
 
 def _kind(v: object) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
             dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _toml(text: str, path: str) -> dict[str, Any]:
+    """The TOML document of a policy file.
+
+    Raises:
+        InputFormatError: a syntax error (tomllib's line and column), or nesting deeper than ``NESTING_MAX``
+            (tomllib is recursive: refused before it runs out of stack).
+    """
+    too_deep = nesting_error(text, path, "toml")
+    if too_deep is not None:
+        raise too_deep
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise InputFormatError(path, 0, f"expected arrays and inline tables nested at most {NESTING_MAX} levels "
+                                        "deep, found deeper nesting. Flatten the value.") from None
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = _TOML_AT.search(msg)
+        line = int(m.group(1)) if m else (len(text.splitlines()) if "end of document" in msg else 0)
+        msg = msg.replace(" (at end of document)", " at the end of the file")
+        problem = _TOML_AT.sub("", msg).strip().rstrip(".")
+        col = f" at column {m.group(2)}" if m else ""
+        raise InputFormatError(path, line, f"TOML syntax error{col}: {problem}. See toml.io for the syntax.") from None
 
 
 def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
@@ -469,7 +496,7 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
         ...
         workbench.errors.InputFormatError: g.toml:2: k: expected an integer >= 1, found 0.
     """
-    doc = _load_toml(text, path)
+    doc = _toml(text, path)
     r = _Reader(path, text)
     _check_tables(r, doc)
     gate = _gate_table(r, doc, path)
@@ -487,25 +514,11 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
         critical=critical, floors=floors, slices=keys, slice_min_topics=slice_min, validity=validity, content=text)
 
 
-def _load_toml(text: str, path: str) -> dict[str, Any]:
-    """The TOML document; a syntax error becomes InputFormatError at tomllib's line (and column)."""
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        msg = str(e)
-        m = _TOML_AT.search(msg)
-        line = int(m.group(1)) if m else (len(text.splitlines()) if "end of document" in msg else 0)
-        msg = msg.replace(" (at end of document)", " at the end of the file")
-        problem = _TOML_AT.sub("", msg).strip().rstrip(".")
-        col = f" at column {m.group(2)}" if m else ""
-        raise InputFormatError(path, line, f"TOML syntax error{col}: {problem}. See toml.io for the syntax.") from None
-
-
 def _check_tables(r: _Reader, doc: Mapping[str, Any]) -> None:
     """Every top-level key is a known table ([[floor]] an array of tables), in the file's order."""
     for key, value in doc.items():
         if key not in _TABLES:
-            raise r.error((key,), f"unknown table [{key}]; expected {', '.join('[' + t + ']' for t in _TABLES)}.")
+            raise r.error((key,), f"unknown table [{cut(key)}]; expected {', '.join('[' + t + ']' for t in _TABLES)}.")
         if key == "floor":
             if not isinstance(value, list):
                 raise r.error((key,), "expected [[floor]] tables (an array of tables), found a single table; "
@@ -607,8 +620,8 @@ def _critical_rule(r: _Reader, doc: Mapping[str, Any]) -> CriticalRule:
     for key, value in raw_where.items():
         vals = value if isinstance(value, list) else [value]
         if not vals or not all(isinstance(x, str | int | float) and not isinstance(x, bool) for x in vals):
-            raise r.error((*at, "where"), f"where.{key}: expected a value or a list of values "
-                                          f"(strings or numbers), found {value!r}.")
+            raise r.error((*at, "where"), f"where.{cut(key)}: expected a value or a list of values "
+                                          f"(strings or numbers), found {shown(value)}.")
         where[key] = tuple(_text(x) for x in vals)
     if not ids and not where:
         raise r.error(at, "[critical] names no topic; add `topics = [\"...\"]` or `where = { key = \"value\" }`.")

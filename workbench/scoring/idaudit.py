@@ -12,16 +12,20 @@ measures, against the collection version the run was produced over:
   documents of the version.
 
 Every missing id is listed; for the first ``limit`` of them the audit looks for
-*near misses*: collection ids equal to it after one of these normalisations
-(both sides normalised the same way), tried in this order:
+*near misses*: collection ids that differ from it only by these kinds of
+difference (both sides normalised the same way):
 
 * ``case``: Unicode case folding (``D12`` ~ ``d12``);
-* ``zeros``: leading zeros of every digit run dropped (``doc007`` ~ ``doc7``);
-* ``prefix``: everything before the first digit dropped, with
-  ``case`` and ``zeros`` applied too (``MARCO_00042`` ~ ``42``, ``doc:42`` ~ ``D-42``).
+* ``zeros``: zero padding, leading zeros of every digit run dropped (``doc007`` ~ ``doc7``);
+* ``prefix``: everything before the first digit dropped (``msmarco_31`` ~ ``31``, ``doc:42`` ~ ``D-42``).
 
-A missing id that has near misses is almost certainly an identifier mismatch,
-not a missing document: the report says which rule matched.
+A near miss is labelled with the fewest kinds that explain it, joined by ``+`` in
+that order: ``case``, ``zeros``, ``prefix``, ``case+zeros`` (``D007`` ~ ``d7``),
+``case+prefix``, ``zeros+prefix`` (``MARCO_00042`` ~ ``42``) or
+``case+zeros+prefix`` (``MS_07A`` ~ ``7a``); a missing id's near misses are the
+collection ids of its best label (fewest kinds, then that order). A missing id that
+has near misses is almost certainly an identifier mismatch, not a missing document:
+the report says which kinds of difference it has.
 
 Source:
     The audit of joins between labels and results in the recall-testing
@@ -65,8 +69,18 @@ def strip_zeros(doc_id: str) -> str:
     return _DIGITS.sub(lambda m: m.group().lstrip("0") or "0", doc_id)
 
 
+def drop_prefix(doc_id: str) -> str:
+    """``prefix`` kind: everything before the first digit dropped (an id without digits is kept).
+
+    Example:
+        >>> drop_prefix("MARCO_00042"), drop_prefix("D-42"), drop_prefix("abc")
+        ('00042', '42', 'abc')
+    """
+    return _PREFIX.sub("", doc_id) or doc_id
+
+
 def strip_prefix(doc_id: str) -> str:
-    """``prefix`` rule: everything before the first digit dropped, then ``case`` and ``zeros``.
+    """All three kinds at once: ``prefix``, then ``case`` and ``zeros`` (the key near misses are looked up by).
 
     An id without digits is only case-folded.
 
@@ -74,16 +88,43 @@ def strip_prefix(doc_id: str) -> str:
         >>> strip_prefix("MARCO_00042"), strip_prefix("D-42"), strip_prefix("abc")
         ('42', '42', 'abc')
     """
-    rest = _PREFIX.sub("", doc_id)
-    return strip_zeros(fold_case(rest or doc_id))
+    return strip_zeros(fold_case(drop_prefix(doc_id)))
 
 
 RULES: dict[str, Callable[[str], str]] = {
     "case": fold_case,
     "zeros": strip_zeros,
-    "prefix": strip_prefix,
+    "prefix": drop_prefix,
 }
-"""Near-miss rules, in the order they are tried: name -> normalisation."""
+"""The kinds of difference a near miss may have, in label order: name -> normalisation."""
+
+LABELS: tuple[tuple[str, ...], ...] = (
+    ("case",), ("zeros",), ("prefix",),
+    ("case", "zeros"), ("case", "prefix"), ("zeros", "prefix"),
+    ("case", "zeros", "prefix"),
+)
+"""The combinations of kinds, in the order a near miss's label is chosen (fewest kinds first)."""
+
+
+def _normalised(doc_id: str, kinds: tuple[str, ...]) -> str:
+    """``doc_id`` with the kinds applied in the order prefix, case, zeros (as ``strip_prefix``)."""
+    for kind in ("prefix", "case", "zeros"):
+        if kind in kinds:
+            doc_id = RULES[kind](doc_id)
+    return doc_id
+
+
+def difference(missing: str, match: str) -> str | None:
+    """The label of the fewest kinds of difference between two ids (``case+zeros``), or None when none explains it.
+
+    Example:
+        >>> difference("D007", "d7"), difference("D12", "d12"), difference("MS_07A", "7a"), difference("a1", "b2")
+        ('case+zeros', 'case', 'case+zeros+prefix', None)
+    """
+    for kinds in LABELS:
+        if _normalised(missing, kinds) == _normalised(match, kinds):
+            return "+".join(kinds)
+    return None
 
 
 @dataclass(frozen=True)
@@ -92,8 +133,9 @@ class NearMiss:
 
     Attributes:
         doc_id: the id that is not in the collection version.
-        rule: the first rule that found a match (``case``, ``zeros`` or ``prefix``).
-        matches: collection ids equal to it under that rule (up to 5, natural order).
+        rule: the kinds of difference of its closest matches: ``case``, ``zeros``, ``prefix`` or a
+            combination joined by ``+`` (``case+zeros``), as ``difference`` labels them.
+        matches: the collection ids with that label (up to 5, natural order).
     """
 
     doc_id: str
@@ -184,40 +226,41 @@ def coverage(
 
 
 def near_misses(missing: Iterable[str], collection_ids: Iterable[str]) -> tuple[NearMiss, ...]:
-    """Near misses of ``missing`` among ``collection_ids`` (see the module docstring for the rules).
+    """Near misses of ``missing`` among ``collection_ids`` (see the module docstring for the kinds and labels).
+
+    Each collection id is normalised once (``strip_prefix``: all three kinds); the ones that meet a missing id
+    there are labelled with ``difference``, and the missing id keeps those of its best label.
 
     Args:
         missing: ids not in the collection.
         collection_ids: the collection version's ids.
 
     Returns:
-        One ``NearMiss`` per missing id that matches under some rule (the first
-        rule that matches), in the order of ``missing``.
+        One ``NearMiss`` per missing id that has one, in the order of ``missing``.
 
     Example:
-        >>> [(n.doc_id, n.rule, n.matches) for n in near_misses(["D1", "doc07", "MS_3", "zz"], ["d1", "doc7", "3"])]
-        [('D1', 'case', ('d1',)), ('doc07', 'zeros', ('doc7',)), ('MS_3', 'prefix', ('3',))]
+        >>> [(n.doc_id, n.rule, n.matches) for n in near_misses(["D1", "doc07", "MS_3", "D007", "zz"],
+        ...                                                    ["d1", "doc7", "3", "d7"])]
+        [('D1', 'case', ('d1',)), ('doc07', 'zeros', ('doc7',)), ('MS_3', 'prefix', ('3',)), ('D007', 'case+zeros', ('d7',))]
     """
     wanted = list(dict.fromkeys(missing))
     if not wanted:
         return ()
-    keys: dict[str, dict[str, list[str]]] = {rule: {} for rule in RULES}
-    for rule, f in RULES.items():
-        for m in wanted:
-            keys[rule].setdefault(f(m), []).append(m)
-    found: dict[str, dict[str, list[str]]] = {rule: {} for rule in RULES}
+    by_key: dict[str, list[str]] = {}
+    for m in wanted:
+        by_key.setdefault(strip_prefix(m), []).append(m)
+    found: dict[str, dict[str, list[str]]] = {}  # missing id -> label -> collection ids
     for c in collection_ids:
-        for rule, f in RULES.items():
-            for m in keys[rule].get(f(c), ()):
-                if m != c:
-                    found[rule].setdefault(m, []).append(c)
+        for m in by_key.get(strip_prefix(c), ()):
+            label = difference(m, c) if m != c else None
+            if label is not None:
+                found.setdefault(m, {}).setdefault(label, []).append(c)
+    order = {"+".join(kinds): i for i, kinds in enumerate(LABELS)}
     out = []
     for m in wanted:
-        for rule in RULES:
-            hits = found[rule].get(m)
-            if hits:
-                out.append(NearMiss(m, rule, tuple(sorted(hits, key=natural_key)[:5])))
-                break
+        if m in found:
+            label = min(found[m], key=order.__getitem__)
+            out.append(NearMiss(m, label, tuple(sorted(found[m][label], key=natural_key)[:5])))
     return tuple(out)
 
 

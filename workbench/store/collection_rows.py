@@ -12,18 +12,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from workbench.errors import UnknownNameError
+from workbench.text import SHOWN_MAX, cut, shown
 
-ID_SHOWN = 60  # characters of an id shown in a message
+ID_SHOWN = SHOWN_MAX  # characters of an id shown in a message
 
 
 def shown_id(value: str) -> str:
     """An id quoted for a message, cut to ``ID_SHOWN`` characters (a 2 MB id must not fill the terminal)."""
-    return repr(value) if len(value) <= ID_SHOWN else f"{value[:ID_SHOWN]!r}\u2026 ({len(value)} characters)"
+    return shown(value, ID_SHOWN)
 
 
 def cut_id(value: str) -> str:
     """``value`` itself, or its first ``ID_SHOWN`` characters + ``"… (N characters)"`` when longer."""
-    return value if len(value) <= ID_SHOWN else f"{value[:ID_SHOWN]}\u2026 ({len(value)} characters)"
+    return cut(value, ID_SHOWN)
 
 
 

@@ -440,7 +440,7 @@ def _add_topics(cur: Any, name: str, topics: list[Topic], source: str) -> tuple[
             fields = [f for f, a, b in zip(("title", "description", "narrative"), old, (t.title, t.description, t.narrative), strict=True) if a != b]
             raise ValidationError(
                 f"collection {name!r}: topic {shown_id(t.topic_id)} is already stored with a different {' and '.join(fields)} "
-                f"(stored title {old[0]!r}, new {t.title!r}); topics are not overwritten. "
+                f"(stored title {shown_id(old[0])}, new {shown_id(t.title)}); topics are not overwritten. "
                 "Use a new topic id or a new collection name."
             )
     if new:

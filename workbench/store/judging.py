@@ -39,7 +39,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.errors import UnknownNameError, ValidationError
+from workbench.errors import UnknownNameError, ValidationError, shown
 from workbench.judging.agreement import AgreementCounts, counts_from_profiles
 from workbench.judging.groups import GROUP_MODES, GroupMode
 from workbench.judging.queue import JudgingView, topic_order
@@ -398,7 +398,7 @@ class Judging:
             PermissionDeniedError: ``lead`` is not a lead.
         """
         if mode not in GROUP_MODES:
-            raise ValidationError(f"expected a duplicate-group mode {' or '.join(GROUP_MODES)}, found {mode!r}")
+            raise ValidationError(f"expected a duplicate-group mode {' or '.join(GROUP_MODES)}, found {shown(mode)}")
         with self._gateway.transaction("set duplicate-group mode") as cur:
             require_lead(cur, lead, "set the duplicate-group mode")
             if _one(cur.execute("SELECT count(*) FROM pools WHERE pool_version = ?", [pool_version]))[0] == 0:

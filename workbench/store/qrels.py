@@ -686,7 +686,7 @@ def check_version_name(name: str, origin: str) -> None:
     """A new qrels version's name and origin are valid (ValidationError otherwise)."""
     check_qrels_name(name)
     if origin not in ("published", "imported"):
-        raise ValidationError(f"expected origin 'published' or 'imported', found {origin!r}")
+        raise ValidationError(f"expected origin 'published' or 'imported', found {_shown(origin)}")
 
 
 def stored_content_hash(cur: Any, name: str) -> str:

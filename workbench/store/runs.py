@@ -29,6 +29,7 @@ under the same canonical rule.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -43,6 +44,7 @@ from workbench.errors import (
     InputFormatError,
     UnknownNameError,
     ValidationError,
+    shown,
 )
 from workbench.lineage import RerankCost, RunLineage, TopicCost
 from workbench.ranking import natural_key, ranked
@@ -365,6 +367,8 @@ class Runs:
                                      "duplicates_dropped": sum(rf.duplicates.values())}
         if status_file is not None:
             params["status_file"] = str(status_file)
+        if rf.odd_ranks is not None:  # the import warns (formats.trec.odd_ranks_warning); kept as provenance
+            params["odd_ranks"] = dataclasses.asdict(rf.odd_ranks)
         depth = max((len(d) for d in rf.run.values()), default=1)
         messages = {t: "the file has no line for this topic" for t in topics - set(rf.run)}
         messages.update({r.topic_id: r.error or f"status file: {r.status}" for r in status_rows.values()
@@ -667,7 +671,7 @@ def _check_run_files(paths: Sequence[str | Path], depth: int) -> tuple[list[str]
     stems = [Path(p).stem for p in files]
     if len(set(stems)) != len(stems):
         dup = sorted({s for s in stems if stems.count(s) > 1})
-        raise ValidationError(f"run files must have distinct names, found {dup[0]!r} twice")
+        raise ValidationError(f"run files must have distinct names, found {shown(dup[0])} twice")
     return files, stems
 
 

@@ -25,6 +25,7 @@ from workbench.errors import (
     PermissionDeniedError,
     UnknownNameError,
     ValidationError,
+    shown,
 )
 from workbench.store._rows import _one
 from workbench.store.core import Gateway
@@ -196,7 +197,7 @@ class Users:
         """
         check_user_name(name)
         if role not in ROLES:
-            raise ValidationError(f"expected role 'assessor' or 'lead', found {role!r}")
+            raise ValidationError(f"expected role 'assessor' or 'lead', found {shown(role)}")
         if token is not None and (len(token) < 8 or token != token.strip()):
             raise ValidationError("expected a token of at least 8 characters without surrounding spaces")
         plain = token if token is not None else secrets.token_urlsafe(16)

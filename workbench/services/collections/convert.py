@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.errors import InputFormatError, ValidationError
+from workbench.errors import InputFormatError, ValidationError, shown
 from workbench.formats import beir, smart, trec
 from workbench.formats.io import atomic_write
 from workbench.formats.smart import GradeMapping, QrelsLayout, QueryNumbering, SmartRecord
@@ -138,7 +138,7 @@ def parse_fields(items: Sequence[str], *, what: str = "--field") -> tuple[tuple[
         except ValueError:
             letter = ""
         if not sep or not _FIELD_NAME.fullmatch(name) or not letter:
-            raise ValidationError(f"{what}: expected NAME=.MARKER such as title=.T or authors=.A, found {item!r}")
+            raise ValidationError(f"{what}: expected NAME=.MARKER such as title=.T or authors=.A, found {shown(item)}")
         if letter == "I":
             raise ValidationError(f"{what} {item}: .I is the record id, not a field; the id is always the .I value")
         if any(n == name for n, _ in out):

@@ -53,7 +53,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from workbench.errors import DuplicateNameError, InputFormatError, UnknownNameError, ValidationError
+from workbench.errors import (
+    DuplicateNameError,
+    InputFormatError,
+    UnknownNameError,
+    ValidationError,
+    shown,
+)
 from workbench.formats import beir, irds, parquet, smart, trec
 from workbench.formats.io import atomic_write, check_writable_folder
 from workbench.formats.metadata import (
@@ -209,10 +215,7 @@ def _meta_for(path: Path) -> dict[str, Any]:
     meta_path = path.with_name(QRELS_META)
     if not meta_path.is_file():
         return {}
-    try:
-        meta = json.loads(trec.read_text(meta_path))
-    except json.JSONDecodeError as e:
-        raise InputFormatError(str(meta_path), e.lineno, f"expected JSON, found invalid JSON ({e.msg}). Fix the file.") from None
+    meta = trec.parse_json(trec.read_text(meta_path), meta_path)
     if not isinstance(meta, dict):
         raise InputFormatError(str(meta_path), 1, "expected a JSON object, found another JSON value. Fix the file.")
     return meta
@@ -377,7 +380,7 @@ def _merge_side(
         i, k, a, b = conflicts[0]
         raise InputFormatError(
             str(side_path), 0,
-            f"{what} {trec.shown_id(i)}: key {k!r} is {a!r} in {base_name} and {b!r} here "
+            f"{what} {trec.shown_id(i)}: key {k!r} is {shown(a)} in {base_name} and {shown(b)} here "
             f"({len(conflicts):,} conflicting value(s)). Give each key in one place, or the same value in both.",
         )
     return merged

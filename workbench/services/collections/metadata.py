@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.errors import InputFormatError
-from workbench.formats.metadata import read_metadata_file
+from workbench.formats.metadata import id_line, read_metadata_file
 from workbench.formats.trec import shown_id
 
 if TYPE_CHECKING:
@@ -51,8 +51,8 @@ def import_topic_metadata(
     unknown = [t for t in table if t not in known]
     if unknown:
         raise InputFormatError(
-            str(p), 0, f"expected topic ids of collection {collection!r}, found {shown_id(unknown[0])} "
-            f"({len(unknown):,} of {len(table):,} unknown). Check the topic numbering.")
+            str(p), id_line(p, "topic_id", unknown[0]), f"expected topic ids of collection {collection!r}, found "
+            f"{shown_id(unknown[0])} ({len(unknown):,} of {len(table):,} unknown). Check the topic numbering.")
     from workbench.services.vectors.eligibility import check_filter_file
 
     check_filter_file(collections, metadata, collection, table, p)
@@ -88,8 +88,8 @@ def import_document_metadata(
     unknown = [d for d in table if d not in docs]
     if unknown:
         raise InputFormatError(
-            str(p), 0, f"expected doc ids of collection {collection!r}, found {shown_id(unknown[0])} "
-            f"({len(unknown):,} of {len(table):,} unknown). Check the ids' case and prefix.")
+            str(p), id_line(p, "doc_id", unknown[0]), f"expected doc ids of collection {collection!r}, found "
+            f"{shown_id(unknown[0])} ({len(unknown):,} of {len(table):,} unknown). Check the ids' case and prefix.")
     meta = {d: dict(m) for d, m in metadata.document_metadata(collection).items()}
     for doc_id, values in table.items():
         meta.setdefault(doc_id, {}).update(values)

@@ -10,12 +10,12 @@ groups after the collection (identical normalised texts grouped as
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputFormatError, ValidationError
+from workbench.formats.trec import parse_json, read_text
 from workbench.formats.units import (
     CHUNK_MAP_FILE,
     CHUNK_META_FILE,
@@ -58,10 +58,10 @@ def read_unit_files(folder: str | Path) -> UnitFiles:
         meta: dict[str, Any] = {}
         mp = p / CHUNK_META_FILE
         if mp.is_file():
-            try:
-                meta = json.loads(mp.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as e:
-                raise InputFormatError(str(mp), e.lineno, f"expected JSON, found invalid JSON ({e.msg}).") from None
+            loaded = parse_json(read_text(mp), mp)
+            if not isinstance(loaded, dict):
+                raise InputFormatError(str(mp), 1, "expected a JSON object, found another JSON value. Fix the file.")
+            meta = loaded
         source = ChunkSource(str(meta.get("source_collection", "")), str(meta.get("source_version", "")),
                              str(meta.get("chunk_unit", "")), int(meta.get("size", 0)), int(meta.get("overlap", 0)))
     gp = p / GROUPS_FILE

@@ -162,14 +162,19 @@ def load_run(ref: str, open_store: StoreOpener | None, *, trust_file_order: bool
         InputFormatError: the file breaks the run format.
         UnknownNameError: neither a file nor a stored run (lists the stored ones).
     """
+    from workbench.formats import parquet
     from workbench.formats.columnar import read_run_columns, run_columns_from_arrow
+    from workbench.formats.trec import odd_ranks_warning
     from workbench.scoring.columns import rank_run
 
     path = Path(ref)
     if ref == "-" or (path.exists() and not path.is_dir()):  # '-' is stdin; a FIFO or device: the reader refuses it
         cols = read_run_columns(ref if ref == "-" else path, trust_file_order=trust_file_order)
         rr = rank_run(cols, reuse=True)
-        return _with_status_file(RunRef(cols.name or path.stem, "file", ref, n_lines=cols.n_lines), rr), rr
+        warning = "" if cols.odd_ranks is None else odd_ranks_warning(
+            ref, cols.odd_ranks, trust_file_order=trust_file_order, rows=parquet.is_parquet(path))
+        return _with_status_file(RunRef(cols.name or path.stem, "file", ref, n_lines=cols.n_lines,
+                                        rank_warning=warning), rr), rr
     if open_store is None:
         raise UnknownNameError("run file or stored run", ref, [])
     store = open_store()

@@ -168,6 +168,8 @@ def run_warnings(run_ref: RunRef, e: Evaluation, qref: QrelsRef, *, trust_file_o
         out.append(f"run {run_ref.name!r} has {len(e.ignored_topics)} topic(s) not in the qrels (ignored)")
     if e.n_duplicates:
         out.append(f"run {run_ref.name!r}: {e.n_duplicates} duplicate line(s) dropped (best rank kept)")
+    if run_ref.rank_warning:
+        out.append(f"run {run_ref.name!r}: {run_ref.rank_warning}")
     for m, tm in e.per_topic.items():
         if isinstance(m, Judged):
             continue

@@ -48,6 +48,8 @@ class RunRef:
             judged: the deepest cutoff it was pooled at (its R@k for k >= this depth meets a
             denominator it helped build); 0 otherwise.
         pools: those pool versions, root first (empty when not a pool contributor).
+        rank_warning: for a run file whose rank column is odd (negative, too large or repeated
+            ranks: ``formats.trec.odd_ranks_warning``), the warning; else "".
     """
 
     name: str
@@ -64,6 +66,7 @@ class RunRef:
     content_hash: str = ""
     pool_depth: int = 0
     pools: tuple[str, ...] = ()
+    rank_warning: str = ""
 
     def lineage(self) -> dict[str, object]:
         """The JSON-ready description of the run in report headers (without per-topic statuses)."""

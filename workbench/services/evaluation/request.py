@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import ValidationError
+from workbench.errors import ValidationError, shown
 
 if TYPE_CHECKING:
     from workbench.scoring.columns import QrelsColumns
@@ -237,9 +237,9 @@ def check_request(request: ScoreRequest) -> None:
         raise ValidationError(f"expected --min-id-coverage between 0 and 1, found {request.min_id_coverage!r}.")
     check_policy(request.missing)
     if request.filtering.mode not in ("auto", "on", "off"):
-        raise ValidationError(f"expected --filters auto, on or off, found {request.filtering.mode!r}")
+        raise ValidationError(f"expected --filters auto, on or off, found {shown(request.filtering.mode)}")
     if request.no_answer.mode not in ("auto", "off"):
-        raise ValidationError(f"expected no_answer auto or off, found {request.no_answer.mode!r}")
+        raise ValidationError(f"expected no_answer auto or off, found {shown(request.no_answer.mode)}")
 
 
 def request_for(runs: Sequence[str], qrels: str, **fields: Any) -> ScoreRequest:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.errors import ValidationError
+from workbench.errors import ValidationError, shown
 from workbench.hashing import qrels_content_hash
 from workbench.scoring.abstention import NoAnswerResult, evaluate_no_answer
 from workbench.scoring.groups import (
@@ -334,9 +334,9 @@ def _check_options(options: UnitOptions) -> None:
     """Refuse an unknown unit or dedupe mode, and a groups file without ``--dedupe groups``."""
     for u in options.units:
         if u not in UNITS:
-            raise ValidationError(f"expected --unit doc or chunk, found {u!r}.")
+            raise ValidationError(f"expected --unit doc or chunk, found {shown(u)}.")
     if options.dedupe not in ("none", "groups"):
-        raise ValidationError(f"expected --dedupe none or groups, found {options.dedupe!r}.")
+        raise ValidationError(f"expected --dedupe none or groups, found {shown(options.dedupe)}.")
     if options.groups_file is not None and options.dedupe != "groups":
         raise ValidationError("--groups FILE is applied with --dedupe groups; add it.")
 

@@ -33,7 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.errors import InputFormatError, UnknownNameError, ValidationError, WorkbenchError
+from workbench.errors import (
+    InputFormatError,
+    UnknownNameError,
+    ValidationError,
+    WorkbenchError,
+    shown,
+)
 from workbench.scoring.gate import (
     EXIT_CODES,
     GateInputs,
@@ -196,7 +202,7 @@ def _run_gate(request: ScoreRequest, policy: GatePolicy, policy_hash: str, hashe
         raise GateUsageError("expected at least one candidate run, found none.")
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise GateUsageError(f"expected different runs, found {repeated[0]!r} twice.")
+        raise GateUsageError(f"expected different runs, found {shown(repeated[0])} twice.")
     if len(request.units.units) > 1:
         raise GateUsageError(f"expected one --unit for the gate, found {', '.join(request.units.units)}: "
                              "the gate compares one number per run and topic.")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.errors import InputFormatError, UnknownNameError, ValidationError
+from workbench.errors import InputFormatError, UnknownNameError, ValidationError, shown
 from workbench.formats.trec import iter_columns, shown_id
 from workbench.ranking import natural_key
 
@@ -110,7 +110,7 @@ def select_topics(
     else:
         path = Path(spec)
         if not path.is_file():
-            raise ValidationError(f"--topics: expected {TOPIC_CHOICES}, found {spec!r} (no such file)")
+            raise ValidationError(f"--topics: expected {TOPIC_CHOICES}, found {shown(spec)} (no such file)")
         known = set(all_topics)
         chosen = set()
         for lineno, cols in iter_columns(path):

@@ -24,7 +24,7 @@ from pooling.fusion import RRF, FusionMethod
 from pooling.pool import Pool, PoolColumns, PoolExtension, PoolStats
 from pooling.pool import build_pool as _build_pool
 from pooling.pool import extend_pool as _extend_pool
-from workbench.errors import DuplicateNameError, ValidationError
+from workbench.errors import DuplicateNameError, ValidationError, shown
 from workbench.types import RunInfo
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def check_filter_mode(mode: str) -> str:
         ValidationError: naming the accepted modes.
     """
     if mode not in FILTER_MODES:
-        raise ValidationError(f"expected --filter-mode {', '.join(FILTER_MODES)}, found {mode!r}")
+        raise ValidationError(f"expected --filter-mode {', '.join(FILTER_MODES)}, found {shown(mode)}")
     return mode
 
 
@@ -364,7 +364,7 @@ def _same_collection(runs: Runs, run_names: Sequence[str]) -> tuple[str, str, li
         raise ValidationError("expected at least one run name, found none")
     if len(set(run_names)) != len(run_names):
         dup = sorted({r for r in run_names if list(run_names).count(r) > 1})
-        raise ValidationError(f"run {dup[0]!r} is named twice; name each run once")
+        raise ValidationError(f"run {shown(dup[0])} is named twice; name each run once")
     infos = [runs.get_run_info(r) for r in run_names]
     collections = sorted({i.collection for i in infos})
     if len(collections) > 1:

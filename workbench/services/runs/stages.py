@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import DuplicateNameError, InputFormatError, ValidationError
+from workbench.errors import DuplicateNameError, InputFormatError, ValidationError, shown
 from workbench.lineage import RerankCost, RunLineage
 from workbench.ranking import natural_key, ranked_ids
 from workbench.scoring.evaluate import Evaluation, Evaluator, MissingPolicy, check_policy
@@ -395,10 +395,12 @@ def import_rerank_run(
     topics = collections.get_topics(cand.collection)
     unknown = sorted(set(rf.run) - set(topics), key=natural_key)
     if unknown:  # a topic without candidates would have been a violation; kept for a clear message
-        raise ValidationError(f"{path}: topic {unknown[0]!r} is not a topic of collection {cand.collection!r}")
-    params = {"tag": rf.tag, "lines": rf.n_lines, "trust_file_order": trust_file_order,
+        raise ValidationError(f"{path}: topic {shown(unknown[0])} is not a topic of collection {cand.collection!r}")
+    params: dict[str, object] = {"tag": rf.tag, "lines": rf.n_lines, "trust_file_order": trust_file_order,
               "duplicates_dropped": sum(rf.duplicates.values()), "candidates": reranks,
               "candidate_depth": candidate_depth, "reranker": label, "reranker_kind": "external"}
+    if rf.odd_ranks is not None:  # the import warns (formats.trec.odd_ranks_warning); kept as provenance
+        params["odd_ranks"] = dataclasses.asdict(rf.odd_ranks)
     depth = max((len(d) for d in rf.run.values()), default=1)
     messages = {t: "the file has no line for this topic" for t in topics if t not in rf.run}
     info = RunInfo(name=name, kind="rerank", params=params, depth=max(depth, 1), collection=cand.collection,

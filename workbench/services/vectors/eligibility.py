@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.errors import InputFormatError, ValidationError
+from workbench.formats.metadata import id_line
 from workbench.metadata import MetaValue
 from workbench.scoring.eligibility import (
     DEFAULT_FILTER_KEY,
@@ -93,39 +94,6 @@ def collection_eligibility(
     return eligibility(filters, metadata_columns(store.collections, store.metadata, collection, version))
 
 
-def _id_line(path: Path, id_column: str, ident: str) -> int:
-    """The line (row for Parquet) of ``ident`` in a metadata side file, 0 when not found (read on error only)."""
-    import csv
-    import io
-    import json
-
-    suffix = path.suffix.lower()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return 0
-    if suffix == ".jsonl":
-        for lineno, line in enumerate(text.split("\n"), 1):
-            try:
-                obj = json.loads(line) if line.strip() else None
-            except ValueError:
-                continue
-            if isinstance(obj, dict) and obj.get(id_column) == ident:
-                return lineno
-        return 0
-    if suffix in (".csv", ".tsv"):
-        reader = csv.reader(io.StringIO(text), delimiter="," if suffix == ".csv" else "\t",
-                            quoting=csv.QUOTE_MINIMAL if suffix == ".csv" else csv.QUOTE_NONE)
-        header: list[str] | None = None
-        for cells in reader:
-            if header is None:
-                header = [c.strip() for c in cells]
-                continue
-            if id_column in header and len(cells) == len(header) and cells[header.index(id_column)] == ident:
-                return reader.line_num
-    return 0
-
-
 def check_filter_file(
     collections: Collections, metadata: Metadata,
     collection: str,
@@ -168,7 +136,7 @@ def check_filter_file(
                 columns = metadata_columns(collections, metadata, collection)
             check_filters(parsed, columns)
         except ValidationError as e:
-            raise InputFormatError(str(p), _id_line(p, "topic_id", topic_id), f"{e}. Fix the filter (grammar: "
+            raise InputFormatError(str(p), id_line(p, "topic_id", topic_id), f"{e}. Fix the filter (grammar: "
                                    "workbench.scoring.filters; keys: workbench metadata keys --collection "
                                    f"{collection}).") from None
     return len(rows)
