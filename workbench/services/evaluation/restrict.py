@@ -87,7 +87,7 @@ def restrict(request: ScoreRequest, loaded: Loaded, env: ScoreEnv) -> Scope:
     if loaded.mapping is not None:  # the small path: files only, nothing to look up
         _no_filter_key(request.filtering.key)  # no collection whose topic metadata could hold the key
         small = SmallEvaluator(loaded.mapping, loaded.measures, rel=request.rel,
-                               missing=request.missing)  # type: ignore[arg-type]
+                               missing=request.missing)
         # the positives-only warning is worded once the runs' depths are known (after scoring)
         positives = positives_only((g for docs in loaded.mapping.values() for g in docs.values()), request.rel)
         return Scope(small, tuple(small.topic_ids), small.eligible_topics(), positives=positives)
@@ -122,7 +122,7 @@ def restrict(request: ScoreRequest, loaded: Loaded, env: ScoreEnv) -> Scope:
             warnings.append("no topic is marked no-answer (topic metadata no_answer, or --no-answer FILE): "
                             "no-answer accuracy is not reported; |R| = 0 is never taken as a mark")
     answerable = qrels_mapping(qcols) if marks is not None and marks.topics else {}
-    evaluator = Evaluator(qcols, loaded.measures, rel=request.rel, missing=request.missing)  # type: ignore[arg-type]
+    evaluator = Evaluator(qcols, loaded.measures, rel=request.rel, missing=request.missing)
     eligible = evaluator.eligible_topics()
     topics: tuple[str, ...] | None = None
     if set_info is not None:
