@@ -64,6 +64,9 @@ def test_scoring_an_edited_exported_file_is_refused_unless_allowed(published, ca
     copy.write_text(EDITED)
     code, out, _ = run(capsys, published, "score", "r", "--qrels", copy, "-m", "R@1", "--format", "json")
     assert code == 0 and r_at_1(out) == (1 / 2 + 1 / 1) / 2
+    (copy.parent / "manifest.json").write_text('{"name": "another tool\'s manifest"}')  # not the workbench's
+    code, out, _ = run(capsys, published, "score", "r", "--qrels", copy, "-m", "R@1", "--format", "json")
+    assert code == 0 and r_at_1(out) == (1 / 2 + 1 / 1) / 2 and json.loads(out)["header"]["warnings"] == []
 
 
 def test_verify_names_every_mismatch_and_re_export_says_what_it_replaced(published, capsys):
@@ -122,6 +125,15 @@ def test_verify_names_every_mismatch_and_re_export_says_what_it_replaced(publish
     code, _, err = run(capsys, published, "qrels", "verify", "nope")
     assert code == 1 and "unknown qrels version 'nope'; known: v9" in err
     assert run(capsys, published, "qrels", "verify", "--all", "v9")[0] == 2  # names or --all, not both
+
+    # a manifest that is not JSON any more: named by verify; qrels list still lists, naming it per version
+    manifest.write_text('{"qrels_versions": {\n  "v9": }')
+    code, out, err = run(capsys, published, "qrels", "verify")
+    assert code == 1 and out.startswith(f"{manifest}:2: expected JSON, found invalid JSON")
+    assert "and the manifest cannot be read" in err
+    code, out, err = run(capsys, published, "qrels", "list", "--format", "jsonl")
+    assert code == 0 and json.loads(out)["file"] == "unreadable manifest"
+    assert f"Mend it: fix or delete {manifest}, then run `workbench qrels export v9`" in err
 
 
 def test_verify_asks_a_named_version_to_be_exported(db, capsys):  # noqa: F811 - the imported fixture

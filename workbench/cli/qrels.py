@@ -171,8 +171,8 @@ def verify(
         raise UsageError("give qrels version names or --all, not both")
     store = common.STATE.store(client="workbench qrels verify")
     result = verify_exports(store.qrels, common.STATE.config.labels_dir, names or None)
-    for check in result.problems:
-        common.out(check.describe())
-    if result.problems:
+    for line in result.lines():
+        common.out(line)
+    if not result.ok:
         raise ValidationError(result.summary())
     common.out(result.summary())

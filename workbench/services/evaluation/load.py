@@ -114,7 +114,6 @@ def qrels_warnings(request: ScoreRequest, env: ScoreEnv) -> tuple[str, ...]:
 
     Raises:
         EditedQrelsError: an edited exported file, not allowed.
-        InputFormatError, ValidationError: the manifest beside the file cannot be read.
     """
     if env.qrels is not None or request.qrels == "-":
         return ()

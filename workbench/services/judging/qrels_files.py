@@ -319,7 +319,7 @@ def _check_one(name: str, info: QrelsVersionInfo | None, recorded: str | None, e
                            (f"{manifest} has an entry for qrels version {name!r}, which this store does not hold",),
                            ("no stored version",))
     exported = recorded is not None or entry is not None or exists
-    if not exported and not manifest_error:
+    if not exported:
         return ExportCheck(name, path, False)
     problems: list[tuple[str, str]] = []
     if not exists:
@@ -367,23 +367,37 @@ class Verification:
     Attributes:
         checks: one per version checked (see ``check_exports``).
         manifest: the manifest checked.
+        manifest_error: why the manifest cannot be read ("" when it can, or there is none).
     """
 
     checks: tuple[ExportCheck, ...]
     manifest: Path
+    manifest_error: str = ""
 
     @property
     def problems(self) -> tuple[ExportCheck, ...]:
         """The checks with something to mend."""
         return tuple(c for c in self.checks if not c.ok)
 
+    @property
+    def ok(self) -> bool:
+        """True when the manifest and every checked version agree with the store."""
+        return not self.problems and not self.manifest_error
+
+    def lines(self) -> list[str]:
+        """Each mismatch, one line naming it and how to mend it (the manifest's own first)."""
+        head = [f"{self.manifest_error} Then export every exported version again (`workbench qrels export NAME`)."
+                ] if self.manifest_error else []
+        return head + [c.describe() for c in self.problems]
+
     def summary(self) -> str:
         """One line: how many exported files agree (and how many versions are not exported)."""
         exported = [c for c in self.checks if c.exported]
         not_exported = len(self.checks) - len(exported)
-        if self.problems:
-            return (f"{len(self.problems)} of {len(self.checks)} qrels version(s) disagree with the store "
-                    f"(manifest {self.manifest}); each is named above with how to mend it")
+        if not self.ok:
+            return (f"{len(self.problems)} of {len(self.checks)} qrels version(s) disagree with the store"
+                    + (" and the manifest cannot be read" if self.manifest_error else "")
+                    + f" (manifest {self.manifest}); each is named above with how to mend it")
         return (f"verified: {len(exported)} exported qrels file(s) and their entries in {self.manifest} agree "
                 f"with the store" + (f" ({not_exported} version(s) not exported)" if not_exported else ""))
 
@@ -404,7 +418,12 @@ def verify_exports(qrels_versions: Qrels, labels_dir: str | Path, names: Sequenc
                               (f"it was never exported to {c.file.parent} (no file, no manifest entry)",),
                               ("not exported",))
                   for c in checks]
-    return Verification(tuple(checks), manifest_of(labels_dir))
+    try:
+        read_manifest(manifest_of(labels_dir))
+        manifest_error = ""
+    except WorkbenchError as e:
+        manifest_error = str(e)
+    return Verification(tuple(checks), manifest_of(labels_dir), manifest_error)
 
 
 # -- a qrels file given to score -----------------------------------------------------------
@@ -436,19 +455,21 @@ class ScoredFileMismatch:
 def scored_file_mismatch(path: str | Path) -> ScoredFileMismatch | None:
     """The mismatch of a qrels file with the manifest beside it, or None when it agrees.
 
-    None also when there is no ``manifest.json`` beside the file, or it records no entry
-    for the file (a plain file). Costs one ``stat`` for a file without a manifest; with
+    None also when there is no ``manifest.json`` beside the file, it is not a workbench
+    manifest (not JSON, or not an object with ``qrels_versions``: the name is common), or it
+    records no entry for the file: a plain qrels file. ``qrels verify`` reports a broken
+    manifest of the labels folder. Costs one ``stat`` for a file without a manifest; with
     one, the manifest is read and the file hashed.
-
-    Raises:
-        InputFormatError, ValidationError: the manifest beside the file cannot be read (a
-            broken manifest must not hide an edit).
     """
     path = Path(path)
     manifest = manifest_of(path.parent)
     if not manifest.is_file():
         return None
-    found = entry_for_file(read_manifest(manifest), path.name)
+    try:
+        document = read_manifest(manifest)
+    except WorkbenchError:
+        return None
+    found = entry_for_file(document, path.name)
     if found is None:
         return None
     name, entry = found
