@@ -16,8 +16,7 @@ from workbench import jsonout
 from workbench.cli import app, common, options
 
 qrels_app = typer.Typer(
-    help="Qrels versions: import a file, list, show, export, verify the exported files. Versions are immutable "
-         "and named.",
+    help="Qrels versions: import a file, list, show, export, verify. Versions are immutable and named.",
     no_args_is_help=True,
 )
 app.add_typer(qrels_app, name="qrels")

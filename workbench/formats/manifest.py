@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputFormatError, ValidationError
-from workbench.formats.io import atomic_write
 
 MANIFEST = "manifest.json"
 """The manifest's file name, in the folder of the files it records."""
@@ -69,6 +68,8 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
 
 def write_manifest(path: str | Path, document: Mapping[str, Any]) -> None:
     """Write the manifest document atomically (keys sorted, two-space indent, final newline)."""
+    from workbench.formats.io import atomic_write  # here: scoring a file only reads manifests
+
     with atomic_write(path) as f:
         json.dump(document, f, indent=2, sort_keys=True, default=str)
         f.write("\n")
