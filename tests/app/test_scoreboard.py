@@ -360,3 +360,27 @@ def test_assessor_cannot_open_the_lead_pages(board_db):
         with pytest.raises(ValueError, match="Could not find a navigation page"):
             at.switch_page(f"app_pages/{page}.py")
     assert "Scoreboard" not in page_text(at)
+
+
+def test_qrels_versions_page_names_an_incomplete_export_with_its_remedy(board_db):
+    # Issue 26: a version whose export was recorded but never written (a publish killed after
+    # its commit) is shown as such, with the command that completes it; once exported, it is ok.
+    from workbench.services.judging.qrels_files import export_qrels
+    from workbench.store import Store
+
+    store = Store(board_db, client="pytest", lock_timeout_s=60)
+    export_qrels(store.qrels, "toy-ref", labels_dir=board_db.parent)  # a complete export
+    store.qrels.record_export("toy-v1", "toy-v1.qrels")  # recorded, then killed: no file, no manifest entry
+    store.release_file()
+    at = _lead("qrels_versions")
+    assert list(at.dataframe[0].value["exported file"]) == ["ok", "missing file, no manifest entry", "-"]
+    [warning] = [w.value.replace("\\", "") for w in at.warning if w.value.startswith("qrels version")]
+    assert warning.startswith(f"qrels version toy-v1: its file {board_db.parent / 'toy-v1.qrels'} is missing")
+    assert warning.endswith("Mend it: `workbench qrels export toy-v1` writes the file and its manifest entry from "
+                            "the stored version")
+
+    export_qrels(store.qrels, "toy-v1", labels_dir=board_db.parent)
+    store.release_file()
+    at = _lead("qrels_versions")
+    assert list(at.dataframe[0].value["exported file"]) == ["ok", "ok", "-"]
+    assert not [w for w in at.warning if w.value.startswith("qrels version")]

@@ -68,3 +68,19 @@ def test_coverage_reveals_an_id_mismatch(toy):
     assert cov.describe().startswith(
         "qrels coverage: 1 of 3 doc ids (33.3%) and 1 of 2 topics are in collection 'toy' (version "
     )
+
+
+def test_an_export_is_recorded_with_the_version_in_its_transaction(toy):
+    # Issue 26: the record that a version is exported to the labels folder is written in the
+    # transaction that creates it, so it exists exactly when the version does.
+    toy.qrels.create_qrels_version("v1", "toy", {"1": {"d1": 1}}, origin="imported", rule="r", export_file="v1.qrels")
+    with pytest.raises(UnknownNameError, match="unknown qrels version 'nope'"):  # rolled back: no version, no record
+        toy.qrels.create_qrels_version("v2", "toy", {"1": {"d1": 1}}, origin="imported", rule="r",
+                                       parent_version="nope", export_file="v2.qrels")
+    toy.qrels.create_qrels_version("v3", "toy", {"1": {"d2": 1}}, origin="imported", rule="r")  # not exported
+    assert toy.qrels.exported_files() == {"v1": "v1.qrels"}
+    toy.qrels.record_export("v3", "v3.qrels")
+    toy.qrels.record_export("v3", "other.qrels")  # recorded once: the first record is kept
+    assert toy.qrels.exported_files() == {"v1": "v1.qrels", "v3": "v3.qrels"}
+    with pytest.raises(UnknownNameError, match="unknown qrels version 'v2'"):
+        toy.qrels.record_export("v2", "v2.qrels")

@@ -1,4 +1,4 @@
-"""CLI commands: ``workbench qrels import|list|show|export``.
+"""CLI commands: ``workbench qrels import|list|show|export|verify``.
 
 ``qrels_app`` is registered on the root app here; other modules add verbs to it
 by importing ``qrels_app`` (``qrels diff`` lives in ``workbench.cli.judging``)
@@ -17,7 +17,7 @@ from workbench.cli import app, common, options
 from workbench.errors import shown
 
 qrels_app = typer.Typer(
-    help="Qrels versions: import a file, list, show, export. Versions are immutable and named.",
+    help="Qrels versions: import a file, list, show, export, verify. Versions are immutable and named.",
     no_args_is_help=True,
 )
 app.add_typer(qrels_app, name="qrels")
@@ -84,20 +84,31 @@ def list_(
     fmt: Annotated[str, typer.Option("--format", callback=options.choice("table", "tsv", "jsonl"),
                                      help="table, tsv or jsonl.")] = "table",
 ) -> None:
-    """List qrels versions, oldest first."""
+    """List qrels versions, oldest first, with the state of each one's exported file (``file``:
+    ok, - when not exported, or what disagrees with the store; each problem is also named on
+    stderr with the command that mends it)."""
+    from workbench.services.judging.qrels_files import check_exports
+
     store = common.STATE.store(client="workbench qrels list")
+    versions = store.qrels.list_qrels_versions(collection)
+    checks = {c.name: c for c in check_exports(store.qrels, common.STATE.config.labels_dir, [v.name for v in versions])}
     rows = [
         {
             "name": v.name, "collection": v.collection, "origin": v.origin, "parent": v.parent_version or "",
             "pool": v.pool_version or "", "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
             "hash": v.content_hash[:12], "created_at": v.created_at.strftime("%Y-%m-%d %H:%M"),
+            "file": checks[v.name].status(),
         }
-        for v in store.qrels.list_qrels_versions(collection)
+        for v in versions
     ]
     if not rows and fmt == "table":
         common.info("no qrels versions yet; import one with `workbench qrels import` or `workbench ingest`")
         return
-    _rows(rows, ["name", "collection", "origin", "parent", "pool", "topics", "entries", "relevant", "hash", "created_at"], fmt)
+    _rows(rows, ["name", "collection", "origin", "parent", "pool", "topics", "entries", "relevant", "hash",
+                 "created_at", "file"], fmt)
+    for v in versions:
+        if not checks[v.name].ok:
+            common.info(f"[warning] {checks[v.name].describe()}")
 
 
 @qrels_app.command("show")
@@ -125,13 +136,43 @@ def export(
     name: Annotated[str, typer.Argument(help="The qrels version.")],
     out: Annotated[Path | None, typer.Option(help="Target file ('-': stdout). Default: labels/<NAME>.qrels next to the database.")] = None,
 ) -> None:
-    """Write a qrels version as a TREC qrels file (atomic) and record it in manifest.json beside it."""
-    from workbench.services.collections.ingest import export_qrels
+    """Write a qrels version as a TREC qrels file (atomic) and record it in manifest.json beside it.
+
+    Written from the stored version, so it also completes an interrupted publish or export and
+    restores an edited file or manifest entry (saying what it replaced).
+    """
+    from workbench.services.judging.qrels_files import export_qrels
 
     store = common.STATE.store(client="workbench qrels export")
     result = export_qrels(store.qrels, name, out=out, labels_dir=common.STATE.config.labels_dir)
     if result.manifest is None:  # --out -: the qrels went to stdout
         common.info(f"qrels {name} -> standard output, sha256 {result.sha256}")
         return
+    for line in result.replaced:
+        common.info(f"[warning] {line}")
     common.info(f"manifest: {result.manifest}")
     common.out(f"{result.path}\tsha256 {result.sha256}")
+
+
+@qrels_app.command("verify")
+def verify(
+    names: Annotated[list[str] | None, typer.Argument(
+        help="Qrels versions to check (each must be exported). None: the same as --all.", show_default=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Check every stored version and every manifest entry.")] = False,
+) -> None:
+    """Check the exported qrels files and manifest.json against the store: each file exists, has the
+    sha256 its manifest entry records and holds the stored version's entries; each entry equals the
+    stored version's metadata. Exit 0 with a one-line summary when all agree; exit 1 naming each
+    mismatch and how to mend it."""
+    from workbench.errors import UsageError, ValidationError
+    from workbench.services.judging.qrels_files import verify_exports
+
+    if all_ and names:
+        raise UsageError("give qrels version names or --all, not both")
+    store = common.STATE.store(client="workbench qrels verify")
+    result = verify_exports(store.qrels, common.STATE.config.labels_dir, names or None)
+    for line in result.lines():
+        common.out(line)
+    if not result.ok:
+        raise ValidationError(result.summary())
+    common.out(result.summary())

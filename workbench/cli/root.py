@@ -89,7 +89,7 @@ COMMANDS = registry({
                      "the reference judgments as one assessor, publish qrels v1, score; a new run arrives: pool v2 "
                      "(delta only), judge, publish v2, rescore; pool bias against the full judgments; "
                      "leave-one-run-out."),
-    "qrels": ("qrels judging", "Qrels versions: import a file, list, show, export."),
+    "qrels": ("qrels judging", "Qrels versions: import a file, list, show, export, verify."),
     "convert": ("ingest convert chunk", "Convert raw collections into the workbench's layout."),
     "groups": ("groups", "Duplicate groups: import a groups file, list a collection's groups, judging offers."),
     "run": ("runs rerank", "Runs: produce them (bm25, dense, fuse, rerank), import TREC run files, list, show and "

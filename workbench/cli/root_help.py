@@ -53,7 +53,7 @@ ROOT_HELP = (
     '  ann-sweep         Sweep an approximate index: per setting ANN-recall@k,...\n'
     "  adjudicate        The lead's adjudication, as on the Adjudicate page:...\n"
     '  demo              Run the whole workflow non-interactively: ingest,...\n'
-    '  qrels             Qrels versions: import a file, list, show, export.\n'
+    '  qrels             Qrels versions: import a file, list, show, export,...\n'
     "  convert           Convert raw collections into the workbench's layout.\n"
     '  groups            Duplicate groups: import a groups file, list a...\n'
     '  run               Runs: produce them (bm25, dense, fuse, rerank),...\n'

@@ -124,6 +124,9 @@ def score(
         "--answer-threshold", callback=options.number(),
                               help="A result answers only when scored above this; a run returning nothing above "
                                    "it abstains (no-answer accuracy).")] = None,
+    allow_edited_qrels: Annotated[bool, typer.Option(
+        "--allow-edited-qrels", help="Score a --qrels file that the manifest.json beside it records under another "
+                                     "sha256 (edited after its export; refused by default), with a warning.")] = False,
 ) -> None:
     """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel.
 
@@ -136,7 +139,8 @@ def score(
               collection=collection, min_topics=min_topics, min_id_coverage=min_id_coverage, out=out,
               filters=filters, filter_key=filter_key, strict_eligibility=strict_eligibility, unit=unit,
               chunk_map=chunk_map, spans=spans, span_overlap=span_overlap, qrels_to_chunks=qrels_to_chunks,
-              dedupe=dedupe, groups=groups, no_answer=no_answer, answer_threshold=answer_threshold)
+              dedupe=dedupe, groups=groups, no_answer=no_answer, answer_threshold=answer_threshold,
+              allow_edited_qrels=allow_edited_qrels)
 
 
 @app.command("compare")
@@ -175,7 +179,8 @@ def compare_cmd(
                            trust_file_order=trust_file_order, collection=collection, topics=TopicChoice(topic_set),
                            slicing=Slicing(tuple(by or ()), min_topics))
     report, comparison, slices = compare_runs(request, Resampling(resamples, seed, confidence),
-                                              ScoreEnv(opener("workbench compare"), common.info))
+                                              ScoreEnv(opener("workbench compare"), common.info,
+                                                       labels_dir=common.STATE.config.labels_dir))
     if comparison.refused:
         common.info(f"workbench: {comparison.refused} (--min-topics {min_topics})")
     common.out(render_comparison(report.header(), comparison, fmt, slices=slices,
@@ -221,7 +226,8 @@ def misses_cmd(
 
     report, misses = find_misses(ScoreRequest((run,), qrels, rel=rel, missing=missing,
                                               trust_file_order=trust_file_order),
-                                 k, ScoreEnv(opener("workbench misses"), common.info))
+                                 k, ScoreEnv(opener("workbench misses"), common.info,
+                                             labels_dir=common.STATE.config.labels_dir))
     e = report.evaluations[0]
     _warn_depth(e, k)
     common.out(render_misses(report.header(), e.run_name, misses, k, fmt))

@@ -73,6 +73,7 @@ def run_score(
     groups: Path | None = None,
     no_answer: Path | None = None,
     answer_threshold: float | None = None,
+    allow_edited_qrels: bool = False,
 ) -> None:
     """``workbench score``: the arguments as the typer command has parsed and checked them (see its help).
 
@@ -131,11 +132,13 @@ def run_score(
         filtering=Filtering(filters, filter_key, strict_eligibility),
         no_answer=NoAnswer("auto", no_answer, answer_threshold), units=units,
         output=Output(record, "score", keep_documents=per_topic and fmt in ("table", "json")),  # only these list documents
+        allow_edited_qrels=allow_edited_qrels,
     )
     store = opener("workbench score")
     # The unit views (services.evaluation.units) are imported only when asked for, or when a store could say a run ranks chunks.
+    labels_dir = common.STATE.config.labels_dir
     if units.unit_mode():
-        _score_units(request, ScoreEnv(store, common.info), fmt, out)
+        _score_units(request, ScoreEnv(store, common.info, labels_dir=labels_dir), fmt, out)
         return
     if store is not None:
         from workbench.services.evaluation.units import check_units
@@ -144,7 +147,7 @@ def run_score(
     with paused_gc():
         from workbench.services.evaluation.pipeline import score
 
-    score(request, ScoreEnv(store, common.info, before_record=lambda report: _write_outputs(
+    score(request, ScoreEnv(store, common.info, labels_dir=labels_dir, before_record=lambda report: _write_outputs(
         report, fmt=fmt, per_topic=per_topic, plot=plot, out=out)))
 
 

@@ -30,9 +30,12 @@ held, or others are queued) writes its intent and waits its turn:
   hands without a gap; the yield of a process lasts exactly as long as the
   turns of the processes queued before it, never a fixed time.
 
-Intents of dead processes (also a reused pid: the process start time is
-recorded) are removed by every scan and when a store is opened; an intent not
-refreshed for ``STALE_INTENT_S`` (a stopped process) is skipped, not obeyed.
+Intents of processes that are gone (dead, a zombie not yet reaped, or a reused
+pid: the process start time is recorded) are removed by every scan and when a
+store is opened, with the holder note of a gone holder and the queue's folder
+once empty; an intent not refreshed for ``STALE_INTENT_S`` (a stopped process)
+is skipped, not obeyed. A live process's notes are never removed
+(``_process_gone`` decides only on proof).
 
 Only ``workbench.store`` imports duckdb.
 """
@@ -96,16 +99,49 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _start_time(pid: int) -> int | None:
-    """The process start time in clock ticks since boot (Linux ``/proc``), or None."""
+def _proc_stat(pid: int) -> tuple[str, int | None] | None:
+    """(state, start time in clock ticks since boot) of a process from Linux ``/proc``, or None."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    try:
-        return int(stat[stat.rindex(")") + 2:].split()[19])
-    except (ValueError, IndexError):
+    fields = stat[stat.rfind(")") + 2:].split()  # after "pid (comm) ": state is field 3, start time field 22
+    if not fields:
         return None
+    try:
+        return fields[0], int(fields[19])
+    except (ValueError, IndexError):
+        return fields[0], None
+
+
+def _start_time(pid: int) -> int | None:
+    """The process start time in clock ticks since boot (Linux ``/proc``), or None."""
+    stat = _proc_stat(pid)
+    return stat[1] if stat else None
+
+
+def _process_gone(pid: int, start: object = None) -> bool:
+    """True when the process that wrote a note (an intent, the holder note) provably no longer exists.
+
+    Gone: no process has ``pid``; or its process is a zombie (killed or exited, and
+    not yet reaped by its parent: ``kill(pid, 0)`` still succeeds on it); or ``pid``
+    now belongs to a process started at another time than the recorded ``start``
+    (a reused pid). Never gone when unsure: another user's process, no ``/proc``,
+    no recorded start time and a live process under the pid.
+
+    Args:
+        pid: the process id the note names.
+        start: the start time the note recorded (``_start_time`` of its writer), or None.
+    """
+    if not _pid_alive(pid):
+        return True
+    stat = _proc_stat(pid)
+    if stat is None:
+        return False
+    state, started = stat
+    if state in ("Z", "X"):  # zombie or dead: it holds no lock and writes nothing any more
+        return True
+    return isinstance(start, int) and started is not None and started != start
 
 
 _MY_START: int | None = _start_time(os.getpid())
@@ -170,12 +206,18 @@ class IntentQueue:
 
     def add(self, client: str, purpose: str) -> int:
         """Queue this process; returns its ticket."""
-        self.dir.mkdir(parents=True, exist_ok=True)
         ticket = time.time_ns()
         final = self._file(ticket)
         tmp = final.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "start": _MY_START, "client": client,
-                                   "purpose": purpose, "since": time.time()}))
+        for attempt in range(3):
+            self.dir.mkdir(parents=True, exist_ok=True)
+            try:
+                tmp.write_text(json.dumps({"pid": os.getpid(), "start": _MY_START, "client": client,
+                                           "purpose": purpose, "since": time.time()}))
+                break
+            except FileNotFoundError:  # another process removed the empty folder in between
+                if attempt == 2:
+                    raise
         os.replace(tmp, final)
         return ticket
 
@@ -231,7 +273,7 @@ class IntentQueue:
             start, intent = self._read(name, pid, ticket)
             checked = self._checked.get(name)
             if sweep_only or checked is None or now - checked[0] >= RECHECK_S:
-                if not _pid_alive(pid) or (start is not None and _start_time(pid) not in (None, start)):
+                if _process_gone(pid, start):
                     with contextlib.suppress(OSError):
                         (self.dir / name).unlink()
                     self._cache.pop(name, None)
@@ -249,12 +291,33 @@ class IntentQueue:
         return found
 
     def _sweep_other(self, name: str) -> None:
-        """Remove an older workbench's ``<pid>.json`` or a ``.tmp`` left by a dead process."""
+        """Remove an older workbench's ``<pid>.json`` or a ``.tmp`` left by a process that is gone
+        (``_process_gone``: the start time it wrote, if any, tells a reused pid)."""
         stem = name.rsplit(".", 1)[0]
         pid_text = stem if name.endswith(".json") else stem.rsplit("-", 1)[-1]
-        if name.endswith((".json", ".tmp")) and pid_text.isdigit() and not _pid_alive(int(pid_text)):
+        if not (name.endswith((".json", ".tmp")) and pid_text.isdigit()):
+            return
+        if _process_gone(int(pid_text), _recorded_start(self.dir / name)):
             with contextlib.suppress(OSError):
                 (self.dir / name).unlink()
+
+    def remove_folder_if_empty(self) -> None:
+        """Remove the queue's folder when no intent is left in it (a store at rest is one file).
+
+        ``rmdir`` removes only an empty folder, so a process that queues at the same
+        moment keeps its intent: ``add`` makes the folder again if it went away.
+        """
+        with contextlib.suppress(OSError):
+            self.dir.rmdir()
+
+
+def _recorded_start(path: Path) -> object:
+    """The ``start`` a note (intent, holder note, or their ``.tmp``) recorded, or None if unreadable."""
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return info.get("start") if isinstance(info, dict) else None
 
 
 def _who(intents: list[Intent]) -> str:
@@ -298,15 +361,24 @@ class _SharedConnection:
         if self.ticket is not None:
             self.queue.remove(self.ticket)
             self.ticket = None
+            self.queue.remove_folder_if_empty()
 
     def sweep(self) -> None:
-        """Remove intents and the holder note of dead processes (done once, at the first lease)."""
+        """Remove what processes that are gone left behind (done once, at the first lease).
+
+        Their intents, the holder note ``<db>.holder.json`` and its ``.tmp`` (a writer killed
+        while writing it), and the queue's folder once empty. A note is removed only when
+        its writer provably no longer exists (``_process_gone``: no such pid, a zombie, or
+        a pid reused by a process started later); a live process's note is never touched.
+        """
         self.queue.waiting(sweep_only=True)
-        with contextlib.suppress(OSError, ValueError):
-            info = json.loads(self.holder_file.read_text())
-            pid = info.get("pid")
-            if isinstance(pid, int) and pid != os.getpid() and not _pid_alive(pid):
-                self.holder_file.unlink()
+        for note in (self.holder_file, self.holder_file.with_suffix(".tmp")):
+            with contextlib.suppress(OSError, ValueError):
+                info = json.loads(note.read_text())
+                pid = info.get("pid")
+                if isinstance(pid, int) and pid != os.getpid() and _process_gone(pid, info.get("start")):
+                    note.unlink()
+        self.queue.remove_folder_if_empty()
         self.swept = True
 
     def holder(self) -> dict[str, Any] | None:
@@ -315,7 +387,7 @@ class _SharedConnection:
         except (OSError, ValueError):
             return None
         pid = info.get("pid")
-        if not isinstance(pid, int) or pid == os.getpid() or not _pid_alive(pid):
+        if not isinstance(pid, int) or pid == os.getpid() or _process_gone(pid, info.get("start")):
             return None
         return info
 
@@ -382,7 +454,8 @@ class _SharedConnection:
             self._dequeue()
             with contextlib.suppress(OSError):
                 tmp = self.holder_file.with_suffix(".tmp")
-                tmp.write_text(json.dumps({"pid": os.getpid(), "client": client, "purpose": purpose}))
+                tmp.write_text(json.dumps({"pid": os.getpid(), "start": _MY_START, "client": client,
+                                           "purpose": purpose}))
                 os.replace(tmp, self.holder_file)
             if not self.migrated:
                 try:

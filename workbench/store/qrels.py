@@ -211,6 +211,7 @@ class Qrels:
         created_by: str = "",
         note: str = "",
         model_inputs: Mapping[str, int] | None = None,
+        export_file: str | None = None,
     ) -> QrelsVersionInfo:
         """Create an immutable qrels version in one transaction.
 
@@ -229,6 +230,9 @@ class Qrels:
             model_inputs: model assessor -> entries whose grade came from it
                 (``publish --include-model``; an empty mapping records that model
                 grades were asked for and none was used; None = not asked).
+            export_file: the file name in the labels folder the version is exported to
+                (``<name>.qrels``), recorded in the same transaction (``qrels_exports``),
+                so a version whose export never completed is known; None = not exported.
 
         Returns:
             The new version's ``QrelsVersionInfo``.
@@ -292,6 +296,8 @@ class Qrels:
             for assessor, n in sorted((model_inputs or {}).items()):
                 cur.execute("INSERT INTO qrels_model_inputs VALUES (?, ?, ?)", [name, assessor, int(n)])
             info = self._qrels_info(cur, name)
+            if export_file is not None:
+                self._record_export(cur, name, export_file)
         return info
 
     def _check_new_version(self, cur: Any, name: str, collection: str, parent_version: str | None,
@@ -490,6 +496,7 @@ class Qrels:
         created_by: str,
         note: str = "",
         include_model: bool = False,
+        export_file: str | None = None,
     ) -> QrelsVersionInfo:
         """Freeze the final grades of a pool version into an immutable qrels version.
 
@@ -509,6 +516,8 @@ class Qrels:
                 grades; the version records which models supplied how many
                 entries (``qrels_model_inputs``) and says so in its note.
                 Default: model judgments are left out.
+            export_file: the file name in the labels folder the version is exported to,
+                recorded with the version in its transaction (``qrels_exports``); None = not exported.
 
         Returns:
             The new version's ``QrelsVersionInfo`` (counts, content hash, time).
@@ -523,7 +532,7 @@ class Qrels:
         canonical = final_rule.name
         if final_rule.sql and not include_model:
             return self._publish_in_sql(name, pool_version, final_rule, parent_version=parent_version,
-                                        created_by=created_by, note=note)
+                                        created_by=created_by, note=note, export_file=export_file)
         with self._gateway.connection("publish: check lead") as cur:
             require_lead(cur, created_by, "publish")
             collection, _v, _p = pool_row(cur, pool_version)
@@ -556,10 +565,11 @@ class Qrels:
             created_by=created_by,
             note=(note + "; " if note else "") + summary,
             model_inputs=used if include_model else None,
+            export_file=export_file,
         )
 
     def _publish_in_sql(self, name: str, pool_version: str, rule: FinalGradeRule, *, parent_version: str | None,
-                        created_by: str, note: str) -> QrelsVersionInfo:
+                        created_by: str, note: str, export_file: str | None = None) -> QrelsVersionInfo:
         """``publish_qrels`` as set work in DuckDB, in one transaction: the final grades
         of the lineage (``_FINAL_SQL``) overlaid on the parent's entries, inserted with
         one statement each; counts and the content hash aggregated from the stored
@@ -612,7 +622,35 @@ class Qrels:
                  (note + "; " if note else "") + summary],
             )
             info = self._qrels_info(cur, name)
+            if export_file is not None:
+                self._record_export(cur, name, export_file)
         return info
+
+    # -- exports ----------------------------------------------------------------
+
+    def _record_export(self, cur: Any, name: str, file: str) -> None:
+        """Inside a transaction: ``name`` is exported to ``file`` in the labels folder (a first record is kept)."""
+        cur.execute("INSERT INTO qrels_exports (qrels_version, file) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    [name, file])
+
+    def record_export(self, name: str, file: str) -> None:
+        """Record that a qrels version is exported to ``file`` in the labels folder, before the
+        file is written (``qrels export``): a version recorded here must have its file and
+        manifest entry, so an export interrupted after this is found and can be completed.
+        Recording it again keeps the first record.
+
+        Raises:
+            UnknownNameError: no such version.
+        """
+        with self._gateway.transaction(f"record the export of {name}") as cur:
+            self._qrels_info(cur, name)
+            self._record_export(cur, name, file)
+
+    def exported_files(self) -> dict[str, str]:
+        """qrels version -> its file name in the labels folder, for every version recorded as exported there."""
+        with self._gateway.connection("read qrels exports") as cur:
+            rows = cur.execute("SELECT qrels_version, file FROM qrels_exports ORDER BY qrels_version").fetchall()
+        return {str(n): str(f) for n, f in rows}
 
     def qrels_diff(self, old_version: str | None, new_version: str) -> QrelsDiff:
         """Entries added, changed and removed from ``old_version`` (None = empty) to ``new_version``.

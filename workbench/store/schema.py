@@ -17,6 +17,7 @@ Lineage, from raw data to numbers::
           ── model_assessors (users of kind model: model, weights hash, grade mapping)
     qrels_versions (immutable: parent, pool_version, rule, counts, content_hash) ── qrels_entries
                                                                                 ── qrels_model_inputs
+                                                                                ── qrels_exports
     evaluations (run x qrels version x measure, numerator/denominator, evaluator version;
                  params: git commit, run content hash, topic set)
     topic_sets (name, version, protected) ── topic_set_members; topic_set_uses (command, runs, outcome)
@@ -36,7 +37,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -584,6 +585,18 @@ DDL_V11_GROUP_MODES: tuple[str, ...] = (
             FROM group_modes) WHERE rn = 1""",
 )
 
+DDL_V12_QRELS_EXPORTS: tuple[str, ...] = (
+    # A qrels version that is (to be) exported to the labels folder, written in the
+    # transaction that publishes it (``publish`` with its export) or before ``qrels export``
+    # writes the file: a version recorded here and lacking its file or manifest entry was
+    # interrupted (or its file removed), and ``qrels export NAME`` completes it.
+    """CREATE TABLE IF NOT EXISTS qrels_exports (
+        qrels_version VARCHAR PRIMARY KEY,
+        file VARCHAR NOT NULL,                    -- the file's name in the labels folder: <name>.qrels
+        recorded_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -597,6 +610,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     8: DDL_V9_UNITS,  # chunk maps, chunk sources, duplicate groups (issue 13)
     9: DDL_V10_UNDO,  # judgments.undoes; current_judgments holds graded or unsure rows only
     10: DDL_V11_GROUP_MODES,  # group_modes: duplicate groups offered to the lead or skipped in queues (issue 13)
+    11: DDL_V12_QRELS_EXPORTS,  # qrels_exports: versions whose file the labels folder must hold (issue 26)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

@@ -1,8 +1,12 @@
-"""Qrels versions (leads): every version with its lineage, and for a version
-with a parent, what changed (entries added, changed, removed) and how every
-run's scores moved from the parent to it (or from any other version of the
-collection the lead chooses). A thin view over
-``workbench.services.evaluation.scoreboard`` and the store's read methods.
+"""Qrels versions (leads): every version with its lineage and the state of its
+exported file, and for a version with a parent, what changed (entries added,
+changed, removed) and how every run's scores moved from the parent to it (or
+from any other version of the collection the lead chooses). A version whose
+exported file or manifest entry is missing or disagrees with the store (a
+publish interrupted after its commit, an edited file) is named with the
+command that mends it. A thin view over
+``workbench.services.evaluation.scoreboard``,
+``workbench.services.judging.qrels_files`` and the store's read methods.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import streamlit as st
 from workbench.app import cached, widgets
 from workbench.errors import WorkbenchError
 from workbench.services.evaluation import scoreboard as svc
+from workbench.services.judging.qrels_files import check_exports
 
 widgets.require_session(lead=True)
 store = widgets.store()
@@ -21,19 +26,26 @@ versions = widgets.qrels_versions()
 if not versions:
     widgets.stop()
 
+exports = {c.name: c for c in check_exports(store.qrels, widgets.config().labels_dir, [v.name for v in versions])}
 st.dataframe(
     [
         {"name": v.name, "origin": v.origin, "parent": v.parent_version or "", "pool version": v.pool_version or "",
          "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
          "content hash": v.content_hash[:12], "created": f"{v.created_at:%Y-%m-%d %H:%M}",
-         "created by": v.created_by, "collection": v.collection, "rule": v.rule}
+         "created by": v.created_by, "collection": v.collection, "rule": v.rule,
+         "exported file": exports[v.name].status()}
         for v in versions
     ],
     hide_index=True,
     height="content",
     column_config={"rule": st.column_config.TextColumn("rule", width="large", help="final-grade rule, or an "
-                                                       "import's grade mapping")},
+                                                       "import's grade mapping"),
+                   "exported file": st.column_config.TextColumn(
+                       "exported file", help="ok, - (not exported), or what disagrees with the store")},
 )
+for check in exports.values():
+    if not check.ok:
+        st.warning(widgets.md_escape(check.describe()))
 
 st.subheader("Lineage")
 st.markdown("\n".join(f"- {' → '.join(widgets.md_escape(n) for n in chain)}" for chain in svc.lineage_chains(versions)))

@@ -1,4 +1,4 @@
-"""Ingestion services used by the CLI and the app: folders, qrels files, Cranfield conversion, export.
+"""Ingestion services used by the CLI and the app: folders, qrels files, Cranfield conversion (qrels export: ``services.judging.qrels_files``).
 
 Folder layouts understood by ``ingest_folder``:
 
@@ -46,8 +46,6 @@ is a ``DuplicateNameError``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +59,7 @@ from workbench.errors import (
     shown,
 )
 from workbench.formats import beir, irds, parquet, smart, trec
-from workbench.formats.io import atomic_write, check_writable_folder
+from workbench.formats.io import check_writable_folder
 from workbench.formats.metadata import (
     DOC_METADATA_STEM,
     TOPIC_METADATA_STEM,
@@ -167,15 +165,6 @@ class FolderIngest:
     def changed(self) -> bool:
         """True when anything was written."""
         return self.collection.changed or any(q.status == "created" for q in self.qrels)
-
-
-@dataclass(frozen=True)
-class ExportResult:
-    """An exported qrels version: the file, its sha256 and the manifest updated (None: written to stdout, ``-``)."""
-
-    path: Path
-    sha256: str
-    manifest: Path | None
 
 
 # -- reading a folder -------------------------------------------------------------------
@@ -891,63 +880,6 @@ CRANFIELD_QRELS_META: dict[str, Any] = {
     "source": "cranqrel (Cranfield 1400), see README.md",
 }
 """``qrels.meta.json`` of the Cranfield preset (as committed in ``sample_corpus/cranfield``)."""
-
-
-# -- export -------------------------------------------------------------------------------
-
-
-def export_qrels(
-    qrels_versions: Qrels, name: str, *, out: str | Path | None = None, labels_dir: str | Path = "labels",
-) -> ExportResult:
-    """Export a qrels version to a TREC qrels file and record it in the folder's ``manifest.json``.
-
-    Args:
-        qrels_versions: the store's qrels versions.
-        name: the qrels version.
-        out: the target file; default ``<labels_dir>/<name>.qrels``; ``-`` is standard output (no manifest).
-        labels_dir: the default folder (the database's folder).
-
-    Returns:
-        An ``ExportResult``. ``manifest.json`` (in the file's folder) maps the
-        version name to its metadata, the file name and the file's sha256;
-        both files are written atomically.
-
-    Raises:
-        UnknownNameError: unknown qrels version.
-    """
-    info = qrels_versions.get_qrels_info(name)
-    qrels = qrels_versions.get_qrels(name)
-    if out is not None and str(out) == "-":  # standard output: the qrels only, no manifest (there is no folder)
-        import sys
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="wb-qrels-") as tmp:
-            staged = Path(tmp) / f"{name}.qrels"
-            trec.write_qrels(staged, qrels)
-            data = staged.read_bytes()
-        sys.stdout.write(data.decode("utf-8"))
-        sys.stdout.flush()
-        return ExportResult(Path("-"), hashlib.sha256(data).hexdigest(), None)
-    path = Path(out) if out is not None else Path(labels_dir) / f"{name}.qrels"
-    trec.write_qrels(path, qrels)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    manifest_path = path.parent / "manifest.json"
-    manifest: dict[str, Any] = {"qrels_versions": {}}
-    if manifest_path.is_file():
-        try:
-            loaded = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise InputFormatError(str(manifest_path), e.lineno, f"expected JSON, found invalid JSON ({e.msg}). Fix or delete the manifest.") from None
-        if isinstance(loaded, dict) and isinstance(loaded.get("qrels_versions"), dict):
-            manifest = loaded
-        else:
-            raise ValidationError(f"{manifest_path}: expected an object with 'qrels_versions', found something else; fix or delete it")
-    entry = info.as_dict() | {"file": path.name, "file_sha256": digest}
-    manifest["qrels_versions"][name] = entry
-    with atomic_write(manifest_path) as f:
-        json.dump(manifest, f, indent=2, sort_keys=True, default=str)
-        f.write("\n")
-    return ExportResult(path, digest, manifest_path)
 
 
 def describe_ingest(result: FolderIngest) -> Iterable[str]:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from workbench.scoring.columns import QrelsColumns, RankedRun
     from workbench.services.evaluation.refs import StoreOpener
     from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
+    from workbench.services.judging.qrels_files import ScoredFileMismatch
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class Loaded:
         mapping: the qrels as topic_id -> doc_id -> grade (the small path), or None.
         small: the runs already read by the small-file reader, with each one's reading time (seconds),
             or None: every run is then read by ``read_run`` in its turn.
+        warnings: what the qrels' checks against the labels folder found (``qrels_warnings``), first
+            among the report's warnings.
     """
 
     qrels: QrelsRef
@@ -51,6 +54,7 @@ class Loaded:
     columns: QrelsColumns | None = None
     mapping: dict[str, dict[str, int]] | None = None
     small: tuple[tuple[SmallRun, float], ...] | None = None
+    warnings: tuple[str, ...] = ()
 
 
 def load(request: ScoreRequest, env: ScoreEnv) -> Loaded:
@@ -64,8 +68,10 @@ def load(request: ScoreRequest, env: ScoreEnv) -> Loaded:
         ValidationError, UnknownNameError: a bad measure or cutoff; a reference that is neither a file
             nor a stored name (the stored ones listed).
         InputFormatError: a malformed qrels file (file:line).
+        EditedQrelsError: the qrels file was edited after its export (``qrels_warnings``).
     """
     ms = resolve_measures(request.measures, request.cutoffs)
+    notes = qrels_warnings(request, env)
     small = None
     if (env.qrels is None and env.run_sources is None and request.topics.topic_set is None
             and not request.slicing.by and not request.collection and not request.topics.exclude
@@ -82,9 +88,62 @@ def load(request: ScoreRequest, env: ScoreEnv) -> Loaded:
             qrels_map = trec.read_qrels(request.qrels)
         qref = QrelsRef(request.qrels, "file", qrels_content_hash(qrels_map), n_topics=len(qrels_map),
                         n_entries=sum(len(d) for d in qrels_map.values()))
-        return Loaded(qref, ms, mapping=qrels_map, small=tuple(small))
-    qref, qcols = env.qrels if env.qrels is not None else load_qrels(request.qrels, env.open_store)
-    return Loaded(qref, ms, columns=qcols)
+        return Loaded(qref, ms, mapping=qrels_map, small=tuple(small), warnings=notes)
+    qref, qcols = env.qrels if env.qrels is not None else load_qrels(request.qrels, env.open_store, allow_edited=True)
+    return Loaded(qref, ms, columns=qcols, warnings=notes)
+
+
+ALLOW_EDITED = "pass --allow-edited-qrels to `workbench score` to score it anyway, with a warning"
+"""How to score an edited exported qrels file in place (``EditedQrelsError``'s last remedy)."""
+
+
+def qrels_warnings(request: ScoreRequest, env: ScoreEnv) -> tuple[str, ...]:
+    """The qrels reference checked against the labels folder, before anything is read.
+
+    * A qrels file that a ``manifest.json`` beside it records under another sha256 was
+      edited after its export: refused (``EditedQrelsError``), unless
+      ``request.allow_edited_qrels``; then scored, with a warning saying so.
+    * A stored qrels version whose export in ``env.labels_dir`` is incomplete or changed
+      (a publish killed after its commit): scored (the stored version is the truth), with
+      a warning naming the problem and the command that mends it.
+
+    Qrels given in memory (``env.qrels``) are not checked.
+
+    Returns:
+        The warnings, in order (empty when everything agrees).
+
+    Raises:
+        EditedQrelsError: an edited exported file, not allowed.
+    """
+    if env.qrels is not None or request.qrels == "-":
+        return ()
+    path = Path(request.qrels)
+    if path.is_file():
+        mismatch = _edited_file(request.qrels, allow_edited=request.allow_edited_qrels)
+        return (f"qrels {mismatch.describe()} (scored as asked: --allow-edited-qrels)",) if mismatch else ()
+    if env.labels_dir is None or env.open_store is None:
+        return ()
+    from workbench.services.judging.qrels_files import check_export
+
+    try:
+        check = check_export(env.open_store().qrels, env.labels_dir, request.qrels)
+    except UnknownNameError:
+        return ()  # not a stored version: the load step names it
+    return () if check.ok else (check.describe(),)
+
+
+def _edited_file(ref: str, *, allow_edited: bool) -> ScoredFileMismatch | None:
+    """The mismatch of a qrels file with the manifest beside it (``qrels_files.scored_file_mismatch``).
+
+    Raises:
+        EditedQrelsError: there is one and ``allow_edited`` is False.
+    """
+    from workbench.services.judging.qrels_files import EditedQrelsError, scored_file_mismatch
+
+    mismatch = scored_file_mismatch(ref)
+    if mismatch is not None and not allow_edited:
+        raise EditedQrelsError(mismatch, ALLOW_EDITED)
+    return mismatch
 
 
 def resolve_measures(measures: Sequence[str] | None, cutoffs: Sequence[int] | None) -> tuple[Measure, ...]:
@@ -122,17 +181,27 @@ def _not_found(ref: str, kind: str, e: UnknownNameError) -> UnknownNameError:
     return err
 
 
-def load_qrels(ref: str, open_store: StoreOpener | None) -> tuple[QrelsRef, QrelsColumns]:
+def load_qrels(ref: str, open_store: StoreOpener | None, *, allow_edited: bool = False,
+               ) -> tuple[QrelsRef, QrelsColumns]:
     """Resolve a qrels reference (file path first, then stored version name).
+
+    Args:
+        ref: a qrels file path (``-``: standard input) or a stored qrels version name.
+        open_store: the store, for a stored version (None: files only).
+        allow_edited: read a file that a ``manifest.json`` beside it records under another
+            sha256 (edited after its export); by default it is refused.
 
     Raises:
         InputFormatError: the file breaks the qrels format.
         UnknownNameError: neither a file nor a stored version (lists the stored ones).
+        EditedQrelsError: the file was edited after its export (not ``allow_edited``).
     """
     from workbench.formats import parquet, trec
     from workbench.scoring.columns import qrels_columns_from_mapping
 
     path = Path(ref)
+    if ref != "-" and path.is_file():
+        _edited_file(ref, allow_edited=allow_edited)
     if ref == "-" or (path.exists() and not path.is_dir()):  # '-' is stdin; a FIFO or device: the reader refuses it
         qrels = parquet.read_qrels(path) if parquet.is_parquet(path) else trec.read_qrels(ref if ref == "-" else path)
         return (

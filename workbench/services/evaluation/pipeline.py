@@ -96,7 +96,7 @@ def assemble(request: ScoreRequest, loaded: Loaded, scope: Scope, scored: Scored
     from workbench.services.evaluation.provenance import git_commit
 
     qref, ms = loaded.qrels, loaded.measures
-    warnings = list(scope.warnings)
+    warnings = [*loaded.warnings, *scope.warnings]
     for run_ref, e in zip(scored.refs, scored.evaluations, strict=True):
         warnings.extend(run_warnings(run_ref, e, qref, trust_file_order=request.trust_file_order))
     if scope.positives:

@@ -168,6 +168,9 @@ class ScoreRequest:
         units: retrieval units, span qrels and duplicate groups (``units.unit_mode()`` needs
             ``pipeline.score_units``).
         output: what is recorded and kept.
+        allow_edited_qrels: score a qrels file that a ``manifest.json`` beside it records under
+            another sha256 (edited after its export), with a warning; by default it is refused
+            (``load.qrels_warnings``).
 
     Source:
         Measures and their names: ``scoring.measures`` (trec_eval / ir_measures conventions).
@@ -188,6 +191,7 @@ class ScoreRequest:
     no_answer: NoAnswer = field(default_factory=NoAnswer)
     units: UnitOptions = field(default_factory=UnitOptions)
     output: Output = field(default_factory=Output)
+    allow_edited_qrels: bool = False
 
 
 @dataclass(frozen=True)
@@ -206,6 +210,8 @@ class ScoreEnv:
         before_record: called with the report once everything is scored and before anything is written
             to the store (the CLI writes ``--plot`` and the report there), so a failure in it (a full
             disk) leaves the store unchanged.
+        labels_dir: the labels folder of the store's exported qrels: a stored qrels version whose
+            export there is incomplete or changed is scored with a warning saying so (None: not checked).
     """
 
     open_store: StoreOpener | None = None
@@ -213,6 +219,7 @@ class ScoreEnv:
     run_sources: tuple[RunSource, ...] | None = None
     qrels: tuple[QrelsRef, QrelsColumns] | None = None
     before_record: Callable[[Any], None] | None = None
+    labels_dir: Path | None = None
 
     def say(self, message: str) -> None:
         """Send one progress line (nowhere when there is no sink)."""

@@ -69,7 +69,7 @@ from workbench.scoring.units import (
     spans_to_doc_qrels,
     to_documents,
 )
-from workbench.services.evaluation.load import load_qrels, load_run
+from workbench.services.evaluation.load import load_qrels, load_run, qrels_warnings
 from workbench.services.evaluation.no_answer import NoAnswerMarks, find_marks, run_scores
 from workbench.services.evaluation.refs import QrelsRef, RunRef
 from workbench.services.evaluation.report import ScoreReport
@@ -195,7 +195,7 @@ def check_units(run_refs: Sequence[str], qrels_ref: str, open_store: StoreOpener
         name, _, cmap, _ = _chunk_collection_of(run_ref, collection, open_store)
         if cmap is None:
             continue
-        qref, _ = load_qrels(qrels_ref, open_store)
+        qref, _ = load_qrels(qrels_ref, open_store, allow_edited=True)  # the score refuses or warns, once
         qrels = (open_store().qrels.get_qrels(qrels_ref) if qref.origin == "stored"
                  else _read_qrels_file(qrels_ref))
         if _qrels_unit(qrels, cmap) == "doc":
@@ -272,7 +272,7 @@ def score_units(request: ScoreRequest, env: ScoreEnv | None = None) -> UnitRepor
     options = request.units
     _check_options(options)
     rule = OverlapRule(options.min_share)
-    warnings: list[str] = []
+    warnings: list[str] = list(qrels_warnings(request, env))
     loaded, (chunk_name, chunk_version, cmap, csource) = _read_runs(request, env)
     run_unit = "chunk" if cmap is not None else "doc"
     units = options.units or (run_unit,)
@@ -379,7 +379,7 @@ def _given_qrels(request: ScoreRequest, env: ScoreEnv, cmap: ChunkMap | None,
         spans = read_spans(request.qrels)
         qref = QrelsRef(request.qrels, "file", "", n_topics=len({s.topic_id for s in spans}), n_entries=len(spans))
         return qref, {t: dict(g) for t, g in spans_to_doc_qrels(spans).items()}, spans, "span"
-    qref, _ = load_qrels(request.qrels, env.open_store)
+    qref, _ = load_qrels(request.qrels, env.open_store, allow_edited=request.allow_edited_qrels)
     stored = qref.origin == "stored" and env.open_store is not None
     source = env.open_store().qrels.get_qrels(request.qrels) if stored else _read_qrels_file(request.qrels)  # type: ignore[misc]
     given = {t: dict(g) for t, g in source.items()}

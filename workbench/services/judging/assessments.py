@@ -15,7 +15,6 @@ actions (assign, adjudicate, publish) re-check the role in the store.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -25,8 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.errors import (
-    InputFormatError,
+    DuplicateNameError,
     PermissionDeniedError,
+    UnknownNameError,
     ValidationError,
     WorkbenchError,
 )
@@ -716,12 +716,13 @@ class PublishResult:
 
 def export_qrels(qrels: Qrels, name: str, labels_dir: Path) -> Path:
     """Write a qrels version to ``labels_dir/<name>.qrels`` (atomic; TREC format)
-    and record it in ``labels_dir/manifest.json`` (the ``qrels export`` service).
+    and record it in ``labels_dir/manifest.json`` (the ``qrels export`` service,
+    ``services.judging.qrels_files.export_qrels``).
 
     Returns:
         The file written.
     """
-    from workbench.services.collections.ingest import export_qrels as export
+    from workbench.services.judging.qrels_files import export_qrels as export
 
     return export(qrels, name, labels_dir=labels_dir).path
 
@@ -760,9 +761,11 @@ def check_export_target(labels_dir: Path, name: str) -> Path:
             manifest is not an object with ``qrels_versions``.
         InputFormatError: the manifest is not valid JSON (path and line).
     """
+    from workbench.formats.manifest import manifest_of, read_manifest
+    from workbench.services.judging.qrels_files import export_file_name
+
     labels_dir = Path(labels_dir)
-    path = labels_dir / f"{name}.qrels"
-    manifest = labels_dir / "manifest.json"
+    path = labels_dir / export_file_name(name)
     if labels_dir.exists() and not labels_dir.is_dir():
         raise ValidationError(f"{labels_dir}: expected a folder for exported qrels, found a file; "
                               "move it away or pass another --db folder")
@@ -777,21 +780,27 @@ def check_export_target(labels_dir: Path, name: str) -> Path:
                               "fix its permissions")
     if path.exists() and not os.access(path, os.W_OK):
         raise ValidationError(f"{path}: expected a writable file, found it read-only; fix its permissions")
-    if manifest.is_dir():
-        raise ValidationError(f"{manifest}: expected the manifest file, found a folder; remove or rename it")
-    if manifest.is_file():
-        try:
-            loaded = json.loads(manifest.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise InputFormatError(
-                str(manifest), e.lineno, f"expected JSON, found invalid JSON ({e.msg}). Fix or delete the manifest."
-            ) from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise ValidationError(f"{manifest}: expected a readable UTF-8 manifest, found {e}; fix or delete it") from None
-        if not (isinstance(loaded, dict) and isinstance(loaded.get("qrels_versions"), dict)):
-            raise ValidationError(f"{manifest}: expected an object with 'qrels_versions', found something else; "
-                                  "fix or delete it")
+    read_manifest(manifest_of(labels_dir))
     return path
+
+
+def _name_taken(qrels: Qrels, name: str, labels_dir: Path | None) -> DuplicateNameError | None:
+    """The refusal of a publish under a taken name, saying when that version's export is
+    incomplete or changed (a publish killed after its commit) and how to complete it; None if free."""
+    from workbench.services.judging.qrels_files import check_export
+
+    try:
+        qrels.get_qrels_info(name)
+    except UnknownNameError:
+        return None
+    message = f"qrels version {name!r} already exists and qrels versions are immutable; choose a new name"
+    if labels_dir is not None:
+        check = check_export(qrels, labels_dir, name)
+        if not check.ok:
+            message += (f". Its export does not agree with the store: {'; '.join(check.problems)}. If it is the "
+                        f"version you are publishing again, that publish was committed before it stopped: "
+                        f"{check.remedy()}")
+    return DuplicateNameError(message)
 
 
 def publish(
@@ -814,23 +823,34 @@ def publish(
     which model assessors supplied how many entries.
 
     The export target is checked before the commit (``check_export_target``),
-    so a bad target refuses the publish and leaves the store untouched.
+    so a bad target refuses the publish and leaves the store untouched. The
+    export is recorded in the transaction that creates the version, then the
+    file and its manifest entry are written (``services.judging.qrels_files``): a
+    publish killed after its commit leaves a version whose export is incomplete,
+    which a publish under the same name, ``qrels list``, scoring and
+    ``qrels verify`` report, and ``workbench qrels export NAME`` completes.
 
     Raises:
         PermissionDeniedError: not a lead.
-        DuplicateNameError: the name is taken.
+        DuplicateNameError: the name is taken (the message says when that version's
+            export is incomplete, and how to complete it).
         UnknownNameError: unknown pool, rule or parent.
         ValidationError: nothing judged yet, or the export target is unusable.
         InputFormatError: the manifest in ``labels_dir`` is not valid JSON.
         ExportAfterPublishError: the version was published but writing its file
             still failed (the message says how to export it later).
     """
+    from workbench.services.judging.qrels_files import export_file_name
+
     require_lead(session, "publish")
+    taken = _name_taken(qrels, name, labels_dir)
+    if taken is not None:
+        raise taken
     if labels_dir is not None:
         check_export_target(labels_dir, name)
     info = qrels.publish_qrels(
         name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note,
-        include_model=include_model,
+        include_model=include_model, export_file=export_file_name(name) if labels_dir is not None else None,
     )
     diff = qrels.qrels_diff_counts(parent_version, name)  # counts only: a first version is all "added"
     path: Path | None = None
