@@ -153,6 +153,28 @@ def test_depth_sweep_prints_the_table_the_fit_and_writes_the_plot(project, capsy
     rel = {"1": {"d4", "d1", "d6"}, "2": {"d3"}}
     want = sum(len(rel[t] & set(list(bm25.get(t, {}))[:2])) / len(rel[t]) for t in rel) / 2
     assert doc["rows"][0]["candidate_recall"] == pytest.approx(want)
-    code, _, err = run(capsys, "--db", project, "depth-sweep", "--candidates", "bm25", "--depths", "2,99",
-                       "--qrels", "toy-reference")
-    assert code == 1 and "holds at most 6 documents per topic" in err
+
+
+def test_depth_sweep_caps_depths_deeper_than_the_candidate_run_and_says_so(project, capsys):
+    # Issue 26: the default depths (10,50,100,200) failed on the workflow's depth-100 runs. Deeper
+    # depths are capped at the run's depth (6 here): 99 becomes 6, merged with the 6 asked for.
+    code, out, err = run(capsys, "--db", project, "depth-sweep", "--candidates", "bm25", "--depths", "2,6,99",
+                         "--qrels", "toy-reference", "--final-k", "2")
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
+    assert [row[0] for row in rows] == ["2", "6"]
+    note = "run bm25 holds at most 6 documents per topic: depth 99 capped to 6 (already in the sweep)"
+    assert note in out and note in err
+    assert "produce the candidate run with --depth 99 or more to sweep deeper" in err
+    code, out, err = run(capsys, "--db", project, "depth-sweep", "--candidates", "bm25", "--depths", "4,50,99",
+                         "--qrels", "toy-reference", "--final-k", "2", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["depth"] for r in doc["rows"]] == [4, 6]
+    assert (doc["run_depth"], doc["capped_depths"]) == (6, [50, 99])
+    # R@6 is the whole run: topic 1 |R| = 3, topic 2 |R| = 1, recomputed by hand from the stored run.
+    store = Store(project, client="pytest")
+    bm25 = store.runs.get_run("bm25")
+    rel = {"1": {"d4", "d1", "d6"}, "2": {"d3"}}
+    assert doc["rows"][1]["candidate_recall"] == pytest.approx(
+        sum(len(rel[t] & set(bm25.get(t, {}))) / len(rel[t]) for t in rel) / 2)

@@ -69,9 +69,12 @@ def stages(
 
 @app.command("depth-sweep")
 def depth_sweep_cmd(
-    candidates: Annotated[str, typer.Option(help="The stored candidate run (at least as deep as the deepest D).")],
+    candidates: Annotated[str, typer.Option(
+        help="The stored candidate run. A D deeper than the run is capped at its depth (and said so).")],
     qrels: QrelsOpt,
-    depths: Annotated[str, typer.Option(help="Candidate depths D, comma-separated.")] = "10,50,100,200",
+    depths: Annotated[str, typer.Option(
+        help="Candidate depths D, comma-separated; those deeper than the candidate run are capped at its depth.")
+    ] = "10,50,100,200",
     final_k: FinalKOpt = 10,
     model: ModelOpt = None,
     cross_encoder: CrossOpt = None,
