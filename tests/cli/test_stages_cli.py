@@ -61,6 +61,32 @@ def test_run_rerank_stores_lineage_and_cost_and_run_show_prints_them(project, ca
     assert code == 1 and "choose one reranker" in err
 
 
+def test_run_rerank_defaults_to_one_thread_and_shows_its_progress(project, capsys):
+    # Issue 26: with torch's default (a thread per core) a rerank took 193 s at load 7 against 9.5 s
+    # idle; one thread does not collapse under load (bench/results/rerank.md).
+    code, out, err = run(capsys, "--db", project, "run", "rerank", "--candidates", "bm25", "--depth", "3",
+                         "--name", "rr1")
+    assert code == 0, err
+    assert "threads 1;" in out
+    store = Store(project, client="pytest")
+    assert store.runs.get_run_info("rr1").params["threads"] == 1 and store.runs.get_rerank_cost("rr1").threads == 1
+    # progress: the model and the document vectors first (the distinct top-3 documents of the two topics,
+    # encoded now), then the topics
+    n = len({d for scores in store.runs.get_run("bm25").values() for d in list(scores)[:3]})
+    assert n == 4  # topics 1 and 2 share two of their top 3
+    ready = err.index(f"[finished] reranker stub (bi-encoder) ready: {n} candidate documents, {n} vectors encoded "
+                      "now, 0 from the cache")
+    assert ready < err.index("reranking topics") and "torch threads: 1" in err[:ready]
+    code, out, err = run(capsys, "--db", project, "run", "rerank", "--candidates", "bm25", "--depth", "3",
+                         "--name", "rr0", "--threads", "0")
+    assert code == 0, err
+    assert "threads default;" in out and "torch threads: torch's choice" in err  # on request only
+    assert "vectors encoded now" not in err and f"all {n} vectors from the cache" in err  # those of rr1, cached
+    code, _, err = run(capsys, "--db", project, "run", "rerank", "--candidates", "bm25", "--depth", "3",
+                       "--name", "rr-1", "--threads", "-1")
+    assert code == 2 and "--threads" in err
+
+
 def test_stages_names_every_row_by_its_stage_and_checks_the_permutation(project, capsys):
     assert run(capsys, "--db", project, "run", "rerank", "--candidates", "bm25", "--depth", "3", "--name", "rr")[0] == 0
     code, out, err = run(capsys, "--db", project, "stages", "rr", "bm25", "--qrels", "toy-reference", "--final-k", "1",

@@ -80,7 +80,7 @@ def depth_sweep_cmd(
     cross_encoder: CrossOpt = None,
     batch_size: BatchOpt = None,
     device: DeviceOpt = "cpu",
-    threads: ThreadsOpt = None,
+    threads: ThreadsOpt = 1,
     model_dir: ModelDirOpt = None,
     repeat: Annotated[int, typer.Option(
         min=1, help="Measurement rounds, interleaved across depths; a topic's cost is the median.")] = 1,

@@ -24,7 +24,13 @@ from workbench.lineage import RerankCost, TopicCost
 from workbench.scoring.depth import CostFit, DepthPoint, SweepRow, cap_depths, fit_cost, sweep_rows
 from workbench.scoring.evaluate import Evaluator, MissingPolicy, check_policy
 from workbench.scoring.measures import Measure, R, nDCG
-from workbench.services.runs.stages import RerankerSpec, load_candidates, make_reranker
+from workbench.services.runs.stages import (
+    RerankerSpec,
+    load_candidates,
+    make_reranker,
+    ready_line,
+    threads_label,
+)
 
 if TYPE_CHECKING:
     from pooling.retrievers.rerank import Reranker
@@ -138,7 +144,7 @@ def depth_sweep(
             "sweep deeper")
     ds = list(capping.depths)
     cands = load_candidates(store.collections, store.runs, candidates, ds[-1])
-    rr = reranker or make_reranker(spec, cache=store.vectors)
+    rr = reranker or make_reranker(spec, cache=store.vectors, progress=progress)
     measures: list[Measure] = [R(d) for d in ds] + ([R(final_k)] if final_k not in ds else []) + [nDCG(final_k)]
     qref, qcols = load_qrels(qrels_ref, open_store)
     evaluator = Evaluator(qcols, measures, rel=rel, missing=policy)
@@ -146,10 +152,11 @@ def depth_sweep(
     cand_eval = evaluator.evaluate(cand_rr, run_name=candidates, failed_topics=cand_ref.failed_topics)
     topics = cand_eval.topics
     say(f"[starting] depth sweep of {candidates}: depths {', '.join(map(str, ds))}, {rr.label} ({rr.kind}), "
-        f"{repeat} round(s)")
+        f"{repeat} round(s); torch threads: {threads_label(rr.threads)}")
     t0 = time.perf_counter()
     rr.prepare(cands.documents, cands.text_hashes)
     prepare_ms = (time.perf_counter() - t0) * 1000.0
+    say(f"[finished] {ready_line(rr, len(cands.documents))} [elapsed] {prepare_ms / 1000:.1f} s")
     lists = {d: {t: docs[:d] for t, docs in cands.lists.items()} for d in ds}
     timings: dict[int, dict[str, list[float]]] = {d: {} for d in ds}
     runs: dict[int, dict[str, dict[str, float]]] = {}
