@@ -4,6 +4,9 @@
   heading of its target (GitHub's heading ids);
 - the README's first two commands are the Makefile's targets;
 - the SMART example of docs/formats.md runs as written (convert, ingest, a BM25 run, score);
+- the workflow block of docs/workflow.md runs as written on a fresh store (8 Cranfield topics, the
+  judgments imported from files instead of the UI), then docs/scoring.md's Python example on its files;
+- every ``workbench`` command line of the pages' bash blocks parses (commands, options, required ones);
 - (slow) the README's headline tables are what ``workbench demo cranfield`` prints, verbatim.
 """
 
@@ -260,13 +263,47 @@ def test_the_workflow_block_runs_as_written_on_a_fresh_store(tmp_path, monkeypat
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     import torch
 
-    threads = torch.get_num_threads()  # `run dense` keeps torch's default; on shared CI cores one thread is
-    torch.set_num_threads(1)           # several times faster (bench/results/encoding.md): this process only
+    # `run dense` keeps torch's thread default (one per core), which crawls on cores other processes use
+    # (bench/results/encoding.md); one thread for this process only, the command lines stay as written.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     try:
         outputs, files = _run_workflow(commands, tmp_path, reference, monkeypatch, capsys)
+        _check_the_workflows_results(outputs, files, tmp_path)
+        _check_the_python_example_of_the_scoring_page(tmp_path, capsys)
     finally:
         torch.set_num_threads(threads)
-    _check_the_workflows_results(outputs, files, tmp_path)
+
+
+def _check_the_python_example_of_the_scoring_page(tmp_path, capsys):
+    """docs/scoring.md's notebook example, as written, where it says it runs: after the workflow and
+    `workbench run export dense --out out/dense.trec`; its numbers against pytrec_eval."""
+    import pytrec_eval
+
+    from workbench.cli import main
+
+    text = (DOCS / "scoring.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"^```python\n(.*?)^```", text, re.M | re.S) if "from workbench import evaluate" in b]
+    assert len(blocks) == 1, "docs/scoring.md: expected one python block with `from workbench import evaluate`"
+    assert "`workbench run export dense --out out/dense.trec`" in blocks[0]
+    assert main(["run", "export", "dense", "--out", "out/dense.trec"]) == 0, capsys.readouterr().err
+    scope: dict = {}
+    exec(compile(blocks[0], "docs/scoring.md", "exec"), scope)  # noqa: S102 - the page's own example
+    res = scope["res"]
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (tmp_path / "labels" / "workflow" / "v1.qrels").read_text().splitlines():
+        t, _, d, g = line.split()
+        qrels.setdefault(t, {})[d] = int(g)
+    for name in ("bm25", "dense"):
+        run: dict[str, dict[str, float]] = {}
+        for line in (tmp_path / "out" / f"{name}.trec").read_text().splitlines():
+            t, _, d, _, score, _ = line.split()
+            run.setdefault(t, {})[d] = float(score)
+        per = pytrec_eval.RelevanceEvaluator(qrels, {"recall_100"}).evaluate(run)
+        topics = [t for t, ds in qrels.items() if any(g >= 1 for g in ds.values())]
+        got = res.aggregates.set_index(["run", "measure"]).loc[(name, "R@100"), "macro"]
+        assert got == pytest.approx(sum(per[t]["recall_100"] for t in topics) / len(topics), abs=1e-12)
+    assert (tmp_path / "out" / "scores.parquet").is_file()
 
 
 def _run_workflow(commands, tmp_path, reference, monkeypatch, capsys):
@@ -344,3 +381,70 @@ def _check_the_workflows_results(outputs, files, tmp_path):
     diff, _ = outputs["qrels diff"][0]
     assert sorted(tuple(x.split("\t")) for x in diff.splitlines()) == sorted(
         ("+", t, d, str(min(ann2[t, d], bob2[t, d]))) for t, d in ann2)
+
+
+# -- every workbench command line of the pages parses ---------------------------------------------
+
+
+def _bash_commands(text: str) -> list[list[str]]:
+    """The ``workbench ...`` commands of a page's bash blocks, as bash splits them (the words after
+    ``workbench``; continuation lines joined, comments dropped; lines with a placeholder such as
+    ``<the lead's token>`` left out)."""
+    import shlex
+
+    found = []
+    for block in re.findall(r"^```(?:bash|sh)\n(.*?)^```", text, re.M | re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            if not line.strip() or line.lstrip().startswith("#") or re.search(r"<[a-z][^>]*>", line):
+                continue
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=";|&<>")
+            lexer.whitespace_split = True
+            words: list[str] = []
+            for token in [*lexer, ";"]:
+                if token.strip(";|&<>"):
+                    words.append(token)
+                    continue
+                if "workbench" in words:
+                    found.append(words[words.index("workbench") + 1:])
+                words = []
+    return found
+
+
+def _parse_problem(args: list[str]) -> str | None:
+    """Why click refuses ``workbench ARGS`` (unknown command or option, a required one missing, a bad
+    value), or None; nothing runs: each command's context is made, not invoked."""
+    import typer.main
+    from typer._click.exceptions import ClickException
+
+    from workbench.cli.root import app
+
+    group = typer.main.get_command(app)
+    try:
+        ctx = group.make_context("workbench", list(args))
+        current, rest = group, [*getattr(ctx, "_protected_args", []), *ctx.args]
+        while rest:
+            name, command, rest = current.resolve_command(ctx, rest)
+            ctx = command.make_context(name, list(rest), parent=ctx)
+            rest = [*getattr(ctx, "_protected_args", []), *ctx.args] if hasattr(command, "resolve_command") else []
+            current = command
+    except ClickException as e:
+        return e.format_message()
+    return None
+
+
+def test_the_parse_check_names_what_is_wrong():
+    assert _bash_commands("```bash\nworkbench a --b 'c d'   # e\nx; workbench f\n```\n") == [["a", "--b", "c d"], ["f"]]
+    assert _parse_problem(["pool", "stats", "cranfield-pool-v1", "--table", "overlap"]) is None
+    assert "No such option: --nope" in _parse_problem(["adjudicate", "p", "--nope", "3"])
+    assert "Missing option '--lead'" in _parse_problem(["judgments", "import", "x.csv", "--pool", "p", "--assessor", "a"])
+    assert "No such command" in _parse_problem(["pools", "stats", "p"])
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_workbench_command_line_of_the_page_parses(page, monkeypatch):
+    """Commands, options, required options and option values of every example line, without running it
+    (the workflow block runs in full above; lead-only steps still need --lead on the line)."""
+    monkeypatch.setenv("WORKBENCH_TOKEN", "a-token-for-parsing")  # the lead commands' --token
+    problems = [f"workbench {' '.join(args)}\n    {problem}" for args in _bash_commands(page.read_text(encoding="utf-8"))
+                if args and "--help" not in args and (problem := _parse_problem(args))]
+    assert not problems, f"{page.relative_to(ROOT)}:\n" + "\n".join(problems)
