@@ -167,14 +167,20 @@ def publish(
                           help="Final-grade fallback after adjudicated > unanimous: median, majority, max or min.")
     ] = "median",
     note: Annotated[str, typer.Option(help="Free text recorded with the version.")] = "",
-    export: Annotated[bool, typer.Option(help="Also write labels/<NAME>.qrels and update the manifest.")] = True,
+    export: Annotated[bool, typer.Option(help="Also write <NAME>.qrels in the database's folder (labels/ by default) and update its "
+                                                  "manifest.")] = True,
     fmt: Annotated[str, typer.Option("--format", callback=options.choice(*PUBLISH_FORMATS),
                                      help="table (field, value lines), tsv, jsonl or json.")] = "table",
     include_model: Annotated[bool, typer.Option(
         help="Where no person judged a document, take model assessors' grades (recorded in the version). "
              "Default: model judgments are left out.")] = False,
 ) -> None:
-    """Publish the final grades of a pool version as an immutable qrels version (lead only)."""
+    """Publish the final grades of a pool version as an immutable qrels version (lead only).
+
+    Prints the version (counts, hash, diff against the parent, the file written) and how
+    its final grades were decided: unanimous, adjudicated by a lead, by the rule's fallback
+    where assessors disagreed (--rule), or unresolved (unsure only).
+    """
     from workbench.services.judging import assessments as svc
 
 
