@@ -4,6 +4,9 @@
   heading of its target (GitHub's heading ids);
 - the README's first two commands are the Makefile's targets;
 - the SMART example of docs/formats.md runs as written (convert, ingest, a BM25 run, score);
+- the workflow block of docs/workflow.md runs as written on a fresh store (8 Cranfield topics, the
+  judgments imported from files instead of the UI), then docs/scoring.md's Python example on its files;
+- every ``workbench`` command line of the pages' bash blocks parses (commands, options, required ones);
 - (slow) the README's headline tables are what ``workbench demo cranfield`` prints, verbatim.
 """
 
@@ -160,3 +163,288 @@ def test_the_readmes_headline_tables_are_what_the_demo_prints(tmp_path):
     assert done.returncode == 0, done.stderr[-4000:]
     for block in _headline_blocks():
         assert block in done.stdout, f"README block not in the demo's output:\n{block}"
+
+
+# -- the workflow, by command (docs/workflow.md), run as written ----------------------------------
+
+WORKFLOW_TOPICS = [str(t) for t in range(1, 9)]
+"""The Cranfield topics of the workflow test's collection (the commands take every topic there is)."""
+
+
+def _workflow_block() -> str:
+    """The bash block of docs/workflow.md's section "The workflow, by command"."""
+    text = (DOCS / "workflow.md").read_text(encoding="utf-8")
+    section = re.search(r"^## The workflow, by command\n(.*?)(?=^## )", text, re.M | re.S)
+    assert section is not None, "docs/workflow.md: no section 'The workflow, by command'"
+    blocks = re.findall(r"^```bash\n(.*?)^```", section.group(1), re.M | re.S)
+    assert len(blocks) == 1, "docs/workflow.md: expected one bash block in 'The workflow, by command'"
+    return blocks[0]
+
+
+def _workflow_commands(block: str) -> list[list[str]]:
+    """The block's commands as argument lists, as bash splits them (comments dropped, ``;`` separating
+    commands); the placeholder line ``export WORKBENCH_TOKEN=<the lead's token>`` as ``["export",
+    "WORKBENCH_TOKEN=<the lead's token>"]`` (as written it is for the reader to fill in, not shell syntax)."""
+    import shlex
+
+    commands: list[list[str]] = []
+    for line in block.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if re.match(r"^export WORKBENCH_TOKEN=<the lead's token>$", line.strip()):
+            commands.append(["export", "WORKBENCH_TOKEN=<the lead's token>"])
+            continue
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";")
+        lexer.whitespace_split = True
+        command: list[str] = []
+        for token in lexer:
+            if token == ";":
+                commands.append(command)
+                command = []
+            else:
+                command.append(token)
+        if command:
+            commands.append(command)
+    return commands
+
+
+def _cranfield_subset(dest: Path) -> dict[str, dict[str, int]]:
+    """Cranfield in ``dest`` (the sample's layout) with WORKFLOW_TOPICS only, their judged documents
+    and the first 60 of the corpus; returns its reference qrels (grades below 0 read as 0)."""
+    import json
+
+    sample = ROOT / "sample_corpus" / "cranfield"
+    lines = [line for line in (sample / "qrels.reference.txt").read_text().splitlines()
+             if line.split()[0] in WORKFLOW_TOPICS]
+    docs = [json.loads(x) for x in (sample / "corpus.jsonl").read_text().splitlines()]
+    keep = {line.split()[2] for line in lines} | {d["_id"] for d in docs[:60]}
+    dest.mkdir(parents=True)
+    (dest / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs if d["_id"] in keep))
+    queries = [json.loads(x) for x in (sample / "queries.jsonl").read_text().splitlines()]
+    (dest / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries if q["_id"] in WORKFLOW_TOPICS))
+    (dest / "qrels.reference.txt").write_text("\n".join(lines) + "\n")
+    (dest / "qrels.meta.json").write_text((sample / "qrels.meta.json").read_text())
+    reference: dict[str, dict[str, int]] = {}
+    for line in lines:
+        t, _, d, g = line.split()
+        reference.setdefault(t, {})[d] = max(0, int(g))
+    return reference
+
+
+def _judgment_file(path: Path, pool: str, assessor: str, reference: dict[str, dict[str, int]]) -> dict:
+    """One assessor's judgments of a pool's own documents, made from the reference judgments: ``ann``
+    gives the reference grade (0 where it has none), ``bob`` the same but 3 where it says 4."""
+    from workbench.store import Store
+
+    store = Store(os.environ.get("WORKBENCH_DB", "labels/workbench.duckdb"), client="pytest")
+    try:
+        pooled = store.pools.pool_documents(pool, with_ancestors=False)
+    finally:
+        store.release_file()
+    grades = {(t, d): reference.get(t, {}).get(d, 0) for t, ds in pooled.items() for d in ds}
+    if assessor == "bob":
+        grades = {k: 3 if g == 4 else g for k, g in grades.items()}
+    path.write_text("".join(f"{t} 0 {d} {g}\n" for (t, d), g in sorted(grades.items())))
+    return grades
+
+
+def test_the_workflow_block_runs_as_written_on_a_fresh_store(tmp_path, monkeypatch, capsys):
+    """docs/workflow.md "The workflow, by command", command by command through ``main(argv)`` in a fresh
+    folder holding ``sample_corpus/cranfield`` (8 topics of it) and nothing else; the `ui` line aside,
+    the judgment files it imports made from the reference judgments (see ``_judgment_file``)."""
+    commands = _workflow_commands(_workflow_block())
+    assert sum(1 for c in commands if c[:2] == ["workbench", "ui"]) == 1
+    assert sum(1 for c in commands if c[:3] == ["workbench", "judgments", "import"]) == 4
+    reference = _cranfield_subset(tmp_path / "sample_corpus" / "cranfield")
+    monkeypatch.chdir(tmp_path)
+    for name in ("WORKBENCH_DB", "WORKBENCH_TOKEN", "WORKBENCH_LOCK_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    import torch
+
+    # `run dense` keeps torch's thread default (one per core), which crawls on cores other processes use
+    # (bench/results/encoding.md); one thread for this process only, the command lines stay as written.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        outputs, files = _run_workflow(commands, tmp_path, reference, monkeypatch, capsys)
+        _check_the_workflows_results(outputs, files, tmp_path)
+        _check_the_python_example_of_the_scoring_page(tmp_path, capsys)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _check_the_python_example_of_the_scoring_page(tmp_path, capsys):
+    """docs/scoring.md's notebook example, as written, where it says it runs: after the workflow and
+    `workbench run export dense --out out/dense.trec`; its numbers against pytrec_eval."""
+    import pytrec_eval
+
+    from workbench.cli import main
+
+    text = (DOCS / "scoring.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"^```python\n(.*?)^```", text, re.M | re.S) if "from workbench import evaluate" in b]
+    assert len(blocks) == 1, "docs/scoring.md: expected one python block with `from workbench import evaluate`"
+    assert "`workbench run export dense --out out/dense.trec`" in blocks[0]
+    assert main(["run", "export", "dense", "--out", "out/dense.trec"]) == 0, capsys.readouterr().err
+    scope: dict = {}
+    exec(compile(blocks[0], "docs/scoring.md", "exec"), scope)  # noqa: S102 - the page's own example
+    res = scope["res"]
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (tmp_path / "labels" / "workflow" / "v1.qrels").read_text().splitlines():
+        t, _, d, g = line.split()
+        qrels.setdefault(t, {})[d] = int(g)
+    for name in ("bm25", "dense"):
+        run: dict[str, dict[str, float]] = {}
+        for line in (tmp_path / "out" / f"{name}.trec").read_text().splitlines():
+            t, _, d, _, score, _ = line.split()
+            run.setdefault(t, {})[d] = float(score)
+        per = pytrec_eval.RelevanceEvaluator(qrels, {"recall_100"}).evaluate(run)
+        topics = [t for t, ds in qrels.items() if any(g >= 1 for g in ds.values())]
+        got = res.aggregates.set_index(["run", "measure"]).loc[(name, "R@100"), "macro"]
+        assert got == pytest.approx(sum(per[t]["recall_100"] for t in topics) / len(topics), abs=1e-12)
+    assert (tmp_path / "out" / "scores.parquet").is_file()
+
+
+def _run_workflow(commands, tmp_path, reference, monkeypatch, capsys):
+    """Run the commands in-process; (outputs by the command's first two words, the judgment files made)."""
+    from workbench.cli import main
+
+    capsys.readouterr()
+    outputs: dict[str, list[tuple[str, str]]] = {}
+    files: dict[str, dict] = {}
+    token = ""
+    for command in commands:
+        if command[0] == "." or command[:2] == ["workbench", "ui"]:
+            continue  # the venv's activate (this is its python); the UI is judged by the files below
+        if command[0] == "export":
+            name, _, value = command[1].partition("=")
+            if value == "<the lead's token>":
+                assert token, "the lead's token is exported before `users add lead` printed it"
+                value = token
+            monkeypatch.setenv(name, value)
+            continue
+        assert command[0] == "workbench", command
+        if command[1:3] == ["judgments", "import"]:
+            args = dict(zip(command[4::2], command[5::2], strict=False))
+            files[command[3]] = _judgment_file(tmp_path / command[3], args["--pool"], args["--assessor"], reference)
+        code = main(command[1:])
+        out, err = capsys.readouterr()
+        assert code == 0, f"{' '.join(command)} exited {code}:\n{err[-3000:]}"
+        outputs.setdefault(" ".join(command[1:3]), []).append((out, err))
+        if command[1:4] == ["users", "add", "lead"]:
+            token = out.strip()
+    return outputs, files
+
+
+def _check_the_workflows_results(outputs, files, tmp_path):
+    """What the workflow printed and wrote, against values computed here and by pytrec_eval."""
+    import json
+
+    import pytrec_eval
+
+    # publish v1: ann and bob disagree exactly where the reference says 4; the lower median decides them
+    ann, bob = files["ann.qrels"], files["bob.qrels"]
+    disagree = sum(1 for k in ann if ann[k] != bob[k])
+    assert disagree > 0
+    out, err = outputs["publish cranfield-pool-v1"][0]
+    table = dict(line.split(None, 1) for line in out.splitlines())
+    assert (table["entries"], table["unanimous"], table["adjudicated"], table["by_fallback"], table["fallback"]) == (
+        str(len(ann)), str(len(ann) - disagree), "0", str(disagree), "median")
+    assert (f"decided: {len(ann) - disagree:,} unanimous, 0 adjudicated, {disagree:,} by the fallback median "
+            "(lower median of the grades") in err
+    # labels/workflow/v1.qrels: in the store's folder, each grade the lower median of ann's and bob's (their minimum)
+    assert (tmp_path / "labels" / "workflow" / "workbench.duckdb").is_file()
+    lines = (tmp_path / "labels" / "workflow" / "v1.qrels").read_text().splitlines()
+    v1 = {(t, d): int(g) for t, _, d, g in (x.split() for x in lines)}
+    assert v1 == {k: min(ann[k], bob[k]) for k in ann}
+    # the file-scoring line: R@100 per topic of out/bm25.trec on labels/v1.qrels, against pytrec_eval
+    out, _ = outputs["score out/bm25.trec"][0]
+    doc = json.loads(out)
+    qrels = {}
+    for (t, d), g in v1.items():
+        qrels.setdefault(t, {})[d] = g
+    run: dict[str, dict[str, float]] = {}
+    for line in (tmp_path / "out" / "bm25.trec").read_text().splitlines():
+        t, _, d, _, score, _ = line.split()
+        run.setdefault(t, {})[d] = float(score)
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, {"recall_20", "recall_100", "ndcg_cut_10"}).evaluate(run)
+    per_topic = doc["runs"][0]["per_topic"]
+    assert set(per_topic) == {t for t, ds in qrels.items() if any(g >= 1 for g in ds.values())}
+    for measure, name in (("R@20", "recall_20"), ("R@100", "recall_100"), ("nDCG@10", "ndcg_cut_10")):
+        assert {t: m[measure]["value"] for t, m in per_topic.items()} == pytest.approx(
+            {t: oracle[t][name] for t in per_topic}, abs=1e-12), measure
+    assert (tmp_path / "out" / "curve.png").is_file()
+    # v2: v1's entries plus the delta of bm25-stem, judged by both; qrels diff lists exactly the delta
+    ann2, bob2 = files["ann-v2.qrels"], files["bob-v2.qrels"]
+    assert ann2 and not set(ann2) & set(ann)
+    diff, _ = outputs["qrels diff"][0]
+    assert sorted(tuple(x.split("\t")) for x in diff.splitlines()) == sorted(
+        ("+", t, d, str(min(ann2[t, d], bob2[t, d]))) for t, d in ann2)
+
+
+# -- every workbench command line of the pages parses ---------------------------------------------
+
+
+def _bash_commands(text: str) -> list[list[str]]:
+    """The ``workbench ...`` commands of a page's bash blocks, as bash splits them (the words after
+    ``workbench``; continuation lines joined, comments dropped; lines with a placeholder such as
+    ``<the lead's token>`` left out)."""
+    import shlex
+
+    found = []
+    for block in re.findall(r"^```(?:bash|sh)\n(.*?)^```", text, re.M | re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            if not line.strip() or line.lstrip().startswith("#") or re.search(r"<[a-z][^>]*>", line):
+                continue
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=";|&<>")
+            lexer.whitespace_split = True
+            words: list[str] = []
+            for token in [*lexer, ";"]:
+                if token.strip(";|&<>"):
+                    words.append(token)
+                    continue
+                if "workbench" in words:
+                    found.append(words[words.index("workbench") + 1:])
+                words = []
+    return found
+
+
+def _parse_problem(args: list[str]) -> str | None:
+    """Why click refuses ``workbench ARGS`` (unknown command or option, a required one missing, a bad
+    value), or None; nothing runs: each command's context is made, not invoked."""
+    import typer.main
+    from typer._click.exceptions import ClickException
+
+    from workbench.cli.root import app
+
+    group = typer.main.get_command(app)
+    try:
+        ctx = group.make_context("workbench", list(args))
+        current, rest = group, [*getattr(ctx, "_protected_args", []), *ctx.args]
+        while rest:
+            name, command, rest = current.resolve_command(ctx, rest)
+            ctx = command.make_context(name, list(rest), parent=ctx)
+            rest = [*getattr(ctx, "_protected_args", []), *ctx.args] if hasattr(command, "resolve_command") else []
+            current = command
+    except ClickException as e:
+        return e.format_message()
+    return None
+
+
+def test_the_parse_check_names_what_is_wrong():
+    assert _bash_commands("```bash\nworkbench a --b 'c d'   # e\nx; workbench f\n```\n") == [["a", "--b", "c d"], ["f"]]
+    assert _parse_problem(["pool", "stats", "cranfield-pool-v1", "--table", "overlap"]) is None
+    assert "No such option: --nope" in _parse_problem(["adjudicate", "p", "--nope", "3"])
+    assert "Missing option '--lead'" in _parse_problem(["judgments", "import", "x.csv", "--pool", "p", "--assessor", "a"])
+    assert "No such command" in _parse_problem(["pools", "stats", "p"])
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_workbench_command_line_of_the_page_parses(page, monkeypatch):
+    """Commands, options, required options and option values of every example line, without running it
+    (the workflow block runs in full above; lead-only steps still need --lead on the line)."""
+    monkeypatch.setenv("WORKBENCH_TOKEN", "a-token-for-parsing")  # the lead commands' --token
+    problems = [f"workbench {' '.join(args)}\n    {problem}" for args in _bash_commands(page.read_text(encoding="utf-8"))
+                if args and "--help" not in args and (problem := _parse_problem(args))]
+    assert not problems, f"{page.relative_to(ROOT)}:\n" + "\n".join(problems)

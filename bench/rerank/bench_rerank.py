@@ -1,10 +1,16 @@
-"""Two-stage pipeline benchmarks: rerank throughput, and the stage report's overhead over a plain score.
+"""Two-stage pipeline benchmarks: rerank throughput, the rerank command's thread default under load,
+and the stage report's overhead over a plain score.
 
 Not part of pytest (speed lives here, as ratios). Run:
 
-    .venv/bin/python bench/rerank/bench_rerank.py                   # both parts
+    .venv/bin/python bench/rerank/bench_rerank.py                   # every part
     .venv/bin/python bench/rerank/bench_rerank.py throughput --topics 50
+    .venv/bin/python bench/rerank/bench_rerank.py command --rounds 3
     .venv/bin/python bench/rerank/bench_rerank.py overhead --repeat 9
+
+Each part rewrites its own section of ``bench/results/rerank.md`` (the other
+sections are kept), and every figure is written with the load average (1 min)
+measured beside it: on a shared machine the load decides the wall times.
 
 Parts:
 
@@ -19,6 +25,12 @@ Parts:
   tests (2 layers, hidden size 32; it reads every (query, document) pair, so
   its cost is what any cross-encoder's shape looks like, at a tiny scale).
   1 and 2 torch threads.
+* ``command``: ``workbench run rerank --candidates bm25 --depth 50`` as a user
+  runs it (a new process on a copy of the Cranfield store, MiniLM vectors
+  cached), with the default threads (1) and with ``--threads 0`` (torch's
+  choice: a thread per core, the default before issue 26), in interleaved
+  rounds: wall time, the process's CPU time, p50 ms per topic, and the load
+  average before and after each run.
 * ``overhead``: wall time of ``services.runs.stages.stage_reports`` (the stage rows,
   the permutation check on the document sets, contribution, stock, diagnosis
   and the ingestion check) against ``services.evaluation.pipeline.score`` of the same
@@ -110,17 +122,75 @@ def bench_throughput(n_topics: int, depth: int = 100, cold: bool = False) -> lis
             cost = res.cost
             total_ms = cost.total_ms + (prep if count_prepare else 0.0)
             rows.append([label, str(threads), f"{cost.n_topics}", f"{n_docs:,}", f"{n_docs / (total_ms / 1000):,.0f}",
-                         f"{cost.p(50):.1f}", f"{cost.p(95):.1f}", f"{total_ms / n_docs:.3f}"])
+                         f"{cost.p(50):.1f}", f"{cost.p(95):.1f}", f"{total_ms / n_docs:.3f}",
+                         f"{os.getloadavg()[0]:.1f}"])
             print(f"  {label}, {threads} thread(s): {rows[-1][4]} documents/s", file=sys.stderr)
     out = [f"## Rerank throughput (CPU, top {depth} BM25 candidates of {n_topics} Cranfield topics)", "",
-           "| reranker | threads | topics | documents | documents/s | p50 ms/topic | p95 ms/topic | ms/document |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| reranker | threads | topics | documents | documents/s | p50 ms/topic | p95 ms/topic | ms/document "
+           "| load (1 min) |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     out += ["", "Per-topic timing is the one `workbench run rerank` stores (`rerank_topics`): the wall time of "
             "each topic's call. The bi-encoder's documents/s counts candidates scored: with cached vectors a "
             "topic costs one query encoding plus the dot products, so its cost per topic barely depends on D; "
             "with `--cold` a row adds encoding every candidate (the documents/s a cache miss costs). The cross-encoder "
             "reads every pair, so its cost grows with D."]
+    return out
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def bench_command(rounds: int, depth: int = 50) -> list[str]:
+    """``workbench run rerank`` end to end in a new process, default threads against torch's choice."""
+    import re
+    import resource
+    import shutil
+    import subprocess
+    import tempfile
+
+    store = cranfield_store()
+    source = Path(store.path)
+    store.release_file()
+    settings = [("default (1 thread)", []), ("--threads 0 (torch's choice: one per core; the old default)",
+                                             ["--threads", "0"])]
+    rows: list[list[str]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-rerank-") as tmp:
+        for r in range(rounds):
+            for label, extra in settings:
+                db = Path(tmp) / f"r{r}-{len(extra)}.duckdb"
+                shutil.copyfile(source, db)
+                argv = [sys.executable, "-m", "workbench", "--db", str(db), "run", "rerank", "--candidates", "bm25",
+                        "--depth", str(depth), "--name", "bench+minilm", *extra]
+                before = os.getloadavg()[0]
+                cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t0 = time.perf_counter()
+                done = subprocess.run(argv, capture_output=True, text=True, check=False,
+                                      env=dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1"))
+                wall = time.perf_counter() - t0
+                cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                after = os.getloadavg()[0]
+                if done.returncode != 0:
+                    raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
+                p50 = re.search(r"per topic p50 ([\d.,]+) ms", done.stdout)
+                cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+                rows.append([str(r + 1), label, f"{wall:.1f}", f"{cpu:.1f}", p50.group(1) if p50 else "?",
+                             f"{before:.1f} -> {after:.1f}"])
+                print(f"  round {r + 1}, {label}: {wall:.1f} s wall, {cpu:.1f} s CPU, load {before:.1f} -> "
+                      f"{after:.1f}", file=sys.stderr)
+                db.unlink()
+    out = [f"## The rerank command under load: default threads against torch's choice (Cranfield, top {depth} "
+           "of BM25, 225 topics)", "",
+           "| round | threads | wall s | CPU s | p50 ms/topic | load (1 min) before -> after |",
+           "|---:|---|---:|---:|---:|---|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    out += ["", f"`workbench run rerank --candidates bm25 --depth {depth} --name bench+minilm` in a new process "
+            "on a copy of the Cranfield store (the MiniLM document vectors cached, so each topic costs one query "
+            "encoding and 50 dot products), the settings interleaved in rounds. Wall time includes starting Python "
+            "and loading the model; CPU time is the process's (all threads). A topic's work is too small to share "
+            "between threads: with a thread per core on cores other processes use, the threads wait on each "
+            "other, so wall time and CPU time grow with the load while one thread's stay flat. Hence the default, "
+            "1 (`--threads 0` asks for torch's choice)."]
     return out
 
 
@@ -180,7 +250,7 @@ def bench_overhead(repeat: int) -> list[str]:
 
     out = ["## Stage report overhead over a plain score of the same runs", "",
            "| data | topics | D, k | `score` CPU / wall median (ms) | `stage_reports` CPU / wall median (ms) "
-           "| overhead, CPU median | overhead, wall median |", "|---|---:|---:|---:|---:|---:|---:|"]
+           "| overhead, CPU median | overhead, wall median | load (1 min) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     cases = []
     cran = cranfield_store()
     if not cran.runs.has_run("bm25+perm50"):
@@ -214,7 +284,7 @@ def bench_overhead(repeat: int) -> list[str]:
         n_topics = len(stage_reports([final], qrels, open_store=lambda store=store: store, final_k=10).reports[0].topics)
         out.append(f"| {label} | {n_topics:,} | {d}, 10 | {1000 * s_cpu:.1f} / {1000 * s_wall:.1f} | "
                    f"{1000 * t_cpu:.1f} / {1000 * t_wall:.1f} | {100 * (t_cpu / s_cpu - 1):+.1f}% | "
-                   f"{100 * (t_wall / s_wall - 1):+.1f}% |")
+                   f"{100 * (t_wall / s_wall - 1):+.1f}% | {os.getloadavg()[0]:.1f} |")
         print(f"  {label}: score {1000 * s_cpu:.1f} ms CPU, stages {1000 * t_cpu:.1f} ms CPU", file=sys.stderr)
     out += ["", f"{repeat} interleaved repeats after one warm-up, the store opened as the CLI opens it; both read "
             "the two runs and the qrels from the store and score them with the same measures. The verdict uses the "
@@ -225,31 +295,49 @@ def bench_overhead(repeat: int) -> list[str]:
     return out
 
 
+PARTS = ("throughput", "command", "overhead")
+"""The parts, in the order of the results file."""
+
+TITLES = {"throughput": "## Rerank throughput", "command": "## The rerank command under load",
+          "overhead": "## Stage report overhead"}
+"""How each part's section of the results file begins."""
+
+
+def _sections(text: str) -> dict[str, str]:
+    """The sections of an earlier results file, by part."""
+    out = {}
+    for chunk in text.split("\n## ")[1:]:
+        chunk = "## " + chunk.strip("\n")
+        for part, title in TITLES.items():
+            if chunk.startswith(title):
+                out[part] = chunk
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("parts", nargs="*", help="throughput and/or overhead (default: both)")
+    ap.add_argument("parts", nargs="*", help=f"any of {', '.join(PARTS)} (default: all)")
     ap.add_argument("--topics", type=int, default=50, help="Cranfield topics of the throughput part")
     ap.add_argument("--cold", action="store_true", help="also time the bi-encoder with a cold cache (slow)")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the command part")
     ap.add_argument("--repeat", type=int, default=15, help="interleaved repeats of the overhead part")
     args = ap.parse_args()
-    parts = args.parts or ["throughput", "overhead"]
-    unknown = sorted(set(parts) - {"throughput", "overhead"})
+    parts = args.parts or list(PARTS)
+    unknown = sorted(set(parts) - set(PARTS))
     if unknown:
-        ap.error(f"unknown part {unknown[0]!r}; choose from throughput, overhead")
-    body: list[str] = []
+        ap.error(f"unknown part {unknown[0]!r}; choose from {', '.join(PARTS)}")
+    sections = _sections(RESULTS.read_text()) if RESULTS.is_file() else {}
     for part in parts:
-        body += (bench_throughput(args.topics, cold=args.cold) if part == "throughput"
-                 else bench_overhead(args.repeat)) + [""]
-    load = os.getloadavg()[0]
+        lines = (bench_throughput(args.topics, cold=args.cold) if part == "throughput"
+                 else bench_command(args.rounds) if part == "command" else bench_overhead(args.repeat))
+        sections[part] = "\n".join(lines).strip("\n")
+        print(sections[part] + "\n")
     head = ["# Rerank benchmark", "",
             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
-            f"Load average at the end: {load:.1f}. Produced by `bench/rerank/bench_rerank.py` "
-            "(see its docstring).", ""]
-    text = "\n".join(head + body).rstrip() + "\n"
-    print(text)
-    if set(parts) == {"throughput", "overhead"}:
-        RESULTS.write_text(text)
-        print(f"wrote {RESULTS}", file=sys.stderr)
+            "Produced by `bench/rerank/bench_rerank.py` (see its docstring); each section by its part, "
+            "with the load average (1 min) beside each figure.", ""]
+    RESULTS.write_text("\n".join(head) + "\n" + "\n\n".join(sections[p] for p in PARTS if p in sections) + "\n")
+    print(f"wrote {RESULTS} ({', '.join(parts)})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -125,6 +125,8 @@ class BiEncoderReranker:
         model_dir: extraction folder of the packaged model.
         label: stage-label name; default ``minilm`` for all-MiniLM-L6-v2,
             else the model's name.
+        progress: a tqdm bar on stderr while ``prepare`` encodes the documents
+            the cache lacks.
     """
 
     kind: RerankerKind = "bi-encoder"
@@ -140,9 +142,11 @@ class BiEncoderReranker:
         threads: int | None = None,
         model_dir: str | Path | None = None,
         label: str | None = None,
+        progress: bool = False,
     ) -> None:
         if batch_size < 1:
             raise ValidationError(f"batch size must be >= 1, found {batch_size}")
+        self.progress = progress
         self.encoder: Encoder = encoder or dense.SentenceTransformerEncoder(
             model_path, model_dir=model_dir, device=device, batch_size=batch_size, threads=threads)
         self.cache = cache
@@ -190,7 +194,7 @@ class BiEncoderReranker:
         self.n_cached, self.n_encoded = len(unique) - len(todo), len(todo)
         if todo:
             first = {h: d for d, h in reversed(list(hashes.items()))}
-            new = _unit(self.encoder.encode([documents[first[h]] for h in todo]))
+            new = _unit(self.encoder.encode([documents[first[h]] for h in todo], progress=self.progress))
             fresh = {h: new[i] for i, h in enumerate(todo)}
             if self.cache is not None:
                 self.cache.put_embeddings(key, fresh)
@@ -344,6 +348,7 @@ def rerank_topics(
     run_name: str = "",
     prepare: bool = True,
     on_topic: Callable[[int, int], None] | None = None,
+    on_prepared: Callable[[float], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> RerankResult:
     """Rerank every topic's candidates and time each topic.
@@ -360,6 +365,8 @@ def rerank_topics(
             ``prepare_ms``); False when the caller prepared a superset already
             (a depth sweep prepares the deepest candidates once).
         on_topic: called with (topics done, topics total) after each topic.
+        on_prepared: called with ``prepare_ms`` once the reranker is prepared,
+            before the first topic (e.g. to start a per-topic progress bar).
         clock: seconds (monotonic); ``time.perf_counter`` by default.
 
     Returns:
@@ -379,6 +386,8 @@ def rerank_topics(
         reranker.prepare({d: documents[d] for d in sorted(needed)},
                          {d: text_hashes[d] for d in needed if d in text_hashes} if text_hashes is not None else None)
     prepare_ms = (clock() - start) * 1000.0 if prepare else 0.0
+    if on_prepared is not None:
+        on_prepared(prepare_ms)
     run: dict[str, dict[str, float]] = {}
     statuses: dict[str, str] = {}
     messages: dict[str, str] = {}

@@ -61,6 +61,32 @@ def test_run_rerank_stores_lineage_and_cost_and_run_show_prints_them(project, ca
     assert code == 1 and "choose one reranker" in err
 
 
+def test_run_rerank_defaults_to_one_thread_and_shows_its_progress(project, capsys):
+    # Issue 26: with torch's default (a thread per core) a rerank took 193 s at load 7 against 9.5 s
+    # idle; one thread does not collapse under load (bench/results/rerank.md).
+    code, out, err = run(capsys, "--db", project, "run", "rerank", "--candidates", "bm25", "--depth", "3",
+                         "--name", "rr1")
+    assert code == 0, err
+    assert "threads 1;" in out
+    store = Store(project, client="pytest")
+    assert store.runs.get_run_info("rr1").params["threads"] == 1 and store.runs.get_rerank_cost("rr1").threads == 1
+    # progress: the model and the document vectors first (the distinct top-3 documents of the two topics,
+    # encoded now), then the topics
+    n = len({d for scores in store.runs.get_run("bm25").values() for d in list(scores)[:3]})
+    assert n == 4  # topics 1 and 2 share two of their top 3
+    ready = err.index(f"[finished] reranker stub (bi-encoder) ready: {n} candidate documents, {n} vectors encoded "
+                      "now, 0 from the cache")
+    assert ready < err.index("reranking topics") and "torch threads: 1" in err[:ready]
+    code, out, err = run(capsys, "--db", project, "run", "rerank", "--candidates", "bm25", "--depth", "3",
+                         "--name", "rr0", "--threads", "0")
+    assert code == 0, err
+    assert "threads default;" in out and "torch threads: torch's choice" in err  # on request only
+    assert "vectors encoded now" not in err and f"all {n} vectors from the cache" in err  # those of rr1, cached
+    code, _, err = run(capsys, "--db", project, "run", "rerank", "--candidates", "bm25", "--depth", "3",
+                       "--name", "rr-1", "--threads", "-1")
+    assert code == 2 and "--threads" in err
+
+
 def test_stages_names_every_row_by_its_stage_and_checks_the_permutation(project, capsys):
     assert run(capsys, "--db", project, "run", "rerank", "--candidates", "bm25", "--depth", "3", "--name", "rr")[0] == 0
     code, out, err = run(capsys, "--db", project, "stages", "rr", "bm25", "--qrels", "toy-reference", "--final-k", "1",
@@ -153,6 +179,28 @@ def test_depth_sweep_prints_the_table_the_fit_and_writes_the_plot(project, capsy
     rel = {"1": {"d4", "d1", "d6"}, "2": {"d3"}}
     want = sum(len(rel[t] & set(list(bm25.get(t, {}))[:2])) / len(rel[t]) for t in rel) / 2
     assert doc["rows"][0]["candidate_recall"] == pytest.approx(want)
-    code, _, err = run(capsys, "--db", project, "depth-sweep", "--candidates", "bm25", "--depths", "2,99",
-                       "--qrels", "toy-reference")
-    assert code == 1 and "holds at most 6 documents per topic" in err
+
+
+def test_depth_sweep_caps_depths_deeper_than_the_candidate_run_and_says_so(project, capsys):
+    # Issue 26: the default depths (10,50,100,200) failed on the workflow's depth-100 runs. Deeper
+    # depths are capped at the run's depth (6 here): 99 becomes 6, merged with the 6 asked for.
+    code, out, err = run(capsys, "--db", project, "depth-sweep", "--candidates", "bm25", "--depths", "2,6,99",
+                         "--qrels", "toy-reference", "--final-k", "2")
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
+    assert [row[0] for row in rows] == ["2", "6"]
+    note = "run bm25 holds at most 6 documents per topic: depth 99 capped to 6 (already in the sweep)"
+    assert note in out and note in err
+    assert "produce the candidate run with --depth 99 or more to sweep deeper" in err
+    code, out, err = run(capsys, "--db", project, "depth-sweep", "--candidates", "bm25", "--depths", "4,50,99",
+                         "--qrels", "toy-reference", "--final-k", "2", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["depth"] for r in doc["rows"]] == [4, 6]
+    assert (doc["run_depth"], doc["capped_depths"]) == (6, [50, 99])
+    # R@6 is the whole run: topic 1 |R| = 3, topic 2 |R| = 1, recomputed by hand from the stored run.
+    store = Store(project, client="pytest")
+    bm25 = store.runs.get_run("bm25")
+    rel = {"1": {"d4", "d1", "d6"}, "2": {"d3"}}
+    assert doc["rows"][1]["candidate_recall"] == pytest.approx(
+        sum(len(rel[t] & set(bm25.get(t, {}))) / len(rel[t]) for t in rel) / 2)

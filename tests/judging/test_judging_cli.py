@@ -133,6 +133,42 @@ def test_publish_warns_when_pooled_documents_have_no_grade_or_nothing_changed(db
     assert "[warning] v2 has the same entries as its parent v1" in capsys.readouterr().err
 
 
+def test_publish_says_how_many_final_grades_the_fallback_decided_and_by_which_rule(db, capsys):
+    # Issue 26: a trial published 774 grades by fallback and the command did not say so.
+    from workbench.store import Store
+
+    assert wb(db, "users", "add", "boss", "--role", "lead", "--token", "boss-token") == 0
+    store = Store(db, client="test")
+    ann = {("1", "d1"): 2, ("1", "d2"): 0, ("1", "d3"): 1, ("2", "d4"): 3, ("2", "d5"): 0}
+    bob = {("1", "d1"): 2, ("1", "d2"): 1, ("1", "d3"): None, ("2", "d4"): 1, ("2", "d5"): 2}
+    for who, grades in (("ann", ann), ("bob", bob)):
+        store.users.add_user(who, role="assessor", token=f"{who}-token-0", lead="boss")
+        for (t, d), g in grades.items():
+            store.judgments.record_judgment(Judgment(t, d, who, g, unsure=g is None), collection="toy",
+                                            pool_version="p1")
+    store.judgments.record_judgment(Judgment("1", "d3", "ann", None, unsure=True), collection="toy", pool_version="p1")
+    capsys.readouterr()
+    # d1 unanimous (2, 2); d3 unsure only: unresolved; d2 (0, 1), d4 (3, 1), d5 (0, 2) disagree: the
+    # lower median decides d2 -> 0, d4 -> 1, d5 -> 0 unless a lead adjudicates. The lead decides d4.
+    assert wb(db, "adjudicate", "p1", "--topic", "2", "--doc", "d4", "--grade", "3", "--rationale", "complete",
+              "--lead", "boss", "--token", "boss-token") == 0
+    capsys.readouterr()
+    assert wb(db, "publish", "p1", "--name", "v1", "--lead", "boss", "--token", "boss-token", "--format", "json") == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert (out["unanimous"], out["adjudicated"], out["by_fallback"], out["unresolved"]) == (1, 1, 2, 1)
+    assert out["fallback"] == "median"
+    assert store.qrels.get_qrels("v1") == {"1": {"d1": 2, "d2": 0}, "2": {"d4": 3, "d5": 0}}
+    assert ("decided: 1 unanimous, 1 adjudicated, 2 by the fallback median (lower median of the grades: the "
+            "assessors disagreed and no lead adjudicated), 1 unresolved (unsure only)") in captured.err
+    assert wb(db, "publish", "p1", "--name", "v2", "--lead", "boss", "--token", "boss-token", "--rule", "max") == 0
+    captured = capsys.readouterr()
+    table = dict(line.split(None, 1) for line in captured.out.splitlines())
+    assert (table["unanimous"], table["adjudicated"], table["by_fallback"], table["fallback"]) == ("1", "1", "2", "max")
+    assert "2 by the fallback max (highest grade (lenient): the assessors disagreed" in captured.err
+    assert store.qrels.get_qrels("v2") == {"1": {"d1": 2, "d2": 1}, "2": {"d4": 3, "d5": 2}}
+
+
 def test_ui_on_a_taken_port_says_so_and_names_the_remedy(db, capsys):
     import socket
 

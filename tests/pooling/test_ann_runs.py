@@ -120,3 +120,48 @@ def test_a_dense_retriever_searches_only_eligible_documents_through_its_index():
         assert mask.tolist() == [False, False, False, False, True, True]
         hits = r.vector_index.search(r.encode_queries(["shock wave"]), 3, eligible=[mask]).hits[0]
         assert set(hits) == {"d4", "d5"}
+
+
+def test_ann_recall_at_several_k_uses_one_reference_deep_enough_for_the_largest_k(store):
+    # Issue 26: `ann-recall RUN --k 10 --k 20` chose the reference for k = 10 (11 deep) and then
+    # refused k = 20 with it. One reference, at least max(k) + 1 deep, serves every k.
+    _collection(store)
+    enc = StubEncoder()
+    make_dense_run(store, DenseRunRequest("toy", "hnsw", depth=20, index="hnsw", index_threads=1), encoder=enc)
+    # the oldest: deep enough for k = 10 only
+    make_dense_run(store, DenseRunRequest("toy", "exact11", depth=11), encoder=enc)
+    make_dense_run(store, DenseRunRequest("toy", "exact21", depth=21), encoder=enc)
+    db = str(store.path)
+    store.release_file()
+    code = main(["--db", db, "ann-recall", "hnsw", "--k", "20", "--k", "10", "--format", "json"])
+    assert code == 0
+    from workbench.store import Store
+
+    again = Store(db, client="pytest")
+    exact, hnsw = again.runs.get_run("exact21"), again.runs.get_run("hnsw")
+    for k in (10, 20):  # the formula from the two stored runs: |approximate top-k ∩ exact top-k| / k
+        got = again.vectors.get_ann_recall("hnsw", "exact21", k)
+        assert got is not None and got.k == k
+        for t in got.topics:
+            top = sorted(exact[t.topic_id].items(), key=lambda kv: (-kv[1], [-ord(c) for c in kv[0]]))[:k]
+            approx = sorted(hnsw[t.topic_id].items(), key=lambda kv: (-kv[1], [-ord(c) for c in kv[0]]))[:k]
+            assert t.numerator == len({d for d, _ in top} & {d for d, _ in approx}) and t.denominator == k
+    assert again.vectors.get_ann_recall("hnsw", "exact11", 10) is None  # the shallow one was not used
+    again.release_file()
+
+
+def test_ann_recall_at_several_k_builds_one_reference_for_the_largest_k(store):
+    from workbench.services.vectors.ann import ann_recall_at
+
+    _collection(store)
+    enc = StubEncoder()
+    make_dense_run(store, DenseRunRequest("toy", "ivf", depth=8, index="ivf", index_params={"nlist": 2, "nprobe": 1}),
+                   encoder=enc)
+    ref, results = ann_recall_at(store, "ivf", [8, 3, 3], encoder=enc)
+    assert ref == "ivf.exact" and store.runs.get_run_info(ref).depth == 9  # max(k) + 1, built once
+    assert [r.k for r in results] == [3, 8]  # ascending, each k once
+    assert [r for _, r in (ann_recall_of_run(store, "ivf", k, reference=ref) for k in (3, 8))] == results
+    with pytest.raises(ValidationError, match="needs its top 9"):
+        ann_recall_at(store, "ivf", [3, 9], encoder=enc)
+    with pytest.raises(ValidationError, match="at least one k"):
+        ann_recall_at(store, "ivf", [], encoder=enc)

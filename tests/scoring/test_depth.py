@@ -9,7 +9,14 @@ import pytest
 
 from workbench.errors import ValidationError
 from workbench.lineage import RerankCost, TopicCost, percentile
-from workbench.scoring.depth import CostFit, DepthPoint, fit_cost, parse_depths, sweep_rows
+from workbench.scoring.depth import (
+    CostFit,
+    DepthPoint,
+    cap_depths,
+    fit_cost,
+    parse_depths,
+    sweep_rows,
+)
 
 
 def test_a_linear_cost_fits_exactly_with_exponent_one():
@@ -78,6 +85,22 @@ def test_parse_depths():
     for bad in ("", "10,x", "0,10", "-5"):
         with pytest.raises(ValidationError, match="--depths"):
             parse_depths(bad)
+
+
+def test_depths_deeper_than_the_run_are_capped_at_its_depth_once():
+    # Issue 26: the sweep's default depths on the workflow's depth-100 runs.
+    c = cap_depths((10, 50, 100, 200), 100, "rrf")
+    assert (c.depths, c.capped, c.run_depth) == ((10, 50, 100), (200,), 100)
+    assert c.note == "run rrf holds at most 100 documents per topic: depth 200 capped to 100 (already in the sweep)"
+    c = cap_depths((200, 10, 300), 150, "r")  # the run's depth was not asked for: it becomes the deepest row
+    assert (c.depths, c.capped) == ((10, 150), (200, 300))
+    assert c.note == "run r holds at most 150 documents per topic: depths 200, 300 capped to 150"
+    c = cap_depths((500,), 20, "r")
+    assert (c.depths, c.capped) == ((20,), (500,))
+    c = cap_depths((10, 50), 100, "r")
+    assert (c.depths, c.capped, c.note) == ((10, 50), (), "")
+    with pytest.raises(ValidationError, match="at least one depth"):
+        cap_depths((), 100, "r")
 
 
 def test_cost_record_aggregates_and_percentiles_match_numpy():

@@ -10,6 +10,7 @@ import workbench.metadata
 import workbench.reports.format
 import workbench.scoring.columns
 import workbench.scoring.compare
+import workbench.scoring.depth
 import workbench.scoring.evaluate
 import workbench.scoring.filters
 import workbench.scoring.gains
@@ -32,7 +33,7 @@ import workbench.services.evaluation.request
      workbench.services.evaluation.pipeline, workbench.services.evaluation.request,
      workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
      workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains,
-     workbench.scoring.results],
+     workbench.scoring.results, workbench.scoring.depth],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

@@ -27,8 +27,8 @@ def ann_recall_cmd(
     k: Annotated[list[int] | None, typer.Option("--k", callback=options.count,
         help="Cutoff k of ANN-recall@k (repeatable). Default 10.")] = None,
     reference: Annotated[str | None, typer.Option(
-        help="The exact run to compare with. Default: a stored exact run of the same model, similarity and "
-             "collection version at least k+1 deep, else one built now (<run>.exact).")] = None,
+        help="The exact run to compare with (one for every --k). Default: a stored exact run of the same model, "
+             "similarity and collection version at least max(k)+1 deep, else one built now (<run>.exact).")] = None,
     model: ModelOpt = None,
     per_topic: Annotated[bool, typer.Option(help="List the topics with a missed neighbour or a tie at k.")] = False,
     fmt: FormatOpt = "table",
@@ -41,18 +41,11 @@ def ann_recall_cmd(
     """
     from workbench.reports.ann import render_ann_recall
     from workbench.reports.format import check_format
-    from workbench.services.vectors.ann import ann_recall_of_run
+    from workbench.services.vectors.ann import ann_recall_at
 
     check_format(fmt)
-    ks = sorted(set(k or [10]))
     store = common.STATE.store(client="workbench ann-recall")
-    results = []
-    ref = reference
-    for kk in ks:
-        ref_used, res = ann_recall_of_run(store, run, kk, reference=ref, model_path=model, say=common.info)
-        ref = ref_used
-        results.append(res)
-    assert ref is not None
+    ref, results = ann_recall_at(store, run, k or [10], reference=reference, model_path=model, say=common.info)
     common.out(render_ann_recall(run, ref, results, store.vectors.get_index_stats(run), fmt, per_topic=per_topic))
 
 

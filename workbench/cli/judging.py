@@ -167,14 +167,20 @@ def publish(
                           help="Final-grade fallback after adjudicated > unanimous: median, majority, max or min.")
     ] = "median",
     note: Annotated[str, typer.Option(help="Free text recorded with the version.")] = "",
-    export: Annotated[bool, typer.Option(help="Also write labels/<NAME>.qrels and update the manifest.")] = True,
+    export: Annotated[bool, typer.Option(help="Also write <NAME>.qrels in the database's folder (labels/ by default) and update its "
+                                                  "manifest.")] = True,
     fmt: Annotated[str, typer.Option("--format", callback=options.choice(*PUBLISH_FORMATS),
                                      help="table (field, value lines), tsv, jsonl or json.")] = "table",
     include_model: Annotated[bool, typer.Option(
         help="Where no person judged a document, take model assessors' grades (recorded in the version). "
              "Default: model judgments are left out.")] = False,
 ) -> None:
-    """Publish the final grades of a pool version as an immutable qrels version (lead only)."""
+    """Publish the final grades of a pool version as an immutable qrels version (lead only).
+
+    Prints the version (counts, hash, diff against the parent, the file written) and how
+    its final grades were decided: unanimous, adjudicated by a lead, by the rule's fallback
+    where assessors disagreed (--rule), or unresolved (unsure only).
+    """
     from workbench.services.judging import assessments as svc
 
 
@@ -182,16 +188,19 @@ def publish(
     res = svc.publish(store.qrels, session, pool, name, rule=rule, parent_version=parent,
                       labels_dir=common.STATE.config.labels_dir if export else None, note=note,
                       include_model=include_model)
-    i, d = res.info, res.diff
+    i, d, decided = res.info, res.diff, res.decided
     n_pooled, n_graded = svc.publish_coverage(store.qrels, pool, i.name)
     row = {
         "name": i.name, "parent": i.parent_version, "pool": i.pool_version, "rule": i.rule,
         "topics": i.n_topics, "entries": i.n_entries, "relevant": i.n_relevant, "hash": i.content_hash,
         "added": d.added, "changed": d.changed, "removed": d.removed,
         "pooled": n_pooled, "pooled_with_grade": n_graded,
+        "unanimous": decided.unanimous, "adjudicated": decided.adjudicated, "by_fallback": decided.fallback,
+        "fallback": decided.fallback_name, "unresolved": decided.unresolved,
         "file": str(res.path) if res.path else None,
     }
     if include_model:  # which model assessors supplied how many entries (recorded with the version)
+        row["from_model"] = decided.model
         row["model_entries"] = store.qrels.qrels_model_inputs(i.name)
     if fmt in ("json", "jsonl"):
         common.out(jsonout.dumps(row))
@@ -204,6 +213,10 @@ def publish(
             common.out(f"{key:<{width}}  {'-' if value is None else value}")
     common.info(f"[finished] published {i.name}: {i.n_entries} entries ({i.rule}); diff vs "
                 f"{i.parent_version or 'nothing'}: +{d.added} ~{d.changed} -{d.removed}")
+    common.info(f"  {decided.describe()}")
+    if decided.fallback:
+        common.info(f"  the {decided.fallback:,} grades decided by the fallback are listed by `workbench adjudicate "
+                    f"{pool} --list`; a lead's adjudication overrides them in the next version")
     if n_graded < n_pooled:
         share = n_graded / n_pooled if n_pooled else 0.0
         common.info(f"[warning] only {n_graded:,} of {n_pooled:,} pooled documents ({share:.1%}) have a final "

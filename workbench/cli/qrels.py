@@ -134,7 +134,8 @@ def show(
 @qrels_app.command("export")
 def export(
     name: Annotated[str, typer.Argument(help="The qrels version.")],
-    out: Annotated[Path | None, typer.Option(help="Target file ('-': stdout). Default: labels/<NAME>.qrels next to the database.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Target file ('-': stdout). Default: <NAME>.qrels in the database's folder "
+                                                          "(labels/ by default).")] = None,
 ) -> None:
     """Write a qrels version as a TREC qrels file (atomic) and record it in manifest.json beside it.
 

@@ -27,14 +27,15 @@ BatchOpt = Annotated[int | None, typer.Option(
     callback=options.count,
     help="Pairs or texts per forward pass. Default: 64 (bi-encoder), 32 (cross-encoder).")]
 DeviceOpt = Annotated[str, typer.Option(help="Torch device, e.g. cpu or cuda:0.")]
-ThreadsOpt = Annotated[int | None, typer.Option(
-    help="Torch CPU threads (use 1 when the cores are shared). Default: torch's choice.")]
+ThreadsOpt = Annotated[int, typer.Option(
+    min=0, help="Torch CPU threads; 0: torch's choice (a thread per core). The default, 1, keeps its speed when "
+                "other processes share the cores (a thread per core took 3-5x as long at load 9-15).")]
 ModelDirOpt = Annotated[Path | None, typer.Option(
     help="Where the packaged model is extracted once. Default: ~/.cache/workbench/models.")]
 
 
 def reranker_spec(model: Path | None, cross_encoder: Path | None, batch_size: int | None, device: str,
-                  threads: int | None, model_dir: Path | None) -> RerankerSpec:
+                  threads: int, model_dir: Path | None) -> RerankerSpec:
     """The ``services.runs.stages.RerankerSpec`` of the shared options."""
     from workbench.services.runs.stages import RerankerSpec
 
@@ -53,7 +54,7 @@ def rerank(
     cross_encoder: CrossOpt = None,
     batch_size: BatchOpt = None,
     device: DeviceOpt = "cpu",
-    threads: ThreadsOpt = None,
+    threads: ThreadsOpt = 1,
     model_dir: ModelDirOpt = None,
     description: Annotated[str, typer.Option(help="Free text stored with the run.")] = "",
 ) -> None:
@@ -73,8 +74,6 @@ def rerank(
                               description=description, progress=not common.STATE.quiet, say=common.info)
     for topic_id, message in outcome.messages.items():
         common.info(f"topic {topic_id}: {outcome.statuses[topic_id]}: {message}")
-    if outcome.n_encoded:
-        common.info(f"document vectors: {outcome.n_encoded:,} encoded now, {outcome.n_cached:,} from the cache")
     i, lin = outcome.info, outcome.lineage
     what = (f"rerank of the top {lin.candidate_depth} of {lin.candidate_run} by {lin.reranker}, "
             f"{lin.reranker_kind} {lin.model_identity}" if lin is not None else i.kind)

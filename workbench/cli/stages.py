@@ -69,15 +69,18 @@ def stages(
 
 @app.command("depth-sweep")
 def depth_sweep_cmd(
-    candidates: Annotated[str, typer.Option(help="The stored candidate run (at least as deep as the deepest D).")],
+    candidates: Annotated[str, typer.Option(
+        help="The stored candidate run. A D deeper than the run is capped at its depth (and said so).")],
     qrels: QrelsOpt,
-    depths: Annotated[str, typer.Option(help="Candidate depths D, comma-separated.")] = "10,50,100,200",
+    depths: Annotated[str, typer.Option(
+        help="Candidate depths D, comma-separated; those deeper than the candidate run are capped at its depth.")
+    ] = "10,50,100,200",
     final_k: FinalKOpt = 10,
     model: ModelOpt = None,
     cross_encoder: CrossOpt = None,
     batch_size: BatchOpt = None,
     device: DeviceOpt = "cpu",
-    threads: ThreadsOpt = None,
+    threads: ThreadsOpt = 1,
     model_dir: ModelDirOpt = None,
     repeat: Annotated[int, typer.Option(
         min=1, help="Measurement rounds, interleaved across depths; a topic's cost is the median.")] = 1,

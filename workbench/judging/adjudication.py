@@ -153,6 +153,62 @@ class FinalGrades:
         return sum(1 for d in self.decisions.values() if d == decision)
 
 
+@dataclass(frozen=True, slots=True)
+class DecisionCounts:
+    """How the final grades of a publish were decided: items per step of the rule.
+
+    Attributes:
+        rule: the canonical rule name (``adjudicated>unanimous>median``).
+        unanimous: items whose assessors all gave the same grade (one assessor included).
+        adjudicated: items a lead decided.
+        fallback: items the rule's fallback decided (assessors disagreed, no adjudication).
+        unresolved: items with only unsure judgments: no final grade.
+        model: items graded by model assessors where no person judged (``include_model``).
+    """
+
+    rule: str
+    unanimous: int = 0
+    adjudicated: int = 0
+    fallback: int = 0
+    unresolved: int = 0
+    model: int = 0
+
+    @classmethod
+    def of(cls, final: FinalGrades) -> DecisionCounts:
+        """The counts of a ``FinalGrades``."""
+        return cls(final.rule, final.count("unanimous"), final.count("adjudicated"), final.count("fallback"),
+                   len(final.unresolved), final.count("model"))
+
+    @property
+    def fallback_name(self) -> str:
+        """The fallback's registry name (``median``)."""
+        return get_rule(self.rule).fallback
+
+    def summary(self) -> str:
+        """The counts as recorded in a published version's note.
+
+        Example:
+            >>> DecisionCounts("adjudicated>unanimous>median", 6973, 0, 774, 0).summary()
+            '6973 unanimous, 0 adjudicated, 774 by fallback, 0 unresolved (unsure only)'
+        """
+        return (f"{self.unanimous} unanimous, {self.adjudicated} adjudicated, {self.fallback} by fallback, "
+                f"{self.unresolved} unresolved (unsure only)")
+
+    def describe(self) -> str:
+        """One sentence for people: each step's count, the fallback named with its definition.
+
+        Example:
+            >>> DecisionCounts("adjudicated>unanimous>median", 6973, 0, 774, 0).describe()
+            'decided: 6,973 unanimous, 0 adjudicated, 774 by the fallback median (lower median of the grades: \
+the assessors disagreed and no lead adjudicated), 0 unresolved (unsure only)'
+        """
+        rule = get_rule(self.rule)
+        model = f", {self.model:,} from model assessors where no person judged" if self.model else ""
+        return (f"decided: {self.unanimous:,} unanimous, {self.adjudicated:,} adjudicated, {self.fallback:,} by "
+                f"the fallback {rule.fallback} ({rule.description}: the assessors disagreed and no lead "
+                f"adjudicated), {self.unresolved:,} unresolved (unsure only){model}")
+
+
 def final_grades(
     grades: Mapping[ItemKey, Mapping[str, int | None]],
     adjudications: Mapping[ItemKey, int],

@@ -247,7 +247,8 @@ def render_sweep(sweep: DepthSweep, fmt: str = "table") -> str:
         doc = {"candidate_run": sweep.candidate_run, "reranker": sweep.reranker, "reranker_kind": sweep.reranker_kind,
                "model": sweep.model, "k": sweep.k, "qrels": sweep.qrels.name, "qrels_hash": sweep.qrels.content_hash,
                "topics": len(sweep.topics), "repeat": sweep.repeat, "prepare_ms": sweep.prepare_ms,
-               "missing": sweep.missing, "rows": long,
+               "missing": sweep.missing, "run_depth": sweep.run_depth, "capped_depths": list(sweep.capped),
+               "rows": long,
                "fit": None if sweep.fit is None else {
                    "intercept_ms": sweep.fit.intercept_ms, "slope_ms_per_document": sweep.fit.slope_ms,
                    "r2": _json_number(sweep.fit.r2), "exponent": _json_number(sweep.fit.exponent),
@@ -272,6 +273,8 @@ def sweep_lines(sweep: DepthSweep) -> list[str]:
              f"{sweep.prepare_ms:,.0f} ms once, apart"]
     head, rows = sweep_table_rows(sweep)
     lines += ["  " + s for s in table(head, rows).splitlines()]
+    if sweep.capped_note:
+        lines.append(f"  {sweep.capped_note}")
     if sweep.fit is not None:
         lines.append(f"  how cost scales with depth (least squares over {sweep.fit.n_points:,} per-topic "
                      f"measurements): {sweep.fit.describe()}")

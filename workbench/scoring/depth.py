@@ -245,3 +245,56 @@ def parse_depths(text: str) -> tuple[int, ...]:
     if not ds or min(ds) < 1:
         raise ValidationError(f"--depths: expected depths >= 1 such as 10,50,100,200, found {text!r}")
     return tuple(sorted(set(ds)))
+
+
+@dataclass(frozen=True, slots=True)
+class CappedDepths:
+    """The depths a sweep can measure on a run of a given depth.
+
+    Attributes:
+        depths: the depths swept, distinct and ascending; each asked depth deeper
+            than the run is replaced by the run's depth (once).
+        capped: the asked depths deeper than the run, ascending (empty: none).
+        run_depth: the candidate run's depth (documents per topic).
+        note: what capping did, one sentence for the report and stderr ("" when nothing was capped).
+    """
+
+    depths: tuple[int, ...]
+    capped: tuple[int, ...]
+    run_depth: int
+    note: str
+
+
+def cap_depths(depths: Sequence[int], run_depth: int, run_name: str) -> CappedDepths:
+    """Cap a sweep's depths at its candidate run's depth.
+
+    A depth D deeper than the run would rerank the same documents as D = run
+    depth and label them D, so it is swept at the run's depth and said so (R@D
+    at a depth the run never reached would be R@run_depth under another name).
+
+    Args:
+        depths: the depths asked for, each >= 1.
+        run_depth: documents per topic of the candidate run (>= 1).
+        run_name: the candidate run, named in the note.
+
+    Raises:
+        ValidationError: no depth.
+
+    Example:
+        >>> c = cap_depths((10, 50, 100, 200), 100, "rrf")
+        >>> c.depths, c.capped
+        ((10, 50, 100), (200,))
+        >>> c.note
+        'run rrf holds at most 100 documents per topic: depth 200 capped to 100 (already in the sweep)'
+    """
+    if not depths:
+        raise ValidationError("expected at least one depth, e.g. --depths 10,50,100,200")
+    asked = sorted(set(depths))
+    capped = tuple(d for d in asked if d > run_depth)
+    swept = tuple(sorted({min(d, run_depth) for d in asked}))
+    note = ""
+    if capped:
+        listed = ", ".join(map(str, capped))
+        note = (f"run {run_name} holds at most {run_depth} documents per topic: depth{'s' if len(capped) > 1 else ''} "
+                f"{listed} capped to {run_depth}" + (" (already in the sweep)" if run_depth in asked else ""))
+    return CappedDepths(swept, capped, run_depth, note)

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.judging.adjudication import (
+    DecisionCounts,
     FinalGradeRule,
     FinalGrades,
     QrelsDiff,
@@ -528,6 +529,32 @@ class Qrels:
             UnknownNameError: unknown pool version, rule or parent version.
             ValidationError: nothing to publish.
         """
+        return self.publish_qrels_counted(name, pool_version, rule=rule, parent_version=parent_version,
+                                          created_by=created_by, note=note, include_model=include_model,
+                                          export_file=export_file)[0]
+
+    def publish_qrels_counted(
+        self,
+        name: str,
+        pool_version: str,
+        *,
+        rule: str,
+        parent_version: str | None = None,
+        created_by: str,
+        note: str = "",
+        include_model: bool = False,
+        export_file: str | None = None,
+    ) -> tuple[QrelsVersionInfo, DecisionCounts]:
+        """``publish_qrels``, also returning how the final grades were decided.
+
+        Returns:
+            (the new version's ``QrelsVersionInfo``, the ``DecisionCounts`` of the
+            pool's items: unanimous, adjudicated, by the fallback, unresolved, from
+            models), the counts its note records.
+
+        Raises:
+            As ``publish_qrels``.
+        """
         final_rule = get_rule(rule)
         canonical = final_rule.name
         if final_rule.sql and not include_model:
@@ -547,14 +574,12 @@ class Qrels:
             raise ValidationError(
                 f"publish {name!r}: pool version {pool_version!r} has no judged documents yet; judge some first"
             )
-        summary = (
-            f"{fg.count('unanimous')} unanimous, {fg.count('adjudicated')} adjudicated, "
-            f"{fg.count('fallback')} by fallback, {len(fg.unresolved)} unresolved (unsure only)"
-        )
+        decided = DecisionCounts.of(fg)
+        summary = decided.summary()
         if include_model:
             summary += (f"; {fg.count('model')} from model assessors where no person judged"
                         + (f" ({', '.join(f'{m}: {n}' for m, n in sorted(used.items()))})" if used else ""))
-        return self.create_qrels_version(
+        info = self.create_qrels_version(
             name,
             collection,
             qrels,
@@ -567,9 +592,11 @@ class Qrels:
             model_inputs=used if include_model else None,
             export_file=export_file,
         )
+        return info, decided
 
     def _publish_in_sql(self, name: str, pool_version: str, rule: FinalGradeRule, *, parent_version: str | None,
-                        created_by: str, note: str, export_file: str | None = None) -> QrelsVersionInfo:
+                        created_by: str, note: str,
+                        export_file: str | None = None) -> tuple[QrelsVersionInfo, DecisionCounts]:
         """``publish_qrels`` as set work in DuckDB, in one transaction: the final grades
         of the lineage (``_FINAL_SQL``) overlaid on the parent's entries, inserted with
         one statement each; counts and the content hash aggregated from the stored
@@ -609,10 +636,9 @@ class Qrels:
                 raise ValidationError(
                     f"publish {name!r}: pool version {pool_version!r} has no judged documents yet; judge some first"
                 )
-            summary = (
-                f"{decided.get('unanimous', 0)} unanimous, {decided.get('adjudicated', 0)} adjudicated, "
-                f"{decided.get('fallback', 0)} by fallback, {decided.get('unresolved', 0)} unresolved (unsure only)"
-            )
+            counts = DecisionCounts(rule.name, int(decided.get("unanimous", 0)), int(decided.get("adjudicated", 0)),
+                                    int(decided.get("fallback", 0)), int(decided.get("unresolved", 0)))
+            summary = counts.summary()
             cur.execute(
                 "INSERT INTO qrels_versions (qrels_version, collection, collection_version, parent_version, "
                 "pool_version, origin, rule, source, n_topics, n_entries, n_relevant, content_hash, created_by, note) "
@@ -624,7 +650,7 @@ class Qrels:
             info = self._qrels_info(cur, name)
             if export_file is not None:
                 self._record_export(cur, name, export_file)
-        return info
+        return info, counts
 
     # -- exports ----------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from workbench.errors import (
 from workbench.judging.adjudication import (
     DEFAULT_RULE,
     Decision,
+    DecisionCounts,
     FinalGrades,
     QrelsDiff,
     QrelsDiffCounts,
@@ -706,11 +707,14 @@ class PublishResult:
         info: the stored version (name, parent, pool, rule, counts, hash, time).
         diff: how many entries were added, changed and removed against the parent
             version (all added without one); ``store.qrels.qrels_diff`` lists them.
+        decided: how the final grades were decided (unanimous, adjudicated, by the
+            rule's fallback, unresolved, from models).
         path: the exported TREC qrels file, or None when not exported.
     """
 
     info: QrelsVersionInfo
     diff: QrelsDiffCounts
+    decided: DecisionCounts
     path: Path | None = None
 
 
@@ -848,7 +852,7 @@ def publish(
         raise taken
     if labels_dir is not None:
         check_export_target(labels_dir, name)
-    info = qrels.publish_qrels(
+    info, decided = qrels.publish_qrels_counted(
         name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note,
         include_model=include_model, export_file=export_file_name(name) if labels_dir is not None else None,
     )
@@ -859,7 +863,7 @@ def publish(
             path = export_qrels(qrels, name, labels_dir)
         except (WorkbenchError, OSError) as e:
             raise ExportAfterPublishError(name, e) from e
-    return PublishResult(info, diff, path)
+    return PublishResult(info, diff, decided, path)
 
 
 def publish_coverage(qrels: Qrels, pool_version: str, qrels_version: str) -> tuple[int, int]:

@@ -21,10 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ValidationError
 from workbench.lineage import RerankCost, TopicCost
-from workbench.scoring.depth import CostFit, DepthPoint, SweepRow, fit_cost, sweep_rows
+from workbench.scoring.depth import CostFit, DepthPoint, SweepRow, cap_depths, fit_cost, sweep_rows
 from workbench.scoring.evaluate import Evaluator, MissingPolicy, check_policy
 from workbench.scoring.measures import Measure, R, nDCG
-from workbench.services.runs.stages import RerankerSpec, load_candidates, make_reranker
+from workbench.services.runs.stages import (
+    RerankerSpec,
+    load_candidates,
+    make_reranker,
+    ready_line,
+    threads_label,
+)
 
 if TYPE_CHECKING:
     from pooling.retrievers.rerank import Reranker
@@ -53,6 +59,10 @@ class DepthSweep:
         prepare_ms: model loading and document vectors, once (ms).
         topics: topics every number is averaged over.
         missing: the missing-topic policy.
+        run_depth: the candidate run's depth (documents per topic).
+        capped: the depths asked for that were deeper than the run (swept at
+            ``run_depth`` instead), ascending; empty when none was.
+        capped_note: what capping did, one sentence ("" when nothing was capped).
     """
 
     candidate_run: str
@@ -68,6 +78,9 @@ class DepthSweep:
     prepare_ms: float
     topics: tuple[str, ...]
     missing: MissingPolicy
+    run_depth: int = 0
+    capped: tuple[int, ...] = ()
+    capped_note: str = ""
 
 
 def depth_sweep(
@@ -87,8 +100,13 @@ def depth_sweep(
 ) -> DepthSweep:
     """Rerank the top D of a stored run for each D and measure recall and cost.
 
+    A depth deeper than the candidate run is capped at the run's depth (swept
+    there once, and said so through ``say`` and in the result): a sweep asks
+    how much the depth buys, and the run's full depth is the deepest answer it
+    holds (``scoring.depth.cap_depths``).
+
     Args:
-        candidates: the stored candidate run (at least as deep as the deepest D).
+        candidates: the stored candidate run.
         depths: candidate depths, e.g. (10, 50, 100, 200).
         qrels_ref: a qrels file path or a stored qrels version name.
         open_store: returns the store (also the bi-encoder's embedding cache).
@@ -107,22 +125,26 @@ def depth_sweep(
 
     Raises:
         UnknownNameError: unknown run or qrels version.
-        ValidationError: no depth, a depth deeper than the run, bad k or repeat.
+        ValidationError: no depth, bad k or repeat.
         MissingTopicsError: ``missing="fail"`` and the run lacks a qrels topic.
     """
     from pooling.retrievers.rerank import rerank_topics
     from workbench.scoring.columns import rank_run, run_columns_from_mapping
     from workbench.services.evaluation.load import load_qrels, load_run
 
-    ds = sorted(set(depths))
-    if not ds:
+    if not depths:
         raise ValidationError("expected at least one depth, e.g. --depths 10,50,100,200")
     if final_k < 1 or repeat < 1:
         raise ValidationError(f"expected --final-k >= 1 and --repeat >= 1, found {final_k} and {repeat}")
     policy = check_policy(missing)
     store = open_store()
+    capping = cap_depths(depths, store.runs.get_run_info(candidates).depth, candidates)
+    if capping.capped:
+        say(f"[warning] {capping.note}; produce the candidate run with --depth {capping.capped[-1]} or more to "
+            "sweep deeper")
+    ds = list(capping.depths)
     cands = load_candidates(store.collections, store.runs, candidates, ds[-1])
-    rr = reranker or make_reranker(spec, cache=store.vectors)
+    rr = reranker or make_reranker(spec, cache=store.vectors, progress=progress)
     measures: list[Measure] = [R(d) for d in ds] + ([R(final_k)] if final_k not in ds else []) + [nDCG(final_k)]
     qref, qcols = load_qrels(qrels_ref, open_store)
     evaluator = Evaluator(qcols, measures, rel=rel, missing=policy)
@@ -130,10 +152,11 @@ def depth_sweep(
     cand_eval = evaluator.evaluate(cand_rr, run_name=candidates, failed_topics=cand_ref.failed_topics)
     topics = cand_eval.topics
     say(f"[starting] depth sweep of {candidates}: depths {', '.join(map(str, ds))}, {rr.label} ({rr.kind}), "
-        f"{repeat} round(s)")
+        f"{repeat} round(s); torch threads: {threads_label(rr.threads)}")
     t0 = time.perf_counter()
     rr.prepare(cands.documents, cands.text_hashes)
     prepare_ms = (time.perf_counter() - t0) * 1000.0
+    say(f"[finished] {ready_line(rr, len(cands.documents))} [elapsed] {prepare_ms / 1000:.1f} s")
     lists = {d: {t: docs[:d] for t, docs in cands.lists.items()} for d in ds}
     timings: dict[int, dict[str, list[float]]] = {d: {} for d in ds}
     runs: dict[int, dict[str, dict[str, float]]] = {}
@@ -184,4 +207,5 @@ def depth_sweep(
     fit = fit_cost(n_all, ms_all) if len(n_all) >= 2 else None
     say(f"[finished] depth sweep of {candidates} [elapsed] {time.perf_counter() - t0:.1f} s")
     return DepthSweep(candidates, rr.label, rr.kind, f"{rr.model_name}@sha256:{rr.model_hash[:16]}", final_k, qref,
-                      tuple(sweep_rows(points, fit)), costs, fit, repeat, prepare_ms, topics, policy)
+                      tuple(sweep_rows(points, fit)), costs, fit, repeat, prepare_ms, topics, policy,
+                      capping.run_depth, capping.capped, capping.note)

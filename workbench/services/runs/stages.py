@@ -75,7 +75,13 @@ class RerankerSpec:
         cross_encoder: a local CrossEncoder folder (exclusive with ``model_path``).
         batch_size: per forward pass; None = 64 (bi-encoder) or 32 (cross-encoder).
         device: torch device.
-        threads: torch CPU threads (None = torch's default).
+        threads: torch CPU threads; 0 = torch's choice (a thread per core). The
+            default, 1, is ``DEFAULT_RERANK_THREADS``: a topic's work is one query
+            encoding (bi-encoder) or one small batch (cross-encoder), too little to
+            share between threads, and with a thread per core on cores other
+            processes use, the threads wait on each other: measured, 68-87 s against
+            228-443 s (and a sixth of the CPU time) for the same rerank at load 9-15
+            (``bench/results/rerank.md``).
         model_dir: extraction folder of the packaged model.
         encoder: an ``Encoder`` instead of a bi-encoder model (tests).
         label: the reranker's short name in stage labels (default ``minilm``
@@ -86,18 +92,29 @@ class RerankerSpec:
     cross_encoder: Path | None = None
     batch_size: int | None = None
     device: str = "cpu"
-    threads: int | None = None
+    threads: int = 1
     model_dir: Path | None = None
     encoder: Encoder | None = None
     label: str | None = None
 
 
-def make_reranker(spec: RerankerSpec, cache: Any = None) -> Reranker:
+DEFAULT_RERANK_THREADS = RerankerSpec.threads
+"""torch CPU threads of a rerank unless told otherwise (see ``RerankerSpec.threads``)."""
+
+
+def threads_label(threads: int) -> str:
+    """A thread setting for progress lines: the count, or ``torch's choice`` for 0."""
+    return str(threads) if threads else "torch's choice"
+
+
+def make_reranker(spec: RerankerSpec, cache: Any = None, *, progress: bool = False) -> Reranker:
     """Build the reranker a ``RerankerSpec`` names (no model is loaded yet).
 
     Args:
         spec: the options.
         cache: the embedding cache of a bi-encoder (the store).
+        progress: a bi-encoder shows a tqdm bar on stderr while it encodes the
+            document vectors the cache lacks.
 
     Raises:
         ValidationError: both a bi-encoder model and a cross-encoder, a bad
@@ -107,13 +124,15 @@ def make_reranker(spec: RerankerSpec, cache: Any = None) -> Reranker:
 
     if spec.cross_encoder is not None and (spec.model_path is not None or spec.encoder is not None):
         raise ValidationError("choose one reranker: --model (a bi-encoder) or --cross-encoder, not both")
-    if spec.threads is not None and spec.threads < 1:
-        raise ValidationError(f"threads must be >= 1, found {spec.threads}")
+    if isinstance(spec.threads, bool) or not isinstance(spec.threads, int) or spec.threads < 0:
+        raise ValidationError(f"threads must be >= 0 (0: torch's choice), found {spec.threads!r}")
+    threads = spec.threads or None  # None: torch's own default
     if spec.cross_encoder is not None:
         return CrossEncoderReranker(spec.cross_encoder, batch_size=spec.batch_size or 32, device=spec.device,
-                                    threads=spec.threads, label=spec.label)
+                                    threads=threads, label=spec.label)
     return BiEncoderReranker(spec.model_path, encoder=spec.encoder, cache=cache, batch_size=spec.batch_size or 64,
-                             device=spec.device, threads=spec.threads, model_dir=spec.model_dir, label=spec.label)
+                             device=spec.device, threads=threads, model_dir=spec.model_dir, label=spec.label,
+                             progress=progress)
 
 
 @dataclass(frozen=True)
@@ -244,17 +263,26 @@ def make_rerank_run(
     if runs.has_run(name):  # fail before the slow part
         raise DuplicateNameError(f"run {name!r} already exists and runs are immutable; choose another --name")
     cands = load_candidates(collections, runs, candidates, depth)
-    rr = reranker or make_reranker(spec, cache=vectors)
+    rr = reranker or make_reranker(spec, cache=vectors, progress=progress)
     say(f"[starting] rerank run {name}: top {depth} of {candidates} over {len(cands.queries):,} topics "
-        f"with {rr.label} ({rr.kind}, {rr.model_name})")
+        f"with {rr.label} ({rr.kind}, {rr.model_name}); device {rr.device}, torch threads: {threads_label(rr.threads)}")
     started = time.monotonic()
-    bar, on_topic = _progress(progress, len(cands.queries))
+    bars: list[Any] = []
+
+    def prepared(prepare_ms: float) -> None:  # the per-topic bar starts once the model and vectors are ready
+        say(f"[finished] {ready_line(rr, len(cands.documents))} [elapsed] {prepare_ms / 1000:.1f} s")
+        bars.append(_progress(progress, len(cands.queries)))
+
+    def on_topic(done: int, total: int) -> None:
+        if bars and bars[0] is not None:
+            bars[0].update(1)
+
     try:
         result = rerank_topics(rr, cands.queries, cands.lists, cands.documents, text_hashes=cands.text_hashes,
-                               run_name=name, on_topic=on_topic)
+                               run_name=name, on_topic=on_topic, on_prepared=prepared)
     finally:
-        if bar is not None:
-            bar.close()
+        if bars and bars[0] is not None:
+            bars[0].close()
     statuses, messages = dict(result.statuses), dict(result.messages)
     for t, status in cands.statuses.items():
         if status == "error" and t in statuses:
@@ -273,15 +301,29 @@ def make_rerank_run(
     return outcome
 
 
-def _progress(enabled: bool, total: int) -> tuple[Any, Callable[[int, int], None] | None]:
+def ready_line(rr: Reranker, n_documents: int) -> str:
+    """What a prepared reranker holds, for a progress line: the model and the candidates' vectors.
+
+    Example: ``reranker minilm (bi-encoder) ready: 4,500 candidate documents, all 4,500 vectors from the cache``.
+    """
+    line = f"reranker {rr.label} ({rr.kind}) ready: {n_documents:,} candidate documents"
+    if rr.kind != "bi-encoder":
+        return line
+    encoded, cached = getattr(rr, "n_encoded", 0), getattr(rr, "n_cached", 0)
+    if encoded:
+        return line + f", {encoded:,} vectors encoded now, {cached:,} from the cache"
+    return line + f", all {cached:,} vectors from the cache"
+
+
+def _progress(enabled: bool, total: int) -> Any:
+    """A tqdm bar of reranked topics on stderr, or None."""
     if not enabled:
-        return None, None
+        return None
     import sys
 
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc="reranking topics", unit="topic", file=sys.stderr, leave=False)
-    return bar, lambda _done, _total: bar.update(1)
+    return tqdm(total=total, desc="reranking topics", unit="topic", file=sys.stderr, leave=False)
 
 
 # -- importing a reranked run ------------------------------------------------------------

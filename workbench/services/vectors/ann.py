@@ -7,7 +7,8 @@
   stored one, or one built now and stored (``<run>.exact``), so ANN-recall is
   always computed against a run anyone can inspect.
 * ``ann_recall_of_run``: ANN-recall@k (``workbench.scoring.ann_recall``) of a
-  stored approximate run, computed once and stored.
+  stored approximate run, computed once and stored; ``ann_recall_at`` does it
+  for several k against one reference deep enough for the largest.
 * ``ann_sweep``: one index kind, a grid of parameters; per setting the run is
   stored and its ANN-recall@k, semantic R@k (qrels) of it and of the exact run,
   and its latency are tabulated, with the diagnosis of the design note on
@@ -169,6 +170,57 @@ def ann_recall_of_run(
     result = ann_recall(store.runs.get_run(run_name), store.runs.get_run(reference), k, exact_depth=ref.depth)
     store.vectors.record_ann_recall(run_name, reference, result)
     return reference, result
+
+
+def ann_recall_at(
+    store: Store,
+    run_name: str,
+    ks: Sequence[int],
+    *,
+    reference: str | None = None,
+    model_path: str | Path | None = None,
+    encoder: Encoder | None = None,
+    say: Say = _quiet,
+) -> tuple[str, list[AnnRecall]]:
+    """ANN-recall@k of a stored dense run for several k, all against one exact reference.
+
+    The reference is chosen (or built) once, for the largest k: at least
+    ``max(ks) + 1`` deep, so it serves every smaller k too and the figures of
+    one report share their denominator's run.
+
+    Args:
+        store: the workbench store.
+        run_name: the approximate (or any dense) run.
+        ks: cutoffs, each >= 1 and at most the run's depth; repeats are dropped.
+        reference: the exact run to use (default: ``exact_reference`` at depth
+            ``max(ks) + 1``, built on demand).
+        model_path, encoder: the model to build a reference with (see ``exact_reference``).
+        say: progress lines.
+
+    Returns:
+        (reference run name, one ``AnnRecall`` per distinct k, ascending).
+
+    Raises:
+        UnknownNameError: an unknown run.
+        ValidationError: no k, a k < 1 or deeper than the run, or a reference
+            that is not an exact dense run of the run's embeddings or is
+            shallower than ``max(ks) + 1``.
+
+    Example:
+        ``ann_recall_at(store, "dense-hnsw", [10, 100])`` -> ("dense-hnsw.exact", [ANN-recall@10, ANN-recall@100])
+    """
+    wanted = sorted(set(ks))
+    if not wanted:
+        raise ValidationError("expected at least one k for ANN-recall@k, e.g. --k 10")
+    for k in wanted:  # every k checked against the run before a reference is built
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValidationError(f"expected k >= 1 for ANN-recall@k, found {k!r}")
+    depth = store.runs.get_run_info(run_name).depth
+    if wanted[-1] > depth:
+        raise ValidationError(f"run {run_name!r} is {depth} deep; ANN-recall@{wanted[-1]} needs its top {wanted[-1]}")
+    if reference is None:
+        reference = exact_reference(store, run_name, wanted[-1] + 1, model_path=model_path, encoder=encoder, say=say)
+    return reference, [ann_recall_of_run(store, run_name, k, reference=reference)[1] for k in wanted]
 
 
 @dataclass(frozen=True)
