@@ -381,10 +381,13 @@ def solve_budget(pool: Pool, design: SampleDesign, budget: int, collection_size:
     if budget < 1:
         raise ValidationError(f"--budget: expected a number of judgments >= 1, found {budget}")
 
+    def rate(r: float, c: float) -> float:
+        # nine significant digits, never rounded to 0 (a positive rate draws one document per non-empty stratum)
+        return min(1.0, float(f"{r * c:.9g}"))
+
     def scaled(c: float) -> SampleDesign:
-        strata = tuple(replace(s, rate=min(1.0, round(s.rate * c, 9))) for s in design.strata)
-        return replace(design, strata=strata, outside_rate=min(1.0, round(design.outside_rate * c, 9)),
-                       budget=budget)
+        strata = tuple(replace(s, rate=rate(s.rate, c)) for s in design.strata)
+        return replace(design, strata=strata, outside_rate=rate(design.outside_rate, c), budget=budget)
 
     smallest = min([s.rate for s in design.strata] + ([design.outside_rate] if design.outside_rate else []))
     lo, hi = 0.0, 1.0 / smallest
@@ -405,3 +408,115 @@ def solve_budget(pool: Pool, design: SampleDesign, budget: int, collection_size:
     # Readable rates: the factor cut down to three significant digits (a smaller factor never draws more).
     digits = 2 - math.floor(math.log10(lo))
     return scaled(math.floor(lo * 10**digits) / 10**digits)
+
+
+SAMPLE_STRATEGY = "stratified sample"
+"""The ``strategy`` of a sample pool (``Pool.strategy``; its ``kind`` in the store is ``sample``)."""
+
+
+def sample_as_pool(pool: Pool, sample: Sample, params: Mapping[str, Any] | None = None) -> Pool:
+    """The sampled documents as a pool (what assignment and judging read), from the frame's pool.
+
+    Each sampled document of the frame keeps its frame entry's best rank, number of runs and priority, and its
+    contributions; an outside document has best rank 0, no run and priority 0. Priority ranks are renumbered
+    within each topic by the canonical rule (priority desc, doc_id desc), so outside documents come last.
+
+    Args:
+        pool: the frame: the depth-``sample.design.depth`` pool the sample was drawn from.
+        sample: the drawn sample.
+        params: the pool's params (default: ``{"design": sample.design.as_dict()}``).
+
+    Example:
+        >>> from pooling.pool import build_pool
+        >>> p = build_pool({"a": {"t": {"d1": 2.0, "d2": 1.0}}}, depth=2)
+        >>> s = draw_sample(p, SampleDesign(2, parse_strata("1-2:1.0", 2), seed=1))
+        >>> [(e.doc_id, e.best_rank, e.priority_rank) for e in sample_as_pool(p, s).entries]
+        [('d1', 1, 1), ('d2', 2, 2)]
+    """
+    from pooling.pool import Contribution, PoolEntry
+
+    frame = {(e.topic_id, e.doc_id): e for e in pool.entries}
+    by_topic: dict[str, list[tuple[float, str, int, int]]] = {}
+    for d in sample.docs:
+        e = frame.get((d.topic_id, d.doc_id))
+        row = (e.priority, d.doc_id, e.best_rank, e.n_runs) if e is not None else (0.0, d.doc_id, 0, 0)
+        by_topic.setdefault(d.topic_id, []).append(row)
+    entries: list[PoolEntry] = []
+    for topic_id in sorted(by_topic, key=natural_key):
+        rows = by_topic[topic_id]
+        rows.sort(key=lambda r: natural_key(r[1]), reverse=True)   # doc_id desc breaks priority ties
+        rows.sort(key=lambda r: r[0], reverse=True)                # stable: priority desc
+        entries.extend(PoolEntry(topic_id, d, best, n, p, i) for i, (p, d, best, n) in enumerate(rows, 1))
+    keep = {(d.topic_id, d.doc_id) for d in sample.docs}
+    provenance = tuple(Contribution(c.topic_id, c.doc_id, c.run_name, c.rank) for c in pool.provenance
+                       if (c.topic_id, c.doc_id) in keep)
+    return Pool(pool.depth, pool.runs, tuple(entries), provenance, SAMPLE_STRATEGY,
+                dict(params) if params is not None else {"design": sample.design.as_dict()})
+
+
+def sample_content_hash(pool_hash: str, sample: Sample) -> str:
+    """sha256 (hex) of a sample pool: its pool's content hash, then every sampled document (stratum, inclusion
+    probability, best rank), every stratum count and the frame, in canonical order.
+
+    Equal seeds, designs and runs give equal hashes (the draw is reproducible).
+    """
+    import hashlib
+
+    h = hashlib.sha256(pool_hash.encode())
+    h.update("".join(f"\ns\t{d.topic_id}\t{d.doc_id}\t{d.stratum}\t{d.inclusion!r}\t{d.best_rank}"
+                     for d in sorted(sample.docs, key=lambda d: (d.topic_id, d.doc_id))).encode())
+    h.update("".join(f"\nc\t{c.topic_id}\t{c.stratum}\t{c.population}\t{c.sampled}"
+                     for c in sorted(sample.counts, key=lambda c: (c.topic_id, c.stratum))).encode())
+    h.update("".join(f"\nf\t{t}\t{d}\t{s}" for t in sorted(sample.frame)
+                     for d, s in sorted(sample.frame[t].items())).encode())
+    return h.hexdigest()
+
+
+def sample_problems(design: SampleDesign, docs: Sequence[SampledDoc], counts: Sequence[StratumCount],
+                    limit: int = 5) -> list[str]:
+    """Where a stored sample disagrees with its design: the inclusion probabilities are recomputed.
+
+    Checked: each stratum's ``n_h`` is what the design draws from its ``N_h`` (``stratum_size`` at the
+    stratum's rate); each stratum holds ``n_h`` sampled documents; each sampled document's inclusion
+    probability is ``n_h / N_h`` of its topic and stratum (to 1e-12, relative).
+
+    Returns:
+        Up to ``limit`` problems, one line each (empty: the sample agrees with its design).
+
+    Example:
+        >>> d = SampleDesign(2, parse_strata("1-2:0.5", 2))
+        >>> sample_problems(d, [SampledDoc("t", "a", "1-2", 0.25, 1)], [StratumCount("t", "1-2", 2, 1)])
+        ['topic t document a (stratum 1-2): inclusion probability 0.25 stored, n_h / N_h = 1/2 = 0.5']
+    """
+    rates = {s.name: s.rate for s in design.strata}
+    if design.outside_rate:
+        rates[OUTSIDE] = design.outside_rate
+    out: list[str] = []
+    count_of: dict[tuple[str, str], StratumCount] = {}
+    for c in counts:
+        count_of[(c.topic_id, c.stratum)] = c
+        rate = rates.get(c.stratum)
+        if rate is None:
+            out.append(f"topic {c.topic_id}: stratum {c.stratum!r} is not one of the design's ({', '.join(rates)})")
+            continue
+        expected = stratum_size(rate, c.population)
+        if c.sampled != expected:
+            out.append(f"topic {c.topic_id} stratum {c.stratum}: n_h = {c.sampled} stored, the design draws "
+                       f"{expected} of N_h = {c.population} at rate {rate!r}")
+    held: dict[tuple[str, str], int] = {}
+    for d in docs:
+        key = (d.topic_id, d.stratum)
+        held[key] = held.get(key, 0) + 1
+        c = count_of.get(key)
+        if c is None or not c.population:
+            out.append(f"topic {d.topic_id} document {d.doc_id}: its stratum {d.stratum!r} has no stored count")
+            continue
+        pi = c.sampled / c.population
+        if not math.isclose(d.inclusion, pi, rel_tol=1e-12, abs_tol=0.0):
+            out.append(f"topic {d.topic_id} document {d.doc_id} (stratum {d.stratum}): inclusion probability "
+                       f"{d.inclusion!r} stored, n_h / N_h = {c.sampled}/{c.population} = {pi!r}")
+    for key, c in count_of.items():
+        if held.get(key, 0) != c.sampled:
+            out.append(f"topic {key[0]} stratum {key[1]}: {held.get(key, 0)} sampled document(s) stored, "
+                       f"n_h = {c.sampled}")
+    return out[:limit]
