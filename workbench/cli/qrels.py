@@ -90,13 +90,15 @@ def list_(
             "name": v.name, "collection": v.collection, "origin": v.origin, "parent": v.parent_version or "",
             "pool": v.pool_version or "", "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
             "hash": v.content_hash[:12], "created_at": v.created_at.strftime("%Y-%m-%d %H:%M"),
+            "sample": "yes" if v.is_sample else "",
         }
         for v in store.qrels.list_qrels_versions(collection)
     ]
     if not rows and fmt == "table":
         common.info("no qrels versions yet; import one with `workbench qrels import` or `workbench ingest`")
         return
-    _rows(rows, ["name", "collection", "origin", "parent", "pool", "topics", "entries", "relevant", "hash", "created_at"], fmt)
+    _rows(rows, ["name", "collection", "origin", "parent", "pool", "topics", "entries", "relevant", "hash", "created_at",
+                 "sample"], fmt)
 
 
 @qrels_app.command("show")
