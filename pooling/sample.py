@@ -260,7 +260,22 @@ def _topic_rng(seed: int, topic_id: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(topic_id.encode("utf-8"))])
 
 
-def _frames(pool: Pool, design: SampleDesign) -> dict[str, dict[str, list[tuple[int, str]]]]:
+Frames = dict[str, dict[str, list[tuple[int, str]]]]
+"""topic -> stratum -> [(best rank, doc_id)] of the pooled documents, in drawing order (``stratify``)."""
+
+
+def stratify(pool: Pool, design: SampleDesign) -> Frames:
+    """The frame of ``pool`` split into the design's strata: topic -> stratum -> [(best rank, doc_id)] in drawing
+    order (best rank, then doc_id). It depends on the strata's rank ranges only, not on their rates: computed
+    once, it serves every draw and every scaled design of the same ranges (``draw_sample(frames=...)``).
+
+    Raises:
+        ValidationError: a pool deeper than the design.
+    """
+    return _frames(pool, design)
+
+
+def _frames(pool: Pool, design: SampleDesign) -> Frames:
     """topic -> stratum -> [(best rank, doc_id)] in drawing order (best rank, then doc_id)."""
     names = [s.name for s in design.strata]
     bounds = [s.hi for s in design.strata]
@@ -278,7 +293,7 @@ def _frames(pool: Pool, design: SampleDesign) -> dict[str, dict[str, list[tuple[
 
 
 def draw_sample(pool: Pool, design: SampleDesign, collection: Sequence[str] = (),
-                topics: Sequence[str] | None = None) -> Sample:
+                topics: Sequence[str] | None = None, *, frames: Frames | None = None) -> Sample:
     """Draw the stratified sample of ``pool`` (and of the collection outside it) under ``design``.
 
     Args:
@@ -287,6 +302,7 @@ def draw_sample(pool: Pool, design: SampleDesign, collection: Sequence[str] = ()
         design: strata, outside rate and seed.
         collection: every doc_id of the collection (needed when ``design.outside_rate > 0``).
         topics: the topics sampled (default: the pool's); a topic the pool lacks has only an outside stratum.
+        frames: ``stratify(pool, design)`` computed already (the same rank ranges), or None to compute it.
 
     Returns:
         The ``Sample``: documents in topic order (natural), then stratum order, then drawing order.
@@ -296,26 +312,28 @@ def draw_sample(pool: Pool, design: SampleDesign, collection: Sequence[str] = ()
     """
     if design.outside_rate and not collection:
         raise ValidationError("--outside: the outside stratum is drawn from the collection's documents; none given")
-    frames = _frames(pool, design)
+    if frames is None:
+        frames = _frames(pool, design)
     wanted = list(topics) if topics is not None else list(frames)
     ids = sorted(set(collection), key=natural_key) if design.outside_rate else []
     id_set = frozenset(ids)
     docs: list[SampledDoc] = []
     counts: list[StratumCount] = []
     frame_out: dict[str, dict[str, str]] = {}
+    named = [(s.name, s.rate) for s in design.strata]
     for topic_id in sorted(wanted, key=natural_key):
         rng = _topic_rng(design.seed, topic_id)
-        strata = frames.get(topic_id, {s.name: [] for s in design.strata})
+        strata = frames.get(topic_id, {name: [] for name, _ in named})
         frame_out[topic_id] = {d: name for name, members in strata.items() for _, d in members}
-        for s in design.strata:
-            members = strata[s.name]
-            n = stratum_size(s.rate, len(members))
-            counts.append(StratumCount(topic_id, s.name, len(members), n))
+        for name, rate in named:
+            members = strata[name]
+            n = stratum_size(rate, len(members))
+            counts.append(StratumCount(topic_id, name, len(members), n))
             if not n:
                 continue
             picked = sorted(rng.choice(len(members), size=n, replace=False).tolist())
             pi = n / len(members)
-            docs.extend(SampledDoc(topic_id, members[i][1], s.name, pi, members[i][0]) for i in picked)
+            docs.extend(SampledDoc(topic_id, members[i][1], name, pi, members[i][0]) for i in picked)
         if design.outside_rate:
             docs_out, count = _outside(rng, ids, id_set, frame_out[topic_id], design.outside_rate, topic_id)
             docs.extend(docs_out)
@@ -326,7 +344,7 @@ def draw_sample(pool: Pool, design: SampleDesign, collection: Sequence[str] = ()
 def _outside(rng: np.random.Generator, ids: Sequence[str], id_set: frozenset[str], pooled: Mapping[str, str],
              rate: float, topic_id: str) -> tuple[list[SampledDoc], StratumCount]:
     """A simple random sample of the collection's documents not in ``pooled`` (without listing them all)."""
-    population = len(ids) - sum(1 for d in pooled if d in id_set)
+    population = len(ids) - len(id_set.intersection(pooled))
     n = stratum_size(rate, population)
     if not n:
         return [], StratumCount(topic_id, OUTSIDE, population, 0)
@@ -347,7 +365,11 @@ def sample_size(pool: Pool, design: SampleDesign, collection_size: int = 0,
     ``collection_size`` is the number of documents of the collection (each topic's outside stratum is
     that minus the topic's pooled documents).
     """
-    frames = _frames(pool, design)
+    return _size(_frames(pool, design), design, collection_size, topics)
+
+
+def _size(frames: Frames, design: SampleDesign, collection_size: int, topics: Sequence[str] | None) -> int:
+    """``sample_size`` over frames already stratified."""
     wanted = list(topics) if topics is not None else list(frames)
     total = 0
     for topic_id in wanted:
@@ -389,17 +411,18 @@ def solve_budget(pool: Pool, design: SampleDesign, budget: int, collection_size:
         strata = tuple(replace(s, rate=rate(s.rate, c)) for s in design.strata)
         return replace(design, strata=strata, outside_rate=rate(design.outside_rate, c), budget=budget)
 
+    frames = _frames(pool, design)
     smallest = min([s.rate for s in design.strata] + ([design.outside_rate] if design.outside_rate else []))
     lo, hi = 0.0, 1.0 / smallest
-    floor_size = sample_size(pool, scaled(1e-12), collection_size, topics)
+    floor_size = _size(frames, scaled(1e-12), collection_size, topics)
     if floor_size > budget:
         raise ValidationError(f"--budget {budget:,}: every non-empty stratum of every topic is sampled at least once, "
                               f"which takes {floor_size:,} judgments; raise the budget or use fewer strata")
-    if sample_size(pool, scaled(hi), collection_size, topics) <= budget:
+    if _size(frames, scaled(hi), collection_size, topics) <= budget:
         return scaled(hi)
     for _ in range(60):
         mid = (lo + hi) / 2
-        if sample_size(pool, scaled(mid), collection_size, topics) <= budget:
+        if _size(frames, scaled(mid), collection_size, topics) <= budget:
             lo = mid
         else:
             hi = mid
@@ -507,14 +530,14 @@ def sample_problems(design: SampleDesign, docs: Sequence[SampledDoc], counts: Se
     for d in docs:
         key = (d.topic_id, d.stratum)
         held[key] = held.get(key, 0) + 1
-        c = count_of.get(key)
-        if c is None or not c.population:
+        found = count_of.get(key)
+        if found is None or not found.population:
             out.append(f"topic {d.topic_id} document {d.doc_id}: its stratum {d.stratum!r} has no stored count")
             continue
-        pi = c.sampled / c.population
+        pi = found.sampled / found.population
         if not math.isclose(d.inclusion, pi, rel_tol=1e-12, abs_tol=0.0):
             out.append(f"topic {d.topic_id} document {d.doc_id} (stratum {d.stratum}): inclusion probability "
-                       f"{d.inclusion!r} stored, n_h / N_h = {c.sampled}/{c.population} = {pi!r}")
+                       f"{d.inclusion!r} stored, n_h / N_h = {found.sampled}/{found.population} = {pi!r}")
     for key, c in count_of.items():
         if held.get(key, 0) != c.sampled:
             out.append(f"topic {key[0]} stratum {key[1]}: {held.get(key, 0)} sampled document(s) stored, "
