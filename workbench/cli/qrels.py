@@ -85,7 +85,7 @@ def list_(
 ) -> None:
     """List qrels versions, oldest first."""
     store = common.STATE.store(client="workbench qrels list")
-    rows = [
+    rows: list[dict[str, object]] = [
         {
             "name": v.name, "collection": v.collection, "origin": v.origin, "parent": v.parent_version or "",
             "pool": v.pool_version or "", "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
