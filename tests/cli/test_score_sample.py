@@ -193,3 +193,37 @@ def test_a_sample_score_is_recorded_with_its_design_and_estimates(capsys, tmp_pa
     assert sample["pool_version"] == "s" and sample["design"]["strata"] == "1-2:1.0,3-4:0.5"
     r4 = next(e for e in sample["estimates"] if e["measure"] == "Rhat@4" and e["aggregate"] == "macro")
     assert r4["estimate"] == pytest.approx((1 / 5 + 3 / 3) / 2) and r4["n_judged"] == 12
+
+
+def test_simulate_sample_with_the_whole_frame_judged_estimates_the_pooled_values(capsys, tmp_path):
+    db = project(tmp_path / "p", "1-2:1.0,3-4:0.5", "0")
+    capsys.readouterr()
+    truth = tmp_path / "truth.qrels"
+    truth.write_text("".join(f"{t} 0 {d} {g}\n" for t, docs in GRADES.items() for d, g in docs.items()))
+    code, out, err = run(capsys, db, "simulate-sample", "--truth", truth, "--runs", "A,B", "--depth", "4",
+                         "--strata", "1-2:1.0,3-4:1.0", "--budgets", "100", "--repeats", "3", "--seed", "1",
+                         "--k", "2,4", "--format", "json")
+    assert code == 0, err
+    assert "[finished] simulate-sample" in err
+    doc = json.loads(out)
+    assert doc["frame_size"] == 10 and doc["budgets"][0]["judgments"] == 10
+    for r in doc["rows"]:                        # every pooled document judged in every repeat: no sampling error
+        assert r["mean"] == pytest.approx(r["pooled"]) and r["rmse"] == pytest.approx(abs(r["bias"]))
+        assert r["bias"] == pytest.approx(r["pooled"] - r["truth"])
+    # the truth: topic 1's relevant d1, d7, d6, d5 (d5, d6 outside the frame); A finds d1 within 4: R@4 = 1/4
+    a4 = next(r for r in doc["rows"] if (r["run"], r["measure"], r["aggregate"]) == ("A", "R@4", "macro"))
+    assert a4["truth"] == pytest.approx((1 / 4 + 2 / 2) / 2) and a4["pooled"] == pytest.approx((1 / 2 + 2 / 2) / 2)
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--pool", "s", "--runs", "A"], "--pool takes the runs and design of the sample pool: drop --runs"),
+    (["--runs", "A", "--depth", "4"], "--strata: expected --runs, --depth and --strata (or --pool SAMPLE_POOL)"),
+    (["--pool", "s", "--budgets", "0,5"], "Invalid value for '--budgets'"),
+    (["--pool", "s", "--repeats", "1"], "Invalid value for '--repeats'"),
+    (["--runs", "A", "--depth", "4", "--strata", "1-3:1"], "--strata: the ranges end at 3, --depth is 4"),
+])
+def test_simulate_sample_usage_errors_name_the_option(capsys, tmp_path, argv, expected):
+    db = project(tmp_path / "p", "1-2:1.0,3-4:0.5", "0")
+    capsys.readouterr()
+    code, out, err = run(capsys, db, "simulate-sample", "--truth", "toy-reference", *argv)
+    assert code == 2 and expected in err and out == "", err

@@ -193,7 +193,11 @@ def simulate_sampling(
     results = []
     for pct in budgets:
         judgments = max(1, int(pool.n_entries * pct / 100))
-        design = solve_budget(pool, base, judgments, len(set(collection)), topics)
+        try:
+            design = solve_budget(pool, base, judgments, len(set(collection)), topics)
+        except ValidationError as e:
+            raise ValidationError(f"--budgets {pct:g}% ({judgments:,} judgments, of a frame of {pool.n_entries:,} "
+                                  f"documents): {str(e).split(': ', 1)[-1]}") from None
         draws: dict[tuple[str, int, str], list[MacroEstimate]] = {}
         sizes: list[int] = []
         for i in range(repeats):

@@ -18,6 +18,7 @@ A qrels version published from it records that it is a sample and its design;
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,7 +26,9 @@ from typing import TYPE_CHECKING
 from pooling.sample import Sample, SampleDesign, draw_sample, parse_strata, solve_budget
 
 if TYPE_CHECKING:
+    from workbench.scoring.sample_simulation import SamplingSimulation
     from workbench.services.runs.pool_topics import TopicSelection
+    from workbench.store import Store
     from workbench.store.collections import Collections
     from workbench.store.pools import PoolInfo, Pools
     from workbench.store.runs import Runs
@@ -129,3 +132,80 @@ def sample_pool(
     say(f"[finished] sample pool {info.pool_version} {verb}: {sample.n_sampled:,} documents to judge of "
         f"{frame.n_entries:,} pooled, {len({d.topic_id for d in sample.docs})} topics")
     return SampleOutcome(info, created, sample, frame.n_entries)
+
+
+@dataclass(frozen=True)
+class SamplingSimulationRun:
+    """``workbench simulate-sample``: what was simulated, against what, and the results.
+
+    Attributes:
+        truth: the truth's name (a qrels version or file).
+        pool_version: the sample pool the runs and design came from ("" with ``--runs``).
+        simulation: ``scoring.sample_simulation.simulate_sampling``'s result.
+    """
+
+    truth: str
+    pool_version: str
+    simulation: SamplingSimulation
+
+
+def simulate_sample(
+    store: Store,
+    truth: str,
+    *,
+    runs: Sequence[str] = (),
+    design: SampleDesign | None = None,
+    pool: str | None = None,
+    budgets: Sequence[float] = (5, 10, 20, 40),
+    repeats: int = 200,
+    seed: int | None = None,
+    ks: Sequence[int] = (20, 100),
+    rel: int = 1,
+    say: Say = _quiet,
+) -> SamplingSimulationRun:
+    """Draw the sample again and again against known judgments: are the estimates right? Nothing is stored.
+
+    Either ``runs`` and ``design`` (``--runs --depth --strata --outside``) or ``pool``, a stored sample pool
+    whose runs and design are taken (its rates as relative weights, scaled to each budget).
+
+    Args:
+        store: the store (runs, the truth when stored, the collection's documents for the outside stratum).
+        truth: the judgments taken as complete: a TREC qrels file (an existing path wins) or a qrels version.
+        runs: stored runs of one collection version.
+        design: the base design (its seed is the first repeat's unless ``seed`` is given).
+        pool: a stored sample pool instead of ``runs`` and ``design``.
+        budgets: percentages of the frame's size.
+        repeats: draws per budget (>= 2).
+        seed: the first repeat's seed (repeat i uses seed + i); None = the design's.
+        ks: the cut-offs of R@k.
+        rel: inclusive minimum grade of a relevant document.
+        say: progress lines.
+
+    Raises:
+        UsageError: both or neither of ``pool`` and ``runs``/``design``.
+        UnknownNameError: an unknown run, pool or qrels version.
+        ValidationError: runs of different collections or versions, a pool that is not a sample, bad budgets or
+            repeats.
+    """
+    from workbench.errors import UsageError
+    from workbench.scoring.sample_simulation import simulate_sampling
+    from workbench.services.judging.simulation import load_oracle
+    from workbench.services.runs.pooling import _same_collection
+
+    if (pool is None) == (design is None):
+        raise UsageError("simulate-sample: give --pool SAMPLE_POOL, or --runs with --depth and --strata (not both)")
+    if pool is not None:
+        info, sample = store.pools.read_sample(pool)
+        runs, design = info.runs, sample.design
+    assert design is not None
+    if seed is not None:
+        design = dataclasses.replace(design, seed=seed)
+    _collection, version, _ = _same_collection(store.runs, runs)
+    truth_name, qrels = load_oracle(store.qrels, truth)
+    stored = {r: store.runs.get_run(r, depth=max(design.depth, *ks)) for r in runs}
+    doc_ids = store.collections.version_doc_ids(version) if design.outside_rate else []
+    say(f"[starting] simulate-sample: {len(runs)} runs, {design.describe()}, budgets "
+        f"{', '.join(f'{b:g}%' for b in budgets)}, {repeats} repeats against {truth_name}")
+    sim = simulate_sampling(stored, qrels, doc_ids, design, budgets, repeats, ks=ks, rel=rel, progress=say)
+    say(f"[finished] simulate-sample: {len(budgets)} budget(s) x {repeats} repeats")
+    return SamplingSimulationRun(truth_name, pool or "", sim)
