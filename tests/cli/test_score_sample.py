@@ -187,6 +187,7 @@ def test_a_sample_score_is_recorded_with_its_design_and_estimates(capsys, tmp_pa
     assert code == 0, err
     assert "run A: estimated from sample s: 2 topics averaged" in out
     assert "R̂@4 (micro)" in out and "estimator  Horvitz-Thompson" in out
+    assert "pool contributor" not in out and "contributed to pool" not in out     # a sample holds a draw, not the pool
     with Store(db).connection() as cur:
         params = json.loads(cur.execute("SELECT params FROM evaluations WHERE aggregate = 'macro'").fetchall()[0][0])
     sample = params["sample"]
