@@ -2,10 +2,11 @@
 
 After the workflow, ``sampling_step`` takes the path a team would take
 (``docs/sampling.md``): it draws a stratified sample of the depth-``run_depth``
-pool of the four runs and of the collection outside it (``workbench pool
-sample``: the 1-``pool_depth`` stratum in full, deeper ranks and the outside
-at small rates), has the reference assessor judge it through the save path
-the workflow's judging uses (``workflow.judge_with_reference``; the top
+pool of the four runs and of the collection outside it, over the topics the
+reference judged (``workbench pool sample``: the 1-``pool_depth`` stratum in
+full, deeper ranks and the outside at small rates), has the reference
+assessor judge it through the save path the workflow's judging uses
+(``workflow.judge_with_reference``, passed in as ``judge``; the top
 stratum's documents were judged for pools v1 and v2 already, so only the
 deeper and outside documents are new judgments), publishes it as a sample
 qrels version, and scores the runs against it with the evaluation pipeline
@@ -92,7 +93,7 @@ class SamplingDemo:
 def sampling_step(
     store: Store,
     lead: object,
-    assessor: object,
+    judge: Callable[[str], int],
     runs: Sequence[str],
     pooled: Mapping[str, object],
     *,
@@ -107,8 +108,9 @@ def sampling_step(
 
     Args:
         store: the demo's store.
-        lead: the demo lead's session (assigns and publishes).
-        assessor: the reference assessor's session.
+        lead: the demo lead's session (publishes).
+        judge: judges a pool version as the workflow's pools are judged (``workflow.judge_with_reference``
+            with the reference assessor) and returns the judgments it saved.
         runs: the four runs.
         pooled: run -> its ``Evaluation`` on the pooled qrels v2 (the topics compared, the pooled values).
         pooled_qrels: qrels v2's name; full_qrels: the reference's name.
@@ -120,20 +122,21 @@ def sampling_step(
     Raises:
         WorkbenchError: a step's error (nothing half-written: each step is its own transaction).
     """
-    from workbench.demo.workflow import judge_with_reference
     from workbench.errors import UnknownNameError
     from workbench.services.judging.assessments import publish
+    from workbench.services.runs.pool_topics import select_topics
     from workbench.services.runs.sampling import design_of, sample_pool
 
     collection = store.runs.get_run_info(runs[0]).collection
+    # the topics the workflow pools: those the reference judged (a topic it never judged is not sampled)
+    selection = select_topics(store.collections, store.pools, store.qrels, collection, f"judged:{full_qrels}")
     name = f"{collection}-sample-v1"
     strata = f"1-{pool_depth}:1.0" + (f",{pool_depth + 1}-{run_depth}:{DEEP_RATE!r}" if run_depth > pool_depth else "")
     design = design_of(run_depth, strata, seed=SEED, outside=OUTSIDE_RATE)
     say(f"[sampling] sample of the depth-{run_depth} pool of {', '.join(runs)} and the collection outside it: "
         f"{design.describe()}")
-    outcome = sample_pool(store.pools, store.runs, store.collections, name, runs, design, say=say)
-    reference = store.qrels.get_qrels(full_qrels)
-    judged = judge_with_reference(store, lead, assessor, name, reference, say)
+    outcome = sample_pool(store.pools, store.runs, store.collections, name, runs, design, topics=selection, say=say)
+    saved = judge(name)
     try:
         qrels = store.qrels.get_qrels_info(name)
     except UnknownNameError:
@@ -143,9 +146,9 @@ def sampling_step(
     topics = tuple(getattr(first, "topics"))  # noqa: B009 - an Evaluation
     rows = _rows(store, runs, pooled, name, full_qrels, topics, k)
     say(f"[sampling] {len(rows)} runs scored against the sample {name} ({outcome.sample.n_sampled:,} judgments, "
-        f"{judged.saved:,} new)")
+        f"{saved:,} new)")
     return SamplingDemo(outcome.info, qrels, outcome.sample.design, outcome.frame_size, outcome.sample.n_sampled,
-                        judged.saved, k, pooled_qrels, full_qrels, len(topics), rows)
+                        saved, k, pooled_qrels, full_qrels, len(topics), rows)
 
 
 def _rows(store: Store, runs: Sequence[str], pooled: Mapping[str, object], sample_qrels: str, full_qrels: str,

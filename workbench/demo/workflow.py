@@ -554,7 +554,12 @@ def _closing_steps(store: Store, options: WorkflowOptions, report: WorkflowRepor
     # last, so that no step before it sees the sample pool or its judgments
     from workbench.demo.sampling import sampling_step
 
-    report.sampling = sampling_step(store, sessions[0], sessions[1], [*report.runs, new], report.evaluations[v2_name],
+    reference = store.qrels.get_qrels(reference_name)
+
+    def judge(pool_version: str) -> int:
+        return judge_with_reference(store, sessions[0], sessions[1], pool_version, reference, say).saved
+
+    report.sampling = sampling_step(store, sessions[0], judge, [*report.runs, new], report.evaluations[v2_name],
                                     pooled_qrels=v2_name, full_qrels=reference_name, run_depth=options.run_depth,
                                     pool_depth=options.pool_depth, k=options.headline_k, say=say)
 
