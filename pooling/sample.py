@@ -260,7 +260,22 @@ def _topic_rng(seed: int, topic_id: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(topic_id.encode("utf-8"))])
 
 
-def _frames(pool: Pool, design: SampleDesign) -> dict[str, dict[str, list[tuple[int, str]]]]:
+Frames = dict[str, dict[str, list[tuple[int, str]]]]
+"""topic -> stratum -> [(best rank, doc_id)] of the pooled documents, in drawing order (``stratify``)."""
+
+
+def stratify(pool: Pool, design: SampleDesign) -> Frames:
+    """The frame of ``pool`` split into the design's strata: topic -> stratum -> [(best rank, doc_id)] in drawing
+    order (best rank, then doc_id). It depends on the strata's rank ranges only, not on their rates: computed
+    once, it serves every draw and every scaled design of the same ranges (``draw_sample(frames=...)``).
+
+    Raises:
+        ValidationError: a pool deeper than the design.
+    """
+    return _frames(pool, design)
+
+
+def _frames(pool: Pool, design: SampleDesign) -> Frames:
     """topic -> stratum -> [(best rank, doc_id)] in drawing order (best rank, then doc_id)."""
     names = [s.name for s in design.strata]
     bounds = [s.hi for s in design.strata]
@@ -278,7 +293,7 @@ def _frames(pool: Pool, design: SampleDesign) -> dict[str, dict[str, list[tuple[
 
 
 def draw_sample(pool: Pool, design: SampleDesign, collection: Sequence[str] = (),
-                topics: Sequence[str] | None = None) -> Sample:
+                topics: Sequence[str] | None = None, *, frames: Frames | None = None) -> Sample:
     """Draw the stratified sample of ``pool`` (and of the collection outside it) under ``design``.
 
     Args:
@@ -287,6 +302,7 @@ def draw_sample(pool: Pool, design: SampleDesign, collection: Sequence[str] = ()
         design: strata, outside rate and seed.
         collection: every doc_id of the collection (needed when ``design.outside_rate > 0``).
         topics: the topics sampled (default: the pool's); a topic the pool lacks has only an outside stratum.
+        frames: ``stratify(pool, design)`` computed already (the same rank ranges), or None to compute it.
 
     Returns:
         The ``Sample``: documents in topic order (natural), then stratum order, then drawing order.
@@ -296,26 +312,28 @@ def draw_sample(pool: Pool, design: SampleDesign, collection: Sequence[str] = ()
     """
     if design.outside_rate and not collection:
         raise ValidationError("--outside: the outside stratum is drawn from the collection's documents; none given")
-    frames = _frames(pool, design)
+    if frames is None:
+        frames = _frames(pool, design)
     wanted = list(topics) if topics is not None else list(frames)
     ids = sorted(set(collection), key=natural_key) if design.outside_rate else []
     id_set = frozenset(ids)
     docs: list[SampledDoc] = []
     counts: list[StratumCount] = []
     frame_out: dict[str, dict[str, str]] = {}
+    named = [(s.name, s.rate) for s in design.strata]
     for topic_id in sorted(wanted, key=natural_key):
         rng = _topic_rng(design.seed, topic_id)
-        strata = frames.get(topic_id, {s.name: [] for s in design.strata})
+        strata = frames.get(topic_id, {name: [] for name, _ in named})
         frame_out[topic_id] = {d: name for name, members in strata.items() for _, d in members}
-        for s in design.strata:
-            members = strata[s.name]
-            n = stratum_size(s.rate, len(members))
-            counts.append(StratumCount(topic_id, s.name, len(members), n))
+        for name, rate in named:
+            members = strata[name]
+            n = stratum_size(rate, len(members))
+            counts.append(StratumCount(topic_id, name, len(members), n))
             if not n:
                 continue
             picked = sorted(rng.choice(len(members), size=n, replace=False).tolist())
             pi = n / len(members)
-            docs.extend(SampledDoc(topic_id, members[i][1], s.name, pi, members[i][0]) for i in picked)
+            docs.extend(SampledDoc(topic_id, members[i][1], name, pi, members[i][0]) for i in picked)
         if design.outside_rate:
             docs_out, count = _outside(rng, ids, id_set, frame_out[topic_id], design.outside_rate, topic_id)
             docs.extend(docs_out)
@@ -326,7 +344,7 @@ def draw_sample(pool: Pool, design: SampleDesign, collection: Sequence[str] = ()
 def _outside(rng: np.random.Generator, ids: Sequence[str], id_set: frozenset[str], pooled: Mapping[str, str],
              rate: float, topic_id: str) -> tuple[list[SampledDoc], StratumCount]:
     """A simple random sample of the collection's documents not in ``pooled`` (without listing them all)."""
-    population = len(ids) - sum(1 for d in pooled if d in id_set)
+    population = len(ids) - len(id_set.intersection(pooled))
     n = stratum_size(rate, population)
     if not n:
         return [], StratumCount(topic_id, OUTSIDE, population, 0)
@@ -347,7 +365,11 @@ def sample_size(pool: Pool, design: SampleDesign, collection_size: int = 0,
     ``collection_size`` is the number of documents of the collection (each topic's outside stratum is
     that minus the topic's pooled documents).
     """
-    frames = _frames(pool, design)
+    return _size(_frames(pool, design), design, collection_size, topics)
+
+
+def _size(frames: Frames, design: SampleDesign, collection_size: int, topics: Sequence[str] | None) -> int:
+    """``sample_size`` over frames already stratified."""
     wanted = list(topics) if topics is not None else list(frames)
     total = 0
     for topic_id in wanted:
@@ -381,22 +403,26 @@ def solve_budget(pool: Pool, design: SampleDesign, budget: int, collection_size:
     if budget < 1:
         raise ValidationError(f"--budget: expected a number of judgments >= 1, found {budget}")
 
-    def scaled(c: float) -> SampleDesign:
-        strata = tuple(replace(s, rate=min(1.0, round(s.rate * c, 9))) for s in design.strata)
-        return replace(design, strata=strata, outside_rate=min(1.0, round(design.outside_rate * c, 9)),
-                       budget=budget)
+    def rate(r: float, c: float) -> float:
+        # nine significant digits, never rounded to 0 (a positive rate draws one document per non-empty stratum)
+        return min(1.0, float(f"{r * c:.9g}"))
 
+    def scaled(c: float) -> SampleDesign:
+        strata = tuple(replace(s, rate=rate(s.rate, c)) for s in design.strata)
+        return replace(design, strata=strata, outside_rate=rate(design.outside_rate, c), budget=budget)
+
+    frames = _frames(pool, design)
     smallest = min([s.rate for s in design.strata] + ([design.outside_rate] if design.outside_rate else []))
     lo, hi = 0.0, 1.0 / smallest
-    floor_size = sample_size(pool, scaled(1e-12), collection_size, topics)
+    floor_size = _size(frames, scaled(1e-12), collection_size, topics)
     if floor_size > budget:
         raise ValidationError(f"--budget {budget:,}: every non-empty stratum of every topic is sampled at least once, "
                               f"which takes {floor_size:,} judgments; raise the budget or use fewer strata")
-    if sample_size(pool, scaled(hi), collection_size, topics) <= budget:
+    if _size(frames, scaled(hi), collection_size, topics) <= budget:
         return scaled(hi)
     for _ in range(60):
         mid = (lo + hi) / 2
-        if sample_size(pool, scaled(mid), collection_size, topics) <= budget:
+        if _size(frames, scaled(mid), collection_size, topics) <= budget:
             lo = mid
         else:
             hi = mid
@@ -405,3 +431,115 @@ def solve_budget(pool: Pool, design: SampleDesign, budget: int, collection_size:
     # Readable rates: the factor cut down to three significant digits (a smaller factor never draws more).
     digits = 2 - math.floor(math.log10(lo))
     return scaled(math.floor(lo * 10**digits) / 10**digits)
+
+
+SAMPLE_STRATEGY = "stratified sample"
+"""The ``strategy`` of a sample pool (``Pool.strategy``; its ``kind`` in the store is ``sample``)."""
+
+
+def sample_as_pool(pool: Pool, sample: Sample, params: Mapping[str, Any] | None = None) -> Pool:
+    """The sampled documents as a pool (what assignment and judging read), from the frame's pool.
+
+    Each sampled document of the frame keeps its frame entry's best rank, number of runs and priority, and its
+    contributions; an outside document has best rank 0, no run and priority 0. Priority ranks are renumbered
+    within each topic by the canonical rule (priority desc, doc_id desc), so outside documents come last.
+
+    Args:
+        pool: the frame: the depth-``sample.design.depth`` pool the sample was drawn from.
+        sample: the drawn sample.
+        params: the pool's params (default: ``{"design": sample.design.as_dict()}``).
+
+    Example:
+        >>> from pooling.pool import build_pool
+        >>> p = build_pool({"a": {"t": {"d1": 2.0, "d2": 1.0}}}, depth=2)
+        >>> s = draw_sample(p, SampleDesign(2, parse_strata("1-2:1.0", 2), seed=1))
+        >>> [(e.doc_id, e.best_rank, e.priority_rank) for e in sample_as_pool(p, s).entries]
+        [('d1', 1, 1), ('d2', 2, 2)]
+    """
+    from pooling.pool import Contribution, PoolEntry
+
+    frame = {(e.topic_id, e.doc_id): e for e in pool.entries}
+    by_topic: dict[str, list[tuple[float, str, int, int]]] = {}
+    for d in sample.docs:
+        e = frame.get((d.topic_id, d.doc_id))
+        row = (e.priority, d.doc_id, e.best_rank, e.n_runs) if e is not None else (0.0, d.doc_id, 0, 0)
+        by_topic.setdefault(d.topic_id, []).append(row)
+    entries: list[PoolEntry] = []
+    for topic_id in sorted(by_topic, key=natural_key):
+        rows = by_topic[topic_id]
+        rows.sort(key=lambda r: natural_key(r[1]), reverse=True)   # doc_id desc breaks priority ties
+        rows.sort(key=lambda r: r[0], reverse=True)                # stable: priority desc
+        entries.extend(PoolEntry(topic_id, d, best, n, p, i) for i, (p, d, best, n) in enumerate(rows, 1))
+    keep = {(d.topic_id, d.doc_id) for d in sample.docs}
+    provenance = tuple(Contribution(c.topic_id, c.doc_id, c.run_name, c.rank) for c in pool.provenance
+                       if (c.topic_id, c.doc_id) in keep)
+    return Pool(pool.depth, pool.runs, tuple(entries), provenance, SAMPLE_STRATEGY,
+                dict(params) if params is not None else {"design": sample.design.as_dict()})
+
+
+def sample_content_hash(pool_hash: str, sample: Sample) -> str:
+    """sha256 (hex) of a sample pool: its pool's content hash, then every sampled document (stratum, inclusion
+    probability, best rank), every stratum count and the frame, in canonical order.
+
+    Equal seeds, designs and runs give equal hashes (the draw is reproducible).
+    """
+    import hashlib
+
+    h = hashlib.sha256(pool_hash.encode())
+    h.update("".join(f"\ns\t{d.topic_id}\t{d.doc_id}\t{d.stratum}\t{d.inclusion!r}\t{d.best_rank}"
+                     for d in sorted(sample.docs, key=lambda d: (d.topic_id, d.doc_id))).encode())
+    h.update("".join(f"\nc\t{c.topic_id}\t{c.stratum}\t{c.population}\t{c.sampled}"
+                     for c in sorted(sample.counts, key=lambda c: (c.topic_id, c.stratum))).encode())
+    h.update("".join(f"\nf\t{t}\t{d}\t{s}" for t in sorted(sample.frame)
+                     for d, s in sorted(sample.frame[t].items())).encode())
+    return h.hexdigest()
+
+
+def sample_problems(design: SampleDesign, docs: Sequence[SampledDoc], counts: Sequence[StratumCount],
+                    limit: int = 5) -> list[str]:
+    """Where a stored sample disagrees with its design: the inclusion probabilities are recomputed.
+
+    Checked: each stratum's ``n_h`` is what the design draws from its ``N_h`` (``stratum_size`` at the
+    stratum's rate); each stratum holds ``n_h`` sampled documents; each sampled document's inclusion
+    probability is ``n_h / N_h`` of its topic and stratum (to 1e-12, relative).
+
+    Returns:
+        Up to ``limit`` problems, one line each (empty: the sample agrees with its design).
+
+    Example:
+        >>> d = SampleDesign(2, parse_strata("1-2:0.5", 2))
+        >>> sample_problems(d, [SampledDoc("t", "a", "1-2", 0.25, 1)], [StratumCount("t", "1-2", 2, 1)])
+        ['topic t document a (stratum 1-2): inclusion probability 0.25 stored, n_h / N_h = 1/2 = 0.5']
+    """
+    rates = {s.name: s.rate for s in design.strata}
+    if design.outside_rate:
+        rates[OUTSIDE] = design.outside_rate
+    out: list[str] = []
+    count_of: dict[tuple[str, str], StratumCount] = {}
+    for c in counts:
+        count_of[(c.topic_id, c.stratum)] = c
+        rate = rates.get(c.stratum)
+        if rate is None:
+            out.append(f"topic {c.topic_id}: stratum {c.stratum!r} is not one of the design's ({', '.join(rates)})")
+            continue
+        expected = stratum_size(rate, c.population)
+        if c.sampled != expected:
+            out.append(f"topic {c.topic_id} stratum {c.stratum}: n_h = {c.sampled} stored, the design draws "
+                       f"{expected} of N_h = {c.population} at rate {rate!r}")
+    held: dict[tuple[str, str], int] = {}
+    for d in docs:
+        key = (d.topic_id, d.stratum)
+        held[key] = held.get(key, 0) + 1
+        found = count_of.get(key)
+        if found is None or not found.population:
+            out.append(f"topic {d.topic_id} document {d.doc_id}: its stratum {d.stratum!r} has no stored count")
+            continue
+        pi = found.sampled / found.population
+        if not math.isclose(d.inclusion, pi, rel_tol=1e-12, abs_tol=0.0):
+            out.append(f"topic {d.topic_id} document {d.doc_id} (stratum {d.stratum}): inclusion probability "
+                       f"{d.inclusion!r} stored, n_h / N_h = {found.sampled}/{found.population} = {pi!r}")
+    for key, c in count_of.items():
+        if held.get(key, 0) != c.sampled:
+            out.append(f"topic {key[0]} stratum {key[1]}: {held.get(key, 0)} sampled document(s) stored, "
+                       f"n_h = {c.sampled}")
+    return out[:limit]

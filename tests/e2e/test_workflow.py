@@ -174,6 +174,8 @@ def test_the_workflow_is_idempotent(workflow):
     assert store.judgments.count_judgments() == before
     assert again.qrels_v2.content_hash == report.qrels_v2.content_hash
     assert again.judged_v1 == again.delta_judged == 0
+    assert again.sampling is not None and again.sampling.n_new == 0             # the sample is reused, not redrawn
+    assert again.sampling.pool.content_hash == report.sampling.pool.content_hash
 
 
 def test_the_demo_lead_gets_the_delta_to_judge_as_a_second_assessor(workflow):
@@ -237,3 +239,36 @@ def test_the_chunked_collection_is_scored_at_chunk_and_document_level(workflow):
     assert "Retrieval units: cransub in 64-token passages (overlap 16)" in text
     line = next(x for x in text.splitlines() if x.strip().startswith("R[chunk]@5"))
     assert "R[doc]@5" in line and "R@5" in line
+
+
+def test_sampled_judging_estimates_r20_from_the_sample_the_reference_judged(workflow):
+    """The [sampling] section: a sample pool judged by the reference, published, scored; the estimates
+    recomputed here by hand (Horvitz-Thompson over the stored inclusion probabilities)."""
+    from workbench.demo.render_workflow import render_workflow
+
+    store, report, reference, _ = workflow
+    s = report.sampling
+    assert s is not None and s.pool.is_sample and s.qrels.is_sample
+    assert (s.design.spec(), s.design.outside_rate, s.design.seed) == ("1-20:1.0,21-100:0.02", 0.002, 7)
+    _, sample = store.pools.read_sample(s.pool.pool_version)
+    judged = store.qrels.get_qrels(s.qrels.name)
+    # every sampled document of a topic the reference judged carries the reference grade, else 0
+    assert {(d.topic_id, d.doc_id): judged[d.topic_id][d.doc_id] for d in sample.docs if reference.get(d.topic_id)} \
+        == {(d.topic_id, d.doc_id): reference[d.topic_id].get(d.doc_id, 0) for d in sample.docs
+            if reference.get(d.topic_id)}
+    v2 = report.evaluations[report.qrels_v2.name]
+    topics = next(iter(v2.values())).topics
+    weight = {(d.topic_id, d.doc_id): 1 / d.inclusion for d in sample.docs}
+    for row in s.rows:
+        run = store.runs.get_run(row.run)
+        r_hat = {t: sum(w for (tt, d), w in weight.items() if tt == t and judged[t].get(d, 0) >= 1) for t in topics}
+        hits = {t: sum(w for (tt, d), w in weight.items() if tt == t and judged[t].get(d, 0) >= 1
+                       and d in _top(run[t], 20)) for t in topics}
+        used = [t for t in topics if r_hat[t] > 0]
+        assert row.macro.value == pytest.approx(sum(hits[t] / r_hat[t] for t in used) / len(used), abs=1e-12)
+        assert row.micro.value == pytest.approx(sum(hits.values()) / sum(r_hat.values()), abs=1e-12)
+        assert row.macro.n_topics == len(used) and row.macro.low <= row.macro.value <= row.macro.high
+        assert (row.pooled, row.full) == pytest.approx(report.bias[row.run])
+    text = render_workflow(report)
+    assert "Sampled judging: R@20 estimated from a stratified sample of" in text
+    assert f"sample {s.pool.pool_version}: the depth-100 pool of bm25, dense, rrf, bm25-stem" in text

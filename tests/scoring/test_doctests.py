@@ -6,11 +6,14 @@ import doctest
 
 import pytest
 
+import pooling.sample
 import workbench.metadata
 import workbench.reports.format
 import workbench.scoring.columns
 import workbench.scoring.compare
 import workbench.scoring.depth
+import workbench.scoring.estimate
+import workbench.scoring.estimate_run
 import workbench.scoring.evaluate
 import workbench.scoring.filters
 import workbench.scoring.gains
@@ -33,7 +36,8 @@ import workbench.services.evaluation.request
      workbench.services.evaluation.pipeline, workbench.services.evaluation.request,
      workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
      workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains,
-     workbench.scoring.results, workbench.scoring.depth],
+     workbench.scoring.results, workbench.scoring.depth,
+     workbench.scoring.estimate, workbench.scoring.estimate_run, pooling.sample],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

@@ -180,3 +180,29 @@ def test_the_sample_draws_n_h_of_n_h_reproducibly_from_the_seed():
              for i in range(20)}
     assert len(picks) > 1 and all(len(p) == 2 for p in picks)         # the seed decides which 2 of the 4
     assert all(d.doc_id in {"d4", "d5"} for d in s.docs if d.stratum == "outside")
+
+
+def test_the_batched_recall_estimates_equal_estimate_topic_field_by_field():
+    from workbench.scoring.estimate import estimate_recall_runs
+
+    rng = random.Random(11)
+    for trial in range(60):
+        docs = [f"d{i}" for i in range(40)]
+        frame = {"t": {d: ("1-5" if i < 10 else "6-20") for i, d in enumerate(docs[:30])}}
+        outside = trial % 2 == 0
+        pops = {"t": {"1-5": 10, "6-20": 20, **({"outside": 10} if outside else {})}}
+        pool = docs if outside else docs[:30]
+        judged = {d: rng.choice([0, 0, 1, 2]) for d in rng.sample(pool, 18)}
+        sq = SampledQrels({"t": judged}, frame, pops, outside=outside)
+        runs = {f"r{j}": rng.sample(docs, 25) for j in range(3)}
+        batch = estimate_recall_runs({n: {d: i for i, d in enumerate(r, 1)} for n, r in runs.items()}, sq, "t", (5, 20))
+        for name, ranked in runs.items():
+            one, two = estimate_topic(ranked, sq, "t", (5, 20)), batch[name]
+            assert two.defined == one.defined
+            if not one.defined:
+                continue
+            for f in ("r_hat", "r_hat_var", "hits", "precision", "n_judged", "unsampleable", "strata", "why"):
+                assert getattr(two, f) == getattr(one, f), f
+            for f in ("recall", "recall_var"):      # NaN when R̂ = 0: equal as text
+                assert repr(getattr(two, f)) == repr(getattr(one, f)), f
+            assert math.isnan(two.xinfap) and two.infndcg == {} and all(map(math.isnan, two.precision_var.values()))

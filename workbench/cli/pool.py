@@ -134,6 +134,69 @@ def extend(
                     f"{result.info.n_entries:,} new documents over {result.info.n_topics} topics")
 
 
+def _run_names(values: list[str]) -> list[str]:
+    """``--runs a --runs b`` and ``--runs a,b`` alike: the run names in order, blanks dropped."""
+    return [r.strip() for v in values for r in v.split(",") if r.strip()]
+
+
+@pool_app.command("sample")
+def sample(
+    name: Annotated[str, typer.Argument(callback=options.name("pool"),
+                                        help="Name of the sample pool version (as pool build --name).")],
+    runs: Annotated[list[str], typer.Option(
+        "--runs", help="Stored runs of one collection version whose depth-D pool is sampled; repeatable or "
+                       "comma-separated (--runs bm25,dense --runs rrf).")],
+    depth: Annotated[int, typer.Option(callback=options.depth,
+                                       help="Pool depth D: the frame is the union of the runs' top D.")],
+    strata: Annotated[str, typer.Option(
+        help="Strata by best rank across the runs with their inclusion rates, LO-HI:RATE,... covering 1..D, "
+             "e.g. 1-10:1.0,11-30:0.3,31-100:0.1.")],
+    seed: Annotated[int, typer.Option(help="Random seed: the same runs, design and seed draw the same sample.")],
+    outside: Annotated[float, typer.Option(
+        callback=options.share,
+        help="Rate of the outside stratum: documents of the collection no run ranked within D, sampled "
+             "uniformly, so that estimates see relevant documents no pooled run found (0: none).")] = 0.0,
+    budget: Annotated[int | None, typer.Option(
+        callback=options.count,
+        help="Judgments in all: the strata rates (and --outside) are read as relative weights and scaled "
+             "by one factor to draw at most this many (docs/sampling.md).")] = None,
+    topics: TopicsOpt = "all",
+) -> None:
+    """Draw a stratified random sample of the runs' depth-D pool (and of the collection outside it) as a pool
+    version of kind sample: judged like any pool (assign, the Judge page, publish); a qrels version published
+    from it is scored with estimates and intervals (workbench score --qrels). Each sampled document's stratum
+    and inclusion probability are stored with it, fixed before any judgment.
+    Example: workbench pool sample cranfield-s1 --runs bm25,dense,rrf --depth 100
+    --strata 1-10:1.0,11-30:0.3,31-100:0.1 --outside 0.02 --seed 7"""
+    from workbench.errors import UsageError
+    from workbench.services.runs.sampling import design_of, sample_pool
+
+    names = _run_names(runs)
+    if not names:
+        raise UsageError("--runs: expected at least one stored run name, found none")
+    with options.usage_errors():  # --strata against --depth: a usage error naming the option
+        design = design_of(depth, strata, seed=seed, outside=outside)
+    store = common.STATE.store(client="workbench pool sample")
+    selection = _topics(store, names, topics)
+    result = sample_pool(store.pools, store.runs, store.collections, name, names, design, budget=budget,
+                         topics=selection, say=common.info)
+    s, i = result.sample, result.info
+    verb = "stored" if result.created else "unchanged (identical sample exists)"
+    inside = sum(1 for d in s.docs if d.best_rank > 0)
+    out_of = f", {s.n_sampled - inside:,} from outside the pool" if s.design.outside_rate else ""
+    common.out(f"sample pool {i.pool_version} {verb}: {s.n_sampled:,} documents to judge ({inside:,} of the "
+               f"{result.frame_size:,} pooled{out_of}), {i.n_topics} topics, runs {', '.join(i.runs)}; "
+               f"hash {i.content_hash[:12]}")
+    common.out(f"design: {s.design.describe()}")
+    totals: dict[str, list[int]] = {}
+    for c in s.counts:
+        t = totals.setdefault(c.stratum, [0, 0])
+        t[0] += c.population
+        t[1] += c.sampled
+    render([{"stratum": st, "population": n, "sampled": m, "share": f"{m / n:.3f}" if n else "-"}
+            for st, (n, m) in totals.items()], ["stratum", "population", "sampled", "share"], "table")
+
+
 @pool_app.command("stats")
 def stats(
     pool: Annotated[str, typer.Argument(help="A pool version.")],
@@ -167,13 +230,14 @@ def list_(
     collection: Annotated[str | None, typer.Option(help="Only this collection's pools.")] = None,
     fmt: FmtOpt = "table",
 ) -> None:
-    """List pool versions, oldest first."""
+    """List pool versions, oldest first; kind: depth-k union, or sample (workbench pool sample)."""
     store = common.STATE.store(client="workbench pool list")
     rows = [{"pool": p.pool_version, "collection": p.collection, "parent": p.parent_version,
              "depth": p.depth, "topics": p.n_topics, "documents": p.n_entries, "runs": ",".join(p.runs),
-             "hash": p.content_hash[:12], "created": p.created_at.isoformat(timespec="seconds")}
+             "hash": p.content_hash[:12], "created": p.created_at.isoformat(timespec="seconds"), "kind": p.kind}
             for p in store.pools.list_pools(collection)]
-    render(rows, ["pool", "collection", "parent", "depth", "topics", "documents", "runs", "hash", "created"], fmt)
+    render(rows, ["pool", "collection", "parent", "depth", "topics", "documents", "runs", "hash", "created", "kind"],
+           fmt)
 
 
 @pool_app.command("show")
@@ -188,9 +252,17 @@ def show(
     for c in store.pools.pool_provenance(pool):
         prov.setdefault((c.topic_id, c.doc_id), []).append(f"{c.run_name}:{c.rank}")
     rows = [{"topic": e.topic_id, "priority_rank": e.priority_rank, "doc": e.doc_id, "priority": e.priority,
-             "best_rank": e.best_rank, "n_runs": e.n_runs, "runs": " ".join(prov[(e.topic_id, e.doc_id)])}
+             "best_rank": e.best_rank, "n_runs": e.n_runs, "runs": " ".join(prov.get((e.topic_id, e.doc_id), []))}
             for e in store.pools.pool_entries(pool) if topic is None or e.topic_id == topic]
-    render(rows, ["topic", "priority_rank", "doc", "priority", "best_rank", "n_runs", "runs"], fmt)
+    columns = ["topic", "priority_rank", "doc", "priority", "best_rank", "n_runs", "runs"]
+    if store.pools.get_pool(pool).is_sample:  # a sample's documents: their stratum and inclusion probability
+        _info, drawn = store.pools.read_sample(pool)
+        by = {(d.topic_id, d.doc_id): d for d in drawn.docs}
+        for r in rows:
+            d = by[(str(r["topic"]), str(r["doc"]))]
+            r["stratum"], r["inclusion"] = d.stratum, d.inclusion
+        columns += ["stratum", "inclusion"]
+    render(rows, columns, fmt)
 
 
 @pool_app.command("files")

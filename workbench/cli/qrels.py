@@ -92,12 +92,13 @@ def list_(
     store = common.STATE.store(client="workbench qrels list")
     versions = store.qrels.list_qrels_versions(collection)
     checks = {c.name: c for c in check_exports(store.qrels, common.STATE.config.labels_dir, [v.name for v in versions])}
-    rows = [
+    rows: list[dict[str, object]] = [
         {
             "name": v.name, "collection": v.collection, "origin": v.origin, "parent": v.parent_version or "",
             "pool": v.pool_version or "", "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
             "hash": v.content_hash[:12], "created_at": v.created_at.strftime("%Y-%m-%d %H:%M"),
             "file": checks[v.name].status(),
+            "sample": "yes" if v.is_sample else "",
         }
         for v in versions
     ]
@@ -105,7 +106,7 @@ def list_(
         common.info("no qrels versions yet; import one with `workbench qrels import` or `workbench ingest`")
         return
     _rows(rows, ["name", "collection", "origin", "parent", "pool", "topics", "entries", "relevant", "hash",
-                 "created_at", "file"], fmt)
+                 "created_at", "file", "sample"], fmt)
     for v in versions:
         if not checks[v.name].ok:
             common.info(f"[warning] {checks[v.name].describe()}")

@@ -68,6 +68,10 @@ COMMANDS = registry({
                              "needed to find 50/80/90/95% of the pool's relevant documents, the qrels it would have "
                              "published at each budget, every run rescored on them and Kendall's tau of the run "
                              "ordering against the full oracle."),
+    "simulate-sample": ("simulate", "Draw a stratified sample again and again against known judgments: per "
+                                    "budget, run and R@k (macro and micro), the truth, the pooled value, the mean "
+                                    "estimate, its bias, RMSE and 95%-interval coverage, and Kendall's tau of the "
+                                    "run ordering."),
     "strategy": ("strategy", "Show or set a pool version's judging strategy and per-topic stopping (setting is "
                              "lead only)."),
     "judge-with-model": ("model_assessor", "Grade a pool's documents with a model, through the same append-only "

@@ -45,6 +45,7 @@ ROOT_HELP = (
     "  miss-cause        A lead sets or overrides the cause of a run's misses,...\n"
     '  gate              Release gate: pass (0), fail (1) or invalid (2) for...\n'
     "  simulate          Replay judging with an oracle's grades instead of...\n"
+    '  simulate-sample   Draw a stratified sample again and again against...\n'
     "  strategy          Show or set a pool version's judging strategy and...\n"
     "  judge-with-model  Grade a pool's documents with a model, through the...\n"
     '  stages            Recall per pipeline stage: R@D [candidates], R@k...\n'

@@ -169,7 +169,7 @@ def _write_outputs(scored: ScoreReport, *, fmt: str, per_topic: bool, plot: Path
         common.info(f"wrote {out}")
     else:
         text = render_scores(scored.header(), scored.evaluations, fmt, per_topic=per_topic, slices=scored.slices,
-                             slice_keys=scored.slice_keys)
+                             slice_keys=scored.slice_keys, estimates=scored.estimates)
         common.emit(text, out)
 
 

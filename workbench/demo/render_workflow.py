@@ -118,6 +118,10 @@ def render_workflow(report: WorkflowReport) -> str:
         L += ["  " + s for s in _table(["run", "pooled", "full", "gap"], rows)]
         L.append("  the gap is recall the pool cannot see: relevant documents no pooled run ranked within the depth")
         L.append("")
+    if report.sampling is not None:
+        from workbench.demo.render_sampling import sampling_demo_lines
+
+        L += [*sampling_demo_lines(report.sampling), ""]
     if report.loo:
         L.append(f"Leave-one-run-out on qrels v2 ({h}): each run rescored without the documents only it contributed")
         rows = [[r.run, f"{r.n_unique:,}", f"{r.n_unique_relevant:,}", _f(r.full), _f(r.reduced), f"{r.drop:+.4f}",

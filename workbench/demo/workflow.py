@@ -49,6 +49,11 @@ filter per topic over the documents' ``year`` metadata, BM25 and dense runs
 pre- and post-filtered at K = 10 and 50, scored on eligible documents, with the
 topics that came back short and the leaks of the unfiltered runs.
 
+Last, sampled judging (``demo.sampling``): a stratified sample of the depth-100
+pool of the four runs and of the collection outside it, judged by the reference
+assessor, published as a sample qrels version and scored: R@20 estimated with
+its interval beside the pooled and full values.
+
 Every step is idempotent: a second call on the same store reuses the stored
 runs, pools, judgments and qrels versions (re-judging nothing), so the job can
 be resumed after an interruption and the UI can be started on its result.
@@ -70,6 +75,7 @@ from workbench.scoring.measures import Measure, parse_measure
 
 if TYPE_CHECKING:
     from pooling.retrievers.dense import Encoder
+    from workbench.demo.sampling import SamplingDemo
     from workbench.demo.stages import PipelineDemo
     from workbench.demo.units import UnitsDemo
     from workbench.services.runs.pool_topics import TopicSelection
@@ -194,6 +200,8 @@ class WorkflowReport:
             (``demo.misses``), or None.
         units: the retrieval-unit step (``demo.units``): a chunked collection
             scored at chunk and document level side by side.
+        sampling: the sampled-judging step (``demo.sampling``): R@20 estimated from a stratified sample,
+            beside the pooled and full values.
     """
 
     collection: str = ""
@@ -230,6 +238,7 @@ class WorkflowReport:
     misses: object | None = None  # services.evaluation.misses.MissReport of the miss-list step
     filters: object | None = None  # demo.filters.FilterDemoReport of the filtered scenario
     units: UnitsDemo | None = None
+    sampling: SamplingDemo | None = None
 
 
 # -- steps ---------------------------------------------------------------------------
@@ -410,6 +419,8 @@ def run_workflow(store: Store, options: WorkflowOptions, say: Say = _quiet) -> W
     wf.leave_one_out(pool_v2)
 
     wf.further_steps()
+    # last, so that no step before it sees the sample pool or its judgments
+    wf.sampling(_Judging(lead, assessor, reference))
     return report
 
 
@@ -622,6 +633,23 @@ class _Workflow:
         from workbench.demo.units import units_step
 
         report.units = units_step(store, collection, bm25, reference_name, say=say)
+
+    def sampling(self, judging: _Judging) -> None:
+        """Sampled judging: R@20 estimated from a stratified sample of the depth-``run_depth`` pool
+        (demo.sampling), judged by the reference assessor; run last, so that no step before it sees
+        the sample pool or its judgments."""
+        from workbench.demo.sampling import sampling_step
+
+        store, options, report, say = self.store, self.options, self.report, self.say
+
+        def judge(pool_version: str) -> int:
+            return judge_with_reference(store, judging.lead, judging.assessor, pool_version, judging.reference,
+                                        say).saved
+
+        report.sampling = sampling_step(store, judging.lead, judge, self.all_runs, report.evaluations[self.names.v2],
+                                        pooled_qrels=self.names.v2, full_qrels=self.names.reference,
+                                        run_depth=options.run_depth, pool_depth=options.pool_depth,
+                                        k=options.headline_k, say=say)
 
 
 def _second_opinion_queue(store: Store, lead: object, pool_version: str) -> int:

@@ -34,6 +34,7 @@ from workbench.scoring.measures import R
 from workbench.scoring.results import Evaluation, ValueRow, aggregate_rows, topic_rows
 
 if TYPE_CHECKING:
+    from workbench.scoring.estimate_run import RunEstimate
     from workbench.scoring.slices import SliceKey, SliceRow
 from workbench.reports.format import (
     _delimited,
@@ -63,6 +64,10 @@ def _header_lines(header: Mapping[str, Any], evaluations: Sequence[Evaluation]) 
         qdesc += f"; collection {q['collection']} version {str(q.get('collection_version', ''))[:12]}"
     qdesc += f"; {q.get('n_topics', 0):,} topics, {q.get('n_entries', 0):,} judgments)"
     lines.append(f"qrels      {qdesc}")
+    if header.get("sample"):
+        from workbench.reports.estimates import sample_header_lines
+
+        lines += sample_header_lines(header["sample"])
     for r in header.get("runs", []):
         desc = f"{r['name']} ({r['origin']}"
         if r.get("origin") == "file":
@@ -238,6 +243,7 @@ def render_scores(
     per_topic: bool = False,
     slices: Mapping[str, Mapping[str, Sequence[SliceRow]]] | None = None,
     slice_keys: Mapping[str, SliceKey] | None = None,
+    estimates: Sequence[RunEstimate] = (),
 ) -> str:
     """Render a score report.
 
@@ -251,6 +257,8 @@ def render_scores(
             in the long formats, rows with aggregate ``KEY=VALUE`` (numerator =
             sum of the per-topic values, denominator = topics).
         slice_keys: key -> partition (for the descriptions).
+        estimates: per run, its measures estimated from a judged sample (``reports.estimates``: a table
+            after the run's, ``estimates`` in JSON, rows with ``low``, ``high``, ``n_judged`` in the long forms).
 
     Returns:
         The text (ends with a newline).
@@ -262,7 +270,7 @@ def render_scores(
     sl = slices or {}
     keys = slice_keys or {}
     if f == "table":
-        text = _scores_table(header, evaluations, per_topic)
+        text = _scores_table(header, evaluations, per_topic, estimates)
         na = no_answer_block_lines(header.get("no_answer"))
         if na:
             text += "\n" + "\n".join(na) + "\n"
@@ -274,6 +282,12 @@ def render_scores(
         return text
     if f == "json":
         doc = _scores_json(header, evaluations, per_topic)
+        if estimates:
+            from workbench.reports.estimates import estimate_json, estimates_for
+
+            for run in doc["runs"]:
+                found = estimates_for(estimates, run["run"])
+                run["estimates"] = estimate_json(found, per_topic=per_topic) if found is not None else None
         if sl:
             from workbench.reports.slices import score_slices_json
 
@@ -282,6 +296,8 @@ def render_scores(
     rows = _long_rows(header, evaluations, per_topic)
     if sl:
         rows += _slice_long_rows(header, sl)
+    if estimates:
+        rows = _with_estimate_rows(header, rows, estimates)
     if f == "jsonl":
         return "".join(jsonout.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     return _delimited(rows, "," if f == "csv" else "\t")
@@ -309,7 +325,32 @@ def no_answer_block_lines(block: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per_topic: bool) -> str:
+def _with_estimate_rows(header: Mapping[str, Any], rows: list[dict[str, Any]],
+                        estimates: Sequence[RunEstimate]) -> list[dict[str, Any]]:
+    """The long rows with ``low``, ``high``, ``n_judged`` on every row (empty on the pooled ones) and each run's
+    estimate rows after its own."""
+    from workbench.reports.estimates import LONG_COLUMNS, estimate_long_rows
+
+    lineage = _lineage(header)
+    out: list[dict[str, Any]] = []
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    for run in runs:
+        out += [{**r, **dict.fromkeys(LONG_COLUMNS)} for r in rows if r["run"] == run]
+        for est in estimates:
+            if est.run == run:
+                out += estimate_long_rows(est, lineage)
+    return out
+
+
+def _lineage(header: Mapping[str, Any]) -> dict[str, Any]:
+    q = header.get("qrels", {})
+    return {"qrels_version": q.get("name", ""), "qrels_hash": q.get("content_hash", ""),
+            "collection_version": q.get("collection_version", ""), "rel": header.get("rel", 1),
+            "missing": header.get("missing", ""), "evaluator_version": header.get("evaluator_version", "")}
+
+
+def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], per_topic: bool,
+                  estimates: Sequence[RunEstimate] = ()) -> str:
     parts = ["\n".join(_header_lines(header, evaluations) + _eligibility_lines(header, None if per_topic else 5))]
     contributors = _contributors(header)
     for e in evaluations:
@@ -329,6 +370,12 @@ def _scores_table(header: Mapping[str, Any], evaluations: Sequence[Evaluation], 
                 title += (f"; {el['filter_mode']}-filtered run, {el.get('topics_short', 0):,} topic(s) with fewer "
                           f"than {el.get('depth', 0):,} results")
         parts.append(title + "\n" + _run_table(e, depth, el))
+        if estimates:
+            from workbench.reports.estimates import estimate_table, estimates_for
+
+            found = estimates_for(estimates, e.run_name)
+            if found is not None:
+                parts.append(estimate_table(found, str(header.get("sample", {}).get("pool_version", ""))))
         leak_lines = _leak_lines(e.run_name, el, None if per_topic else 5) if el is not None else []
         if leak_lines:
             parts.append("\n".join(leak_lines))

@@ -250,7 +250,8 @@ def estimate_topic(ranked: Sequence[str], sq: SampledQrels, topic_id: str, ks: S
     pi = sq.inclusion(topic_id)
     pops = sq.populations.get(topic_id, {})
     weight = {d: 1.0 / pi[s] for d in judged if (s := sq.stratum(topic_id, d)) is not None and s in pi}
-    relevant = {d for d, g in judged.items() if g >= rel and d in weight}
+    # judged order (a dict, not a set): the sums below add in the same order in every process
+    relevant = dict.fromkeys(d for d, g in judged.items() if g >= rel and d in weight)
     r_hat = sum(weight[d] for d in relevant)
     # variance of R̂: y_d = 1 for relevant, per stratum
     y_by: dict[str, list[float]] = {}
@@ -290,8 +291,84 @@ def estimate_topic(ranked: Sequence[str], sq: SampledQrels, topic_id: str, ks: S
                          infndcg, len(judged), unsampleable, strata=stats)
 
 
+def estimate_recall_runs(ranks: Mapping[str, Mapping[str, int]], sq: SampledQrels, topic_id: str,
+                         ks: Sequence[int], *, rel: int = 1) -> dict[str, TopicEstimate]:
+    """``estimate_topic`` of one topic for several runs at once, R̂@k only (for the repeated draws).
+
+    What depends on the topic only (inclusion probabilities, weights, R̂ and its variance, the strata's
+    judged and relevant counts) is computed once; per run only the judged relevant documents' ranks are
+    looked up. Every field equals ``estimate_topic``'s (a test pins them on random samples) except
+    ``xinfap`` (NaN), ``infndcg`` (empty) and ``precision_var`` (NaN): ``scoring.sample_simulation`` needs
+    R̂@k, its variance and the strata statistics only.
+
+    Args:
+        ranks: run name -> doc_id -> its 1-based rank for the topic (``{d: i for i, d in enumerate(ranked, 1)}``;
+            built once per run and topic, it serves every draw).
+        sq: the judged sample.
+        topic_id: the topic.
+        ks: the cut-offs (>= 1).
+        rel: inclusive minimum grade of a relevant document.
+
+    Returns:
+        run name -> ``TopicEstimate`` (undefined for every run when a non-empty stratum has no judged document).
+    """
+    judged = sq.judged.get(topic_id, {})
+    pops = sq.populations.get(topic_id, {})
+    # SampledQrels.unobserved and .inclusion, with one stratum look-up per judged document
+    stratum_of = {d: sq.stratum(topic_id, d) for d in judged}
+    seen: dict[str, int] = {}
+    for st in stratum_of.values():
+        if st is not None:
+            seen[st] = seen.get(st, 0) + 1
+    missing = sorted(st for st, n in pops.items() if n > 0 and not seen.get(st))
+    if missing:
+        why = f"no judged document in stratum {', '.join(missing)}"
+        return {n: _undefined(topic_id, ks, len(judged), why) for n in ranks}
+    pi = {st: n / pops[st] for st, n in seen.items() if pops.get(st)}
+    strata_of = {d: st for d, st in stratum_of.items() if st is not None and st in pi}
+    weight = {d: 1.0 / pi[s] for d, s in strata_of.items()}
+    # judged order (a dict, not a set): the sums below add in the same order in every process
+    relevant = dict.fromkeys(d for d, g in judged.items() if g >= rel and d in weight)
+    r_hat = sum(weight[d] for d in relevant)
+    judged_n: dict[str, int] = {}
+    rel_n: dict[str, int] = {}
+    for d, st in strata_of.items():
+        judged_n[st] = judged_n.get(st, 0) + 1
+        if d in relevant:
+            rel_n[st] = rel_n.get(st, 0) + 1
+    y_by: dict[str, list[float]] = {}
+    for d, st in strata_of.items():          # in judged order, as estimate_topic sums them
+        y_by.setdefault(st, []).append(1.0 if d in relevant else 0.0)
+    r_var = _strat_var(y_by, pops)
+    frame = sq.frame.get(topic_id, {})
+    ordered = sorted(judged_n.items())
+    out: dict[str, TopicEstimate] = {}
+    for name, rank_of in ranks.items():
+        hits, recall, recall_var, precision, precision_var, unsampleable = {}, {}, {}, {}, {}, {}
+        stats: dict[int, tuple[StratumStats, ...]] = {}
+        at = {d: rank_of.get(d, 0) for d in relevant}
+        for k in ks:
+            found = [d for d in relevant if 0 < at[d] <= k]
+            hit = sum(weight[d] for d in found)
+            hits[k] = hit
+            r = hit / r_hat if r_hat > 0 else math.nan
+            recall[k] = r
+            hit_n: dict[str, int] = {}
+            for d in found:
+                hit_n[strata_of[d]] = hit_n.get(strata_of[d], 0) + 1
+            stats[k] = tuple(StratumStats(n, pops.get(st, 0), rel_n.get(st, 0), hit_n.get(st, 0))
+                             for st, n in ordered)
+            recall_var[k] = ratio_variance(stats[k], r) / (r_hat * r_hat) if r_hat > 0 else math.nan
+            precision[k] = hit / k
+            precision_var[k] = math.nan
+            unsampleable[k] = 0 if sq.outside else sum(1 for d, i in rank_of.items() if i <= k and d not in frame)
+        out[name] = TopicEstimate(topic_id, True, r_hat, r_var, hits, recall, recall_var, precision, precision_var,
+                                  math.nan, {}, len(judged), unsampleable, strata=stats)
+    return out
+
+
 def _xinfap(ranked: Sequence[str], sq: SampledQrels, topic_id: str, judged: Mapping[str, int],
-            pi: Mapping[str, float], relevant: set[str], r_hat: float, rel: int) -> float:
+            pi: Mapping[str, float], relevant: Mapping[str, None], r_hat: float, rel: int) -> float:
     """xinfAP of one topic (module docstring); NaN when ``r_hat`` is 0."""
     if r_hat <= 0:
         return math.nan

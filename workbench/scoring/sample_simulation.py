@@ -33,13 +33,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pooling.pool import build_pool
-from pooling.sample import Sample, SampleDesign, draw_sample, solve_budget
+from pooling.sample import Sample, SampleDesign, draw_sample, solve_budget, stratify
 from workbench.errors import ValidationError
 from workbench.ranking import ranked_ids
 from workbench.scoring.estimate import (
     MacroEstimate,
     SampledQrels,
-    estimate_topic,
+    estimate_recall_runs,
     macro,
     micro_recall,
 )
@@ -188,18 +188,28 @@ def simulate_sampling(
     names = tuple(runs)
     truths = {(n, k): _recall(ranked[n], truth, topics, k, rel) for n in names for k in ks}
     pooled = {(n, k): _recall(ranked[n], pooled_qrels, topics, k, rel) for n in names for k in ks}
+    ranks = {n: {t: {d: i for i, d in enumerate(ranked[n][t], 1)} for t in topics} for n in names}
+    frames = stratify(pool, base)          # the strata's rank ranges do not change with the budget's rates
     results = []
     for pct in budgets:
         judgments = max(1, int(pool.n_entries * pct / 100))
-        design = solve_budget(pool, base, judgments, len(set(collection)), topics)
+        try:
+            design = solve_budget(pool, base, judgments, len(set(collection)), topics)
+        except ValidationError as e:
+            raise ValidationError(f"--budgets {pct:g}% ({judgments:,} judgments, of a frame of {pool.n_entries:,} "
+                                  f"documents): {str(e).split(': ', 1)[-1]}") from None
         draws: dict[tuple[str, int, str], list[MacroEstimate]] = {}
         sizes: list[int] = []
         for i in range(repeats):
-            sample = draw_sample(pool, replace(design, seed=base.seed + i), collection, topics)
+            sample = draw_sample(pool, replace(design, seed=base.seed + i), collection, topics, frames=frames)
             sizes.append(sample.n_sampled)
             sq = sampled_qrels(sample, truth)
+            # per topic once for every run (estimate_recall_runs: estimate_topic's R̂@k, computed faster)
+            by_topic = [estimate_recall_runs({n: ranks[n][t] for n in names}, sq, t, ks, rel=rel) for t in topics]
+            if (i + 1) % 50 == 0 and i + 1 < repeats:
+                say(f"budget {pct:g}%: {i + 1} of {repeats} draws")
             for n in names:
-                per_topic = [estimate_topic(ranked[n][t], sq, t, ks, rel=rel) for t in topics]
+                per_topic = [e[n] for e in by_topic]
                 for k in ks:
                     draws.setdefault((n, k, "macro"), []).append(macro(
                         [e.recall[k] for e in per_topic], [e.recall_var[k] for e in per_topic],

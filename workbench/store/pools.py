@@ -22,13 +22,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pooling.pool import Contribution, Pool, PoolColumns, PoolEntry, PoolStats, pool_statistics
+from pooling.pool import (
+    STRATEGY,
+    Contribution,
+    Pool,
+    PoolColumns,
+    PoolEntry,
+    PoolStats,
+    pool_statistics,
+)
+from pooling.sample import Sample, sample_content_hash
 from workbench.errors import DuplicateNameError, StoreError, UnknownNameError, ValidationError
 from workbench.judging.queue import PoolItem
 from workbench.ranking import natural_key
 from workbench.store.collection_rows import require_collection
 from workbench.store.core import Gateway
 from workbench.store.pool_rows import pool_row
+from workbench.store.samples import SAMPLE_KIND, insert_sample_rows, read_sample_rows
 from workbench.text import check_stored_name
 
 __all__ = ["PoolEntry", "PoolInfo", "Pools", "Contribution", "PoolStats"]
@@ -49,8 +59,11 @@ class PoolInfo:
         runs: names of the runs pooled (tuple, sorted).
         n_topics: topics with at least one document in this version.
         n_entries: (topic, document) pairs in this version (not its ancestors).
-        content_hash: sha256 of the content (``pooling.pool.pool_content_hash``).
+        content_hash: sha256 of the content (``pooling.pool.pool_content_hash``; a sample pool's:
+            ``pooling.sample.sample_content_hash``).
         created_at: when it was stored.
+        kind: ``depth-k union``, or ``sample`` (a stratified sample of the runs' top ``depth``:
+            ``read_sample``).
     """
 
     pool_version: str
@@ -65,10 +78,16 @@ class PoolInfo:
     n_entries: int
     content_hash: str
     created_at: datetime
+    kind: str = STRATEGY
+
+    @property
+    def is_sample(self) -> bool:
+        """True for a pool version of kind ``sample``."""
+        return self.kind == SAMPLE_KIND
 
 
 _COLS = ("pool_version, collection, collection_version, coalesce(parent_version, ''), depth, "
-         "strategy, params, runs, n_topics, n_entries, content_hash, created_at")
+         "strategy, params, runs, n_topics, n_entries, content_hash, created_at, coalesce(kind, 'depth-k union')")
 
 
 def check_pool_name(name: str) -> str:
@@ -83,7 +102,7 @@ def check_pool_name(name: str) -> str:
 
 def _info(row: Sequence[Any]) -> PoolInfo:
     return PoolInfo(row[0], row[1], row[2], row[3], int(row[4]), row[5], json.loads(row[6]),
-                    tuple(json.loads(row[7])), int(row[8]), int(row[9]), row[10], row[11])
+                    tuple(json.loads(row[7])), int(row[8]), int(row[9]), row[10], row[11], row[12])
 
 
 def _pool_names(cur: Any) -> list[str]:
@@ -194,6 +213,67 @@ class Pools:
             row = _insert_pool(cur, name, pool, tables, collection=collection, collection_version=collection_version,
                                parent_version=parent_version)
         return _info(row), True
+
+    def save_sample_pool(
+        self,
+        name: str,
+        pool: Pool,
+        sample: Sample,
+        *,
+        collection: str,
+        collection_version: str,
+    ) -> tuple[PoolInfo, bool]:
+        """Store a sample pool version, in one transaction: its entries and provenance (the sampled documents,
+        ``pooling.sample.sample_as_pool``), each entry's stratum and inclusion probability, the strata
+        counts and the frame (``store.samples``). Fixed before any judgment; never changed.
+
+        Args:
+            name: the new version's name.
+            pool: the sampled documents as a pool (its ``params`` hold the design).
+            sample: the drawn sample.
+            collection: the collection pooled.
+            collection_version: the collection version of the runs.
+
+        Returns:
+            (the ``PoolInfo``, True when stored now; False: a sample pool of this name with the same content
+            hash was stored already, nothing written).
+
+        Raises:
+            DuplicateNameError: the name is taken by another pool version.
+            UnknownNameError: unknown collection.
+            ValidationError: a bad name, a run that is not stored.
+        """
+        check_pool_name(name)
+        content_hash = sample_content_hash(pool.content_hash, sample)
+        tables = _pool_tables(pool)
+        with self._gateway.transaction(f"save sample pool {name}") as cur:
+            rows = cur.execute(f"SELECT {_COLS} FROM pools WHERE pool_version = ?", [name]).fetchall()
+            if rows and rows[0][10] == content_hash and rows[0][12] == SAMPLE_KIND:
+                return _info(rows[0]), False
+            row = _insert_pool(cur, name, pool, tables, collection=collection, collection_version=collection_version,
+                               parent_version=None, kind=SAMPLE_KIND, content_hash=content_hash)
+            insert_sample_rows(cur, name, sample)
+        return _info(row), True
+
+    def read_sample(self, pool_version: str) -> tuple[PoolInfo, Sample]:
+        """A sample pool version and its sample (design, sampled documents with strata and inclusion
+        probabilities, strata counts, frame), as stored: ``pooling.sample.sample_problems`` checks it.
+
+        Raises:
+            UnknownNameError: no such pool version.
+            ValidationError: the pool version is not a sample.
+            StoreError: its design cannot be read.
+        """
+        with self._gateway.connection("read sample") as cur:
+            rows = cur.execute(f"SELECT {_COLS} FROM pools WHERE pool_version = ?", [pool_version]).fetchall()
+            if not rows:
+                raise UnknownNameError("pool version", pool_version, _pool_names(cur))
+            info = _info(rows[0])
+            if not info.is_sample:
+                raise ValidationError(f"pool version {pool_version!r} is a {info.kind} pool, not a sample "
+                                      "(draw one with `workbench pool sample`)")
+            sample = read_sample_rows(cur, pool_version, info.params, self._gateway.path)
+        return info, sample
 
     # -- reading -------------------------------------------------------------------
 
@@ -506,8 +586,11 @@ def _pool_tables(pool: Pool | PoolColumns) -> tuple[Any, Any]:
 
 
 def _insert_pool(cur: Any, name: str, pool: Pool | PoolColumns, tables: tuple[Any, Any], *, collection: str,
-                 collection_version: str, parent_version: str | None) -> Any:
-    """Insert one pool version inside the caller's transaction; returns its ``pools`` row."""
+                 collection_version: str, parent_version: str | None, kind: str = STRATEGY,
+                 content_hash: str | None = None) -> Any:
+    """Insert one pool version inside the caller's transaction; returns its ``pools`` row.
+
+    ``kind`` is ``depth-k union`` or ``sample``; ``content_hash`` defaults to the pool's."""
     entries, provenance = tables
     require_collection(cur, collection)
     if cur.execute("SELECT 1 FROM pools WHERE pool_version = ?", [name]).fetchall():
@@ -530,10 +613,10 @@ def _insert_pool(cur: Any, name: str, pool: Pool | PoolColumns, tables: tuple[An
             "import or produce it first (workbench run ...)")
     cur.execute(
         "INSERT INTO pools (pool_version, collection, collection_version, parent_version, depth, "
-        "strategy, params, runs, n_topics, n_entries, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "strategy, params, runs, n_topics, n_entries, content_hash, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [name, collection, collection_version, parent_version or None, pool.depth, pool.strategy,
          json.dumps(dict(pool.params), sort_keys=True), json.dumps(list(pool.runs)),
-         pool.n_topics, pool.n_entries, pool.content_hash])
+         pool.n_topics, pool.n_entries, content_hash or pool.content_hash, kind])
     cur.register("wb_pool_entries", entries)
     cur.register("wb_pool_provenance", provenance)
     try:

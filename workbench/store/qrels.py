@@ -46,6 +46,7 @@ from workbench.store.collection_rows import shown_id as _shown
 from workbench.store.core import Gateway
 from workbench.store.model_assessors import PERSON_ASSESSOR
 from workbench.store.pool_rows import lineage_filter, lineage_of, pool_row
+from workbench.store.samples import sample_design_json
 from workbench.store.users import require_lead
 from workbench.text import check_stored_name
 from workbench.types import Qrel
@@ -73,6 +74,9 @@ class QrelsVersionInfo:
         created_by: user or command that created it.
         note: free text.
         created_at: creation time.
+        sample_design: for a version published from a sample pool (``workbench pool sample``), JSON of the
+            pool version, its design, runs and collection version; "" otherwise. Its entries are the judged
+            sampled documents: measures are estimated from them (``services.evaluation.sampled``).
     """
 
     name: str
@@ -90,6 +94,12 @@ class QrelsVersionInfo:
     created_by: str
     note: str
     created_at: datetime
+    sample_design: str = ""
+
+    @property
+    def is_sample(self) -> bool:
+        """True for a version published from a sample pool."""
+        return bool(self.sample_design)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready dict (``created_at`` as ISO 8601)."""
@@ -143,7 +153,7 @@ class QrelsCoverage:
 
 _INFO_COLUMNS = (
     "qrels_version, collection, collection_version, parent_version, pool_version, origin, rule, source, "
-    "n_topics, n_entries, n_relevant, content_hash, created_by, note, created_at"
+    "n_topics, n_entries, n_relevant, content_hash, created_by, note, created_at, coalesce(sample_design, '')"
 )
 
 
@@ -276,13 +286,13 @@ class Qrels:
         content_hash = qrels_content_hash(qrels)
 
         with self._gateway.transaction(f"create qrels version {name}") as cur:
-            version = self._check_new_version(cur, name, collection, parent_version, pool_version)
+            version, design = self._check_new_version(cur, name, collection, parent_version, pool_version)
             cur.execute(
                 "INSERT INTO qrels_versions (qrels_version, collection, collection_version, parent_version, "
-                "pool_version, origin, rule, source, n_topics, n_entries, n_relevant, content_hash, created_by, note) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "pool_version, origin, rule, source, n_topics, n_entries, n_relevant, content_hash, created_by, note, "
+                "sample_design) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [name, collection, version, parent_version, pool_version, origin, rule, source,
-                 n_topics, len(grades), n_relevant, content_hash, created_by, note],
+                 n_topics, len(grades), n_relevant, content_hash, created_by, note, design],
             )
             cur.register(
                 "wb_new_qrels",
@@ -302,9 +312,10 @@ class Qrels:
         return info
 
     def _check_new_version(self, cur: Any, name: str, collection: str, parent_version: str | None,
-                           pool_version: str | None) -> str:
+                           pool_version: str | None) -> tuple[str, str]:
         """Inside the creating transaction: the collection exists, the name is free, the
-        parent (same collection) and the pool version exist. Returns the collection version."""
+        parent (same collection) and the pool version exist; a sample pool's version has no parent.
+        Returns (the collection version, the sample design JSON or "")."""
         require_collection(cur, collection)
         if cur.execute("SELECT 1 FROM qrels_versions WHERE qrels_version = ?", [name]).fetchall():
             raise DuplicateNameError(
@@ -325,7 +336,13 @@ class Qrels:
         ).fetchall():
             known = [r[0] for r in cur.execute("SELECT pool_version FROM pools").fetchall()]
             raise UnknownNameError("pool version", pool_version, known)
-        return str(latest_version(cur, collection))
+        design = sample_design_json(cur, pool_version) if pool_version is not None else ""
+        if design and parent_version is not None:
+            raise ValidationError(
+                f"qrels {name!r}: pool version {pool_version!r} is a sample; its qrels version holds the judged "
+                f"sampled documents only (measures are estimated from them), so it takes no parent "
+                f"({parent_version!r}); publish it without --parent")
+        return str(latest_version(cur, collection)), design
 
     # -- reading --------------------------------------------------------------
 
@@ -606,7 +623,7 @@ class Qrels:
         with self._gateway.transaction(f"publish {name}") as cur:
             require_lead(cur, created_by, "publish")
             collection, _v, _p = pool_row(cur, pool_version)
-            version = self._check_new_version(cur, name, collection, parent_version, pool_version)
+            version, design = self._check_new_version(cur, name, collection, parent_version, pool_version)
             if parent_version is not None:
                 self._check_content_hash(cur, self._qrels_info(cur, parent_version))
             where, params = lineage_filter(cur, pool_version)
@@ -641,11 +658,11 @@ class Qrels:
             summary = counts.summary()
             cur.execute(
                 "INSERT INTO qrels_versions (qrels_version, collection, collection_version, parent_version, "
-                "pool_version, origin, rule, source, n_topics, n_entries, n_relevant, content_hash, created_by, note) "
-                "VALUES (?, ?, ?, ?, ?, 'published', ?, '', ?, ?, ?, ?, ?, ?)",
+                "pool_version, origin, rule, source, n_topics, n_entries, n_relevant, content_hash, created_by, note, "
+                "sample_design) VALUES (?, ?, ?, ?, ?, 'published', ?, '', ?, ?, ?, ?, ?, ?, ?)",
                 [name, collection, version, parent_version, pool_version, rule.name, int(n_topics), int(n_entries),
                  int(n_relevant), stored_content_hash(cur, name), created_by,
-                 (note + "; " if note else "") + summary],
+                 (note + "; " if note else "") + summary, design],
             )
             info = self._qrels_info(cur, name)
             if export_file is not None:

@@ -6,7 +6,8 @@ Lineage, from raw data to numbers::
                 │                       └─ document_metadata (key -> typed value; in the version hash)
                 └─ topics ── topic_metadata (key -> typed value; replaced values in topic_metadata_history)
     runs (kind, params, collection_version, depth) ── run_entries, run_topics (ok|empty|error)
-    pools (pool_version, parent, runs, depth, strategy) ── pool_entries ── pool_provenance (run, rank)
+    pools (pool_version, parent, runs, depth, strategy, kind) ── pool_entries ── pool_provenance (run, rank)
+          kind 'sample': ── sample_entries (stratum, inclusion) ── sample_strata (N_h, n_h) ── sample_frame
     users ── assignments (pool_version, topic, doc, assessor)
           ── judgments (append-only; current = latest per topic/doc/assessor; rubric_version)
     rubric_versions (rubric, version, content_hash, definition)   # rubrics defined from files
@@ -15,7 +16,7 @@ Lineage, from raw data to numbers::
           ── adjudications (append-only; current = latest per topic/doc)
           ── judging_settings (strategy, stopping; per pool version) ── topic_orders (re-orderings, stops)
           ── model_assessors (users of kind model: model, weights hash, grade mapping)
-    qrels_versions (immutable: parent, pool_version, rule, counts, content_hash) ── qrels_entries
+    qrels_versions (immutable: parent, pool_version, rule, counts, content_hash, sample_design) ── qrels_entries
                                                                                 ── qrels_model_inputs
                                                                                 ── qrels_exports
     evaluations (run x qrels version x measure, numerator/denominator, evaluator version;
@@ -37,7 +38,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -597,6 +598,42 @@ DDL_V12_QRELS_EXPORTS: tuple[str, ...] = (
     )""",
 )
 
+DDL_V13_SAMPLES: tuple[str, ...] = (
+    # Sampled judging (issue 25): a pool version of kind 'sample' holds a stratified random sample of the
+    # depth-D pool of its runs (and of the collection outside it); its pool_entries are the sampled
+    # documents, judged like any pool's. Existing pools are depth-k unions.
+    "ALTER TABLE pools ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'depth-k union'",
+    # Per sampled document: its stratum and inclusion probability n_h / N_h, fixed before any judgment.
+    """CREATE TABLE IF NOT EXISTS sample_entries (
+        pool_version VARCHAR NOT NULL,            -- a pool version of kind 'sample'
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        stratum VARCHAR NOT NULL,                 -- 'lo-hi' (best rank across the runs) or 'outside'
+        inclusion DOUBLE NOT NULL,                -- n_h / N_h of its stratum
+        best_rank INTEGER NOT NULL,               -- 0 for the outside stratum
+        PRIMARY KEY (pool_version, topic_id, doc_id)
+    )""",
+    # Per topic and stratum (empty strata included): N_h documents, n_h of them drawn.
+    """CREATE TABLE IF NOT EXISTS sample_strata (
+        pool_version VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        stratum VARCHAR NOT NULL,
+        population INTEGER NOT NULL,
+        sampled INTEGER NOT NULL,
+        PRIMARY KEY (pool_version, topic_id, stratum)
+    )""",
+    # The frame: every pooled document of the runs' top D with its stratum (sampled or not).
+    """CREATE TABLE IF NOT EXISTS sample_frame (
+        pool_version VARCHAR NOT NULL,
+        topic_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        stratum VARCHAR NOT NULL,
+        PRIMARY KEY (pool_version, topic_id, doc_id)
+    )""",
+    # A qrels version published from a sample pool records the design ('' for any other version).
+    "ALTER TABLE qrels_versions ADD COLUMN IF NOT EXISTS sample_design VARCHAR DEFAULT ''",
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -611,6 +648,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     9: DDL_V10_UNDO,  # judgments.undoes; current_judgments holds graded or unsure rows only
     10: DDL_V11_GROUP_MODES,  # group_modes: duplicate groups offered to the lead or skipped in queues (issue 13)
     11: DDL_V12_QRELS_EXPORTS,  # qrels_exports: versions whose file the labels folder must hold (issue 26)
+    12: DDL_V13_SAMPLES,  # pools.kind; sample pools: entries' strata and inclusion, strata counts, frame (issue 25)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

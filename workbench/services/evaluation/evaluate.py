@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from workbench.scoring.abstention import NoAnswerResult
     from workbench.scoring.columns import RankedRun
     from workbench.scoring.eligibility import Eligibility, RestrictedQrels, RunEligibility
+    from workbench.scoring.estimate_run import RunEstimate
     from workbench.scoring.results import Evaluation
     from workbench.scoring.validity import Completion
     from workbench.services.evaluation.audit import IdAuditor
@@ -48,6 +49,7 @@ class Scored:
         eligibility: each run's leaks under the filters (None: unfiltered).
         no_answer: each run's no-answer figures (empty when no topic is marked).
         auditor: the ID audit, fed as the runs were read.
+        estimates: each run's estimates from the judged sample (empty unless the qrels version is a sample's).
     """
 
     refs: list[RunRef] = field(default_factory=list)
@@ -57,6 +59,7 @@ class Scored:
     eligibility: list[RunEligibility | None] = field(default_factory=list)
     no_answer: list[NoAnswerResult] = field(default_factory=list)
     auditor: IdAuditor | None = None
+    estimates: list[RunEstimate] = field(default_factory=list)
 
 
 def evaluate_runs(request: ScoreRequest, loaded: Loaded, scope: Scope, env: ScoreEnv) -> Scored:
@@ -101,6 +104,8 @@ def evaluate_runs(request: ScoreRequest, loaded: Loaded, scope: Scope, env: Scor
             out.eligibility.append(None)
         if scope.marks is not None and scope.marks.topics:
             out.no_answer.append(_no_answer_of(request, scope, env, i, run_ref, e))
+        if scope.sample is not None:
+            out.estimates.append(_estimates_of(request, loaded, scope, rr, run_ref, e, topics))
         del pair, rr
         out.refs.append(run_ref)
         out.evaluations.append(e)
@@ -155,6 +160,28 @@ def _evaluate_one(evaluator: object, rr: RankedRun | SmallRun, run_ref: RunRef, 
     assert isinstance(evaluator, Evaluator) and not isinstance(rr, SmallRun)
     e = evaluator.evaluate(rr, run_name=run_ref.name, failed_topics=run_ref.failed_topics, topics=topics)
     return e if keep_documents else e.without_documents()
+
+
+def _estimates_of(request: ScoreRequest, loaded: Loaded, scope: Scope, rr: RankedRun | SmallRun, run_ref: RunRef,
+                  e: Evaluation, topics: Sequence[str] | None) -> RunEstimate:
+    """One run's estimates from the judged sample (``services.evaluation.sampled``), the pooled values beside them.
+
+    The cut-offs are the report's: R̂@k for each R@k, P̂@k for each P@k, infNDCG@k for each nDCG@k; the topics
+    the report's (a topic set, exclusions), else every sampled topic; under ``missing="exclude"`` the topics the
+    run lacks are left out, as its pooled values leave them.
+    """
+    from workbench.scoring.measures import P, R, nDCG
+    from workbench.services.evaluation.sampled import estimate_ranked_run, with_pooled
+
+    assert scope.sample is not None and not isinstance(rr, SmallRun)  # a stored qrels version: never the small path
+
+    def ks(cls: type) -> tuple[int, ...]:
+        return tuple(sorted({m.cutoff for m in loaded.measures if isinstance(m, cls)}))
+
+    skip = frozenset(e.missing_topics) if request.missing == "exclude" else frozenset()
+    est = estimate_ranked_run(rr, run_ref.name, scope.sample, tuple(topics) if topics is not None else None,
+                              recall_ks=ks(R), precision_ks=ks(P), ndcg_ks=ks(nDCG), rel=request.rel, skip=skip)
+    return with_pooled(est, e)
 
 
 def _no_answer_of(request: ScoreRequest, scope: Scope, env: ScoreEnv, i: int, run_ref: RunRef,

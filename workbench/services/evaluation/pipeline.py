@@ -127,6 +127,8 @@ def assemble(request: ScoreRequest, loaded: Loaded, scope: Scope, scored: Scored
         no_answer=tuple(dataclasses.replace(r, run_name=ref.name) for r, ref in zip(scored.no_answer, refs,
                                                                                       strict=False)),
         no_answer_source=marks.source if marks is not None else "",
+        estimates=tuple(dataclasses.replace(x, run=r.name) for x, r in zip(scored.estimates, refs, strict=False)),
+        sample=scope.sample,
     )
 
 

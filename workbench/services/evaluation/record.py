@@ -20,6 +20,7 @@ from workbench.scoring.results import value_rows
 from workbench.services.evaluation.report import EVALUATOR_VERSION
 
 if TYPE_CHECKING:
+    from workbench.scoring.estimate_run import RunEstimate
     from workbench.scoring.results import Evaluation
     from workbench.services.evaluation.report import ScoreReport
     from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
@@ -89,7 +90,8 @@ def record_report(report: ScoreReport, store: Store, extra_params: Mapping[str, 
     Each evaluation's params keep the lineage: threshold, policy, qrels hash,
     collection versions, the run's origin, location and content hash, the
     evaluator's git commit, the topic set and the topic counts; ``extra_params``
-    are added (e.g. the retrieval unit and the mappings of ``services.evaluation.units``).
+    are added (e.g. the retrieval unit and the mappings of ``services.evaluation.units``). Against a sample's
+    qrels version, ``sample`` keeps the design and the run's estimates (``sample_params``).
     """
     ids: list[str] = []
     for run_ref, e in zip(report.runs, report.evaluations, strict=True):
@@ -130,8 +132,30 @@ def record_report(report: ScoreReport, store: Store, extra_params: Mapping[str, 
                                      "ineligible_gold": el.restricted.n_ineligible_gold,
                                      "leaks": el.leaks.total, "leaks_at_k": {str(k): n for k, n in el.leaks.at_k.items()},
                                      "filter_mode": el.filter_mode, "topics_short": el.n_short}
+        est = next((x for x in report.estimates if x.run == run_ref.name), None)
+        if est is not None and report.sample is not None:
+            params["sample"] = sample_params(report, est)
         given = report.evaluation_ids[len(ids)] if len(report.evaluation_ids) > len(ids) else None
         ids.append(store.evaluations.record_evaluation(run_ref.name, report.qrels.recorded_name, evaluation_rows(e),
                                            evaluator_version=report.evaluator_version, params=params,
                                            evaluation_id=given))
     return ids
+
+
+def sample_params(report: ScoreReport, est: RunEstimate) -> dict[str, object]:
+    """What an evaluation against a sample's qrels version records of its estimates: the sample pool, its design
+    and runs, the estimator, and per estimated measure and aggregate the estimate, interval, standard error,
+    topics and judgments behind it (NaN recorded as None)."""
+    import math
+
+    assert report.sample is not None
+
+    def num(x: float) -> float | None:
+        return None if math.isnan(x) else x
+
+    return {"pool_version": report.sample.pool_version, "design": report.sample.design.as_dict(),
+            "runs": list(report.sample.runs), "judged": report.sample.n_judged, "sampled": report.sample.n_sampled,
+            "estimates": [{"measure": v.name, "aggregate": v.aggregate, "estimate": num(v.value), "low": num(v.low),
+                           "high": num(v.high), "se": num(v.se), "n_topics": v.n_topics, "n_judged": v.n_judged}
+                          for v in est.values],
+            "undefined_topics": sorted(est.undefined), "no_relevant_topics": list(est.no_relevant)}

@@ -23,9 +23,11 @@ from workbench.version import __version__
 if TYPE_CHECKING:
     from workbench.scoring.abstention import NoAnswerResult
     from workbench.scoring.eligibility import RunEligibility
+    from workbench.scoring.estimate_run import RunEstimate
     from workbench.scoring.idaudit import IdAudit
     from workbench.scoring.measures import Measure
     from workbench.scoring.slices import SliceKey, SliceRow
+    from workbench.services.evaluation.sampled import SampleScope
     from workbench.store.topic_sets import TopicSetInfo
 
 EVALUATOR_VERSION = f"workbench {__version__} {SCORER_ID}"
@@ -59,6 +61,9 @@ class ScoreReport:
         git_commit: the workbench checkout's commit ("" when not a checkout, or when a
             plain ``score`` records nothing: it is looked up for recorded evaluations,
             topic-set uses, ``compare`` and ``gate``).
+        estimates: per run, its measures estimated from the judged sample (empty unless the qrels version
+            was published from a sample pool; ``services.evaluation.sampled``).
+        sample: the judged sample (None: the qrels are not a sample's).
     """
 
     qrels: QrelsRef
@@ -84,10 +89,18 @@ class ScoreReport:
     eligibility: tuple[RunEligibility | None, ...] = ()
     no_answer: tuple[NoAnswerResult, ...] = ()
     no_answer_source: str = ""
+    estimates: tuple[RunEstimate, ...] = ()
+    sample: SampleScope | None = None
 
     def header(self) -> dict[str, object]:
-        """The lineage block of every rendering (JSON-ready)."""
+        """The lineage block of every rendering (JSON-ready); with a sample's qrels, its ``sample`` block."""
         cov = self.coverage
+        head = self._header(cov)
+        if self.sample is not None:
+            head["sample"] = self.sample.header()
+        return head
+
+    def _header(self, cov: TopicCoverage | None) -> dict[str, object]:
         return {
             "notice": cov.notice() if cov else "",
             "qrels": dataclasses.asdict(self.qrels),

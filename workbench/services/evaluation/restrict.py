@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from workbench.services.evaluation.no_answer import NoAnswerMarks
     from workbench.services.evaluation.refs import QrelsRef, StoreOpener
     from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
+    from workbench.services.evaluation.sampled import SampleScope
     from workbench.store import Store
     from workbench.store.topic_sets import TopicSetInfo
 
@@ -59,6 +60,8 @@ class Scope:
         answerable_qrels: the qrels before no-answer topics left (for the answerable topics), or {}.
         positives: the qrels hold no non-relevant judgments (the positives-only warning).
         warnings: what a reader of the numbers should know, in order.
+        sample: the judged sample, when the qrels version was published from a sample pool
+            (``services.evaluation.sampled``): the evaluate step then estimates each run from it.
     """
 
     evaluator: Evaluator | SmallEvaluator
@@ -72,6 +75,7 @@ class Scope:
     answerable_qrels: dict[str, dict[str, int]] = field(default_factory=dict)
     positives: bool = False
     warnings: list[str] = field(default_factory=list)
+    sample: SampleScope | None = None
 
 
 def restrict(request: ScoreRequest, loaded: Loaded, env: ScoreEnv) -> Scope:
@@ -142,8 +146,23 @@ def restrict(request: ScoreRequest, loaded: Loaded, env: ScoreEnv) -> Scope:
         from workbench.ranking import natural_key
 
         topics = tuple(sorted(topics, key=natural_key))
+    sample = _sample_of(env, qref, loaded.columns, warnings, filtered=restricted is not None)
     return Scope(evaluator, tuple(qcols.topic_ids), eligible, topics, set_info, elig, restricted, marks, answerable,
-                 positives, warnings)
+                 positives, warnings, sample)
+
+
+def _sample_of(env: ScoreEnv, qref: QrelsRef, qcols: QrelsColumns, warnings: list[str], *,
+               filtered: bool) -> SampleScope | None:
+    """The judged sample of a stored qrels version published from a sample pool (None otherwise), with the
+    warnings a reader of its estimates needs (``services.evaluation.sampled``)."""
+    if qref.origin != "stored" or env.open_store is None:
+        return None
+    from workbench.services.evaluation.sampled import load_sample, sample_warnings
+
+    sample = load_sample(env.open_store(), qref.name, lambda: qrels_mapping(qcols))
+    if sample is not None:
+        warnings.extend(sample_warnings(sample, filtered=filtered))
+    return sample
 
 
 def resolve_topic_set(open_store: StoreOpener | None, ref: str | None) -> tuple[TopicSetInfo | None, tuple[str, ...]]:

@@ -158,13 +158,15 @@ class PoolContributor:
 
 
 def pool_contributors(store: Store, qrels_version: str) -> dict[str, PoolContributor]:
-    """run name -> ``PoolContributor`` for a published qrels version; empty for imported qrels.
+    """run name -> ``PoolContributor`` for a published qrels version; empty for imported qrels and for a
+    sample's (its judged documents are a random sample of the runs' top D, not all of them: the estimates,
+    not the pooled values, are the numbers to read, and they hold for every run alike).
 
     Raises:
         UnknownNameError: unknown qrels version.
     """
     info = store.qrels.get_qrels_info(qrels_version)
-    if not info.pool_version:
+    if not info.pool_version or info.is_sample:
         return {}
     chain: list[str] = []
     current: str | None = info.pool_version

@@ -684,9 +684,12 @@ def extend_pool(
     if depth is not None:
         check_depth(depth)
     collection, version, _ = _same_collection(runs, run_names)
-    if parent is None:
-        parent = default_parent(collection, pools.list_pools(collection))
+    if parent is None:  # a sample pool is not extended (it is a random draw): only depth-k unions are candidates
+        parent = default_parent(collection, [p for p in pools.list_pools(collection) if not p.is_sample])
     parent_info = pools.get_pool(parent)
+    if parent_info.is_sample:
+        raise ValidationError(f"pool {parent!r} is a sample (workbench pool sample): a random draw is not extended; "
+                              "extend a depth-k pool, or draw a new sample over the runs")
     if parent_info.collection != collection:
         raise ValidationError(f"pool {parent!r} belongs to collection {parent_info.collection!r}, "
                               f"the runs to {collection!r}")
