@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -69,13 +69,21 @@ from workbench.scoring.columns import (
     widen,
     with_small_pages,
 )
-from workbench.scoring.gains import discounts
+from workbench.scoring.gains import discounts, rbp_powers
 from workbench.scoring.measures import (
+    AP,
+    RBP,
     RR,
+    Bpref,
     Judged,
     Measure,
+    NumRel,
+    NumRelRet,
+    NumRet,
     P,
     R,
+    RBPResidual,
+    Rprec,
     Success,
     default_measures,
     nDCG,
@@ -94,6 +102,7 @@ from workbench.scoring.results import (
     ValueMetrics,
     ValueRow,
     check_policy,
+    micro_of,
     value_rows,
 )
 from workbench.types import Qrels, Run, TopicMetric
@@ -197,6 +206,49 @@ def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def _running_count(groups: np.ndarray, flags: np.ndarray | None = None) -> np.ndarray:
+    """int64 per row: the ``flags`` (default 1 each) summed from its group's first row through itself.
+
+    ``groups`` holds each row's group; a group's rows are contiguous (the
+    judged rows of one topic, in rank order).
+
+    Example:
+        >>> _running_count(np.array([3, 3, 1, 1, 1])).tolist()
+        [1, 2, 1, 2, 3]
+    """
+    n = len(groups)
+    total = np.cumsum(flags) if flags is not None else np.arange(1, n + 1, dtype=np.int64)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    new = np.ones(n, dtype=bool)
+    new[1:] = groups[1:] != groups[:-1]
+    before = np.concatenate(([0], total))[np.flatnonzero(new)]  # the sum before each group's first row
+    out: np.ndarray = total - before[np.cumsum(new) - 1]
+    return out
+
+
+class _JudgedRows(NamedTuple):
+    """The judged results of the evaluated topics that count (live topics), in the run's row order.
+
+    Attributes:
+        topic: each row's topic position (index into ``Evaluation.topics``).
+        rank: its 1-based rank.
+        grade: its grade.
+        n_topics: topics evaluated.
+        n_ret: documents returned per evaluated topic (0 for a missing one).
+        s_arr: the evaluated topics' qrels codes, in order.
+        unjudged: depth (None: all) -> (topic positions, ranks) of the unjudged results within it.
+    """
+
+    topic: np.ndarray
+    rank: np.ndarray
+    grade: np.ndarray
+    n_topics: int
+    n_ret: np.ndarray
+    s_arr: np.ndarray
+    unjudged: Callable[[int | None], tuple[np.ndarray, np.ndarray]]
+
+
 def _gains(grades: np.ndarray, dcg: str) -> np.ndarray:
     """float64 ``gains.gain`` of every grade of an int array (2^g - 1 exact; inf from g >= 1024)."""
     g = grades.astype(np.float64)
@@ -272,6 +324,7 @@ class Evaluator:
         self._table = table
         self._exact: dict[tuple[int, bytes], int] | None = None
         self._idcg: dict[tuple[int, str], np.ndarray] = {}
+        self._nnonrel: dict[int, np.ndarray] = {}
 
     # -- qrels-side helpers -----------------------------------------------------
 
@@ -458,41 +511,14 @@ class Evaluator:
         position = {t: i for i, t in enumerate(topics)}
         aggregates: dict[Measure, Aggregate] = {}
         s_arr = np.array(s_q, dtype=np.int64)
+
+        def unjudged(depth: int | None) -> tuple[np.ndarray, np.ndarray]:
+            u_rows, u_topics = self._prefix_rows(rr, run2q, live, s_index, rows, depth, unjudged=True)
+            return u_topics, rr.rank_at(u_rows)
+
+        judged = _JudgedRows(jt, jr, jg, n_s, n_ret, s_arr, unjudged)
         for m in self.measures:
-            k = m.cutoff
-            in_k = jr <= k
-            th = max(m.effective_rel(self.rel), 0)
-            nrel = self._nrel[m.effective_rel(self.rel)][s_arr] if m.USES_REL else np.zeros(n_s, np.int64)
-            ceiling_vals: np.ndarray | None = None
-            num: np.ndarray
-            den: np.ndarray
-            if isinstance(m, R | P | Success):
-                hits = np.bincount(jt[in_k & (jg >= th)], minlength=n_s).astype(np.float64)
-                if isinstance(m, R):
-                    num, den = hits, nrel.astype(np.float64)
-                    ceiling_vals = _div(np.minimum(k, nrel).astype(np.float64), den)
-                elif isinstance(m, P):
-                    num, den = hits, np.full(n_s, float(k))
-                    ceiling_vals = np.minimum(k, nrel) / float(k)
-                else:
-                    num, den = (hits > 0).astype(np.float64), np.ones(n_s)
-            elif isinstance(m, RR):
-                sel = in_k & (jg >= th)
-                first = np.full(n_s, np.iinfo(np.int64).max, dtype=np.int64)
-                np.minimum.at(first, jt[sel], jr[sel])
-                found = first <= k
-                num = found.astype(np.float64)
-                den = np.where(found, first, 1).astype(np.float64)
-            elif isinstance(m, nDCG):
-                gains = _gains(jg[in_k], m.dcg)  # a huge grade: 2^g is inf; reports say so (not finite)
-                disc = _discounts(jr[in_k])
-                num = np.bincount(jt[in_k], weights=gains * disc, minlength=n_s)
-                den = self._ideal(k, m.dcg)[s_arr]
-            elif isinstance(m, Judged):
-                num = np.bincount(jt[in_k], minlength=n_s).astype(np.float64)
-                den = np.minimum(k, n_ret).astype(np.float64)  # ir_measures: min(k, returned)
-            else:  # pragma: no cover - every registered measure is handled above
-                raise ValidationError(f"no scorer for measure {m}")
+            num, den, ceiling_vals = self._values(m, judged)
             vals = _div(num, den)
             n_m = n_s
             if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
@@ -506,7 +532,7 @@ class Evaluator:
                 measure=m,
                 n_topics=n_m,
                 macro=float(np.nanmean(vals)) if n_m else math.nan,
-                micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
+                micro=micro_of(m, sum_num, sum_den) if m.HAS_MICRO and n_s else None,
                 ceiling=(float(ceiling_vals.mean()) if n_s else math.nan) if ceiling_vals is not None else None,
                 sum_value=float(np.nansum(vals)),
                 sum_numerator=sum_num,
@@ -514,7 +540,7 @@ class Evaluator:
             )
 
         # Pool-novel documents and R@k bounds at every cutoff (rel = self.rel).
-        cutoffs = sorted({m.cutoff for m in self.measures})
+        cutoffs = sorted({m.cutoff for m in self.measures if m.cutoff is not None})
         nrel_s = self._nrel[self.rel][s_arr].astype(np.float64)
         rel_rows = jg >= max(self.rel, 0)
         novelty: dict[int, NoveltyAtK] = {}
@@ -537,7 +563,7 @@ class Evaluator:
                 total_unjudged=int(unj.sum()),
                 total_returned=int(returned.sum()),
             )
-        novel = self._novel_documents(rr, run2q, live, s_index, topics, rows, max(cutoffs))
+        novel = self._novel_documents(rr, run2q, live, s_index, topics, rows, max(cutoffs, default=0))
         curve = self._curve(jt, jr, rel_rows, nrel_s, n_ret, n_s)
         relevant = self._relevant(s_q, live, qi, jr)
         n_results = {t: int(c) for t, c in zip(topics, n_ret.tolist(), strict=True)}
@@ -560,6 +586,120 @@ class Evaluator:
             relevant=relevant,
         )
 
+    def _nonrelevant(self, rel: int) -> np.ndarray:
+        """|N| per qrels topic: judged non-relevant documents, 0 <= grade < rel (trec_eval ``bpref``'s)."""
+        if rel not in self._nnonrel:
+            q = self.q
+            self._nnonrel[rel] = np.bincount(q.topic_codes[(q.grades >= 0) & (q.grades < rel)],
+                                             minlength=self._nq_topics)
+        return self._nnonrel[rel]
+
+    def _values(self, m: Measure, j: _JudgedRows) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(numerators, denominators, ceilings or None) of measure ``m`` per evaluated topic.
+
+        The judged rows are in the run's row order: each topic's rows are
+        contiguous and in rank order, which the running counts (AP, Bpref) and
+        every ``np.bincount`` sum (in rank order, as the small scorer adds) rely on.
+        """
+        jt, jr, jg, n_s = j.topic, j.rank, j.grade, j.n_topics
+        k = m.cutoff
+        in_k = jr <= k if k is not None else np.ones(len(jr), dtype=bool)
+        th = max(m.effective_rel(self.rel), 0)
+        nrel = self._nrel[m.effective_rel(self.rel)][j.s_arr] if m.USES_REL else np.zeros(n_s, np.int64)
+        rel_k = in_k & (jg >= th)
+        ones = np.ones(n_s)
+        if isinstance(m, R | P | Success | NumRelRet):
+            hits = np.bincount(jt[rel_k], minlength=n_s).astype(np.float64)
+            if isinstance(m, R):
+                den = nrel.astype(np.float64)
+                return hits, den, _div(np.minimum(m.cutoff, nrel).astype(np.float64), den)
+            if isinstance(m, P):
+                return hits, np.full(n_s, float(m.cutoff)), np.minimum(m.cutoff, nrel) / float(m.cutoff)
+            if isinstance(m, Success):
+                return (hits > 0).astype(np.float64), ones, None
+            return hits, ones, None
+        if isinstance(m, RR):
+            first = np.full(n_s, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(first, jt[rel_k], jr[rel_k])
+            found = first <= m.cutoff
+            return found.astype(np.float64), np.where(found, first, 1).astype(np.float64), None
+        if isinstance(m, nDCG):
+            gains = _gains(jg[in_k], m.dcg)  # a huge grade: 2^g is inf; reports say so (not finite)
+            disc = _discounts(jr[in_k])
+            ideal = self._ideal(m.cutoff, m.dcg)[j.s_arr]
+            return np.bincount(jt[in_k], weights=gains * disc, minlength=n_s), ideal, None
+        if isinstance(m, Judged):
+            num = np.bincount(jt[in_k], minlength=n_s).astype(np.float64)
+            return num, np.minimum(m.cutoff, j.n_ret).astype(np.float64), None  # ir_measures: min(k, returned)
+        if isinstance(m, AP):
+            t, r = jt[rel_k], jr[rel_k]
+            precision = _running_count(t) / r  # P@rank at each relevant retrieved document
+            den = nrel.astype(np.float64)
+            ceiling = _div(np.minimum(k, nrel).astype(np.float64), den) if k is not None else None
+            return np.bincount(t, weights=precision, minlength=n_s), den, ceiling
+        if isinstance(m, Rprec):
+            sel = (jg >= th) & (jr <= nrel[jt])
+            return np.bincount(jt[sel], minlength=n_s).astype(np.float64), nrel.astype(np.float64), None
+        if isinstance(m, Bpref):
+            judged = jg >= 0  # a negative grade: in the pool, not judged (trec_eval); skipped
+            t, g = jt[judged], jg[judged]
+            is_rel = g >= th
+            above = _running_count(t, (~is_rel).astype(np.int64))  # judged non-relevant ranked at or above
+            t, above = t[is_rel], above[is_rel]
+            r_t = nrel[t]
+            n_t = self._nonrelevant(th)[j.s_arr][t]
+            frac = np.minimum(above, r_t) / np.maximum(np.minimum(n_t, r_t), 1)
+            term = np.where(above > 0, 1.0 - frac, 1.0)
+            return np.bincount(t, weights=term, minlength=n_s), nrel.astype(np.float64), None
+        if isinstance(m, RBP):
+            r = jr[rel_k]
+            table = np.asarray(rbp_powers(m.p, int(r.max()) if len(r) else 0), dtype=np.float64)
+            return (1.0 - m.p) * np.bincount(jt[rel_k], weights=table[r], minlength=n_s), ones, None
+        if isinstance(m, RBPResidual):
+            depth = j.n_ret if k is None else np.minimum(k, j.n_ret)
+            t, r = j.unjudged(k)
+            table = np.asarray(rbp_powers(m.p, int(depth.max()) + 1 if n_s else 1), dtype=np.float64)
+            weight = np.bincount(t, weights=table[r], minlength=n_s)
+            return table[depth + 1] + (1.0 - m.p) * weight, ones, None
+        if isinstance(m, NumRel):
+            return nrel.astype(np.float64), ones, None
+        if isinstance(m, NumRet):
+            return (j.n_ret if k is None else np.minimum(k, j.n_ret)).astype(np.float64), ones, None
+        raise ValidationError(f"no scorer for measure {m}")  # pragma: no cover - every registered measure is above
+
+    def _prefix_rows(
+        self,
+        rr: RankedRun,
+        run2q: np.ndarray,
+        live: np.ndarray,
+        s_index: np.ndarray,
+        judged_rows: np.ndarray,
+        depth: int | None,
+        *,
+        unjudged: bool,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, topic positions) of the live topics' results within rank ``depth`` (None: all), in row order;
+        with ``unjudged`` only the rows that have no judgment."""
+        codes = [c for c, i in enumerate(run2q.tolist()) if i >= 0 and live[i]]
+        if not codes:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        c_arr = np.array(codes, dtype=np.int64)
+        first = rr.starts[c_arr]
+        lengths = rr.starts[c_arr + 1] - first
+        if depth is not None:
+            lengths = np.minimum(lengths, depth)
+        total = int(lengths.sum())
+        offsets = np.zeros(len(codes), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=offsets[1:])
+        rows = np.repeat(first - offsets, lengths) + np.arange(total, dtype=np.int64)
+        topic_index = np.repeat(s_index[run2q[c_arr]], lengths)
+        if unjudged:
+            is_judged = np.zeros(len(rr.topic_codes), dtype=bool)
+            is_judged[judged_rows] = True
+            keep = ~is_judged[rows]
+            rows, topic_index = rows[keep], topic_index[keep]
+        return rows, topic_index
+
     def _novel_documents(
         self,
         rr: RankedRun,
@@ -571,22 +711,10 @@ class Evaluator:
         kmax: int,
     ) -> NovelDocuments:
         """Rows of live topics within rank kmax that have no judgment."""
-        codes = [c for c, i in enumerate(run2q.tolist()) if i >= 0 and live[i]]
-        if not codes:
+        rows, topic_index = self._prefix_rows(rr, run2q, live, s_index, judged_rows, kmax, unjudged=True)
+        if len(rows) == 0:
             w = rr.doc_words.shape[1]
             return NovelDocuments(topics, np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros((0, w), np.uint64), kmax)
-        c_arr = np.array(codes, dtype=np.int64)
-        first = rr.starts[c_arr]
-        lengths = np.minimum(rr.starts[c_arr + 1] - first, kmax)
-        total = int(lengths.sum())
-        offsets = np.zeros(len(codes), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=offsets[1:])
-        rows = np.repeat(first - offsets, lengths) + np.arange(total, dtype=np.int64)
-        topic_index = np.repeat(s_index[run2q[c_arr]], lengths)
-        is_judged = np.zeros(len(rr.topic_codes), dtype=bool)
-        is_judged[judged_rows] = True
-        keep = ~is_judged[rows]
-        rows, topic_index = rows[keep], topic_index[keep]
         return NovelDocuments(topics, topic_index, rr.rank_at(rows), rr.doc_words[rows], kmax)
 
     def _curve(

@@ -38,19 +38,27 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from workbench.errors import MissingTopicsError, ValidationError
 from workbench.ranking import display_key, natural_key
-from workbench.scoring.gains import discounts, gain
+from workbench.scoring.gains import discounts, gain, rbp_powers
 from workbench.scoring.measures import (
+    AP,
+    RBP,
     RR,
+    Bpref,
     Judged,
     Measure,
+    NumRel,
+    NumRelRet,
+    NumRet,
     P,
     R,
+    RBPResidual,
+    Rprec,
     Success,
     default_measures,
     nDCG,
@@ -66,6 +74,7 @@ from workbench.scoring.results import (
     RelevantDoc,
     ValueMetrics,
     check_policy,
+    micro_of,
 )
 
 if TYPE_CHECKING:
@@ -173,6 +182,24 @@ def _div(num: float, den: float) -> float:
     return num / den if den != 0 else 0.0
 
 
+class _TopicLists(NamedTuple):
+    """The judged results of the evaluated topics, as lists in ``topics`` order (empty for a missing topic).
+
+    Attributes:
+        topics: the evaluated topics.
+        rows: per topic, (rank, grade) of each judged result, in rank order.
+        judged_ranks: per topic, the ranks of ``rows``.
+        relevant_ranks: threshold -> per topic, the ranks of the results graded >= it.
+        n_ret: per topic, documents returned (0 for a missing topic).
+    """
+
+    topics: tuple[str, ...]
+    rows: list[list[tuple[int, int]]]
+    judged_ranks: list[list[int]]
+    relevant_ranks: Callable[[int], list[list[int]]]
+    n_ret: list[int]
+
+
 @dataclass(frozen=True)
 class SmallRun:
     """One run in canonical order, as plain lists: what ``SmallEvaluator`` scores.
@@ -242,6 +269,7 @@ class SmallEvaluator:
         }
         self._topic_threshold = max(thresholds)
         self._idcg: dict[tuple[int, str], dict[str, float]] = {}
+        self._nnonrel: dict[int, dict[str, int]] = {}
 
     def eligible_topics(self) -> tuple[str, ...]:
         """Qrels topics with |R| > 0 at the strictest threshold of the measures, natural order."""
@@ -342,45 +370,9 @@ class SmallEvaluator:
         position = {t: i for i, t in enumerate(s_topics)}
         aggregates: dict[Measure, Aggregate] = {}
         n_s = len(s_topics)
+        lists = _TopicLists(s_topics, rows, judged_ranks, relevant_ranks, n_ret)
         for m in self.measures:
-            k = m.cutoff
-            th = max(m.effective_rel(self.rel), 0)
-            nrel_map = self._nrel[m.effective_rel(self.rel)] if m.USES_REL else None
-            nrel = [nrel_map[t] for t in s_topics] if nrel_map is not None else [0] * n_s
-            ceiling_vals: list[float] | None = None
-            num: list[float]
-            den: list[float]
-            if isinstance(m, R | P | Success):
-                hits = [float(bisect_right(rr, k)) for rr in relevant_ranks(th)]
-                if isinstance(m, R):
-                    num, den = hits, [float(x) for x in nrel]
-                    ceiling_vals = [_div(float(min(k, x)), float(x)) for x in nrel]
-                elif isinstance(m, P):
-                    num, den = hits, [float(k)] * n_s
-                    ceiling_vals = [min(k, x) / float(k) for x in nrel]
-                else:
-                    num, den = [1.0 if h > 0 else 0.0 for h in hits], [1.0] * n_s
-            elif isinstance(m, RR):
-                firsts = [rr[0] if rr and rr[0] <= k else 0 for rr in relevant_ranks(th)]
-                num = [1.0 if f else 0.0 for f in firsts]
-                den = [float(f) if f else 1.0 for f in firsts]
-            elif isinstance(m, nDCG):
-                disc = discounts(k if not rows else min(k, max((jr[-1][0] for jr in rows if jr), default=0)))
-                num = []
-                for jr in rows:
-                    s = 0.0
-                    for r, g in jr:
-                        if r > k:
-                            break
-                        s += gain(g, m.dcg) * disc[r]
-                    num.append(s)
-                ideal = self._ideal(k, m.dcg)
-                den = [ideal[t] for t in s_topics]
-            elif isinstance(m, Judged):
-                num = [float(bisect_right(jr, k)) for jr in judged_ranks]
-                den = [float(min(k, x)) for x in n_ret]
-            else:  # pragma: no cover - every registered measure is handled above
-                raise ValidationError(f"no scorer for measure {m}")
+            num, den, ceiling_vals = self._values(m, lists)
             vals = [_div(a, b) for a, b in zip(num, den, strict=True)]
             n_m = n_s
             if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
@@ -392,7 +384,7 @@ class SmallEvaluator:
                 measure=m,
                 n_topics=n_m,
                 macro=numpy_nanmean(vals) if n_m else math.nan,
-                micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
+                micro=micro_of(m, sum_num, sum_den) if m.HAS_MICRO and n_s else None,
                 ceiling=(numpy_mean(ceiling_vals) if n_s else math.nan) if ceiling_vals is not None else None,
                 sum_value=numpy_sum([v if v == v else 0.0 for v in vals]),
                 sum_numerator=sum_num,
@@ -402,7 +394,7 @@ class SmallEvaluator:
         th_rel = max(self.rel, 0)
         nrel_s = [float(self._nrel[self.rel][t]) for t in s_topics]
         novelty: dict[int, NoveltyAtK] = {}
-        for k in sorted({m.cutoff for m in self.measures}):
+        for k in sorted({m.cutoff for m in self.measures if m.cutoff is not None}):
             returned = [min(k, x) for x in n_ret]
             unj = [ret - bisect_right(jr, k) for ret, jr in zip(returned, judged_ranks, strict=True)]
             hits_k = [float(bisect_right(rr, k)) for rr in relevant_ranks(th_rel)]
@@ -419,7 +411,7 @@ class SmallEvaluator:
                 total_unjudged=sum(unj),
                 total_returned=sum(returned),
             )
-        kmax = max(m.cutoff for m in self.measures)
+        kmax = max((m.cutoff for m in self.measures if m.cutoff is not None), default=0)
         novel: dict[str, list[tuple[int, str]]] = {}
         if keep_documents:
             for t, docs in run.ranked.items():
@@ -448,6 +440,111 @@ class SmallEvaluator:
             scorer=SMALL_SCORER_ID,
             documents_kept=keep_documents,
         )
+
+    def _nonrelevant(self, rel: int) -> dict[str, int]:
+        """|N| per qrels topic: judged non-relevant documents, 0 <= grade < rel (trec_eval ``bpref``'s)."""
+        if rel not in self._nnonrel:
+            self._nnonrel[rel] = {t: sum(1 for g in docs.values() if 0 <= g < rel) for t, docs in self.qrels.items()}
+        return self._nnonrel[rel]
+
+    def _values(self, m: Measure, lists: _TopicLists) -> tuple[list[float], list[float], list[float] | None]:
+        """(numerators, denominators, ceilings or None) of ``m`` per evaluated topic: ``Evaluator._values``'s
+        numbers, each sum added in rank order as ``np.bincount`` adds."""
+        s_topics, rows, n_ret = lists.topics, lists.rows, lists.n_ret
+        n_s = len(s_topics)
+        k = m.cutoff
+        depth = k if k is not None else math.inf
+        th = max(m.effective_rel(self.rel), 0)
+        nrel_map = self._nrel[m.effective_rel(self.rel)] if m.USES_REL else None
+        nrel = [nrel_map[t] for t in s_topics] if nrel_map is not None else [0] * n_s
+        ones = [1.0] * n_s
+        if isinstance(m, R | P | Success | NumRelRet):
+            hits = [float(bisect_right(rr, depth)) for rr in lists.relevant_ranks(th)]
+            if isinstance(m, R):
+                return hits, [float(x) for x in nrel], [_div(float(min(m.cutoff, x)), float(x)) for x in nrel]
+            if isinstance(m, P):
+                return hits, [float(m.cutoff)] * n_s, [min(m.cutoff, x) / float(m.cutoff) for x in nrel]
+            if isinstance(m, Success):
+                return [1.0 if h > 0 else 0.0 for h in hits], ones, None
+            return hits, ones, None
+        if isinstance(m, RR):
+            firsts = [rr[0] if rr and rr[0] <= m.cutoff else 0 for rr in lists.relevant_ranks(th)]
+            return [1.0 if f else 0.0 for f in firsts], [float(f) if f else 1.0 for f in firsts], None
+        if isinstance(m, nDCG):
+            k = m.cutoff
+            disc = discounts(k if not rows else min(k, max((jr[-1][0] for jr in rows if jr), default=0)))
+            num = []
+            for jr in rows:
+                s = 0.0
+                for r, g in jr:
+                    if r > k:
+                        break
+                    s += gain(g, m.dcg) * disc[r]
+                num.append(s)
+            ideal = self._ideal(k, m.dcg)
+            return num, [ideal[t] for t in s_topics], None
+        if isinstance(m, Judged):
+            num = [float(bisect_right(jr, m.cutoff)) for jr in lists.judged_ranks]
+            return num, [float(min(m.cutoff, x)) for x in n_ret], None
+        if isinstance(m, AP):
+            num = []
+            for rr in lists.relevant_ranks(th):
+                s = 0.0
+                for count, r in enumerate(rr, 1):
+                    if r > depth:
+                        break
+                    s += count / r  # P@rank at each relevant retrieved document
+                num.append(s)
+            den = [float(x) for x in nrel]
+            return num, den, [_div(float(min(k, x)), float(x)) for x in nrel] if k is not None else None
+        if isinstance(m, Rprec):
+            return [float(bisect_right(rr, x)) for rr, x in zip(lists.relevant_ranks(th), nrel, strict=True)], \
+                [float(x) for x in nrel], None
+        if isinstance(m, Bpref):
+            nonrel = self._nonrelevant(th)
+            num = []
+            for t, jr, n_rel in zip(s_topics, rows, nrel, strict=True):
+                n_non = nonrel[t]
+                s = 0.0
+                above = 0
+                for _r, g in jr:
+                    if g < 0:  # in the pool, not judged (trec_eval): skipped
+                        continue
+                    if g < th:
+                        above += 1
+                    else:
+                        s += 1.0 - min(above, n_rel) / max(min(n_non, n_rel), 1) if above > 0 else 1.0
+                num.append(s)
+            return num, [float(x) for x in nrel], None
+        if isinstance(m, RBP):
+            rel_ranks = lists.relevant_ranks(th)
+            table = rbp_powers(m.p, max((rr[-1] for rr in rel_ranks if rr), default=0))
+            num = []
+            for rr in rel_ranks:
+                s = 0.0
+                for r in rr:
+                    if r > depth:
+                        break
+                    s += table[r]
+                num.append((1.0 - m.p) * s)
+            return num, ones, None
+        if isinstance(m, RBPResidual):
+            depths = [x if k is None else min(k, x) for x in n_ret]
+            table = rbp_powers(m.p, max(depths, default=0) + 1)
+            num = []
+            for d, ranks in zip(depths, lists.judged_ranks, strict=True):
+                seen = set(ranks)
+                s = 0.0
+                for r in range(1, d + 1):
+                    if r not in seen:
+                        s += table[r]
+                num.append(table[d + 1] + (1.0 - m.p) * s)
+            return num, ones, None
+        if isinstance(m, NumRel):
+            return [float(x) for x in nrel], ones, None
+        if isinstance(m, NumRet):
+            return [float(x if k is None else min(k, x)) for x in n_ret], ones, None
+        raise ValidationError(f"no scorer for measure {m}")  # pragma: no cover - every registered measure is above
 
     def _curve(self, judged: Mapping[str, list[tuple[int, int]]], s_topics: tuple[str, ...], nrel_s: list[float],
                n_ret: list[int], th: int) -> RecallCurve:
