@@ -35,6 +35,28 @@ Semantics (each pinned by tests in ``tests/scoring``):
   the retrieved ones; gain = grade (``dcg='log2'``, trec_eval ``ndcg_cut``) or
   2^grade - 1 (``dcg='exp-log2'``); discount log2(rank + 1); negative grades
   gain 0; value 0 when IDCG = 0.
+* **Measures of the whole ranking** (``AP``, ``Rprec``, ``Bpref``, ``RBP``,
+  the counts; definitions in ``scoring.measures``): without ``@k`` every
+  document the run returned counts, as trec_eval without ``-M``.
+  ``numerator`` / ``denominator``: AP = sum of P@rank over the relevant
+  retrieved / |R|; Rprec = relevant in the top |R| / |R|; Bpref = sum of the
+  preference terms / |R|; RBP and its residual = the value / 1; a count =
+  the count / 1. ``AP@k``'s ceiling is mean(min(k, |R|) / |R|).
+* **Unjudged documents** are non-relevant for AP, Rprec and RBP; Bpref skips
+  them, and skips negative grades too (trec_eval reads them as "in the pool,
+  not judged"; |N| counts grades 0 <= g < rel); ``RBP_residual`` is made of
+  them: (1 - p) * sum of p^(rank - 1) over the unjudged retrieved, plus p^d
+  for the ranks beyond the depth d = min(k, returned). (trec_eval's
+  ``rbp_resid`` adds the p^d tail only when some document is unjudged, and
+  counts a negative grade as unjudged; here a negative grade is a judgment,
+  as for Judged@k and in ir_measures' cwl_eval provider.)
+* **Missing topics under "zero"** are scored as an empty ranking: every
+  measure of the run is 0, except ``NumRel`` (|R|, a property of the qrels,
+  as trec_eval ``-c`` counts it) and ``RBP_residual`` (1: nothing was seen, so
+  all of RBP's weight is unknown).
+* **Counts** (``NumRelRet``, ``NumRel``, ``NumRet``): macro = the mean per
+  topic, micro = the total over the topics (trec_eval's ``all`` line prints
+  the total for ``num_rel_ret``, ``num_rel``, ``num_ret``).
 * **Numbers.** Full precision, each ``TopicMetric`` with its numerator and
   denominator; rounding happens only in ``workbench.reports``.
 
@@ -44,8 +66,12 @@ small pure-Python implementation kept as a test oracle).
 
 Source:
     trec_eval (usnistgov/trec_eval) ``recall_k``, ``P_k``, ``ndcg_cut``,
-    ``recip_rank``, ``success_k``; ir_measures ``Judged@k``; micro/macro
-    averaging after Sebastiani, ACM CSUR 2002, doi:10.1145/505282.505283.
+    ``recip_rank``, ``success_k``, ``map`` and ``map_cut`` (``m_map.c``,
+    ``m_map_cut.c``), ``Rprec`` (``m_Rprec.c``), ``bpref`` (``m_bpref.c``),
+    ``rbp`` and ``rbp_resid`` (``m_rbp.c``, ``m_rbp_resid.c``), ``num_rel_ret``,
+    ``num_rel``, ``num_ret``; ir_measures ``Judged@k``; RBP: Moffat & Zobel,
+    ACM TOIS 2008, doi:10.1145/1416950.1416952; micro/macro averaging after
+    Sebastiani, ACM CSUR 2002, doi:10.1145/505282.505283.
 """
 
 from __future__ import annotations

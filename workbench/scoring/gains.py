@@ -1,10 +1,12 @@
-"""nDCG's gains and discounts, shared by both scorers so that their sums agree bit for bit.
+"""nDCG's gains and discounts and RBP's weights, shared by both scorers so that their sums agree bit for bit.
 
 * gain of a grade g: 0 for g <= 0; g (``dcg='log2'``, trec_eval ``ndcg_cut``);
   2^g - 1 (``dcg='exp-log2'``), exact for every integer grade (``ldexp``), inf
   once 2^g overflows a float64 (g >= 1024; reports say it is not finite).
 * discount at rank r (1-based): 1 / log2(r + 1), from the C library's
   ``log2`` (as trec_eval), kept in one table.
+* RBP's weight at rank r before its (1 - p) factor: p^(r - 1), from the C
+  library's ``pow``, kept in one table per p (``rbp_powers``).
 
 Source:
     Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques",

@@ -292,7 +292,20 @@ class Rprec(Measure):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Bpref(Measure):
-    """Binary preference over judged documents (trec_eval ``bpref``, Buckley & Voorhees, SIGIR 2004)."""
+    """Binary preference over judged documents only (trec_eval ``bpref``).
+
+    Bpref = (1 / |R|) * sum over the judged relevant retrieved d of
+    (1 - min(n_d, |R|) / min(|N|, |R|)), with n_d the judged non-relevant
+    documents ranked above d (the term is 1 when n_d = 0) and |N| the judged
+    non-relevant documents of the topic, 0 <= grade < rel. Unjudged documents
+    and negative grades are skipped, neither relevant nor non-relevant.
+
+    Source:
+        Buckley & Voorhees, "Retrieval evaluation with incomplete information",
+        SIGIR 2004, doi:10.1145/1008992.1009000; trec_eval ``m_bpref.c``
+        (usnistgov/trec_eval: the min(|N|, |R|) normaliser, ``te_form_res_rels``'s
+        negative grade = in the pool but unjudged).
+    """
 
     rel: int | None = None
     NAME: ClassVar[str] = "Bpref"
@@ -323,7 +336,19 @@ class RBP(Measure):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class RBPResidual(Measure):
-    """RBP's residual: the weight of the unjudged retrieved documents plus p^d beyond the depth d."""
+    """RBP's residual: the weight of the unjudged retrieved documents plus p^d beyond the depth d.
+
+    RBP_residual = (1 - p) * sum over the unjudged retrieved (within k) of
+    p^(rank - 1) + p^d, d = min(k, returned): the most RBP could still rise if
+    every unjudged document and every rank the run did not reach were relevant.
+    Named ``RBP_residual(p=...)`` so that ``parse_measure(str(m)) == m``; a
+    report of ``RBP(p=...)`` gets it beside the value (``with_residuals``).
+
+    Source:
+        Moffat & Zobel, ACM TOIS 2008, doi:10.1145/1416950.1416952 (the
+        residual); trec_eval ``m_rbp_resid.c`` (which drops the p^d tail when
+        nothing is unjudged, and counts a negative grade as unjudged: not here).
+    """
 
     p: float = 0.8
     NAME: ClassVar[str] = "RBP_residual"

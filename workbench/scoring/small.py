@@ -11,14 +11,17 @@ recall-curve point and relevant-document rank) with plain Python lists, and
 **Bit-identical, not merely close.** Every float is made by the same IEEE
 operations in the same order as the columnar scorer:
 
-* per-topic sums (nDCG's gains, IDCG) are added one document at a time in rank
-  order, as ``np.bincount`` adds its weights;
+* per-topic sums (nDCG's gains, IDCG, AP's precisions, Bpref's terms, RBP's
+  weights and its residual's) are added one document at a time in rank order,
+  as ``np.bincount`` adds its weights, each term made by the same operations
+  (``count / rank``, ``1.0 - min(n, R) / min(N, R)``);
 * means and totals over topics (``macro``, ``sum_value``, the ceiling, the
   micro sums) are numpy's pairwise sums (``numpy_sum``), not ``math.fsum`` and
   not a left-to-right loop;
 * the recall curve adds the topics' contributions in the run's topic order
   (the columnar scorer's row order), then accumulates over ranks;
-* discounts come from one table, ``gains.discount``, which both scorers use.
+* discounts and RBP's weights come from one table each (``gains.discounts``,
+  ``gains.rbp_powers``), which both scorers use.
 
 ``tests/scoring/test_small.py`` checks identity on many random qrels and runs
 (ties, graded and negative grades, missing, ignored and excluded topics, every
@@ -26,7 +29,7 @@ measure kind and policy) and on the sample collection.
 
 The semantics are those of ``scoring.evaluate`` (its module docstring: order,
 relevant set, topics, missing topics, averages, Judged@k's 0/0, ceilings, strict
-ideal nDCG); this module adds none of its own.
+ideal nDCG, the measures of the whole ranking); this module adds none of its own.
 
 Source:
     numpy's pairwise summation (``numpy/_core/src/umath/loops_utils.h.src``,
