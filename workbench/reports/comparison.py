@@ -86,7 +86,7 @@ def render_comparison(
 
         lines += comparison_slice_lines(slices, slice_p or [None] * len(slices), slice_keys or {}, c.run_a, c.run_b)
     lines.append("")
-    within = f"in the top {c.measure.cutoff}" if c.measure.cutoff is not None else "returned"
+    within = f"in the top {c.measure.cutoff}" if c.measure.cutoff is not None else "in the ranking"
     lines.append(f"per topic, largest losses first; lost/gained: relevant documents {within} of only A / only B")
     lines.append(table(["topic", c.run_a, c.run_b, "delta", "lost", "gained"],
                        [[d.topic_id, number(d.a), number(d.b), number(d.delta), str(len(d.lost)), str(len(d.gained))]
