@@ -177,59 +177,58 @@ def _check_p(name: str, p: object) -> None:
         )
 
 
+# Each @dataclass costs a few tenths of a millisecond at import (it writes and compiles __init__,
+# __eq__, __hash__, ...), which every `workbench score` pays; measures that add no field subclass a
+# decorated base (_WithRel, _RelAtK) and are plain classes: the same methods, none generated again.
+
+
 @dataclass(frozen=True, slots=True, repr=False)
-class R(Measure):
-    """Recall at k: |top-k ∩ R| / |R| (trec_eval ``recall_k``)."""
+class _WithRel(Measure):
+    """A measure with its own relevance threshold ``rel`` (None: the evaluation's)."""
+
+    rel: int | None = None
+
+    def __post_init__(self) -> None:
+        Measure.__post_init__(self)
+        _check_rel(self.NAME, self.rel)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class _RelAtK(_WithRel):
+    """A measure with a required cutoff and its own relevance threshold (``R(rel=2)@10``)."""
 
     cutoff: int
-    rel: int | None = None
+
+
+class R(_RelAtK):
+    """Recall at k: |top-k ∩ R| / |R| (trec_eval ``recall_k``)."""
+
+    __slots__ = ()
     NAME: ClassVar[str] = "R"
     HAS_CEILING: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class P(Measure):
+class P(_RelAtK):
     """Precision at k: |top-k ∩ R| / k (trec_eval ``P_k``; k even when fewer were returned)."""
 
-    cutoff: int
-    rel: int | None = None
+    __slots__ = ()
     NAME: ClassVar[str] = "P"
     HAS_CEILING: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class RR(Measure):
+class RR(_RelAtK):
     """Reciprocal rank of the first relevant document within k (0 when none)."""
 
-    cutoff: int
-    rel: int | None = None
+    __slots__ = ()
     NAME: ClassVar[str] = "RR"
     HAS_MICRO: ClassVar[bool] = False
 
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Success(Measure):
+class Success(_RelAtK):
     """1 when any relevant document is in the top k, else 0 (trec_eval ``success_k``)."""
 
-    cutoff: int
-    rel: int | None = None
+    __slots__ = ()
     NAME: ClassVar[str] = "Success"
-
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -258,40 +257,29 @@ class Judged(Measure):
     USES_REL: ClassVar[bool] = False
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class AP(Measure):
+class AP(_WithRel):
     """Average precision: sum over the relevant retrieved of P@rank, divided by |R| (trec_eval ``map``).
 
     ``AP@k`` counts the relevant documents within k and still divides by |R|
     (trec_eval ``map_cut_k``); its ceiling is min(k, |R|) / |R|.
     """
 
-    rel: int | None = None
+    __slots__ = ()
     NAME: ClassVar[str] = "AP"
     CUTOFF: ClassVar[CutoffRule] = "optional"
     HAS_MICRO: ClassVar[bool] = False
     HAS_CEILING: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Rprec(Measure):
+class Rprec(_WithRel):
     """R-precision: |top-|R| ∩ R| / |R|, precision at rank |R| (trec_eval ``Rprec``)."""
 
-    rel: int | None = None
+    __slots__ = ()
     NAME: ClassVar[str] = "Rprec"
     CUTOFF: ClassVar[CutoffRule] = "none"
 
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Bpref(Measure):
+class Bpref(_WithRel):
     """Binary preference over judged documents only (trec_eval ``bpref``).
 
     Bpref = (1 / |R|) * sum over the judged relevant retrieved d of
@@ -307,14 +295,10 @@ class Bpref(Measure):
         negative grade = in the pool but unjudged).
     """
 
-    rel: int | None = None
+    __slots__ = ()
     NAME: ClassVar[str] = "Bpref"
     CUTOFF: ClassVar[CutoffRule] = "none"
     HAS_MICRO: ClassVar[bool] = False
-
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -362,38 +346,28 @@ class RBPResidual(Measure):
         _check_p(self.NAME, self.p)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class NumRelRet(Measure):
+class NumRelRet(_WithRel):
     """Relevant documents retrieved (within k for ``NumRelRet@k``; trec_eval ``num_rel_ret``)."""
 
-    rel: int | None = None
+    __slots__ = ()
     NAME: ClassVar[str] = "NumRelRet"
     CUTOFF: ClassVar[CutoffRule] = "optional"
     IS_COUNT: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
-
-@dataclass(frozen=True, slots=True, repr=False)
-class NumRel(Measure):
+class NumRel(_WithRel):
     """|R|, the topic's relevant documents in the qrels (trec_eval ``num_rel``)."""
 
-    rel: int | None = None
+    __slots__ = ()
     NAME: ClassVar[str] = "NumRel"
     CUTOFF: ClassVar[CutoffRule] = "none"
     IS_COUNT: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        Measure.__post_init__(self)
-        _check_rel(self.NAME, self.rel)
 
-
-@dataclass(frozen=True, slots=True, repr=False)
 class NumRet(Measure):
     """Documents retrieved (min(k, retrieved) for ``NumRet@k``; trec_eval ``num_ret``)."""
 
+    __slots__ = ()
     NAME: ClassVar[str] = "NumRet"
     CUTOFF: ClassVar[CutoffRule] = "optional"
     USES_REL: ClassVar[bool] = False
@@ -419,9 +393,11 @@ def register(cls: type[Measure]) -> type[Measure]:
 for _cls in (R, P, nDCG, RR, Success, Judged, AP, Rprec, Bpref, RBP, RBPResidual, NumRelRet, NumRel, NumRet):
     register(_cls)
 
-_SYNTAX = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$")
-_PARAM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+?)\s*$")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?")
+# Patterns as text, compiled on first use (``re``'s cache): the default report parses no name.
+_SYNTAX = r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*(\d+))?\s*$"
+_PARAM = r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+?)\s*$"
+_FLOAT = r"[+-]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][+-]?\d+)?"
+"""A decimal number (``0.8``, ``.95``, ``1e-3``)."""
 
 
 def _param_value(text: str) -> object:
@@ -429,7 +405,7 @@ def _param_value(text: str) -> object:
         return text[1:-1]
     if re.fullmatch(r"[+-]?\d+", text):
         return int(text)
-    if _FLOAT.fullmatch(text):
+    if re.fullmatch(_FLOAT, text):
         value = float(text)
         if math.isfinite(value):
             return value
@@ -462,7 +438,7 @@ def parse_measure(text: str) -> Measure:
         >>> str(parse_measure("nDCG(dcg=\\"exp-log2\\")@10")), str(parse_measure("RBP"))
         ("nDCG(dcg='exp-log2')@10", 'RBP(p=0.8)')
     """
-    m = _SYNTAX.match(text)
+    m = re.match(_SYNTAX, text)
     if not m:
         raise ValidationError(
             f"expected a measure such as R@100, nDCG(dcg='exp-log2')@10 or AP, found {text!r}. "
@@ -476,7 +452,7 @@ def parse_measure(text: str) -> Measure:
     kwargs: dict[str, object] = {}
     if inner and inner.strip():
         for part in inner.split(","):
-            pm = _PARAM.match(part)
+            pm = re.match(_PARAM, part)
             if not pm:
                 raise ValidationError(f"{text}: expected param=value inside the parentheses, found {part.strip()!r}.")
             key, raw = pm.group(1), pm.group(2)
@@ -538,7 +514,7 @@ def needs_cutoffs(text: str) -> bool:
         >>> needs_cutoffs("R"), needs_cutoffs("R@10"), needs_cutoffs("AP"), needs_cutoffs("Rprec")
         (True, False, False, False)
     """
-    m = _SYNTAX.match(text)
+    m = re.match(_SYNTAX, text)
     if not m or m.group(3) is not None:
         return False
     cls = REGISTRY.get(m.group(1))
