@@ -539,7 +539,7 @@ class Evaluator:
         s_arr = np.array(s_q, dtype=np.int64)
 
         def unjudged(depth: int | None) -> tuple[np.ndarray, np.ndarray]:
-            u_rows, u_topics = self._prefix_rows(rr, run2q, live, s_index, rows, depth, unjudged=True)
+            u_rows, u_topics = self._unjudged_rows(rr, run2q, live, s_index, rows, depth)
             return u_topics, rr.rank_at(u_rows)
 
         judged = _JudgedRows(jt, jr, jg, n_s, n_ret, s_arr, unjudged)
@@ -693,7 +693,7 @@ class Evaluator:
             return (j.n_ret if k is None else np.minimum(k, j.n_ret)).astype(np.float64), ones, None
         raise ValidationError(f"no scorer for measure {m}")  # pragma: no cover - every registered measure is above
 
-    def _prefix_rows(
+    def _unjudged_rows(
         self,
         rr: RankedRun,
         run2q: np.ndarray,
@@ -701,11 +701,9 @@ class Evaluator:
         s_index: np.ndarray,
         judged_rows: np.ndarray,
         depth: int | None,
-        *,
-        unjudged: bool,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, topic positions) of the live topics' results within rank ``depth`` (None: all), in row order;
-        with ``unjudged`` only the rows that have no judgment."""
+        """(rows, topic positions) of the live topics' results within rank ``depth`` (None: all) that have
+        no judgment, in row order (each topic's rows in rank order)."""
         codes = [c for c, i in enumerate(run2q.tolist()) if i >= 0 and live[i]]
         if not codes:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -719,12 +717,10 @@ class Evaluator:
         np.cumsum(lengths[:-1], out=offsets[1:])
         rows = np.repeat(first - offsets, lengths) + np.arange(total, dtype=np.int64)
         topic_index = np.repeat(s_index[run2q[c_arr]], lengths)
-        if unjudged:
-            is_judged = np.zeros(len(rr.topic_codes), dtype=bool)
-            is_judged[judged_rows] = True
-            keep = ~is_judged[rows]
-            rows, topic_index = rows[keep], topic_index[keep]
-        return rows, topic_index
+        is_judged = np.zeros(len(rr.topic_codes), dtype=bool)
+        is_judged[judged_rows] = True
+        keep = ~is_judged[rows]
+        return rows[keep], topic_index[keep]
 
     def _novel_documents(
         self,
@@ -737,7 +733,7 @@ class Evaluator:
         kmax: int,
     ) -> NovelDocuments:
         """Rows of live topics within rank kmax that have no judgment."""
-        rows, topic_index = self._prefix_rows(rr, run2q, live, s_index, judged_rows, kmax, unjudged=True)
+        rows, topic_index = self._unjudged_rows(rr, run2q, live, s_index, judged_rows, kmax)
         if len(rows) == 0:
             w = rr.doc_words.shape[1]
             return NovelDocuments(topics, np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros((0, w), np.uint64), kmax)
