@@ -86,7 +86,7 @@ def evaluate_runs(request: ScoreRequest, loaded: Loaded, scope: Scope, env: Scor
             dropped_any.update(evaluator.missing_topics(rr, run_ref.failed_topics))  # type: ignore[arg-type]
         base = topics if topics is not None else scope.qrels_topics
         topics = tuple(t for t in base if t not in dropped_any)
-    cutoffs = sorted({m.cutoff for m in loaded.measures})
+    cutoffs = sorted({m.cutoff for m in loaded.measures if m.cutoff is not None})
     for i in range(n):
         t0 = time.perf_counter()
         pair = loaded_runs[i] or _read_audited(request, loaded, scope, env, i, out)
