@@ -7,6 +7,7 @@
 - the workflow block of docs/workflow.md runs as written on a fresh store (8 Cranfield topics, the
   judgments imported from files instead of the UI), then docs/scoring.md's Python example on its files;
 - every ``workbench`` command line of the pages' bash blocks parses (commands, options, required ones);
+- the example of docs/scoring.md's measures of the whole ranking runs as written and prints its table;
 - (slow) the README's headline tables are what ``workbench demo cranfield`` prints, verbatim.
 """
 
@@ -135,6 +136,22 @@ def test_the_smart_example_of_the_formats_page_runs_as_written(tmp_path):
     assert "qrels columns: 4 columns, doc ids in column 2: query doc ignore grade (SMART layout)" in done.stdout
     # the score: both judged topics find every relevant document within 10 (see tests/cli/test_convert_smart.py)
     assert "run bm25: 2 topics" in done.stdout and re.search(r"^R@10 +1\.0000 1\.0000", done.stdout, re.M), done.stdout
+
+
+def test_the_measures_example_of_the_scoring_page_runs_as_written_and_prints_its_table(tmp_path):
+    text = (DOCS / "scoring.md").read_text(encoding="utf-8")
+    section = re.search(r"^## Measures of the whole ranking\n(.*?)(?=^## )", text, re.M | re.S)
+    assert section is not None
+    (script,) = re.findall(r"^```bash\n(.*?)^```", section.group(1), re.M | re.S)
+    (printed,) = re.findall(r"^```text\n(.*?)^```", section.group(1), re.M | re.S)
+    assert script.count("/tmp/measures.duckdb") == 1
+    script = script.replace("/tmp/measures.duckdb", str(tmp_path / "m.duckdb"))  # a store of this test's own
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               HF_HUB_OFFLINE="1")
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(printed), done.stdout
 
 
 def _headline_blocks() -> list[str]:

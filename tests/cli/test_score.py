@@ -134,7 +134,9 @@ def test_missing_topics_fail_with_one_line_and_the_policy_options(capsys, files,
 def test_bad_input_is_one_error_line(capsys, files, write):
     q, a, _ = files
     code, _, err = cli(capsys, "score", a, "--qrels", q, "-m", "recall@10")
-    assert code == 2 and "unknown measure 'recall'; known: Judged, P, R, RR, Success, nDCG" in err
+    from workbench.scoring.measures import REGISTRY
+
+    assert code == 2 and f"unknown measure 'recall'; known: {', '.join(sorted(REGISTRY))}" in err
     code, _, err = cli(capsys, "score", a, "--qrels", q, "--format", "xml")
     assert code == 2 and "--format" in err  # a usage error (issue 9: one exit-code convention)
     bad = write("bad.run", "1 Q0 a 1 1.0 s\n1 Q0 b 2\n")
@@ -261,3 +263,52 @@ def test_dash_is_standard_input_even_beside_a_file_named_dash(capsys, files, tmp
     (ra,) = doc["runs"]
     assert ra["run"] == "bm25"
     assert ra["measures"]["R@2"]["macro"] == pytest.approx((2 / 3 + 1) / 2)
+
+
+def test_score_measures_of_the_whole_ranking_in_every_format(capsys, files):
+    # Run A: topic 1 = a, d9, d10 (|R| = 3 {a, d9, z}, d10 unjudged, no judged non-relevant);
+    # topic 2 = x, c (|R| = 1 {c}, x unjudged). Topic 3 has |R| = 0.
+    q, a, _ = files
+    args = ["score", a, "--qrels", q, "-m", "AP", "-m", "Rprec", "-m", "Bpref", "-m", "RBP(p=0.5)", "-m", "NumRelRet",
+            "-m", "NumRel", "-m", "NumRet"]
+    code, out, err = cli(capsys, *args, "--format", "json")
+    assert code == 0, err
+    ms = json.loads(out)["runs"][0]["measures"]
+    assert list(ms) == ["AP", "Rprec", "Bpref", "RBP(p=0.5)", "RBP_residual(p=0.5)", "NumRelRet", "NumRel", "NumRet"]
+    assert ms["AP"]["macro"] == pytest.approx(((1 / 1 + 2 / 2) / 3 + (1 / 2) / 1) / 2)
+    assert ms["Rprec"]["macro"] == pytest.approx((2 / 3 + 0 / 1) / 2)
+    assert ms["Bpref"]["macro"] == pytest.approx((2 / 3 + 1 / 1) / 2)
+    assert ms["RBP(p=0.5)"]["macro"] == pytest.approx((0.5 * (1 + 0.5) + 0.5 * 0.5) / 2)
+    assert ms["RBP_residual(p=0.5)"]["macro"] == pytest.approx((0.5 * 0.5**2 + 0.5**3 + 0.5 * 1 + 0.5**2) / 2)
+    assert (ms["NumRelRet"]["micro"], ms["NumRel"]["micro"], ms["NumRet"]["micro"]) == (3, 4, 5)
+    assert ms["NumRelRet"]["macro"] == pytest.approx(3 / 2) and ms["AP"]["micro"] is None
+    code, out, _ = cli(capsys, *args)
+    lines = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.strip()}
+    assert lines["AP"][:2] == [f"{((1 + 1) / 3 + 1 / 2) / 2:.4f}", "-"]
+    assert lines["NumRelRet"][:2] == ["1.5000", "3"] and lines["NumRet"][:2] == ["2.5000", "5"]
+    assert any(x.startswith("RBP(p=0.5): 0.5000 over the judged documents, at most 1.0000 with its residual")
+               for x in out.splitlines())
+    code, out, _ = cli(capsys, *args, "--format", "csv")
+    rows = {(r["measure"], r["aggregate"]): r for r in csv.DictReader(io.StringIO(out))}
+    assert (rows[("NumRelRet", "micro")]["value"], rows[("NumRelRet", "micro")]["denominator"]) == ("3.0", "1.0")
+    assert ("AP", "micro") not in rows and ("RBP_residual(p=0.5)", "macro") in rows
+
+
+def test_a_cutoff_where_the_measure_has_none_is_a_usage_error(capsys, files):
+    q, a, _ = files
+    code, _, err = cli(capsys, "score", a, "--qrels", q, "-m", "Rprec@10")
+    assert code == 2 and "Rprec: expected no cutoff" in err
+    code, _, err = cli(capsys, "score", a, "--qrels", q, "-m", "RBP(p=2)")
+    assert code == 2 and "strictly between 0 and 1" in err
+    code, out, _ = cli(capsys, "score", "--help")
+    assert code == 0 and "Rprec" in out and "NumRelRet" in out and "RBP(p=0.8)" in out
+
+
+def test_compare_on_ap_counts_documents_anywhere_in_the_ranking(capsys, files):
+    q, a, b = files
+    code, out, err = cli(capsys, "compare", a, b, "--qrels", q, "-m", "AP")
+    assert code == 0, err
+    # B finds a at rank 2 and c at rank 1, d9 nowhere: topic 1 loses d9; AP B = (1/2) / 3, 1.
+    assert "lost/gained: relevant documents in the ranking of only A / only B" in out
+    assert f"mean bm25 {((2 / 3) + 1 / 2) / 2:.4f}, dense {((1 / 2) / 3 + 1) / 2:.4f}" in out
+    assert "lost and gained in the ranking:" in out and "lost    d9(g2:2->-)" in out

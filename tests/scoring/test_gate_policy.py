@@ -55,6 +55,7 @@ def test_per_measure_bounds_and_selectors():
     ("[gate]\nk = 5\n\n[gates]\nx = 1\n", 4, "unknown table [gates]"),
     ("[gate]\nk = 5\nmeasures = [\"Recall@5\"]\n", 3, "measure 'Recall@5'"),
     ("[gate]\nk = 5\nmeasures = [\"nDCG\"]\n", 3, "with a cutoff"),
+    ("[gate]\nk = 5\nmeasures = [\"Rprec@5\"]\n", 3, "expected no cutoff (Rprec has none"),
     ("[gate]\nk = 5\ncorrection = \"sidak\"\n", 3, "expected one of bonferroni, holm, none"),
     ("[gate]\nk = 5\n[macro]\nconfidence = 0.95\n", 3, "missing required key 'min_ci_low'"),
     ("[gate]\nk = 5\n[macro]\nmin_ci_low = -0.01\nconfidence = 1.5\n", 5, "confidence: expected a number in (0, 1)"),
@@ -75,6 +76,11 @@ def test_policy_errors_name_the_file_and_line(text, line, fragment):
     assert (e.path, e.line) == ("policies/gate.toml", line), str(e)
     assert fragment in str(e)
     assert str(e).startswith(f"policies/gate.toml:{line}: ")
+
+
+def test_measures_of_the_whole_ranking_are_gated_without_a_cutoff():
+    p = parse_policy('[gate]\nk = 20\nmeasures = ["AP", "RBP(p=0.9)", "R@20"]\n', "g.toml")
+    assert [str(m) for m in p.measures] == ["AP", "RBP(p=0.9)", "R@20"]
 
 
 def test_key_lines_follow_tables_arrays_of_tables_and_multiline_arrays():

@@ -92,3 +92,77 @@ def test_a_huge_cutoff_is_a_validation_error_not_an_overflow():
 
     with pytest.raises(ValidationError, match=r"expected a cutoff k in 1\.\.1,000,000,000, found 99999999999999999999"):
         parse_measure("R@99999999999999999999")
+
+
+# -- measures of the whole ranking (issue 26): optional and absent cutoffs, decimal parameters --------
+
+@pytest.mark.parametrize(
+    "text",
+    ["AP", "AP@100", "AP(rel=2)", "AP(rel=2)@10", "Rprec", "Rprec(rel=2)", "Bpref", "Bpref(rel=3)",
+     "RBP(p=0.8)", "RBP(p=0.95)@100", "RBP(p=0.5,rel=2)", "RBP_residual(p=0.8)", "RBP_residual(p=0.9)@10",
+     "NumRelRet", "NumRelRet@10", "NumRelRet(rel=2)", "NumRel", "NumRel(rel=2)", "NumRet", "NumRet@1000"],
+)
+def test_new_names_round_trip(text):
+    m = parse_measure(text)
+    assert str(m) == text and parse_measure(str(m)) == m and hash(parse_measure(text)) == hash(m)
+
+
+def test_rbp_always_writes_its_persistence_and_takes_decimal_numbers():
+    from workbench.scoring.measures import RBP
+
+    assert str(parse_measure("RBP")) == "RBP(p=0.8)" and parse_measure("RBP") == RBP(p=0.8)
+    assert parse_measure("RBP( p = .95 )") == RBP(p=0.95) and str(RBP(10, p=0.9)) == "RBP(p=0.9)@10"
+    assert parse_measure("AP") != parse_measure("Rprec")           # same fields, different measures
+    assert parse_measure("AP").cutoff is None and parse_measure("AP@10").cutoff == 10
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [("Rprec@10", "expected no cutoff (Rprec has none"), ("Bpref@5", "expected no cutoff"),
+     ("NumRel@5", "expected no cutoff"), ("nDCG", "nDCG needs a cutoff k"), ("RBP(p=1)", "strictly between 0 and 1"),
+     ("RBP(p=0)", "strictly between 0 and 1"), ("RBP(p=1.5)", "strictly between 0 and 1"),
+     ("RBP(p=nan)", "a decimal number"), ("RBP(p=1e999)", "a decimal number"), ("NumRet(rel=1)", "no parameter 'rel'"),
+     ("RBP_residual(rel=1)", "no parameter 'rel'"), ("AP@0", "cutoff k in 1"), ("Bpref(rel=-1)", "rel to be an integer")],
+)
+def test_bad_new_measures_raise_validation_errors(text, fragment):
+    with pytest.raises(ValidationError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        parse_measure(text)
+
+
+def test_names_needing_a_cutoff_expand_and_the_others_are_taken_as_written():
+    from workbench.scoring.measures import expand_measures, needs_cutoffs, with_residuals
+
+    assert [needs_cutoffs(t) for t in ("R", "R(rel=2)", "R@5", "AP", "Rprec", "RBP", "bogus", "R@")] == \
+        [True, True, False, False, False, False, False, False]
+    assert [str(m) for m in expand_measures(["R(rel=2)", "AP", "AP@5", "NumRet", "nDCG"], [5, 10])] == \
+        ["R(rel=2)@5", "R(rel=2)@10", "AP", "AP@5", "NumRet", "nDCG@5", "nDCG@10"]
+    ms = with_residuals(parse_measures(["RBP(p=0.9)", "AP", "RBP(p=0.5)@10", "RBP_residual(p=0.5)@10", "RBP(p=0.9)"]))
+    assert [str(m) for m in ms] == ["RBP(p=0.9)", "RBP_residual(p=0.9)", "AP", "RBP(p=0.5)@10", "RBP_residual(p=0.5)@10"]
+
+
+def test_new_measure_flags():
+    from workbench.scoring.measures import (
+        AP,
+        RBP,
+        Bpref,
+        NumRel,
+        NumRelRet,
+        NumRet,
+        RBPResidual,
+        Rprec,
+    )
+
+    assert AP.CUTOFF == RBP.CUTOFF == RBPResidual.CUTOFF == NumRelRet.CUTOFF == NumRet.CUTOFF == "optional"
+    assert Rprec.CUTOFF == Bpref.CUTOFF == NumRel.CUTOFF == "none" and R.CUTOFF == "required"
+    assert NumRelRet.IS_COUNT and NumRel.IS_COUNT and NumRet.IS_COUNT and not AP.IS_COUNT
+    assert not AP.HAS_MICRO and not Bpref.HAS_MICRO and not RBP.HAS_MICRO and Rprec.HAS_MICRO
+    assert not RBPResidual.USES_REL and not NumRet.USES_REL and Bpref.USES_REL
+
+
+def test_the_help_list_of_measures_is_computed_from_the_registry():
+    from workbench.scoring.measures import measure_forms
+
+    forms = measure_forms().split(", ")
+    assert len(forms) == len(REGISTRY)
+    assert {"R@k", "AP[@k]", "Rprec", "Bpref", "RBP(p=0.8)[@k]", "RBP_residual(p=0.8)[@k]", "NumRelRet[@k]", "NumRel",
+            "NumRet[@k]"} <= set(forms)

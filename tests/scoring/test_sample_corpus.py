@@ -112,3 +112,40 @@ def test_file_path_scores_like_the_mapping_path(cranfield, bm25_run, tmp_path):
         assert from_file.aggregates[m] == from_map.aggregates[m]
     assert from_file.novel_documents.at(100) == from_map.novel_documents.at(100)
     assert from_file.curve == from_map.curve
+
+
+# -- trec_eval's summary measures (issue 26) ---------------------------------------------------------
+
+WHOLE = ["AP", "AP@10", "AP@100", "Rprec", "Bpref", "NumRelRet", "NumRel", "NumRet"]
+TREC = ["map", "map_cut_10", "map_cut_100", "Rprec", "bpref", "num_rel_ret", "num_rel", "num_ret"]
+
+
+@pytest.mark.parametrize("which", ["bm25_run", "random_run"])
+@pytest.mark.parametrize("rel", [1, 3])
+def test_map_rprec_bpref_and_counts_match_pytrec_eval(cranfield, which, rel, request):
+    qrels = cranfield[0]
+    run = request.getfixturevalue(which)
+    e = evaluate(qrels, run, WHOLE, rel=rel, missing="exclude")
+    assert len(e.topics) > (200 if rel == 1 else 100)
+    names = {"map", "map_cut", "Rprec", "bpref", "num_rel_ret", "num_rel", "num_ret"}
+    oracle = pytrec_eval.RelevanceEvaluator(qrels, names, relevance_level=rel).evaluate(run)
+    for ours, theirs in zip(WHOLE, TREC, strict=True):
+        for t in e.topics:
+            assert e.value(ours, t) == pytest.approx(oracle[t][theirs], abs=1e-12), (ours, t)
+        values = [oracle[t][theirs] for t in e.topics]
+        agg = e.aggregates[e.measures[WHOLE.index(ours)]]
+        all_line = pytrec_eval.compute_aggregated_measure(theirs, values)   # trec_eval's summary line
+        assert (agg.micro if theirs.startswith("num_") else agg.macro) == pytest.approx(all_line, abs=1e-12), ours
+    ref = reference_values(qrels, run, WHOLE, rel=rel)
+    for m in e.measures:
+        assert {t: e.value(m, t) for t in e.topics} == pytest.approx(ref[m], abs=1e-12)
+
+
+def test_rbp_matches_ir_measures_on_the_tie_free_run(cranfield, random_run):
+    qrels = cranfield[0]
+    e = evaluate(qrels, random_run, ["RBP(p=0.8)", "RBP(p=0.95)"], missing="exclude")
+    ms = [ir_measures.RBP(p=0.8, rel=1), ir_measures.RBP(p=0.95, rel=1)]
+    theirs = {(m.measure["p"], m.query_id): m.value for m in ir_measures.iter_calc(ms, qrels, random_run)}
+    for p in (0.8, 0.95):
+        for t in e.topics:
+            assert e.value(f"RBP(p={p})", t) == pytest.approx(theirs[(p, t)], abs=1e-12), (p, t)

@@ -28,7 +28,7 @@ from workbench.ranking import ranked_ids, ranked_ids_of
 from workbench.reports.scores import render_scores
 from workbench.scoring.columns import rank_run, unpack_ids
 from workbench.scoring.evaluate import Evaluation, Evaluator, _discounts, _gains
-from workbench.scoring.gains import discounts, gain
+from workbench.scoring.gains import discounts, gain, rbp_powers
 from workbench.scoring.measures import parse_measures
 from workbench.scoring.small import (
     SMALL_SCORER_ID,
@@ -46,7 +46,12 @@ from workbench.services.evaluation.request import ScoreRequest
 from workbench.types import TopicMetric
 
 MEASURES = ["R@1", "R@5", "R@10", "R@50", "R(rel=2)@10", "P@5", "P(rel=2)@10", "nDCG@10", "nDCG@1000",
-            "nDCG(dcg='exp-log2')@10", "RR@10", "RR(rel=2)@100", "Success@1", "Success@10", "Judged@5", "Judged@60"]
+            "nDCG(dcg='exp-log2')@10", "RR@10", "RR(rel=2)@100", "Success@1", "Success@10", "Judged@5", "Judged@60",
+            "AP", "AP@10", "AP(rel=2)@50", "Rprec", "Rprec(rel=2)", "Bpref", "Bpref(rel=3)", "RBP(p=0.8)",
+            "RBP(p=0.5,rel=2)@10", "RBP_residual(p=0.8)", "RBP_residual(p=0.95)@20", "NumRelRet", "NumRelRet@5",
+            "NumRel", "NumRel(rel=3)", "NumRet", "NumRet@10"]
+WHOLE_RANKING = ["AP", "Rprec", "Bpref", "RBP(p=0.9)", "RBP_residual(p=0.9)", "NumRelRet", "NumRel", "NumRet"]
+"""Measures without a cutoff only: the evaluation has no novelty cutoff and no pool-novel lists."""
 
 
 def _bits(x: object) -> object:
@@ -113,6 +118,17 @@ def test_small_scorer_equals_the_columnar_scorer_bit_for_bit(seed, missing, rel)
     assert not numbers_only.novel_documents.kept and numbers_only.relevant == ()
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("missing", ["zero", "exclude"])
+def test_measures_of_the_whole_ranking_alone_agree_bit_for_bit(seed, missing):
+    qrels, run = _awkward(seed)
+    columnar = Evaluator(qrels, WHOLE_RANKING, missing=missing).evaluate(run, run_name="r")
+    small = SmallEvaluator(qrels, WHOLE_RANKING, missing=missing).evaluate(_small_run(run))
+    assert columnar.novelty == {} and small.novelty == {}
+    assert _plain(small) == _plain(columnar)
+    assert columnar.novel_documents.max_cutoff == small.novel_documents.max_cutoff == 0
+
+
 def test_restricted_topics_failed_topics_and_default_measures_agree():
     qrels, run = _awkward(3)
     topics = sorted(qrels)[::2]
@@ -176,6 +192,9 @@ def test_gains_and_discounts_are_one_table_for_both_scorers():
     ranks = np.array([1, 2, 3, 10, 999], dtype=np.int64)
     assert _discounts(ranks).tolist() == [1 / math.log2(r + 1) for r in ranks.tolist()]
     assert discounts(3)[1:4] == [1.0, 1 / math.log2(3), 0.5]
+    table = rbp_powers(0.8, 4000)
+    assert table[1:4] == [1.0, 0.8, 0.8**2] and all(table[r] == 0.8 ** (r - 1) for r in range(1, 4001))
+    assert table[3500] == 0.0 and rbp_powers(0.8, 10)[:4001] == table   # one shared table, underflow to 0
 
 
 # -- the plain readers ------------------------------------------------------------------------
@@ -331,8 +350,10 @@ def test_small_files_print_what_the_columnar_path_prints(tmp_path, monkeypatch, 
     _write_trec(tmp_path / "a.run", run, "a")
     _write_trec(tmp_path / "b.run", run2, "b")
     runs = [str(tmp_path / "a.run"), str(tmp_path / "b.run")]
-    kw = dict(measures=("R", "nDCG(dcg='exp-log2')@10", "Judged@10", "RR(rel=2)@10"), cutoffs=(1, 10, 100),
-              missing=missing)
+    kw = dict(measures=("R", "nDCG(dcg='exp-log2')@10", "Judged@10", "RR(rel=2)@10", "AP", "Bpref", "RBP(p=0.9)@10",
+                        "NumRelRet"), cutoffs=(1, 10, 100), missing=missing)
+    assert _reports(monkeypatch, True, runs, str(qpath), **kw) == _reports(monkeypatch, False, runs, str(qpath), **kw)
+    kw = dict(measures=tuple(WHOLE_RANKING), missing=missing)
     assert _reports(monkeypatch, True, runs, str(qpath), **kw) == _reports(monkeypatch, False, runs, str(qpath), **kw)
 
 
@@ -345,6 +366,8 @@ def test_the_sample_collection_scores_alike_on_both_paths(tmp_path, monkeypatch)
     _write_trec(tmp_path / "s.run", run, "s")
     args = ([str(tmp_path / "s.run")], str(root / "qrels.reference.txt"))
     assert _reports(monkeypatch, True, *args) == _reports(monkeypatch, False, *args)
+    whole = dict(measures=("AP", "Rprec", "Bpref", "RBP(p=0.8)", "NumRelRet", "NumRel", "NumRet", "AP@10"))
+    assert _reports(monkeypatch, True, *args, **whole) == _reports(monkeypatch, False, *args, **whole)
 
 
 def test_the_reports_creation_time_is_what_datetime_writes():

@@ -192,13 +192,13 @@ def nonempty(what: str) -> Callback:
 
 
 def _check_measure(v: str) -> None:
-    from workbench.scoring.measures import parse_measure
+    from workbench.scoring.measures import needs_cutoffs, parse_measure
 
-    parse_measure(v if "@" in v else f"{v}@10")  # a name without @k is taken at every --k
+    parse_measure(f"{v}@10" if needs_cutoffs(v) else v)  # a name that needs @k and has none is taken at every --k
 
 
 measure: Callback = checked(_check_measure)
-"""A callback for a measure name (``R@100``, ``nDCG(dcg='exp-log2')@10``, or a name without ``@k``)."""
+"""A callback for a measure name (``R@100``, ``nDCG(dcg='exp-log2')@10``, ``AP``, or ``R`` without ``@k``)."""
 
 
 def parse_cutoffs(text: str) -> list[int]:

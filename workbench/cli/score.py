@@ -14,6 +14,7 @@ import typer
 
 from workbench.cli import app, common, options
 from workbench.cli.score_command import opener
+from workbench.scoring.measures import measure_forms
 
 if TYPE_CHECKING:
 
@@ -58,9 +59,10 @@ def score(
     qrels: QrelsOpt,
     measure: Annotated[list[str] | None, typer.Option(
         "--measure", "-m", callback=options.measure,
-        help="Measure, e.g. R@100, nDCG@10, RR(rel=2)@10, nDCG(dcg='exp-log2')@10; repeatable. A name "
-             "without @k is taken at every --k. Default: R@k for each k, nDCG@10, RR@10, P@10, Success@10, "
-             "Judged@10.")] = None,
+        help=f"Measure, repeatable: {measure_forms()} (e.g. R@100, RR(rel=2)@10, nDCG(dcg='exp-log2')@10, AP, "
+             "RBP(p=0.9)). A name that needs @k and has none (R) is taken at every --k; one without @k where it "
+             "is optional (AP) covers the whole ranking. RBP brings its residual. Default: R@k for each k, "
+             "nDCG@10, RR@10, P@10, Success@10, Judged@10.")] = None,
     k: Annotated[str | None, typer.Option(
         "--k", callback=options.cutoffs,
                help="Cutoffs for the R@k rows (and names without @k), e.g. 5,10,20,50,100 (the default).")] = None,
@@ -130,6 +132,9 @@ def score(
 ) -> None:
     """Score runs against qrels: R@k with ceilings, macro and micro, nDCG, RR, P, Success, Judged, pool-novel.
 
+    With -m, trec_eval's and ir_measures' measures of the whole ranking too: AP (MAP), Rprec, Bpref, RBP with
+    its residual, and the counts NumRelRet, NumRel, NumRet (docs/scoring.md gives each definition and source).
+
     Before scoring, the identifier audit (judged-relevant and run ids in the collection version) and each run's
     completion (topics answered) are printed; a subset of the eligible topics is announced in the first line."""
     from workbench.cli.score_command import run_score
@@ -149,7 +154,7 @@ def compare_cmd(
     run_b: Annotated[str, typer.Argument(help="The run compared with it (file or stored name).")],
     qrels: QrelsOpt,
     measure: Annotated[str, typer.Option("--measure", "-m", callback=options.measure,
-                                         help="The measure compared, e.g. R@100.")] = "R@100",
+                                         help="The measure compared, e.g. R@100 or AP.")] = "R@100",
     rel: RelOpt = 1,
     missing: MissingOpt = "fail",
     fmt: FormatOpt = "table",

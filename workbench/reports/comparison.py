@@ -86,16 +86,15 @@ def render_comparison(
 
         lines += comparison_slice_lines(slices, slice_p or [None] * len(slices), slice_keys or {}, c.run_a, c.run_b)
     lines.append("")
-    lines.append(f"per topic, largest losses first; lost/gained: relevant documents in the top {c.measure.cutoff} "
-                 "of only A / only B")
+    within = f"in the top {c.measure.cutoff}" if c.measure.cutoff is not None else "in the ranking"
+    lines.append(f"per topic, largest losses first; lost/gained: relevant documents {within} of only A / only B")
     lines.append(table(["topic", c.run_a, c.run_b, "delta", "lost", "gained"],
                        [[d.topic_id, number(d.a), number(d.b), number(d.delta), str(len(d.lost)), str(len(d.gained))]
                         for d in c.deltas]))
     moved = [d for d in c.deltas if d.lost or d.gained]
     if moved:
         lines.append("")
-        lines.append(f"lost and gained in the top {c.measure.cutoff}: doc(grade: rank in A -> rank in B; "
-                     "- = not returned)")
+        lines.append(f"lost and gained {within}: doc(grade: rank in A -> rank in B; - = not returned)")
         lines += _moved_lines(moved)
     return "\n".join(lines) + "\n"
 

@@ -25,12 +25,13 @@ and a header mapping), so this module depends on no service.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench import jsonout
-from workbench.scoring.measures import R
+from workbench.scoring.measures import RBP, R, RBPResidual
 from workbench.scoring.results import Evaluation, ValueRow, aggregate_rows, topic_rows
 
 if TYPE_CHECKING:
@@ -159,7 +160,8 @@ def _run_table(e: Evaluation, pool_depth: int = 0, eligibility: Mapping[str, Any
             nov = e.novelty[m.cutoff]
             novel = f"{nov.total_unjudged:,} ({_percent(nov.unjudged_share)})"
             high = number(nov.macro_high)
-        row = [str(m), number(a.macro), number(a.micro), number(a.ceiling), novel, high]
+        micro = f"{a.micro:,.0f}" if m.IS_COUNT and a.micro is not None and math.isfinite(a.micro) else number(a.micro)
+        row = [str(m), number(a.macro), micro, number(a.ceiling), novel, high]
         if pool_depth:
             row.append(f"pool depth {pool_depth}" if isinstance(m, R) and m.cutoff >= pool_depth else "")
         if eligibility is not None:
@@ -170,7 +172,26 @@ def _run_table(e: Evaluation, pool_depth: int = 0, eligibility: Mapping[str, Any
         head.append("pooled")
     if eligibility is not None:
         head.append("leaks@k")
-    return table(head, rows)
+    notes = _measure_notes(e)
+    return table(head, rows) + ("\n" + "\n".join(notes) if notes else "")
+
+
+def _measure_notes(e: Evaluation) -> list[str]:
+    """Lines under a run's table for the measures that need them: RBP's range with its residual; counts."""
+    notes = []
+    for m in e.measures:
+        if isinstance(m, RBP):
+            residual = e.aggregates.get(RBPResidual(m.cutoff, p=m.p))
+            if residual is not None:
+                low = e.aggregates[m].macro
+                notes.append(f"{m}: {number(low)} over the judged documents, at most {number(low + residual.macro)} "
+                             "with its residual (every unjudged document and every rank beyond the run's depth "
+                             "relevant; Moffat & Zobel 2008)")
+    counts = [str(m) for m in e.measures if m.IS_COUNT]
+    if counts:
+        notes.append(f"{', '.join(counts)}: counts per topic; macro = their mean, micro = their total over the "
+                     "topics (trec_eval's 'all' line)")
+    return notes
 
 
 def _contributors(header: Mapping[str, Any]) -> dict[str, tuple[int, list[str]]]:
@@ -222,7 +243,7 @@ def _leak_lines(run: str, el: Mapping[str, Any], limit: int | None) -> list[str]
 
 def _per_topic_table(e: Evaluation) -> str:
     kmax = max(e.novelty) if e.novelty else 0
-    head = ["topic"] + [str(m) for m in e.measures] + ["|R|", "returned", f"pool-novel@{kmax}"]
+    head = ["topic"] + [str(m) for m in e.measures] + ["|R|", "returned", f"pool-novel@{kmax}" if kmax else "pool-novel"]
     n_rel: dict[str, int] = {}
     for d in e.relevant:
         n_rel[d.topic_id] = n_rel.get(d.topic_id, 0) + 1

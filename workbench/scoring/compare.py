@@ -294,7 +294,7 @@ def topic_deltas(
     Args:
         a: evaluation of run A (its ``relevant`` gives A's ranks).
         b: evaluation of run B.
-        measure: its cutoff k decides "within k".
+        measure: its cutoff k decides "within k" (a measure without one, ``AP``: returned at all).
         topics: the topics, in the order of ``values_a`` / ``values_b``.
         values_a: A's per-topic values of ``measure``.
         values_b: B's per-topic values.
@@ -316,8 +316,8 @@ def topic_deltas(
         gained: list[tuple[str, int, int | None, int | None]] = []
         for doc, grade, ra in by_topic.get(t, []):
             rb = rank_b.get((t, doc))
-            in_a = ra is not None and ra <= k
-            in_b = rb is not None and rb <= k
+            in_a = ra is not None and (k is None or ra <= k)  # no cutoff (AP): anywhere in the ranking
+            in_b = rb is not None and (k is None or rb <= k)
             if in_a and not in_b:
                 lost.append((doc, grade, ra, rb))
             elif in_b and not in_a:

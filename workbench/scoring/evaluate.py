@@ -35,6 +35,28 @@ Semantics (each pinned by tests in ``tests/scoring``):
   the retrieved ones; gain = grade (``dcg='log2'``, trec_eval ``ndcg_cut``) or
   2^grade - 1 (``dcg='exp-log2'``); discount log2(rank + 1); negative grades
   gain 0; value 0 when IDCG = 0.
+* **Measures of the whole ranking** (``AP``, ``Rprec``, ``Bpref``, ``RBP``,
+  the counts; definitions in ``scoring.measures``): without ``@k`` every
+  document the run returned counts, as trec_eval without ``-M``.
+  ``numerator`` / ``denominator``: AP = sum of P@rank over the relevant
+  retrieved / |R|; Rprec = relevant in the top |R| / |R|; Bpref = sum of the
+  preference terms / |R|; RBP and its residual = the value / 1; a count =
+  the count / 1. ``AP@k``'s ceiling is mean(min(k, |R|) / |R|).
+* **Unjudged documents** are non-relevant for AP, Rprec and RBP; Bpref skips
+  them, and skips negative grades too (trec_eval reads them as "in the pool,
+  not judged"; |N| counts grades 0 <= g < rel); ``RBP_residual`` is made of
+  them: (1 - p) * sum of p^(rank - 1) over the unjudged retrieved, plus p^d
+  for the ranks beyond the depth d = min(k, returned). (trec_eval's
+  ``rbp_resid`` adds the p^d tail only when some document is unjudged, and
+  counts a negative grade as unjudged; here a negative grade is a judgment,
+  as for Judged@k and in ir_measures' cwl_eval provider.)
+* **Missing topics under "zero"** are scored as an empty ranking: every
+  measure of the run is 0, except ``NumRel`` (|R|, a property of the qrels,
+  as trec_eval ``-c`` counts it) and ``RBP_residual`` (1: nothing was seen, so
+  all of RBP's weight is unknown).
+* **Counts** (``NumRelRet``, ``NumRel``, ``NumRet``): macro = the mean per
+  topic, micro = the total over the topics (trec_eval's ``all`` line prints
+  the total for ``num_rel_ret``, ``num_rel``, ``num_ret``).
 * **Numbers.** Full precision, each ``TopicMetric`` with its numerator and
   denominator; rounding happens only in ``workbench.reports``.
 
@@ -44,8 +66,12 @@ small pure-Python implementation kept as a test oracle).
 
 Source:
     trec_eval (usnistgov/trec_eval) ``recall_k``, ``P_k``, ``ndcg_cut``,
-    ``recip_rank``, ``success_k``; ir_measures ``Judged@k``; micro/macro
-    averaging after Sebastiani, ACM CSUR 2002, doi:10.1145/505282.505283.
+    ``recip_rank``, ``success_k``, ``map`` and ``map_cut`` (``m_map.c``,
+    ``m_map_cut.c``), ``Rprec`` (``m_Rprec.c``), ``bpref`` (``m_bpref.c``),
+    ``rbp`` and ``rbp_resid`` (``m_rbp.c``, ``m_rbp_resid.c``), ``num_rel_ret``,
+    ``num_rel``, ``num_ret``; ir_measures ``Judged@k``; RBP: Moffat & Zobel,
+    ACM TOIS 2008, doi:10.1145/1416950.1416952; micro/macro averaging after
+    Sebastiani, ACM CSUR 2002, doi:10.1145/505282.505283.
 """
 
 from __future__ import annotations
@@ -69,13 +95,21 @@ from workbench.scoring.columns import (
     widen,
     with_small_pages,
 )
-from workbench.scoring.gains import discounts
+from workbench.scoring.gains import discounts, rbp_powers
 from workbench.scoring.measures import (
+    AP,
+    RBP,
     RR,
+    Bpref,
     Judged,
     Measure,
+    NumRel,
+    NumRelRet,
+    NumRet,
     P,
     R,
+    RBPResidual,
+    Rprec,
     Success,
     nDCG,
 )
@@ -95,6 +129,7 @@ from workbench.scoring.results import (
     check_policy,
     check_settings,
     evaluated_topics,
+    micro_of,
     value_rows,
 )
 from workbench.types import Qrels, Run, TopicMetric
@@ -198,6 +233,27 @@ def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def _running_count(groups: np.ndarray, flags: np.ndarray | None = None) -> np.ndarray:
+    """int64 per row: the ``flags`` (default 1 each) summed from its group's first row through itself.
+
+    ``groups`` holds each row's group; a group's rows are contiguous (the
+    judged rows of one topic, in rank order).
+
+    Example:
+        >>> _running_count(np.array([3, 3, 1, 1, 1])).tolist()
+        [1, 2, 1, 2, 3]
+    """
+    n = len(groups)
+    total = np.cumsum(flags) if flags is not None else np.arange(1, n + 1, dtype=np.int64)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    new = np.ones(n, dtype=bool)
+    new[1:] = groups[1:] != groups[:-1]
+    before = np.concatenate(([0], total))[np.flatnonzero(new)]  # the sum before each group's first row
+    out: np.ndarray = total - before[np.cumsum(new) - 1]
+    return out
+
+
 def _gains(grades: np.ndarray, dcg: str) -> np.ndarray:
     """float64 ``gains.gain`` of every grade of an int array (2^g - 1 exact; inf from g >= 1024)."""
     g = grades.astype(np.float64)
@@ -222,7 +278,7 @@ def _aggregate(m: Measure, n_s: int, n_m: int, vals: np.ndarray, num: np.ndarray
         measure=m,
         n_topics=n_m,
         macro=float(np.nanmean(vals)) if n_m else math.nan,
-        micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
+        micro=micro_of(m, sum_num, sum_den) if m.HAS_MICRO and n_s else None,
         ceiling=(float(ceiling_vals.mean()) if n_s else math.nan) if ceiling_vals is not None else None,
         sum_value=float(np.nansum(vals)),
         sum_numerator=sum_num,
@@ -264,6 +320,13 @@ class _JudgedRows(NamedTuple):
     topics: np.ndarray
     ranks: np.ndarray
     grades: np.ndarray
+
+
+_Unjudged = Callable[[int | None], tuple[np.ndarray, np.ndarray]]
+"""depth (None: the whole ranking) -> (topic positions, ranks) of the live topics' unjudged results within it."""
+
+_RANKING_MEASURES = (AP, Rprec, Bpref, RBP, RBPResidual, NumRelRet, NumRel, NumRet)
+"""The measures of the whole ranking, or of an optional cutoff (``Evaluator._ranking_fractions``)."""
 
 
 class Evaluator:
@@ -320,6 +383,7 @@ class Evaluator:
         self._table = table
         self._exact: dict[tuple[int, bytes], int] | None = None
         self._idcg: dict[tuple[int, str], np.ndarray] = {}
+        self._nnonrel: dict[int, np.ndarray] = {}
 
     # -- qrels-side helpers -----------------------------------------------------
 
@@ -467,11 +531,16 @@ class Evaluator:
         judged = self._judged(rr, run2q, layout)
         topics = chosen.topics
         position = {t: i for i, t in enumerate(topics)}
-        per_topic, aggregates = self._score_measures(topics, position, layout, judged)
+
+        def unjudged(depth: int | None) -> tuple[np.ndarray, np.ndarray]:
+            u_rows, u_topics = self._unjudged_rows(rr, run2q, layout.live, layout.s_index, judged.rows, depth)
+            return u_topics, rr.rank_at(u_rows)
+
+        per_topic, aggregates = self._score_measures(topics, position, layout, judged, unjudged)
         # Pool-novel documents, R@k bounds, the recall curve and the relevant documents at rel = self.rel.
         nrel_s = self._nrel[self.rel][layout.s_arr].astype(np.float64)
         rel_rows = judged.grades >= max(self.rel, 0)
-        kmax = max(m.cutoff for m in self.measures)
+        kmax = max((m.cutoff for m in self.measures if m.cutoff is not None), default=0)
         return Evaluation(
             run_name=name,
             measures=self.measures,
@@ -518,14 +587,15 @@ class Evaluator:
         return _JudgedRows(rows, qi, layout.s_index[qt], rr.rank_at(rows), q.grades[qi])
 
     def _score_measures(
-        self, topics: tuple[str, ...], position: Mapping[str, int], layout: _Layout, judged: _JudgedRows
+        self, topics: tuple[str, ...], position: Mapping[str, int], layout: _Layout, judged: _JudgedRows,
+        unjudged: _Unjudged,
     ) -> tuple[dict[Measure, Mapping[str, TopicMetric]], dict[Measure, Aggregate]]:
         """Every measure's per-topic values (``TopicMetrics``) and its ``Aggregate``, measure order."""
         per_topic: dict[Measure, Mapping[str, TopicMetric]] = {}
         aggregates: dict[Measure, Aggregate] = {}
         n_s = len(topics)
         for m in self.measures:
-            num, den, ceiling_vals = self._fractions(m, layout, judged)
+            num, den, ceiling_vals = self._fractions(m, layout, judged, unjudged)
             vals = _div(num, den)
             n_m = n_s
             if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
@@ -537,10 +607,16 @@ class Evaluator:
         return per_topic, aggregates
 
     def _fractions(
-        self, m: Measure, layout: _Layout, judged: _JudgedRows
+        self, m: Measure, layout: _Layout, judged: _JudgedRows, unjudged: _Unjudged
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(numerators, denominators, ceiling values or None) of measure ``m``, one per evaluated topic."""
+        """(numerators, denominators, ceiling values or None) of measure ``m``, one per evaluated topic.
+
+        The measures of the top k are here; those of the whole ranking (or of
+        an optional cutoff) in ``_ranking_fractions``.
+        """
         k = m.cutoff
+        if k is None or isinstance(m, _RANKING_MEASURES):
+            return self._ranking_fractions(m, layout, judged, unjudged)
         n_s = len(layout.s_q)
         jt, jr, jg = judged.topics, judged.ranks, judged.grades
         in_k = jr <= k
@@ -576,7 +652,7 @@ class Evaluator:
         jt, jr = judged.topics, judged.ranks
         n_s = len(topics)
         novelty: dict[int, NoveltyAtK] = {}
-        for k in sorted({m.cutoff for m in self.measures}):
+        for k in sorted({m.cutoff for m in self.measures if m.cutoff is not None}):
             in_k = jr <= k
             judged_k = np.bincount(jt[in_k], minlength=n_s)
             returned = np.minimum(k, n_ret)
@@ -597,6 +673,98 @@ class Evaluator:
             )
         return novelty
 
+    def _nonrelevant(self, rel: int) -> np.ndarray:
+        """|N| per qrels topic: judged non-relevant documents, 0 <= grade < rel (trec_eval ``bpref``'s)."""
+        if rel not in self._nnonrel:
+            q = self.q
+            self._nnonrel[rel] = np.bincount(q.topic_codes[(q.grades >= 0) & (q.grades < rel)],
+                                             minlength=self._nq_topics)
+        return self._nnonrel[rel]
+
+    def _ranking_fractions(
+        self, m: Measure, layout: _Layout, judged: _JudgedRows, unjudged: _Unjudged
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``_fractions`` of the measures of the whole ranking, or of an optional cutoff (``AP``, ``AP@k``).
+
+        The judged rows are in the run's row order: each topic's rows are
+        contiguous and in rank order, which the running counts (AP, Bpref) and
+        every ``np.bincount`` sum (in rank order, as the small scorer adds) rely on.
+        """
+        jt, jr, jg = judged.topics, judged.ranks, judged.grades
+        n_s = len(layout.s_q)
+        k = m.cutoff
+        in_k = jr <= k if k is not None else np.ones(len(jr), dtype=bool)
+        th = max(m.effective_rel(self.rel), 0)
+        nrel = self._nrel[m.effective_rel(self.rel)][layout.s_arr] if m.USES_REL else np.zeros(n_s, np.int64)
+        rel_k = in_k & (jg >= th)
+        ones = np.ones(n_s)
+        if isinstance(m, NumRelRet):
+            return np.bincount(jt[rel_k], minlength=n_s).astype(np.float64), ones, None
+        if isinstance(m, AP):
+            t, r = jt[rel_k], jr[rel_k]
+            precision = _running_count(t) / r  # P@rank at each relevant retrieved document
+            den = nrel.astype(np.float64)
+            ceiling = _div(np.minimum(k, nrel).astype(np.float64), den) if k is not None else None
+            return np.bincount(t, weights=precision, minlength=n_s), den, ceiling
+        if isinstance(m, Rprec):
+            sel = (jg >= th) & (jr <= nrel[jt])
+            return np.bincount(jt[sel], minlength=n_s).astype(np.float64), nrel.astype(np.float64), None
+        if isinstance(m, Bpref):
+            is_judged = jg >= 0  # a negative grade: in the pool, not judged (trec_eval); skipped
+            t, g = jt[is_judged], jg[is_judged]
+            is_rel = g >= th
+            above = _running_count(t, (~is_rel).astype(np.int64))  # judged non-relevant ranked at or above
+            t, above = t[is_rel], above[is_rel]
+            r_t = nrel[t]
+            n_t = self._nonrelevant(th)[layout.s_arr][t]
+            frac = np.minimum(above, r_t) / np.maximum(np.minimum(n_t, r_t), 1)
+            term = np.where(above > 0, 1.0 - frac, 1.0)
+            return np.bincount(t, weights=term, minlength=n_s), nrel.astype(np.float64), None
+        if isinstance(m, RBP):
+            r = jr[rel_k]
+            table = np.asarray(rbp_powers(m.p, int(r.max()) if len(r) else 0), dtype=np.float64)
+            return (1.0 - m.p) * np.bincount(jt[rel_k], weights=table[r], minlength=n_s), ones, None
+        depth = layout.n_ret if k is None else np.minimum(k, layout.n_ret)
+        if isinstance(m, RBPResidual):
+            t, r = unjudged(k)
+            table = np.asarray(rbp_powers(m.p, int(depth.max()) + 1 if n_s else 1), dtype=np.float64)
+            weight = np.bincount(t, weights=table[r], minlength=n_s)
+            return table[depth + 1] + (1.0 - m.p) * weight, ones, None
+        if isinstance(m, NumRel):
+            return nrel.astype(np.float64), ones, None
+        if isinstance(m, NumRet):
+            return depth.astype(np.float64), ones, None
+        raise ValidationError(f"no scorer for measure {m}")  # pragma: no cover - every registered measure is above
+
+    def _unjudged_rows(
+        self,
+        rr: RankedRun,
+        run2q: np.ndarray,
+        live: np.ndarray,
+        s_index: np.ndarray,
+        judged_rows: np.ndarray,
+        depth: int | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, topic positions) of the live topics' results within rank ``depth`` (None: all) that have
+        no judgment, in row order (each topic's rows in rank order)."""
+        codes = [c for c, i in enumerate(run2q.tolist()) if i >= 0 and live[i]]
+        if not codes:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        c_arr = np.array(codes, dtype=np.int64)
+        first = rr.starts[c_arr]
+        lengths = rr.starts[c_arr + 1] - first
+        if depth is not None:
+            lengths = np.minimum(lengths, depth)
+        total = int(lengths.sum())
+        offsets = np.zeros(len(codes), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=offsets[1:])
+        rows = np.repeat(first - offsets, lengths) + np.arange(total, dtype=np.int64)
+        topic_index = np.repeat(s_index[run2q[c_arr]], lengths)
+        is_judged = np.zeros(len(rr.topic_codes), dtype=bool)
+        is_judged[judged_rows] = True
+        keep = ~is_judged[rows]
+        return rows[keep], topic_index[keep]
+
     def _novel_documents(
         self,
         rr: RankedRun,
@@ -608,22 +776,10 @@ class Evaluator:
         kmax: int,
     ) -> NovelDocuments:
         """Rows of live topics within rank kmax that have no judgment."""
-        codes = [c for c, i in enumerate(run2q.tolist()) if i >= 0 and live[i]]
-        if not codes:
+        rows, topic_index = self._unjudged_rows(rr, run2q, live, s_index, judged_rows, kmax)
+        if len(rows) == 0:
             w = rr.doc_words.shape[1]
             return NovelDocuments(topics, np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros((0, w), np.uint64), kmax)
-        c_arr = np.array(codes, dtype=np.int64)
-        first = rr.starts[c_arr]
-        lengths = np.minimum(rr.starts[c_arr + 1] - first, kmax)
-        total = int(lengths.sum())
-        offsets = np.zeros(len(codes), dtype=np.int64)
-        np.cumsum(lengths[:-1], out=offsets[1:])
-        rows = np.repeat(first - offsets, lengths) + np.arange(total, dtype=np.int64)
-        topic_index = np.repeat(s_index[run2q[c_arr]], lengths)
-        is_judged = np.zeros(len(rr.topic_codes), dtype=bool)
-        is_judged[judged_rows] = True
-        keep = ~is_judged[rows]
-        rows, topic_index = rows[keep], topic_index[keep]
         return NovelDocuments(topics, topic_index, rr.rank_at(rows), rr.doc_words[rows], kmax)
 
     def _curve(

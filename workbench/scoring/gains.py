@@ -1,10 +1,12 @@
-"""nDCG's gains and discounts, shared by both scorers so that their sums agree bit for bit.
+"""nDCG's gains and discounts and RBP's weights, shared by both scorers so that their sums agree bit for bit.
 
 * gain of a grade g: 0 for g <= 0; g (``dcg='log2'``, trec_eval ``ndcg_cut``);
   2^g - 1 (``dcg='exp-log2'``), exact for every integer grade (``ldexp``), inf
   once 2^g overflows a float64 (g >= 1024; reports say it is not finite).
 * discount at rank r (1-based): 1 / log2(r + 1), from the C library's
   ``log2`` (as trec_eval), kept in one table.
+* RBP's weight at rank r before its (1 - p) factor: p^(r - 1), from the C
+  library's ``pow``, kept in one table per p (``rbp_powers``).
 
 Source:
     Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques",
@@ -50,3 +52,43 @@ def gain(grade: int, dcg: str) -> float:
     if dcg == "log2":
         return float(grade)
     return math.ldexp(1.0, grade) - 1.0 if grade < 1024 else math.inf
+
+
+_POWERS: dict[float, list[float]] = {}
+
+
+def rbp_powers(p: float, n: int) -> list[float]:
+    """RBP's weights before the (1 - p) factor through rank ``n``: element r (1 <= r <= n) is p^(r - 1).
+
+    Each element is the C library's ``pow`` (Python's ``p ** (r - 1)``), not a
+    running product, so that both scorers read the same numbers; once p^r
+    underflows to 0.0 the rest of the table is 0.0. Element 0 is unused.
+
+    Args:
+        p: the persistence, 0 < p < 1.
+        n: the deepest rank needed (>= 0).
+
+    Returns:
+        A shared list of at least n + 1 floats (do not modify it).
+
+    Example:
+        >>> rbp_powers(0.5, 4)[1:5]
+        [1.0, 0.5, 0.25, 0.125]
+
+    Source:
+        Moffat & Zobel, "Rank-biased precision for measurement of retrieval
+        effectiveness", ACM TOIS 2008, doi:10.1145/1416950.1416952.
+    """
+    table = _POWERS.setdefault(p, [0.0])
+    if len(table) <= n:
+        start = len(table)
+        if start > 1 and table[-1] == 0.0:
+            table.extend([0.0] * (n + 1 - start))
+        else:
+            for r in range(start, n + 1):
+                w = p ** (r - 1)
+                table.append(w)
+                if w == 0.0:
+                    table.extend([0.0] * (n - r))
+                    break
+    return table

@@ -501,7 +501,7 @@ def depth_notes(policy: GatePolicy, evaluations: Sequence[Evaluation]) -> tuple[
     notes = []
     for e in evaluations:
         depth = max(e.n_results.values(), default=0)
-        deeper = [m for m in policy.scored_measures if m.cutoff > depth]
+        deeper = [m for m in policy.scored_measures if m.cutoff is not None and m.cutoff > depth]
         if not depth or not deeper:
             continue
         recall = [m for m in deeper if isinstance(m, R)]
@@ -510,7 +510,7 @@ def depth_notes(policy: GatePolicy, evaluations: Sequence[Evaluation]) -> tuple[
         notes.append(f"run {e.run_name!r} returns at most {depth:,} documents per topic, fewer than the cutoff of "
                      f"{', '.join(str(m) for m in deeper)}{same} (nothing below rank {depth:,} is measured); "
                      f"the gate compares the runs' top {depth:,} there: gate runs of depth >= "
-                     f"{max(m.cutoff for m in deeper):,}, or lower the cutoff")
+                     f"{max(m.cutoff or 0 for m in deeper):,}, or lower the cutoff")
     return tuple(notes)
 
 

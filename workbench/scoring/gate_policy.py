@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from workbench.errors import InputFormatError, UnknownNameError, ValidationError, cut, shown
-from workbench.scoring.measures import Measure, R, parse_measure
+from workbench.scoring.measures import Measure, R, needs_cutoffs, parse_measure
 from workbench.scoring.multiple import CORRECTIONS
 from workbench.scoring.results import MIN_TOPICS
 from workbench.scoring.validity import SUBSET_SHARE
@@ -434,7 +434,7 @@ class _Reader:
     def measure(self, value: Any, at: tuple[Any, ...]) -> Measure:
         if not isinstance(value, str):
             raise self.error(at, f"expected a measure name such as \"R@50\", found {_kind(value)} {shown(value)}.")
-        if "@" not in value:
+        if needs_cutoffs(value):
             raise self.error(at, f"expected a measure with a cutoff such as \"{cut(value)}@10\", found {shown(value)}.")
         try:
             return parse_measure(value)

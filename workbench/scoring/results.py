@@ -50,7 +50,9 @@ class Aggregate:
         measure: the measure.
         n_topics: topics averaged over.
         macro: mean of the per-topic values (nan when n_topics = 0).
-        micro: sum_numerator / sum_denominator, or None where not meaningful (RR).
+        micro: sum_numerator / sum_denominator, or None where not meaningful (RR, AP);
+            for a count (``NumRelRet``, ``Measure.IS_COUNT``) the total, sum_numerator,
+            as trec_eval's ``all`` line prints it.
         ceiling: best mean a perfect system reaches (R@k, P@k), else None.
         sum_value: sum of the per-topic values.
         sum_numerator: sum of the per-topic numerators.
@@ -261,6 +263,20 @@ def _as_measure(measure: Measure | str) -> Measure:
 
 
 
+def micro_of(measure: Measure, sum_numerator: float, sum_denominator: float) -> float:
+    """The micro aggregate of a measure with ``HAS_MICRO``: sum(numerators) / sum(denominators), 0 when the
+    denominators sum to 0; for a count (``IS_COUNT``: ``NumRelRet``, ``NumRel``, ``NumRet``) the total.
+
+    Example:
+        >>> from workbench.scoring.measures import NumRelRet, R
+        >>> micro_of(R(10), 3.0, 12.0), micro_of(NumRelRet(), 7.0, 4.0)
+        (0.25, 7.0)
+    """
+    if measure.IS_COUNT:
+        return sum_numerator
+    return sum_numerator / sum_denominator if sum_denominator else 0.0
+
+
 def check_policy(missing: str) -> MissingPolicy:
     """``missing`` if it is a known policy.
 
@@ -421,11 +437,11 @@ def aggregate_rows(e: Evaluation, m: Measure) -> list[ValueRow]:
     name = str(m)
     n = a.n_topics
     rows = [ValueRow(name, "macro", a.macro, a.sum_value, n, n)]
-    if a.micro is not None:
-        rows.append(ValueRow(name, "micro", a.micro, a.sum_numerator, a.sum_denominator, n))
+    if a.micro is not None:  # a count's micro is its total: numerator / 1
+        rows.append(ValueRow(name, "micro", a.micro, a.sum_numerator, 1.0 if m.IS_COUNT else a.sum_denominator, n))
     if a.ceiling is not None:
         rows.append(ValueRow(name, "ceiling", a.ceiling, a.ceiling * n, n, n))
-    if isinstance(m, R) and m.cutoff in e.novelty:
+    if isinstance(m, R) and m.cutoff is not None and m.cutoff in e.novelty:
         nov = e.novelty[m.cutoff]
         rows.append(ValueRow(name, "optimistic", nov.macro_high, nov.macro_high * n, n, n))
         rows.append(ValueRow(name, "unjudged", nov.unjudged_share, nov.total_unjudged, nov.total_returned, n))

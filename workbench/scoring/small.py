@@ -11,14 +11,17 @@ recall-curve point and relevant-document rank) with plain Python lists, and
 **Bit-identical, not merely close.** Every float is made by the same IEEE
 operations in the same order as the columnar scorer:
 
-* per-topic sums (nDCG's gains, IDCG) are added one document at a time in rank
-  order, as ``np.bincount`` adds its weights;
+* per-topic sums (nDCG's gains, IDCG, AP's precisions, Bpref's terms, RBP's
+  weights and its residual's) are added one document at a time in rank order,
+  as ``np.bincount`` adds its weights, each term made by the same operations
+  (``count / rank``, ``1.0 - min(n, R) / min(N, R)``);
 * means and totals over topics (``macro``, ``sum_value``, the ceiling, the
   micro sums) are numpy's pairwise sums (``numpy_sum``), not ``math.fsum`` and
   not a left-to-right loop;
 * the recall curve adds the topics' contributions in the run's topic order
   (the columnar scorer's row order), then accumulates over ranks;
-* discounts come from one table, ``gains.discount``, which both scorers use.
+* discounts and RBP's weights come from one table each (``gains.discounts``,
+  ``gains.rbp_powers``), which both scorers use.
 
 ``tests/scoring/test_small.py`` checks identity on many random qrels and runs
 (ties, graded and negative grades, missing, ignored and excluded topics, every
@@ -26,7 +29,7 @@ measure kind and policy) and on the sample collection.
 
 The semantics are those of ``scoring.evaluate`` (its module docstring: order,
 relevant set, topics, missing topics, averages, Judged@k's 0/0, ceilings, strict
-ideal nDCG); this module adds none of its own.
+ideal nDCG, the measures of the whole ranking); this module adds none of its own.
 
 Source:
     numpy's pairwise summation (``numpy/_core/src/umath/loops_utils.h.src``,
@@ -45,13 +48,21 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import ValidationError
 from workbench.ranking import display_key, natural_key
-from workbench.scoring.gains import discounts, gain
+from workbench.scoring.gains import discounts, gain, rbp_powers
 from workbench.scoring.measures import (
+    AP,
+    RBP,
     RR,
+    Bpref,
     Judged,
     Measure,
+    NumRel,
+    NumRelRet,
+    NumRet,
     P,
     R,
+    RBPResidual,
+    Rprec,
     Success,
     nDCG,
 )
@@ -66,6 +77,7 @@ from workbench.scoring.results import (
     ValueMetrics,
     check_settings,
     evaluated_topics,
+    micro_of,
 )
 
 if TYPE_CHECKING:
@@ -232,6 +244,68 @@ def _dcg(rows: list[list[tuple[int, int]]], k: int, dcg: str) -> list[float]:
     return out
 
 
+def _average_precision(relevant: list[list[int]], depth: float) -> list[float]:
+    """AP's numerator per topic: P@rank summed over the relevant ranks within ``depth``, in rank order."""
+    out = []
+    for rr in relevant:
+        s = 0.0
+        for count, r in enumerate(rr, 1):
+            if r > depth:
+                break
+            s += count / r  # P@rank at each relevant retrieved document
+        out.append(s)
+    return out
+
+
+def _bpref(rows: list[list[tuple[int, int]]], nrel: list[int], nonrel: list[int], th: int) -> list[float]:
+    """Bpref's numerator per topic: its preference terms over the judged results, in rank order.
+
+    ``nrel`` and ``nonrel`` are |R| and |N| per topic; a negative grade is
+    skipped (in the pool, not judged: trec_eval).
+    """
+    out = []
+    for jr, n_rel, n_non in zip(rows, nrel, nonrel, strict=True):
+        s = 0.0
+        above = 0
+        for _r, g in jr:
+            if g < 0:  # in the pool, not judged (trec_eval): skipped
+                continue
+            if g < th:
+                above += 1
+            else:
+                s += 1.0 - min(above, n_rel) / max(min(n_non, n_rel), 1) if above > 0 else 1.0
+        out.append(s)
+    return out
+
+
+def _rbp(relevant: list[list[int]], p: float, depth: float) -> list[float]:
+    """RBP per topic: (1 - p) * the weights p^(rank - 1) of the relevant ranks within ``depth``, in rank order."""
+    table = rbp_powers(p, max((rr[-1] for rr in relevant if rr), default=0))
+    out = []
+    for rr in relevant:
+        s = 0.0
+        for r in rr:
+            if r > depth:
+                break
+            s += table[r]
+        out.append((1.0 - p) * s)
+    return out
+
+
+def _rbp_residual(judged: list[list[int]], depths: list[int], p: float) -> list[float]:
+    """RBP's residual per topic: p^d plus (1 - p) * the weights of the unjudged ranks 1..d (d = ``depths``)."""
+    table = rbp_powers(p, max(depths, default=0) + 1)
+    out = []
+    for d, ranks in zip(depths, judged, strict=True):
+        seen = set(ranks)
+        s = 0.0
+        for r in range(1, d + 1):
+            if r not in seen:
+                s += table[r]
+        out.append(table[d + 1] + (1.0 - p) * s)
+    return out
+
+
 def _aggregate(m: Measure, n_s: int, n_m: int, vals: list[float], num: list[float], den: list[float],
                ceiling_vals: list[float] | None) -> Aggregate:
     """The ``Aggregate`` of one measure over ``n_s`` topics (``n_m`` of them defined), numpy's sums."""
@@ -240,12 +314,16 @@ def _aggregate(m: Measure, n_s: int, n_m: int, vals: list[float], num: list[floa
         measure=m,
         n_topics=n_m,
         macro=numpy_nanmean(vals) if n_m else math.nan,
-        micro=(sum_num / sum_den if sum_den else 0.0) if m.HAS_MICRO and n_s else None,
+        micro=micro_of(m, sum_num, sum_den) if m.HAS_MICRO and n_s else None,
         ceiling=(numpy_mean(ceiling_vals) if n_s else math.nan) if ceiling_vals is not None else None,
         sum_value=numpy_sum([v if v == v else 0.0 for v in vals]),
         sum_numerator=sum_num,
         sum_denominator=sum_den,
     )
+
+
+_RANKING_MEASURES = (AP, Rprec, Bpref, RBP, RBPResidual, NumRelRet, NumRel, NumRet)
+"""The measures of the whole ranking, or of an optional cutoff (``SmallEvaluator._ranking_fractions``)."""
 
 
 class SmallEvaluator:
@@ -288,6 +366,7 @@ class SmallEvaluator:
         }
         self._topic_threshold = max(thresholds)
         self._idcg: dict[tuple[int, str], dict[str, float]] = {}
+        self._nnonrel: dict[int, dict[str, int]] = {}
 
     def eligible_topics(self) -> tuple[str, ...]:
         """Qrels topics with |R| > 0 at the strictest threshold of the measures, natural order."""
@@ -355,7 +434,7 @@ class SmallEvaluator:
         per_topic, aggregates = self._score_measures(s_topics, ranks, n_ret)
         th_rel = max(self.rel, 0)
         nrel_s = [float(self._nrel[self.rel][t]) for t in s_topics]
-        kmax = max(m.cutoff for m in self.measures)
+        kmax = max((m.cutoff for m in self.measures if m.cutoff is not None), default=0)
         return Evaluation(
             run_name=name,
             measures=self.measures,
@@ -414,8 +493,14 @@ class SmallEvaluator:
     def _fractions(
         self, m: Measure, s_topics: tuple[str, ...], ranks: _RankLists, n_ret: list[int]
     ) -> tuple[list[float], list[float], list[float] | None]:
-        """(numerators, denominators, ceiling values or None) of measure ``m``, one per evaluated topic."""
+        """(numerators, denominators, ceiling values or None) of measure ``m``, one per evaluated topic.
+
+        The measures of the top k are here; those of the whole ranking (or of
+        an optional cutoff) in ``_ranking_fractions``.
+        """
         k = m.cutoff
+        if k is None or isinstance(m, _RANKING_MEASURES):
+            return self._ranking_fractions(m, s_topics, ranks, n_ret)
         n_s = len(s_topics)
         th = max(m.effective_rel(self.rel), 0)
         if isinstance(m, R | P | Success):
@@ -443,7 +528,7 @@ class SmallEvaluator:
         relevant = ranks.relevant(max(self.rel, 0))
         n_s = len(s_topics)
         novelty: dict[int, NoveltyAtK] = {}
-        for k in sorted({m.cutoff for m in self.measures}):
+        for k in sorted({m.cutoff for m in self.measures if m.cutoff is not None}):
             returned = [min(k, x) for x in n_ret]
             unj = [ret - bisect_right(jr, k) for ret, jr in zip(returned, ranks.judged, strict=True)]
             hits_k = [float(bisect_right(rr, k)) for rr in relevant]
@@ -471,6 +556,47 @@ class SmallEvaluator:
                 qd = qrels[t]
                 novel[t] = [(r, d) for r, d in enumerate(docs[:kmax], 1) if d not in qd]
         return novel
+
+    def _nonrelevant(self, rel: int) -> dict[str, int]:
+        """|N| per qrels topic: judged non-relevant documents, 0 <= grade < rel (trec_eval ``bpref``'s)."""
+        if rel not in self._nnonrel:
+            self._nnonrel[rel] = {t: sum(1 for g in docs.values() if 0 <= g < rel) for t, docs in self.qrels.items()}
+        return self._nnonrel[rel]
+
+    def _ranking_fractions(
+        self, m: Measure, s_topics: tuple[str, ...], ranks: _RankLists, n_ret: list[int]
+    ) -> tuple[list[float], list[float], list[float] | None]:
+        """``_fractions`` of the measures of the whole ranking, or of an optional cutoff (``AP``, ``AP@k``):
+        ``Evaluator._ranking_fractions``'s numbers, each sum added in rank order as ``np.bincount`` adds."""
+        n_s = len(s_topics)
+        k = m.cutoff
+        depth = k if k is not None else math.inf
+        th = max(m.effective_rel(self.rel), 0)
+        nrel_map = self._nrel[m.effective_rel(self.rel)] if m.USES_REL else None
+        nrel = [nrel_map[t] for t in s_topics] if nrel_map is not None else [0] * n_s
+        ones = [1.0] * n_s
+        if isinstance(m, NumRelRet):
+            return [float(bisect_right(rr, depth)) for rr in ranks.relevant(th)], ones, None
+        if isinstance(m, AP):
+            den = [float(x) for x in nrel]
+            ceiling = [_div(float(min(k, x)), float(x)) for x in nrel] if k is not None else None
+            return _average_precision(ranks.relevant(th), depth), den, ceiling
+        if isinstance(m, Rprec):
+            return [float(bisect_right(rr, x)) for rr, x in zip(ranks.relevant(th), nrel, strict=True)], \
+                [float(x) for x in nrel], None
+        if isinstance(m, Bpref):
+            nonrel = self._nonrelevant(th)
+            return _bpref(ranks.rows, nrel, [nonrel[t] for t in s_topics], th), [float(x) for x in nrel], None
+        if isinstance(m, RBP):
+            return _rbp(ranks.relevant(th), m.p, depth), ones, None
+        depths = [x if k is None else min(k, x) for x in n_ret]
+        if isinstance(m, RBPResidual):
+            return _rbp_residual(ranks.judged, depths, m.p), ones, None
+        if isinstance(m, NumRel):
+            return [float(x) for x in nrel], ones, None
+        if isinstance(m, NumRet):
+            return [float(x) for x in depths], ones, None
+        raise ValidationError(f"no scorer for measure {m}")  # pragma: no cover - every registered measure is above
 
     def _curve(self, judged: Mapping[str, list[tuple[int, int]]], s_topics: tuple[str, ...], nrel_s: list[float],
                n_ret: list[int], th: int) -> RecallCurve:

@@ -89,7 +89,7 @@ def evaluate_runs(request: ScoreRequest, loaded: Loaded, scope: Scope, env: Scor
             dropped_any.update(evaluator.missing_topics(rr, run_ref.failed_topics))  # type: ignore[arg-type]
         base = topics if topics is not None else scope.qrels_topics
         topics = tuple(t for t in base if t not in dropped_any)
-    cutoffs = sorted({m.cutoff for m in loaded.measures})
+    cutoffs = sorted({m.cutoff for m in loaded.measures if m.cutoff is not None})
     for i in range(n):
         t0 = time.perf_counter()
         pair = loaded_runs[i] or _read_audited(request, loaded, scope, env, i, out)
@@ -176,7 +176,7 @@ def _estimates_of(request: ScoreRequest, loaded: Loaded, scope: Scope, rr: Ranke
     assert scope.sample is not None and not isinstance(rr, SmallRun)  # a stored qrels version: never the small path
 
     def ks(cls: type) -> tuple[int, ...]:
-        return tuple(sorted({m.cutoff for m in loaded.measures if isinstance(m, cls)}))
+        return tuple(sorted({m.cutoff for m in loaded.measures if isinstance(m, cls) and m.cutoff is not None}))
 
     skip = frozenset(e.missing_topics) if request.missing == "exclude" else frozenset()
     est = estimate_ranked_run(rr, run_ref.name, scope.sample, tuple(topics) if topics is not None else None,

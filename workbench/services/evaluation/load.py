@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING
 from workbench.errors import UnknownNameError, ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
-from workbench.scoring.measures import DEFAULT_CUTOFFS, Measure, default_measures, parse_measures
+from workbench.scoring.measures import (
+    DEFAULT_CUTOFFS,
+    Measure,
+    default_measures,
+    expand_measures,
+    with_residuals,
+)
 from workbench.scoring.small import SmallRun
 from workbench.services.evaluation.refs import QrelsRef, RunRef
 
@@ -150,8 +156,11 @@ def resolve_measures(measures: Sequence[str] | None, cutoffs: Sequence[int] | No
     """The measures of a report.
 
     Args:
-        measures: names; a name without ``@k`` (``R``, ``nDCG(dcg='exp-log2')``)
-            is expanded to every cutoff. None or empty = the default report.
+        measures: names; a name that needs a cutoff and has none (``R``,
+            ``nDCG(dcg='exp-log2')``) is expanded to every cutoff; a measure whose
+            cutoff is optional or absent (``AP``, ``Rprec``) is taken as written.
+            Each ``RBP(p=...)`` brings its residual on the next row. None or
+            empty = the default report.
         cutoffs: the k of the default R@k rows and of expanded names
             (default 5, 10, 20, 50, 100).
 
@@ -159,18 +168,15 @@ def resolve_measures(measures: Sequence[str] | None, cutoffs: Sequence[int] | No
         ValidationError, UnknownNameError: a bad name or cutoff.
 
     Example:
-        >>> [str(m) for m in resolve_measures(["R", "nDCG@10"], [10, 100])]
-        ['R@10', 'R@100', 'nDCG@10']
+        >>> [str(m) for m in resolve_measures(["R", "nDCG@10", "AP", "RBP"], [10, 100])]
+        ['R@10', 'R@100', 'nDCG@10', 'AP', 'RBP(p=0.8)', 'RBP_residual(p=0.8)']
     """
     ks = sorted(set(cutoffs)) if cutoffs else list(DEFAULT_CUTOFFS)
     if any(k < 1 for k in ks):
         raise ValidationError(f"expected cutoffs k >= 1, found {ks}. Write e.g. --k 10,100.")
     if not measures:
         return default_measures(ks)
-    names: list[str] = []
-    for name in measures:
-        names.extend([name] if "@" in name else [f"{name}@{k}" for k in ks])
-    return parse_measures(names)
+    return with_residuals(expand_measures(measures, ks))
 
 
 def _not_found(ref: str, kind: str, e: UnknownNameError) -> UnknownNameError:
