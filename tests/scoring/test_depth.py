@@ -9,7 +9,14 @@ import pytest
 
 from workbench.errors import ValidationError
 from workbench.lineage import RerankCost, TopicCost, percentile
-from workbench.scoring.depth import CostFit, DepthPoint, fit_cost, parse_depths, sweep_rows
+from workbench.scoring.depth import (
+    CostFit,
+    DepthPoint,
+    cost_sample,
+    fit_cost,
+    parse_depths,
+    sweep_rows,
+)
 
 
 def test_a_linear_cost_fits_exactly_with_exponent_one():
@@ -89,3 +96,12 @@ def test_cost_record_aggregates_and_percentiles_match_numpy():
     for q in (0, 50, 95, 100):
         assert cost.p(q) == pytest.approx(float(np.percentile(ms, q)))
     assert math.isnan(percentile([], 50))
+
+
+def test_cost_sample_spaces_the_cost_topics_evenly_and_zero_means_every_topic():
+    topics = [str(t) for t in range(1, 226)]  # the demo's 225 topics
+    assert cost_sample(topics, 5) == ("1", "46", "91", "136", "181")  # floor(i * 225 / 5) + 1
+    assert cost_sample(topics, 0) == cost_sample(topics, 225) == cost_sample(topics, 999) == tuple(topics)
+    assert cost_sample(["b", "a"], 1) == ("b",)  # the order given, never re-sorted
+    with pytest.raises(ValidationError, match="--cost-topics: expected a number of topics >= 0"):
+        cost_sample(topics, -1)
