@@ -9,6 +9,17 @@ see how far its score drops and whether the ordering of runs changes (Kendall's
 tau between the full-pool and leave-one-out orderings; Voorhees, SIGIR 1998,
 doi:10.1145/290941.291017 treats tau >= 0.9 as equivalent orderings).
 
+Two taus per left-out run, because they answer two questions:
+
+* ``tau``: only the left-out run is rescored on the reduced qrels, the others
+  keep their full values: would the run, had it not been pooled, land in the
+  same place among the runs that were? (Zobel's test of fairness to a new run.)
+* ``tau_all``: every run is rescored on the reduced qrels: does the collection
+  without the run's documents order the runs as the full collection does?
+  Removing relevant documents changes every run's |R| (and the score of every
+  run that also found them below the pool depth), so this order can change
+  when the first does not.
+
 ``leave_one_run_out`` and ``pool_bias`` are the analyses behind
 ``workbench pool reusability`` and ``workbench pool bias`` (and the demo's
 tables): a topic whose relevant documents all came from the left-out run is
@@ -19,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from workbench.scoring.measures import Measure
 from workbench.types import Qrels, Run
@@ -134,12 +145,16 @@ class LeaveOneOut:
         full: the run's macro value on the full qrels, over ``topics``.
         reduced: its macro value on the qrels without its unique documents, over ``topics``.
         tau: Kendall's tau-b between the ordering of all runs on the full qrels
-            and the ordering with this run's reduced value (other runs keep
-            their full values), all over ``topics``.
-        order_changed: the run's place in the ordering changed.
+            and the ordering with only this run rescored on the reduced qrels
+            (the other runs keep their full values), all over ``topics``.
+        order_changed: the run's place in that ordering changed.
         topics: the topics averaged over (|R| > 0 with and without the run's documents).
         excluded: topics left out because every relevant document of theirs
             came from this run alone (their |R| is 0 without it).
+        tau_all: Kendall's tau-b between the ordering on the full qrels and the
+            ordering with every run rescored on the reduced qrels, over ``topics``.
+        moved_all: runs whose place differs between those two orderings (ties by name).
+        reduced_all: run name -> its macro value on the reduced qrels, over ``topics``.
     """
 
     run: str
@@ -151,6 +166,9 @@ class LeaveOneOut:
     order_changed: bool
     topics: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
+    tau_all: float = 1.0
+    moved_all: tuple[str, ...] = ()
+    reduced_all: Mapping[str, float] = field(default_factory=dict, hash=False)
 
     @property
     def drop(self) -> float:
@@ -160,13 +178,22 @@ class LeaveOneOut:
 
 def _per_topic(qrels: Qrels, run: Run, name: str, measure: Measure, rel: int,
                topics: Sequence[str]) -> dict[str, float]:
+    return _per_topic_all(qrels, {name: run}, measure, rel, topics)[name]
+
+
+def _per_topic_all(qrels: Qrels, runs: Mapping[str, Run], measure: Measure, rel: int,
+                   topics: Sequence[str]) -> dict[str, dict[str, float]]:
+    """run name -> topic_id -> value of ``measure`` on ``qrels`` (bound once for every run)."""
     from workbench.scoring.evaluate import Evaluator
 
     if not topics:
-        return {}
-    ev = Evaluator(qrels, [measure], rel=rel, missing="zero").evaluate(run, run_name=name, topics=topics)
-    per = ev.per_topic[measure]
-    return {t: float(per[t].value) for t in topics if t in per}
+        return {name: {} for name in runs}
+    evaluator = Evaluator(qrels, [measure], rel=rel, missing="zero")
+    out = {}
+    for name, run in runs.items():
+        per = evaluator.evaluate(run, run_name=name, topics=topics).per_topic[measure]
+        out[name] = {t: float(per[t].value) for t in topics if t in per}
+    return out
 
 
 def _mean(values: Mapping[str, float], topics: Sequence[str]) -> float:
@@ -194,7 +221,8 @@ def leave_one_run_out(
     |R| is 0, so R@k is undefined), never scored 0, and counted in
     ``excluded``. Over the remaining topics, X's value on the reduced qrels is
     compared with its value on the full qrels, and the ordering of every run
-    (full values over the same topics) with and without X's reduced value.
+    (full values over the same topics) with X's reduced value (``tau``) and
+    with every run's reduced value (``tau_all``; see the module docstring).
 
     Args:
         qrels: topic_id -> doc_id -> grade, judged from the pool.
@@ -222,9 +250,9 @@ def leave_one_run_out(
         raise ValidationError(f"leave-one-run-out needs at least 2 runs, found {len(runs)}")
     m = measure if isinstance(measure, Measure) else parse_measure(measure)
     base = _relevant_topics(qrels, rel)
-    full_values = {name: _per_topic(qrels, run, name, m, rel, base) for name, run in runs.items()}
+    full_values = _per_topic_all(qrels, runs, m, rel, base)
     rows = []
-    for name, run in runs.items():
+    for name in runs:
         unique = unique_contributions(contributors, name)
         reduced_qrels = qrels_without(qrels, unique)
         kept = tuple(t for t in _relevant_topics(reduced_qrels, rel) if t in set(base))
@@ -232,13 +260,17 @@ def leave_one_run_out(
         n_unique = sum(len(d) for d in unique.values())
         n_unique_rel = sum(1 for t, ds in unique.items() for d in ds if qrels.get(t, {}).get(d, 0) >= rel)
         full = {n: _mean(v, kept) for n, v in full_values.items()}
-        reduced = _mean(_per_topic(reduced_qrels, run, name, m, rel, kept), kept)
+        reduced_all = {n: _mean(v, kept) for n, v in _per_topic_all(reduced_qrels, runs, m, rel, kept).items()}
+        reduced = reduced_all[name]
         scores = dict(full)
         scores[name] = reduced
         tau = kendall_tau(full, scores)
+        tau_all = kendall_tau(full, reduced_all)
         rows.append(LeaveOneOut(name, n_unique, n_unique_rel, full[name], reduced,
                                 1.0 if math.isnan(tau) else tau,
-                                ordering(full).index(name) != ordering(scores).index(name), kept, excluded))
+                                ordering(full).index(name) != ordering(scores).index(name), kept, excluded,
+                                1.0 if math.isnan(tau_all) else tau_all, tuple(rank_changes(full, reduced_all)),
+                                reduced_all))
     return rows
 
 

@@ -3,8 +3,8 @@
 Python's ``json.dumps`` writes non-finite floats as ``NaN``/``Infinity``, which
 RFC 8259 does not allow and strict parsers (``jq``, JavaScript's
 ``JSON.parse``) reject. Every JSON the workbench prints goes through ``dumps``:
-a non-finite number becomes ``null`` (an undefined value, e.g. Judged@k of a
-topic with no returned documents, or an nDCG whose gains overflowed).
+a non-finite number becomes ``null`` (an undefined value, e.g. an nDCG whose
+gains overflowed).
 """
 
 from __future__ import annotations

@@ -7,15 +7,20 @@ Two kinds, both loaded from local folders only (nothing is downloaded):
   Document vectors come from the embedding cache (the store's ``embeddings``
   table, keyed by model and text hash as ``pooling.retrievers.dense``), so
   candidates a dense run already encoded are not encoded again; vectors missing
-  from the cache are encoded once in ``prepare`` and added to it. Per topic the
-  cost is one query encoding plus D dot products.
+  from the cache are encoded once in ``prepare`` and added to it. Per topic
+  ``score`` is one query encoding plus D dot products (cached vectors);
+  ``score_from_text`` encodes the query and the D candidates' texts, as a
+  reranker without precomputed vectors does, so its cost grows with D.
 * ``CrossEncoderReranker``: any ``sentence_transformers.CrossEncoder`` folder;
   per topic it reads the D (query, document) pairs in batches of
-  ``batch_size``, so its cost grows with D.
+  ``batch_size``, so its cost grows with D (``score_from_text`` is ``score``:
+  nothing per document can be computed ahead).
 
 ``rerank_topics`` runs a reranker over every topic and measures the wall time of
 each topic's call with ``time.perf_counter`` (model loading and cache reads are
-timed apart, as ``prepare_ms``). The new list of a topic holds exactly its
+timed apart, as ``prepare_ms``); ``from_text=True`` times ``score_from_text``
+instead of ``score``, every per-document step inside the timed block (what a
+depth sweep measures). The new list of a topic holds exactly its
 candidates, reordered: a permutation of the candidate run's top D. Ties in the
 new scores are broken by the canonical rule (score desc, doc_id desc) when the
 run is ranked.
@@ -109,6 +114,14 @@ class Reranker(Protocol):
         """float64 scores aligned with ``doc_ids`` (higher = more relevant)."""
         ...
 
+    def score_from_text(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """As ``score``, with every per-document step done in the call from the prepared texts.
+
+        A bi-encoder encodes the candidates here instead of reading the vectors
+        ``prepare`` fetched; the scores equal ``score``'s up to float32 rounding.
+        """
+        ...
+
 
 class BiEncoderReranker:
     """Cosine of query and document embeddings, document vectors from the cache.
@@ -155,6 +168,7 @@ class BiEncoderReranker:
         self.threads = threads or 0
         self._label = label or ""
         self._vectors: dict[str, np.ndarray] = {}
+        self._texts: dict[str, str] = {}
         self.n_encoded = 0
         self.n_cached = 0
 
@@ -179,6 +193,8 @@ class BiEncoderReranker:
     def prepare(self, documents: Mapping[str, str], text_hashes: Mapping[str, str] | None = None) -> None:
         """Document vectors of every candidate: from the cache, encoding only what it lacks.
 
+        The texts are kept too, for ``score_from_text``.
+
         Args:
             documents: doc_id -> text (title and text, as dense runs encode them).
             text_hashes: doc_id -> the store's text hash (the cache key); None =
@@ -200,6 +216,7 @@ class BiEncoderReranker:
                 self.cache.put_embeddings(key, fresh)
             found.update(fresh)
         self._vectors = {d: _unit(found[hashes[d]][None, :])[0] for d in doc_ids}
+        self._texts = dict(documents)
         if doc_ids:  # load the model now, so the first topic is not charged for it
             self.encoder.encode(["warm-up"])
 
@@ -218,6 +235,26 @@ class BiEncoderReranker:
             raise ValidationError(
                 f"query vectors have {q.shape[0]} dimensions, documents {matrix.shape[1]}; "
                 "the cache holds vectors of another model")
+        return (matrix @ q).astype(np.float64)
+
+    def score_from_text(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """Cosine of the query and each document, encoding the query and every candidate's text now.
+
+        The per-topic work of a bi-encoder reranker without precomputed vectors:
+        one query encoding and D document encodings (in batches of
+        ``batch_size``), then D dot products. Nothing is read from or added to
+        the cache. Scores equal ``score``'s up to float32 rounding (a text's
+        vector can differ in the last bits with the batch it is encoded in).
+
+        Raises:
+            ValidationError: a document was not prepared (its text is unknown).
+        """
+        try:
+            texts = [self._texts[d] for d in doc_ids]
+        except KeyError as e:
+            raise ValidationError(f"document {e.args[0]!r} was not prepared; call prepare() with every candidate") from None
+        q = _unit(self.encoder.encode([query]))[0]
+        matrix = _unit(self.encoder.encode(texts))
         return (matrix @ q).astype(np.float64)
 
 
@@ -314,6 +351,10 @@ class CrossEncoderReranker:
         scores = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(scores, dtype=np.float64).reshape(len(doc_ids))
 
+    def score_from_text(self, query: str, doc_ids: Sequence[str]) -> np.ndarray:
+        """``score``: a cross-encoder reads every (query, document) pair per topic; nothing is precomputed."""
+        return self.score(query, doc_ids)
+
 
 def _unit(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float32)
@@ -347,6 +388,7 @@ def rerank_topics(
     text_hashes: Mapping[str, str] | None = None,
     run_name: str = "",
     prepare: bool = True,
+    from_text: bool = False,
     on_topic: Callable[[int, int], None] | None = None,
     on_prepared: Callable[[float], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
@@ -364,6 +406,10 @@ def rerank_topics(
         prepare: call ``reranker.prepare`` with the candidates first (timed as
             ``prepare_ms``); False when the caller prepared a superset already
             (a depth sweep prepares the deepest candidates once).
+        from_text: time ``reranker.score_from_text`` (every per-document step,
+            e.g. a bi-encoder's document encodings, inside each topic's timed
+            block) instead of ``reranker.score`` (a bi-encoder's vectors read
+            in ``prepare``, outside it).
         on_topic: called with (topics done, topics total) after each topic.
         on_prepared: called with ``prepare_ms`` once the reranker is prepared,
             before the first topic (e.g. to start a per-topic progress bar).
@@ -392,6 +438,7 @@ def rerank_topics(
     statuses: dict[str, str] = {}
     messages: dict[str, str] = {}
     costs: list[TopicCost] = []
+    score = reranker.score_from_text if from_text else reranker.score
     total = len(queries)
     for i, (topic_id, query) in enumerate(queries.items(), 1):
         docs = list(candidates.get(topic_id, ()))
@@ -401,7 +448,7 @@ def rerank_topics(
         else:
             t0 = clock()
             try:
-                scores = reranker.score(query, docs)
+                scores = score(query, docs)
             except Exception as e:  # noqa: BLE001 - a per-topic failure becomes status "error"
                 run[topic_id], statuses[topic_id] = {}, "error"
                 messages[topic_id] = f"{type(e).__name__}: {e}"

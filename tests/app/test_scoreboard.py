@@ -317,6 +317,14 @@ def test_scoreboard_fail_policy_says_it_in_the_pages_terms(board_db):
     assert "Choose **exclude** or **zero** under Missing topics" in err and "--missing" not in err
 
 
+def _frame(at, first_column: str, having: str | None = None):
+    """The page's dataframe whose first column is ``first_column`` (and that has column ``having``),
+    indexed by it (None if not shown)."""
+    found = [f.value for f in at.dataframe if list(f.value.columns)[:1] == [first_column]
+             and (having is None or having in f.value.columns)]
+    return found[0].set_index(first_column) if found else None
+
+
 def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     at = _lead("qrels_versions")
     versions = at.dataframe[0].value
@@ -326,18 +334,37 @@ def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     assert "- toy-v1 → toy-v2" in text and "- toy-ref" in text
     assert at.selectbox(key="qrels_versions_pick").value == "toy-v2"
     assert [m.value for m in at.metric] == ["2", "1", "1"]  # added, changed, removed
-    # every run, exclude: partial lacks topic 2, so both versions average topic 1 only
-    deltas = at.dataframe[-2].value.set_index("measure")
+    # exclude, the default: the runs complete on both versions, each averaged over topics 1 and 2; partial
+    # (topic 1 only) is kept apart and shrinks no one's topic set (issue 26)
+    assert at.multiselect(key="qrels_versions_runs_toy").value == ["bm25", "dense"]
+    deltas = _frame(at, "measure")
+    assert list(deltas.columns) == ["bm25", "dense"]
+    for run in ("bm25", "dense"):
+        assert round(deltas.loc["R@20", run], 4) == round(R20_V2[run] - R20_V1[run], 4)
+    assert "topics missing from runs" not in page_text(at)
+    apart = _frame(at, "run", having="topics covered").loc["partial"]
+    assert apart["topics covered"] == "1 of 2 → 1 of 2"
+    # partial on its topic 1 only: d5, d6 of v1's {d1, d5, d6}, then of v2's {d1, d3, d4, d5, d6}
+    assert round(apart["R@20"], 4) == round(2 / 5 - 2 / 3, 4)
+
+    # selecting the partial run under exclude needs a confirmation, then every run is averaged over topic 1
+    at.multiselect(key="qrels_versions_runs_toy").set_value(["bm25", "dense", "partial"]).run()
+    assert not at.exception
+    assert "Partial run(s) selected: partial (1 of 2 topics on toy-v1, 1 of 2 on toy-v2)" in at.warning[0].value
+    assert _frame(at, "measure") is None  # blocked until confirmed
+    at.checkbox(key="qrels_versions_confirm_shrink").check().run()
+    deltas = _frame(at, "measure")
     assert list(deltas.columns) == ["bm25", "dense", "partial"]
     assert round(deltas.loc["R@20", "bm25"], 4) == round(3 / 5 - 1 / 3, 4)
     assert round(deltas.loc["R@20", "dense"], 4) == round(3 / 5 - 2 / 3, 4)
-    assert "partial: 2" in text
+    assert "partial: 2" in page_text(at)
 
-    at.radio(key="qrels_versions_missing").set_value("zero").run()
+    at.radio(key="qrels_versions_missing").set_value("zero").run()  # zero: no shrinking, no confirmation
     assert not at.exception
-    deltas = at.dataframe[-2].value.set_index("measure")
+    deltas = _frame(at, "measure")
     for run in ("bm25", "dense"):
         assert round(deltas.loc["R@20", run], 4) == round(R20_V2[run] - R20_V1[run], 4)
+    assert round(deltas.loc["R@20", "partial"], 4) == round((2 / 5 + 0) / 2 - (2 / 3 + 0) / 2, 4)
     detail = at.dataframe[-1].value
     row = detail[(detail["run"] == "dense") & (detail["measure"] == "R@20")].iloc[0]
     assert math.isclose(row["toy-v1"], 5 / 6) and math.isclose(row["toy-v2"], 0.8)

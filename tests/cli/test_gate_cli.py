@@ -238,6 +238,38 @@ def test_stored_gate_audits_ids_flags_leakage_and_fails_on_a_critical_loss(capsy
     assert next(r for r in doc["candidates"][0]["rules"] if r["rule"] == "macro_change")["verdict"] == "pass"
 
 
+def test_gate_rows_show_the_change_with_its_interval_and_leakage_as_flagged_excluded(capsys, project, write):
+    # Issue 26: the macro_change row showed the interval's lower end alone under "measured" (read as the
+    # change), and leakage under "exclude" showed "1" against "= 0" marked pass.
+    db, _ = project
+    excl = write("exclude.toml", STORED_POLICY + '[validity]\nleakage = "exclude"\n')
+    code, out, _ = cli(capsys, "--db", db, "gate", "base", "cand", "--qrels", "v1", "--policy", excl,
+                       "--format", "json")
+    doc = json.loads(out)
+    cand = doc["candidates"][0]
+    rules = {(r["rule"], r["subject"]): r for r in cand["rules"]}
+    macro, test = rules[("macro_change", "R@2")], cand["tests"][0]
+    c = macro["interval"]  # every number: the change, both intervals, which lower end is tested
+    assert c["change"] == pytest.approx(test["mean_candidate"] - test["mean_baseline"])
+    assert c["change"] == pytest.approx((1 / 2 - 1) / 7)  # topic 2 drops from 1 to 1/2; 7 topics (3 excluded)
+    assert (c["low"], c["high"]) == (test["bootstrap"]["ci_low"], test["bootstrap"]["ci_high"])
+    assert (c["corrected_low"], c["corrected_high"]) == (test["bootstrap_corrected"]["ci_low"],
+                                                         test["bootstrap_corrected"]["ci_high"])
+    assert c["decides"] == "corrected" and macro["measured"] == c["tested_low"] == c["corrected_low"]
+    leak = rules[("leakage", "queries")]
+    assert (leak["measured"], leak["threshold"], leak["unit"]) == (1, None, "flagged, excluded")
+    code, out, _ = cli(capsys, "--db", db, "gate", "base", "cand", "--qrels", "v1", "--policy", excl)
+    row = next(line for line in out.splitlines() if " macro_change " in line)
+    assert f"{c['change']:+.4f}, 95% CI [{c['low']:.4f}, {c['high']:.4f}]" in row  # one measure: no correction
+    assert "CI low >= -0.5000" in row
+    leak_row = next(line for line in out.splitlines() if " leakage " in line and "queries" in line)
+    assert "1 flagged, excluded" in leak_row and "= 0" not in leak_row
+    code, md, _ = cli(capsys, "--db", db, "gate", "base", "cand", "--qrels", "v1", "--policy", excl,
+                      "--format", "markdown")
+    assert "| validity | leakage | queries | 1 flagged, excluded | - | ✅ pass |" in md
+    assert f"| quality | macro_change | R@2 | {c['change']:+.4f}, 95% CI [" in md
+
+
 def test_id_audit_finds_near_misses_warns_in_score_and_invalidates_the_gate(capsys, project, write):
     db, _ = project
     code, out, _ = cli(capsys, "--db", db, "score", "base", "--qrels", "migrated", "-m", "R@2", "--no-record")

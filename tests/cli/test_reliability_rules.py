@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import threading
@@ -192,17 +193,25 @@ def test_pool_extend_without_from_requires_it_when_there_are_two_lineages(projec
     assert code == 0, err
 
 
-def test_score_says_judged_is_undefined_for_topics_with_no_results(project, capsys):
+def test_score_zero_scores_judged_0_for_a_topic_with_no_results_as_the_help_and_header_say(project, capsys):
+    # Issue 26: help, header and behaviour say one thing: --missing zero scores every measure 0, Judged@k too.
     folder, db = project
     partial = folder / "partial.trec"
     partial.write_text("1 Q0 d1 1 2.0 part\n1 Q0 d3 2 1.0 part\n2 Q0 d5 1 1.0 part\n")  # no topic 3
     code, out, err = run(capsys, db, "score", partial, "--qrels", "tiny-reference", "-m", "Judged@2",
-                         "--missing", "zero", "--format", "json")
+                         "--missing", "zero", "--format", "json", "--per-topic")
     assert code == 0, err
-    doc = _strict_json(out)
-    text = json.dumps(doc)
-    assert "Judged@2 is undefined for 1 topic(s) with no returned documents (3)" in text
-    assert "left out of its mean, which is over 2 topic(s)" in text
+    text = json.dumps(_strict_json(out))
+    assert "undefined" not in text
+    code, out, err = run(capsys, db, "score", partial, "--qrels", "tiny-reference", "-m", "Judged@2",
+                         "--missing", "zero")
+    assert code == 0, err
+    assert "zero (qrels topics without results score 0 on every measure, Judged@k too)" in out
+    assert "3 evaluated (every measure and run averaged over the same topics)" in out
+    # topic 1: d1 judged, d3 not (1/2); topic 2: d5 judged, one returned (1/1); topic 3: nothing (0)
+    assert re.search(rf"^Judged@2 +{(1 / 2 + 1 / 1 + 0) / 3:.4f}", out, re.M), out
+    code, out, err = run(capsys, db, "score", "--help")
+    assert "Judged@k too" in " ".join(out.split())
 
 
 def test_misses_warns_when_k_is_deeper_than_the_run(project, capsys):

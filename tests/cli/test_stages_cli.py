@@ -168,11 +168,20 @@ def test_depth_sweep_prints_the_table_the_fit_and_writes_the_plot(project, capsy
     assert [row[0] for row in lines] == ["2", "4", "6"]
     assert all(row[6] == "yes" for row in lines)  # R@D unchanged at every depth
     assert "how cost scales with depth (least squares over 6 per-topic measurements)" in out
-    assert plot.is_file() and "vega" in plot.read_text()
+    # the cost is reranking from text (issue 26); the cost with cached vectors is its own, labelled column
+    assert ("cost per topic reranking from text (the query and the D candidates encoded, then scored, inside each "
+            "topic's timed block) on all 2 topics") in out
+    assert " dR@D per s dR@2 per s" in out  # the marginal recall per added second (costs are seconds from text)
+    assert " cached ms " in out and "cached ms: mean ms per topic of the same rerank with the document vectors " \
+        "read from the embedding cache" in out
+    assert plot.is_file() and "vega" in plot.read_text() and "cached vectors" in plot.read_text()
     code, out, err = run(capsys, "--db", project, "depth-sweep", "--candidates", "bm25", "--depths", "2,6",
-                         "--qrels", "toy-reference", "--format", "json")
+                         "--qrels", "toy-reference", "--format", "json", "--cost-topics", "1")
     doc = json.loads(out)
-    assert [r["depth"] for r in doc["rows"]] == [2, 6] and doc["fit"]["n_points"] == 4
+    assert [r["depth"] for r in doc["rows"]] == [2, 6] and doc["fit"]["n_points"] == 2  # 1 cost topic x 2 depths
+    assert doc["cost_topics"] == ["1"] and list(doc["per_topic_ms"]["6"]) == ["1"]
+    assert list(doc["cached_per_topic_ms"]["6"]) == ["1", "2"] and doc["rows"][0]["cached_mean_ms"] > 0
+    assert doc["cost"].endswith("on 1 of 2 topics (evenly spaced)")
     # R@D of the candidates by hand: topic 1 |R| = 3, topic 2 |R| = 1 (d5 is judged 0).
     store = Store(project, client="pytest")
     bm25 = store.runs.get_run("bm25")

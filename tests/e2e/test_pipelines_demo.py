@@ -75,12 +75,18 @@ def test_the_depth_table_is_measured_and_repeats_the_hybrid_row(demo):
     rows = out.sweep.rows
     assert [r.point.depth for r in rows] == [10, 50, 100, 200]
     hybrid = store.runs.get_run("hybrid-d200")
+    # cost from text on 5 evenly spaced topics; recall and the labelled cached cost on every topic
+    assert len(out.sweep.cost_topics) == 5 and set(out.sweep.cost_topics) < set(out.sweep.topics)
     for r in rows:
         assert r.point.candidate_recall == pytest.approx(_recall(reference, hybrid, r.point.depth))
-        assert r.point.recall_unchanged and r.point.n_topics == len(out.sweep.topics)
-        assert r.point.p50_ms > 0 and r.point.p95_ms >= r.point.p50_ms
-    assert out.sweep.fit is not None and out.sweep.fit.n_points == 4 * len(out.sweep.topics)
+        assert r.point.recall_unchanged and r.point.n_topics == len(out.sweep.cost_topics)
+        assert r.point.p50_ms > 0 and r.point.p95_ms >= r.point.p50_ms and r.point.cached_ms > 0
+        assert out.sweep.cached_costs[r.point.depth].n_topics == len(out.sweep.topics)
+    assert out.sweep.fit is not None and out.sweep.fit.n_points == 4 * len(out.sweep.cost_topics)
     text = "\n".join(render_pipeline_demo(out))
+    assert (f"(bi-encoder); cost per topic reranking from text (the query and the D candidates encoded, then scored, inside "
+            f"each topic's timed block) on 5 of {len(out.sweep.topics)} topics (evenly spaced)") in text
+    assert " cached ms " in text and "  cached ms: mean ms per topic of the same rerank" in text
     assert "R@50 unchanged by reranking" in text and "yes (" in text
     assert "the same as hybrid-d200's row of the four-run table" in text
     assert "how cost scales with depth" in text

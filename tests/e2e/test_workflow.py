@@ -162,6 +162,14 @@ def test_leave_one_run_out_drops_and_kendall_tau(workflow):
         scores = dict(full, **{row.run: row.reduced})
         assert row.tau == pytest.approx(kendalltau([full[n] for n in sorted(names)],
                                                    [scores[n] for n in sorted(names)]).statistic)
+        # tau_all: every run scored on the reduced qrels (pytrec_eval), ordered against the full qrels.
+        reduced = {n: _r_at_20({t: reduced_q[t] for t in kept}, runs[n]) for n in names}
+        assert dict(row.reduced_all) == {n: pytest.approx(v, abs=1e-12) for n, v in reduced.items()}
+        assert row.tau_all == pytest.approx(kendalltau([full[n] for n in sorted(names)],
+                                                       [reduced[n] for n in sorted(names)]).statistic)
+        order_full = sorted(names, key=lambda n: (-round(full[n], 12), n))  # ties by name; rounded: the sums'
+        order_reduced = sorted(names, key=lambda n: (-round(reduced[n], 12), n))  # order may differ in the last bit
+        assert row.moved_all == tuple(n for i, n in enumerate(order_full) if order_reduced[i] != n)
 
 
 def test_the_workflow_is_idempotent(workflow):

@@ -181,3 +181,129 @@ def test_stages_on_a_produced_rerank_run_says_permutation(store, tiny_ce, write)
     assert rep.row("R@3", "candidates").macro == pytest.approx((1 / 2 + 1) / 2) == rep.row("R@3", "final").macro
     assert result.pipelines[0].cost is not None
     assert text_hash("x") == hashlib.sha256(b"x").hexdigest()
+
+
+# -- what a depth sweep times (issue 26) ---------------------------------------------------------------
+
+
+class _TextsClock:
+    """A fake perf_counter whose seconds are texts encoded / 1000: a timed block's ms = texts encoded inside it."""
+
+    def __init__(self, enc: StubEncoder) -> None:
+        self.enc = enc
+
+    def __call__(self) -> float:
+        return len(self.enc.texts_encoded) / 1000.0
+
+
+def test_score_from_text_encodes_the_query_and_every_candidate_and_equals_score():
+    enc = StubEncoder()
+    r = BiEncoderReranker(encoder=enc, cache=DictCache())
+    r.prepare(DOCS, {d: f"H-{d}" for d in DOCS})
+    enc.texts_encoded.clear()
+    cached = r.score("shock wave", ["a", "c", "d"])
+    assert enc.texts_encoded == ["shock wave"]  # cached vectors: the query only
+    enc.texts_encoded.clear()
+    fresh = r.score_from_text("shock wave", ["a", "c", "d"])
+    assert enc.texts_encoded == ["shock wave", DOCS["a"], DOCS["c"], DOCS["d"]]
+    assert fresh == pytest.approx(cached)
+    res = rerank_topics(r, {"1": "shock wave", "2": "heat"}, {"1": ["c", "a", "d"], "2": ["b"]}, DOCS,
+                        prepare=False, from_text=True, clock=_TextsClock(enc))
+    # inside each topic's timed block: one query and its D candidates
+    assert [(t.topic_id, t.n_documents, t.wall_ms) for t in res.cost.topics] == [
+        ("1", 3, pytest.approx(4.0)), ("2", 1, pytest.approx(2.0))]
+    with pytest.raises(ValidationError, match="was not prepared"):
+        r.score_from_text("x", ["zzz"])
+
+
+def test_the_cross_encoders_score_from_text_is_its_score(tiny_ce):
+    r = CrossEncoderReranker(tiny_ce, batch_size=2, threads=1)
+    r.prepare(DOCS)
+    assert r.score_from_text("shock wave", ["a", "b", "c"]) == pytest.approx(r.score("shock wave", ["a", "b", "c"]))
+
+
+def _sweep_store(store):
+    """Six documents, two topics; the candidate run ranks 6 documents for topic 1 and 3 for topic 2."""
+    docs = {**DOCS, "e": "supersonic flow past a cone", "f": "laminar boundary layer with suction"}
+    store.collections.ingest_collection("toy", [Document(d, "", t) for d, t in docs.items()],
+                                        [Topic("1", "shock wave"), Topic("2", "heat transfer")])
+    store.runs.save_run(RunInfo("bm25", "bm25", {}, 6, "toy"),
+                        {"1": {"b": 6.0, "c": 5.0, "a": 4.0, "d": 3.0, "e": 2.0, "f": 1.0},
+                         "2": {"a": 3.0, "c": 2.0, "f": 1.0}})
+    return store
+
+
+def test_a_depth_sweep_times_the_document_encodings_and_keeps_the_cached_cost_apart(store, write):
+    from workbench.services.runs.depth_sweep import depth_sweep
+
+    _sweep_store(store)
+    qrels = write("toy.qrels", "1 0 a 1\n1 0 d 2\n1 0 f 1\n2 0 c 1\n")
+    enc = StubEncoder()
+    sweep = depth_sweep("bm25", (1, 3, 6), str(qrels), open_store=lambda: store, final_k=1,
+                        reranker=BiEncoderReranker(encoder=enc, cache=store.vectors), clock=_TextsClock(enc))
+    assert sweep.cost_topics == sweep.topics == ("1", "2")
+    # The cost from text: per topic the query and its D candidates are encoded inside the timed block
+    # (topic 2 has 3 candidates, so D = 6 reranks 3), so the cost per topic grows with D: ms = 1 + n.
+    for d in (1, 3, 6):
+        n1, n2 = min(d, 6), min(d, 3)
+        assert [(t.topic_id, t.n_documents, t.wall_ms) for t in sweep.costs[d].topics] == [
+            ("1", n1, pytest.approx(n1 + 1.0)), ("2", n2, pytest.approx(n2 + 1.0))]
+        # The ranking pass, labelled cached: document vectors from the cache, one query encoding per topic.
+        assert [(t.topic_id, t.n_documents, t.wall_ms) for t in sweep.cached_costs[d].topics] == [
+            ("1", n1, pytest.approx(1.0)), ("2", n2, pytest.approx(1.0))]
+    points = {r.point.depth: r.point for r in sweep.rows}
+    assert points[6].mean_ms == pytest.approx((7 + 4) / 2) and points[6].cached_ms == pytest.approx(1.0)
+    assert points[6].ms_per_document == pytest.approx((7 + 4) / (6 + 3))
+    assert (sweep.fit.slope_ms, sweep.fit.intercept_ms) == (pytest.approx(1.0), pytest.approx(1.0))
+    assert sweep.fit.n_points == 6 and sweep.fit.scaling in {"sub-linear", "linear"}
+    # prepare (outside every topic's block): the six uncached documents and the warm-up text
+    assert sweep.prepare_ms == pytest.approx(7.0)
+    # Recall comes from the ranking pass on every topic: the same when cost is measured on one topic.
+    one = depth_sweep("bm25", (1, 3, 6), str(qrels), open_store=lambda: store, final_k=1, cost_topics=1,
+                      reranker=BiEncoderReranker(encoder=enc, cache=store.vectors), clock=_TextsClock(enc))
+    assert one.cost_topics == ("1",) and [t.topic_id for t in one.costs[6].topics] == ["1"]
+    assert [t.topic_id for t in one.cached_costs[6].topics] == ["1", "2"]
+    assert [(r.point.final_recall, r.point.candidate_recall) for r in one.rows] == [
+        (r.point.final_recall, r.point.candidate_recall) for r in sweep.rows]
+    with pytest.raises(ValidationError, match="--cost-topics"):
+        depth_sweep("bm25", (1,), str(qrels), open_store=lambda: store, cost_topics=-1,
+                    reranker=BiEncoderReranker(encoder=enc, cache=store.vectors))
+
+
+class _PairCounter:
+    """A cross-encoder stand-in that counts the (query, document) pairs it reads."""
+
+    kind = "cross-encoder"
+    label = model_name = "pairs"
+    model_hash = "0000"
+    device, batch_size, threads = "cpu", 8, 1
+
+    def __init__(self) -> None:
+        self.pairs = 0
+
+    def prepare(self, documents, text_hashes=None):
+        self.texts = dict(documents)
+
+    def score(self, query, doc_ids):
+        self.pairs += len(doc_ids)
+        return np.array([float(len(set(query.split()) & set(self.texts[d].split()))) for d in doc_ids])
+
+    def score_from_text(self, query, doc_ids):
+        return self.score(query, doc_ids)
+
+
+def test_a_depth_sweep_with_a_cross_encoder_times_every_pair_and_has_no_cached_cost(store, write):
+    from workbench.reports.stages import render_sweep
+    from workbench.services.runs.depth_sweep import depth_sweep
+
+    _sweep_store(store)
+    qrels = write("toy.qrels", "1 0 a 1\n1 0 d 2\n2 0 c 1\n")
+    ce = _PairCounter()
+    sweep = depth_sweep("bm25", (2, 6), str(qrels), open_store=lambda: store, final_k=1, reranker=ce,
+                        clock=lambda: ce.pairs / 1000.0)
+    assert [(t.topic_id, t.wall_ms) for t in sweep.costs[6].topics] == [("1", pytest.approx(6.0)),
+                                                                       ("2", pytest.approx(3.0))]
+    assert sweep.cached_costs == {} and all(r.point.cached_ms is None for r in sweep.rows)
+    text = render_sweep(sweep)
+    assert "the D (query, document) pairs read by the model, inside each topic's timed block) on all 2 topics" in text
+    assert "cached ms" not in text

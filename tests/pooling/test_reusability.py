@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from pooling.reusability import (
@@ -75,3 +77,32 @@ def test_pool_bias_scores_both_qrels_on_the_same_topics():
     # a on t1: pooled R = {d1} -> 1; full R = {d1, d9} -> 1/2.  b: 0 and 0.
     assert (a.pooled, a.full, a.gap) == (pytest.approx(1.0), pytest.approx(0.5), pytest.approx(0.5))
     assert (b.pooled, b.full) == (0.0, 0.0)
+
+
+def test_leave_one_run_out_gives_tau_with_the_left_out_run_and_with_every_run_rescored():
+    # Issue 26: tau rescored only the left-out run. Pool depth 1, R@3, one topic with relevant p, q, s:
+    # a pools p (and finds q, s below the depth), b pools q, c pools s (and finds p below the depth).
+    runs = {"a": {"t": {"p": 3.0, "q": 2.0, "s": 1.0}},
+            "b": {"t": {"q": 3.0, "v": 2.0, "w": 1.0}},
+            "c": {"t": {"s": 3.0, "p": 2.0, "u": 1.0}}}
+    qrels = {"t": {"p": 1, "q": 1, "s": 1}}
+    rows = {r.run: r for r in leave_one_run_out(qrels, contributors_at_depth(runs, 1), runs, "R@3")}
+    full = {"a": 3 / 3, "b": 1 / 3, "c": 2 / 3}                                     # order a > c > b
+    # Leave a out (p removed, R = {q, s}): a 2/2, b 1/2, c 1/2.  a alone rescored: 1, 1/3, 2/3, the same
+    # order (tau 1); every run rescored: b and c tie. tau-b = (C - D) / sqrt((n0 - n1)(n0 - n2)) with
+    # 3 pairs, C = 2 (a-b, a-c), D = 0, one tie in the second ordering: 2 / sqrt(3 * 2).
+    a = rows["a"]
+    assert (a.full, a.reduced) == (pytest.approx(full["a"]), pytest.approx(1.0))
+    assert a.tau == pytest.approx(1.0) and not a.order_changed
+    assert a.reduced_all == {"a": pytest.approx(1.0), "b": pytest.approx(1 / 2), "c": pytest.approx(1 / 2)}
+    assert a.tau_all == pytest.approx(2 / math.sqrt(6))
+    assert a.moved_all == ("c", "b")  # a, c, b -> a, b, c (the tie broken by name)
+    # Leave b out (q removed, R = {p, s}): b 0, a 2/2, c 2/2: a and c tie; b alone: 0 < 1/3, same order.
+    b = rows["b"]
+    assert b.tau == pytest.approx(1.0) and b.reduced_all == {"a": 1.0, "b": 0.0, "c": 1.0}
+    assert b.tau_all == pytest.approx(2 / math.sqrt(6)) and b.moved_all == ()  # a, c, b either way
+    # Leave c out (s removed, R = {p, q}): c finds p: 1/2, a 2/2, b 1/2.
+    c = rows["c"]
+    assert c.reduced == pytest.approx(1 / 2) and c.tau == pytest.approx(1.0)
+    assert c.reduced_all == {"a": 1.0, "b": pytest.approx(1 / 2), "c": pytest.approx(1 / 2)}
+    assert c.tau_all == pytest.approx(2 / math.sqrt(6)) and c.moved_all == ("c", "b")  # b and c tie: b first

@@ -13,6 +13,7 @@ from workbench.scoring.depth import (
     CostFit,
     DepthPoint,
     cap_depths,
+    cost_sample,
     fit_cost,
     parse_depths,
     sweep_rows,
@@ -112,3 +113,12 @@ def test_cost_record_aggregates_and_percentiles_match_numpy():
     for q in (0, 50, 95, 100):
         assert cost.p(q) == pytest.approx(float(np.percentile(ms, q)))
     assert math.isnan(percentile([], 50))
+
+
+def test_cost_sample_spaces_the_cost_topics_evenly_and_zero_means_every_topic():
+    topics = [str(t) for t in range(1, 226)]  # the demo's 225 topics
+    assert cost_sample(topics, 5) == ("1", "46", "91", "136", "181")  # floor(i * 225 / 5) + 1
+    assert cost_sample(topics, 0) == cost_sample(topics, 225) == cost_sample(topics, 999) == tuple(topics)
+    assert cost_sample(["b", "a"], 1) == ("b",)  # the order given, never re-sorted
+    with pytest.raises(ValidationError, match="--cost-topics: expected a number of topics >= 0"):
+        cost_sample(topics, -1)

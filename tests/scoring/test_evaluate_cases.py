@@ -117,19 +117,26 @@ def test_pool_novel_documents_counts_lists_and_bounds():
         e.novel_documents.at(11)
 
 
-def test_judged_of_a_topic_with_no_results_is_undefined_and_left_out_of_the_mean():
-    # Regression (issue 9): under --missing zero a topic with no results was Judged@k = 0/0 = 0 and
-    # entered the macro mean (0.6 next to a micro of 0.9 on this 5-topic case).
+def test_judged_of_a_topic_with_no_results_scores_0_under_missing_zero_as_every_measure():
+    # Issue 26: under --missing zero a topic with no results was left out of Judged@k's mean (0/0,
+    # issue 9) while the help said "zero scores them 0" and the header said every measure is averaged
+    # over the same topics. trec_eval -c, pytrec_eval (an empty result list: num_ret = 0, P_k = 0) and
+    # ir_measures (Judged@k of a topic the run lacks: 0) all score it 0, and so do we.
+    import ir_measures
+
     qrels = {t: {f"{t}a": 1, f"{t}b": 0, f"{t}c": 0} for t in "12345"}
     run = {t: {f"{t}a": 3.0, f"{t}b": 2.0, f"{t}c": 1.0} for t in "123"}
     run["4"] = {"4a": 3.0, "4b": 2.0, "4x": 1.0}  # 2 of 3 judged
     z = evaluate(qrels, run, ["Judged@3", "R@3"], missing="zero")
     assert z.missing_topics == ("5",)
     judged = z.aggregates[pm("Judged@3")]
-    assert judged.n_topics == 4 and judged.macro == pytest.approx((1 + 1 + 1 + 2 / 3) / 4)
-    assert judged.micro == pytest.approx(11 / 12)
-    assert z.aggregates[pm("R@3")].n_topics == 5  # R@3 of topic 5 is 0/1 = 0, a real value
-    assert z.undefined_judged() == {pm("Judged@3"): ("5",)}
+    tm = z.per_topic[pm("Judged@3")]["5"]
+    assert (tm.value, tm.numerator, tm.denominator) == (0.0, 0.0, 0.0)  # nothing returned, nothing judged
+    assert judged.n_topics == 5 == z.aggregates[pm("R@3")].n_topics  # every measure over the same topics
+    assert judged.macro == pytest.approx((1 + 1 + 1 + 2 / 3 + 0) / 5)
+    assert judged.micro == pytest.approx(11 / 12)  # the empty topic adds 0 to both sums
+    oracle = ir_measures.calc_aggregate([ir_measures.Judged @ 3], qrels, run)
+    assert judged.macro == pytest.approx(oracle[ir_measures.Judged @ 3])
 
 
 def test_missing_topics_fail_by_default_and_list_them():
@@ -146,7 +153,7 @@ def test_missing_topics_zero_and_exclude():
     run = {"1": {"a": 1.0}}
     z = evaluate(qrels, run, ["R@10", "nDCG@10", "RR@10", "Judged@10"], missing="zero")
     assert z.topics == ("1", "2") and z.missing_topics == ("2",) and z.missing == "zero"
-    assert z.value("R@10", "2") == 0.0 and math.isnan(z.value("Judged@10", "2"))  # 0/0: undefined
+    assert z.value("R@10", "2") == 0.0 and z.value("Judged@10", "2") == 0.0  # every measure 0 (trec_eval -c)
     assert z.aggregates[pm("R@10")].macro == pytest.approx((1 + 0) / 2)
     x = evaluate(qrels, run, ["R@10"], missing="exclude")
     assert x.topics == ("1",) and x.missing_topics == ("2",) and x.missing == "exclude"

@@ -239,6 +239,36 @@ def test_leakage_invalid_or_excluded_per_policy():
     assert rule(evaluate_gate(policy(), inputs(a, b, leakage=clean)), "leakage").verdict == "pass"
 
 
+def test_leakage_under_exclude_has_no_threshold_and_says_flagged_excluded():
+    # Issue 26: under "exclude" the row read "1" against "= 0" and passed, a contradiction on its face.
+    a, b = evals(BOTH, BOTH)
+    check = LeakageCheck((LeakFlag("4", "d9", 1.0, 5),), 20, (), 0.8, 3, 100)
+    ok = rule(evaluate_gate(policy('[validity]\nleakage = "exclude"\n'), inputs(a, b, leakage=check)), "leakage")
+    assert (ok.verdict, ok.measured, ok.threshold, ok.unit) == ("pass", 1.0, None, "flagged, excluded")
+    bad = rule(evaluate_gate(policy(), inputs(a, b, leakage=check)), "leakage")
+    assert (bad.verdict, bad.measured, bad.threshold, bad.unit) == ("invalid", 1.0, 0.0, "flagged")
+
+
+def test_macro_change_carries_the_change_and_both_intervals_and_tests_the_decisive_lower_end():
+    # Issue 26: the rule's number is the lower end of an interval; the change itself travels with it.
+    worse = {t: (ONLY_A[t] if int(t) <= 4 else BOTH[t]) for t in TOPICS}   # 4 of 20 topics drop by 1/2
+    a, b = evals(BOTH, worse, ("R@2", "P@2"))
+    text = BASE_POLICY.replace('measures = ["R@2"]', 'measures = ["R@2", "P@2"]')
+    for decide in ("corrected", "raw"):
+        res = evaluate_gate(parse_policy(text.replace("[gate]", f'[gate]\ndecide = "{decide}"'), "g.toml"),
+                            inputs(a, b))
+        for t in res.tests:
+            r = rule(res, "macro_change", str(t.measure))
+            c = r.interval
+            assert c.change == t.mean_change == pytest.approx(-4 * 0.5 / 20)
+            assert (c.low, c.high, c.confidence) == (t.bootstrap.ci_low, t.bootstrap.ci_high, 0.95)
+            assert (c.corrected_low, c.corrected_high) == (t.bootstrap_corrected.ci_low, t.bootstrap_corrected.ci_high)
+            assert c.corrected_confidence == pytest.approx(1 - 0.05 / 2) and c.correction == "holm"
+            assert c.decides == decide and r.measured == c.tested_low
+            assert c.tested_low == (c.corrected_low if decide == "corrected" else c.low)
+            assert c.low <= c.change <= c.high
+
+
 def test_eligibility_leaks_fail_the_candidate_when_counted():
     a, b = evals(BOTH, BOTH)
     assert rule(evaluate_gate(policy(), inputs(a, b)), "leaks").verdict == "skipped"

@@ -7,8 +7,6 @@ RR@k and Judged@k, so it is used on runs with distinct scores only.
 
 from __future__ import annotations
 
-import math
-
 import ir_measures
 import pytest
 import pytrec_eval
@@ -116,10 +114,8 @@ TRIO_QRELS = {"1": {"a": 1, "b": 0}, "2": {"c": 2}}
 def test_trio_qrels_but_no_run(name):
     z = evaluate(TRIO_QRELS, {}, [name], missing="zero")
     assert z.topics == ("1", "2") and z.missing_topics == ("1", "2")
-    if name.startswith("Judged"):  # nothing returned: 0/0, undefined (issue 9), not 0
-        assert all(math.isnan(z.value(name, t)) for t in z.topics) and z.aggregates[pm(name)].n_topics == 0
-    else:
-        assert [z.value(name, t) for t in z.topics] == [0.0, 0.0]
+    assert [z.value(name, t) for t in z.topics] == [0.0, 0.0]  # Judged@k too (issue 26: trec_eval -c)
+    assert z.aggregates[pm(name)].n_topics == 2
     x = evaluate(TRIO_QRELS, {}, [name], missing="exclude")
     assert x.topics == () and x.aggregates[pm(name)].n_topics == 0
 
@@ -130,12 +126,8 @@ def test_trio_partial_run(name):
     z = evaluate(TRIO_QRELS, run, [name], missing="zero")
     x = evaluate(TRIO_QRELS, run, [name], missing="exclude")
     full = {"R@5": 1.0, "P@5": 1 / 5, "nDCG@5": 1.0, "RR@5": 1.0, "Success@5": 1.0, "Judged@5": 1.0}[name]
-    if name.startswith("Judged"):  # topic 2 returned nothing: undefined, left out of the mean (issue 9)
-        assert z.value(name, "1") == pytest.approx(full) and math.isnan(z.value(name, "2"))
-        assert z.aggregates[pm(name)].macro == pytest.approx(full)
-    else:
-        assert z.value(name, "1") == pytest.approx(full) and z.value(name, "2") == 0.0
-        assert z.aggregates[pm(name)].macro == pytest.approx(full / 2)
+    assert z.value(name, "1") == pytest.approx(full) and z.value(name, "2") == 0.0  # Judged@k too (issue 26)
+    assert z.aggregates[pm(name)].macro == pytest.approx(full / 2)
     assert x.topics == ("1",) and x.aggregates[pm(name)].macro == pytest.approx(full)
 
 

@@ -161,14 +161,17 @@ def test_missing_fail_raises_the_same_error():
     assert str(small.value) == str(columnar.value)
 
 
-def test_huge_grades_overflow_alike_and_judged_of_an_empty_topic_is_nan():
+def test_huge_grades_overflow_alike_and_judged_of_an_empty_topic_is_0_in_both():
     qrels = {"1": {"a": 1023, "b": 1024, "c": 1}, "2": {"d": 2}, "3": {"e": 1}}
     run = {"1": {"a": 3.0, "b": 2.0, "x": 1.0}, "2": {"d": 1.0}}
     ms = ["nDCG(dcg='exp-log2')@10", "nDCG@10", "Judged@10", "R@10"]
     a = Evaluator(qrels, ms, missing="zero").evaluate(run, run_name="r")
     b = SmallEvaluator(qrels, ms, missing="zero").evaluate(_small_run(run))
     assert _plain(a) == _plain(b)
-    assert math.isnan(b.per_topic[b.measures[0]]["1"].value) and math.isnan(b.value("Judged@10", "3"))
+    assert math.isnan(b.per_topic[b.measures[0]]["1"].value)
+    assert a.value("Judged@10", "3") == b.value("Judged@10", "3") == 0.0  # issue 26: as every measure (trec_eval -c)
+    judged = [e.aggregates[e.measures[2]] for e in (a, b)]
+    assert [(j.n_topics, j.macro) for j in judged] == [(3, (2 / 3 + 1 / 1 + 0.0) / 3)] * 2  # a, b of a, b, x
 
 
 def test_numpy_sum_is_np_sum_at_every_size_of_the_pairwise_blocks():

@@ -25,8 +25,9 @@ def reusability(
     fmt: FmtOpt = "table",
 ) -> None:
     """Leave-one-run-out: each pooled run rescored on the qrels without the documents only it contributed
-    (drop, Kendall's tau of the run ordering, unique relevant documents). A topic whose relevant documents
-    all came from the left-out run is excluded, not scored 0, and counted."""
+    (drop, unique relevant documents, and two Kendall's taus of the run ordering: with only the left-out run
+    rescored, and with every run rescored on those qrels, naming the runs that moved). A topic whose relevant
+    documents all came from the left-out run is excluded, not scored 0, and counted."""
     from workbench.reports.pool_quality import render_reusability
     from workbench.services.runs.pool_quality import reusability as analyse
 

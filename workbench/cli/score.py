@@ -32,7 +32,8 @@ RelOpt = Annotated[int, typer.Option(
 MissingOpt = Annotated[str, typer.Option(
     callback=options.registered("workbench.scoring.evaluate", "MISSING_POLICIES", "missing-topic policy"),
     help=f"Qrels topics a run has no results for (or marked empty/error in the store): {MISSING}. "
-         "fail stops with the list; zero scores them 0; exclude leaves them out of every run's averages.")]
+         "fail stops with the list; zero scores them 0 on every measure, Judged@k too (trec_eval -c); "
+         "exclude leaves them out of every run's averages.")]
 FormatOpt = Annotated[str, typer.Option(
     "--format", callback=options.registered("workbench.reports.format", "TEXT_FORMATS", "format"),
     help=f"Output format: {FORMATS}.")]

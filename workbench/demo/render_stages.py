@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING
 
 from workbench.reports.format import number, table
-from workbench.reports.stages import _ms, _per_ms
+from workbench.reports.stages import _cached_ms, _ms, _per_s, cached_note, cost_basis
 
 if TYPE_CHECKING:
     from workbench.demo.stages import PipelineDemo
@@ -86,29 +86,33 @@ def four_run_lines(demo: PipelineDemo) -> list[str]:
 
 
 def depth_lines(demo: PipelineDemo) -> list[str]:
-    """The depth table: R@D of the candidates, R@k after reranking, measured cost, marginal recall per ms."""
+    """The depth table: R@D of the candidates, R@k after reranking, measured cost, marginal recall per second."""
     sweep = demo.sweep
     if sweep is None or not sweep.rows:
         return []
     k = sweep.k
     cost = next(iter(sweep.costs.values()))
+    cached = bool(sweep.cached_costs)
     lines = [f"Depth table: the top D of {sweep.candidate_run} reranked by {sweep.reranker} ({sweep.reranker_kind}); "
-             f"rerank cost measured per topic on {cost.device}, {cost.threads or 'default'} thread(s), batch "
-             f"{cost.batch_size}, median of {sweep.repeat} round(s); model load and document vectors apart "
-             f"({sweep.prepare_ms:,.0f} ms once)"]
+             f"{cost_basis(sweep)}, {cost.device}, {cost.threads or 'default'} thread(s), batch "
+             f"{cost.batch_size}, median of {sweep.repeat} round(s); model load and cached document vectors apart "
+             f"({sweep.prepare_ms:,.0f} ms once); recall over all {len(sweep.topics):,} topics"]
     rows = []
     for r in sweep.rows:
         p = r.point
         rows.append([str(p.depth), number(p.candidate_recall), number(p.candidate_recall_k), number(p.final_recall),
                      "yes" if p.recall_unchanged else "NO", _ms(p.p50_ms), _ms(p.p95_ms), _ms(p.mean_ms),
-                     f"{p.ms_per_document:.3f}", _per_ms(r.ceiling_per_ms)])
+                     f"{p.ms_per_document:.3f}", *([_cached_ms(p.cached_ms)] if cached else []),
+                     _per_s(r.ceiling_per_ms)])
     lines += ["  " + s for s in table(
         ["D", "R@D [candidates]", f"R@{k} [candidates]", f"R@{k} [final]", "R@D unchanged", "p50 ms", "p95 ms",
-         "mean ms", "ms/doc", "dR@D per +ms"], rows).splitlines()]
+         "mean ms", "ms/doc", *(["cached ms"] if cached else []), "dR@D per +s"], rows).splitlines()]
+    if cached:
+        lines.append("  " + cached_note(sweep))
     if sweep.fit is not None:
         lines.append(f"  how cost scales with depth ({sweep.fit.n_points:,} per-topic measurements): "
                      f"{sweep.fit.describe()}")
-    lines.append("  dR@D per +ms: recall ceiling bought per millisecond of fitted rerank cost added over the previous "
+    lines.append("  dR@D per +s: recall ceiling bought per second of fitted rerank cost per topic added over the previous "
                  "depth (- where the cost does not grow)")
     coherence = _coherence(demo)
     if coherence:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from workbench.reports.format import number, table
+from workbench.reports.pool_quality import TAU_HEADERS, TAU_NOTE, tau_cells
 from workbench.scoring.qrels_checks import positives_only_warning
 
 if TYPE_CHECKING:
@@ -125,9 +126,10 @@ def render_workflow(report: WorkflowReport) -> str:
     if report.loo:
         L.append(f"Leave-one-run-out on qrels v2 ({h}): each run rescored without the documents only it contributed")
         rows = [[r.run, f"{r.n_unique:,}", f"{r.n_unique_relevant:,}", _f(r.full), _f(r.reduced), f"{r.drop:+.4f}",
-                 f"{r.tau:.3f}", "yes" if r.order_changed else "no", str(len(r.excluded))] for r in report.loo]
+                 *tau_cells(r), str(len(r.excluded))] for r in report.loo]
         L += ["  " + s for s in _table(["run", "unique docs", "unique relevant", "full", "left out", "drop",
-                                        "Kendall tau", "order changed", "topics excluded"], rows)]
+                                        *TAU_HEADERS, "topics excluded"], rows)]
+        L += TAU_NOTE
         L.append("  topics excluded: every relevant document of the topic came from the left-out run (|R| = 0 "
                  "without it); left out of that run's averages, never scored 0")
         L.append("")

@@ -24,9 +24,10 @@ folder (by default the Cranfield sample) against one store, non-interactively:
 7. score every run against the full reference qrels and report the gap between
    its recall on the pooled qrels and on the full judgments (pool bias);
 8. leave-one-run-out: for each run, remove from qrels v2 the documents only that
-   run contributed, rescore that run, and report its drop and Kendall's tau between
-   the run orderings (``pooling.reusability``; Zobel, SIGIR 1998); a topic whose
-   relevant documents all came from that run is excluded and counted.
+   run contributed, rescore that run, and report its drop and two Kendall's taus
+   between run orderings: with only that run rescored, and with every run
+   rescored on the reduced qrels (``pooling.reusability``; Zobel, SIGIR 1998); a
+   topic whose relevant documents all came from that run is excluded and counted.
 
 Steps 7 and 8 are the commands ``workbench pool bias`` and ``workbench pool
 reusability`` (``services.runs.pool_quality``).

@@ -25,7 +25,7 @@ from workbench import jsonout
 from workbench.errors import ValidationError
 from workbench.reports.format import number, number_near, table
 from workbench.reports.scores import audit_lines, completion_lines
-from workbench.scoring.gate import GateResult, RuleResult, TopicDiff
+from workbench.scoring.gate import ChangeInterval, GateResult, RuleResult, TopicDiff
 
 if TYPE_CHECKING:
     from workbench.services.gates.gate import GateReport
@@ -77,18 +77,50 @@ def render_gate(report: GateReport, fmt: str = "table", *, max_topics: int = MAX
 
 
 def rule_values(r: RuleResult) -> tuple[str, str]:
-    """(measured, threshold) as printed: counts as integers, shares and means near their threshold."""
+    """(measured, threshold) as printed.
+
+    Counts are integers followed by what they count (``1 flagged, excluded``), shares and means get
+    the digits it takes to show which side of the threshold they are on, and ``macro_change`` shows
+    the change with the interval whose lower end the rule tests (``+0.0327, Holm 97.5% CI [-0.0021,
+    0.0684]`` against ``CI low >= -0.0100``): the lower end alone read as the change itself.
+
+    Example:
+        >>> from workbench.scoring.gate import ChangeInterval
+        >>> c = ChangeInterval(0.0327, 0.0021, 0.0638, 0.95, -0.0021, 0.0684, 0.975, "holm", "corrected")
+        >>> rule_values(RuleResult("macro_change", "R@20", "quality", "pass", -0.0021, -0.01, ">=", "",
+        ...                        interval=c))
+        ('+0.0327, Holm 97.5% CI [-0.0021, 0.0684]', 'CI low >= -0.0100')
+        >>> rule_values(RuleResult("leakage", "queries", "validity", "pass", 1.0, None, "==", "",
+        ...                        unit="flagged, excluded"))
+        ('1 flagged, excluded', '-')
+    """
+    if r.interval is not None and r.measured is not None and r.threshold is not None:
+        return _change_values(r.interval, r.threshold)
     if r.measured is None:
         return "-", _op(r, "-" if r.threshold is None else _plain(r, r.threshold))
+    unit = f" {r.unit}" if r.unit else ""
     if r.threshold is None:
-        return _plain(r, r.measured), "-"
+        return _plain(r, r.measured) + unit, "-"
     if r.rule in _COUNT_RULES:
-        return f"{r.measured:,.0f}", _op(r, f"{r.threshold:,.0f}")
+        return f"{r.measured:,.0f}{unit}", _op(r, f"{r.threshold:,.0f}")
     if r.rule == "permutation":
         m, t = _p_near(r.measured, r.threshold)
         return m, _op(r, t)
     m, t = number_near(r.measured, r.threshold)
     return m, _op(r, t)
+
+
+def _change_values(c: ChangeInterval, bound: float) -> tuple[str, str]:
+    """The change and the tested interval (its lower end near the bound), and the bound on that end."""
+    low, b = number_near(c.tested_low, bound)
+    name = _CORRECTION_NAME.get(c.correction, c.correction)
+    widened = c.decides == "corrected" and c.correction != "none" and c.corrected_confidence != c.confidence
+    label = f"{name} " if widened else ""  # one gated test: the corrected interval is the raw one
+    return (f"{c.change:+.4f}, {label}{_pct(c.tested_confidence)} CI [{low}, {number(c.tested_high)}]",
+            f"CI low >= {b}")
+
+
+_CORRECTION_NAME = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}
 
 
 def _p_near(p: float, alpha: float) -> tuple[str, str]:
@@ -428,6 +460,16 @@ def _test(t: Any) -> dict[str, Any] | None:
             "confidence": t.confidence, "n_resamples": t.n_resamples, "seed": t.seed}
 
 
+def _interval_json(c: ChangeInterval | None) -> dict[str, Any] | None:
+    """``macro_change``: the change, both intervals with their levels, and which lower end is tested."""
+    if c is None:
+        return None
+    return {"change": _finite(c.change), "low": _finite(c.low), "high": _finite(c.high),
+            "confidence": c.confidence, "corrected_low": _finite(c.corrected_low),
+            "corrected_high": _finite(c.corrected_high), "corrected_confidence": c.corrected_confidence,
+            "correction": c.correction, "decides": c.decides, "tested_low": _finite(c.tested_low)}
+
+
 def gate_json(report: GateReport) -> dict[str, Any]:
     """The gate's report as a JSON object at full precision (every diff topic, every rule).
 
@@ -459,7 +501,8 @@ def _candidate_json(report: GateReport, res: GateResult) -> dict[str, Any]:
         "rules": [{"kind": r.kind, "rule": r.rule, "subject": r.subject, "verdict": r.verdict,
                    "measured": _finite(r.measured), "threshold": _finite(r.threshold), "op": r.op,
                    "raw": _finite(r.raw), "corrected": _finite(r.corrected), "detail": r.detail,
-                   "policy_line": r.line} for r in res.rules],
+                   "policy_line": r.line, "unit": r.unit, "interval": _interval_json(r.interval)}
+                  for r in res.rules],
         "tests": [{"measure": str(t.measure), "topics": len(t.topics), "mean_baseline": _finite(t.mean_baseline),
                    "mean_candidate": _finite(t.mean_candidate), "bootstrap": test(t.bootstrap),
                    "bootstrap_corrected": test(t.bootstrap_corrected),

@@ -50,7 +50,7 @@ from workbench.reports.format import (
 
 _MISSING_TEXT = {
     "fail": "fail (a run without results for a qrels topic stops the command)",
-    "zero": "zero (qrels topics without results score 0)",
+    "zero": "zero (qrels topics without results score 0 on every measure, Judged@k too)",
     "exclude": "exclude (qrels topics without results are left out of the averages)",
 }
 

@@ -206,24 +206,62 @@ def _cost_json(cost: RerankCost) -> dict[str, Any]:
 # -- depth sweep ------------------------------------------------------------------------------
 
 
-def _per_ms(x: float | None) -> str:
-    return "-" if x is None else f"{x:+.5f}"
+def _per_s(per_ms: float | None) -> str:
+    """A marginal recall per added millisecond, shown per added second (reranking from text costs seconds)."""
+    return "-" if per_ms is None else f"{per_ms * 1000.0:+.5f}"
+
+
+_TIMED_WORK = {"bi-encoder": "the query and the D candidates encoded, then scored",
+               "cross-encoder": "the D (query, document) pairs read by the model"}
+"""What a reranker kind does inside each topic's timed block when a sweep reranks from text."""
+
+
+def cost_basis(sweep: DepthSweep) -> str:
+    """What a sweep's cost per topic covers and on which topics (shared by the CLI and the demo).
+
+    Example: ``cost per topic reranking from text (the query and the D candidates
+    encoded, then scored, inside each topic's timed block) on 5 of 225 topics (evenly spaced)``.
+    """
+    what = _TIMED_WORK.get(sweep.reranker_kind, "every per-document step")
+    n, of = len(sweep.cost_topics), len(sweep.topics)
+    on = f"all {of:,} topics" if n == of else f"{n:,} of {of:,} topics (evenly spaced)"
+    return f"cost per topic reranking from text ({what}, inside each topic's timed block) on {on}"
+
+
+def cached_note(sweep: DepthSweep) -> str:
+    """How to read the ``cached ms`` column ("" when the sweep has none: nothing was cached)."""
+    if not sweep.cached_costs:
+        return ""
+    return ("cached ms: mean ms per topic of the same rerank with the document vectors read from the embedding "
+            f"cache (one query encoding and D dot products, all {len(sweep.topics):,} topics; the cost "
+            "`run rerank` records): the candidates' encoding is outside it, so it hardly grows with D")
 
 
 def sweep_table_rows(sweep: DepthSweep) -> tuple[list[str], list[list[str]]]:
-    """Header and display rows of a depth sweep (shared by the CLI and the demo)."""
+    """Header and display rows of a depth sweep (shared by the CLI and the demo).
+
+    The ms columns are the cost from text (``cost_basis``); ``cached ms`` (a
+    bi-encoder only) is the cost with cached document vectors (``cached_note``).
+    """
     k = sweep.k
+    cached = bool(sweep.cached_costs)
     head = ["D", "R@D [candidates]", "ceiling", f"R@{k} [candidates]", f"R@{k} [final]", f"nDCG@{k} [final]",
-            "R@D unchanged", "p50 ms", "p95 ms", "mean ms", "ms/doc", "+ms", "dR@D per ms", f"dR@{k} per ms"]
+            "R@D unchanged", "p50 ms", "p95 ms", "mean ms", "ms/doc", *(["cached ms"] if cached else []), "+ms",
+            "dR@D per s", f"dR@{k} per s"]
     rows = []
     for r in sweep.rows:
         p = r.point
         rows.append([str(p.depth), number(p.candidate_recall), number(p.ceiling), number(p.candidate_recall_k),
                      number(p.final_recall), number(p.final_ndcg), "yes" if p.recall_unchanged else "NO",
                      _ms(p.p50_ms), _ms(p.p95_ms), _ms(p.mean_ms), f"{p.ms_per_document:.3f}",
-                     "-" if r.added_ms is None else f"{r.added_ms:+.2f}", _per_ms(r.ceiling_per_ms),
-                     _per_ms(r.final_per_ms)])
+                     *([_cached_ms(p.cached_ms)] if cached else []),
+                     "-" if r.added_ms is None else f"{r.added_ms:+.2f}", _per_s(r.ceiling_per_ms),
+                     _per_s(r.final_per_ms)])
     return head, rows
+
+
+def _cached_ms(x: float | None) -> str:
+    return "-" if x is None else _ms(x)
 
 
 def render_sweep(sweep: DepthSweep, fmt: str = "table") -> str:
@@ -240,6 +278,7 @@ def render_sweep(sweep: DepthSweep, fmt: str = "table") -> str:
              "n_topics": r.point.n_topics, "n_documents": r.point.n_documents,
              "mean_ms": _json_number(r.point.mean_ms), "p50_ms": _json_number(r.point.p50_ms),
              "p95_ms": _json_number(r.point.p95_ms), "ms_per_document": _json_number(r.point.ms_per_document),
+             "cached_mean_ms": None if r.point.cached_ms is None else _json_number(r.point.cached_ms),
              "added_ms": r.added_ms, "ceiling_per_ms": r.ceiling_per_ms, "final_per_ms": r.final_per_ms,
              "candidate_run": sweep.candidate_run, "reranker": sweep.reranker, "model": sweep.model,
              "qrels_version": sweep.qrels.name} for r in sweep.rows]
@@ -248,12 +287,15 @@ def render_sweep(sweep: DepthSweep, fmt: str = "table") -> str:
                "model": sweep.model, "k": sweep.k, "qrels": sweep.qrels.name, "qrels_hash": sweep.qrels.content_hash,
                "topics": len(sweep.topics), "repeat": sweep.repeat, "prepare_ms": sweep.prepare_ms,
                "missing": sweep.missing, "run_depth": sweep.run_depth, "capped_depths": list(sweep.capped),
+               "cost": cost_basis(sweep), "cost_topics": list(sweep.cost_topics),
                "rows": long,
                "fit": None if sweep.fit is None else {
                    "intercept_ms": sweep.fit.intercept_ms, "slope_ms_per_document": sweep.fit.slope_ms,
                    "r2": _json_number(sweep.fit.r2), "exponent": _json_number(sweep.fit.exponent),
                    "n_points": sweep.fit.n_points, "scaling": sweep.fit.scaling},
-               "per_topic_ms": {str(d): {t.topic_id: t.wall_ms for t in c.topics} for d, c in sweep.costs.items()}}
+               "per_topic_ms": {str(d): {t.topic_id: t.wall_ms for t in c.topics} for d, c in sweep.costs.items()},
+               "cached_per_topic_ms": {str(d): {t.topic_id: t.wall_ms for t in c.topics}
+                                       for d, c in sweep.cached_costs.items()}}
         return jsonout.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if f == "jsonl":
         return "".join(jsonout.dumps(r, ensure_ascii=False) + "\n" for r in long)
@@ -268,20 +310,22 @@ def sweep_lines(sweep: DepthSweep) -> list[str]:
     cond = (f"batch {any_costs.batch_size}, device {any_costs.device}, threads {any_costs.threads or 'default'}"
             if any_costs is not None else "")
     lines = [f"Depth sweep: the top D of {sweep.candidate_run} reranked by {sweep.reranker} ({sweep.reranker_kind}, "
-             f"{sweep.model}); qrels {sweep.qrels.name}; {len(sweep.topics):,} topics; cost measured per topic "
-             f"(median of {sweep.repeat} round(s)), {cond}; model load and document vectors "
-             f"{sweep.prepare_ms:,.0f} ms once, apart"]
+             f"{sweep.model}); qrels {sweep.qrels.name}; recall over {len(sweep.topics):,} topics; "
+             f"{cost_basis(sweep)}, median of {sweep.repeat} round(s), {cond}; model load and cached document "
+             f"vectors {sweep.prepare_ms:,.0f} ms once, apart"]
     head, rows = sweep_table_rows(sweep)
     lines += ["  " + s for s in table(head, rows).splitlines()]
     if sweep.capped_note:
         lines.append(f"  {sweep.capped_note}")
+    if sweep.cached_costs:
+        lines.append("  " + cached_note(sweep))
     if sweep.fit is not None:
         lines.append(f"  how cost scales with depth (least squares over {sweep.fit.n_points:,} per-topic "
                      f"measurements): {sweep.fit.describe()}")
     added = ("the fitted cost per topic added over the previous depth (slope x added candidates)"
              if sweep.fit is not None else "the measured mean ms per topic added over the previous depth")
-    lines.append(f"  +ms: {added}; dR@D per ms: ceiling bought per added ms; dR@{sweep.k} per ms: final recall "
-                 "bought per added ms (- where the cost does not grow)")
+    lines.append(f"  +ms: {added}; dR@D per s: ceiling bought per added second; dR@{sweep.k} per s: final recall "
+                 "bought per added second (- where the cost does not grow)")
     return lines
 
 
@@ -290,7 +334,8 @@ def depth_chart(sweep: DepthSweep, *, title: str | None = None) -> Any:
 
     Returns:
         ``altair.LayerChart``: R@D [candidates] and R@k [final] as lines with
-        points; mean and p95 ms per topic as dashed lines on an independent axis.
+        points; mean and p95 ms per topic (from text) and, for a bi-encoder,
+        the mean with cached vectors as dashed lines on an independent axis.
     """
     import altair as alt
 
@@ -303,6 +348,8 @@ def depth_chart(sweep: DepthSweep, *, title: str | None = None) -> Any:
                 {"D": p.depth, "recall": p.final_recall, "series": f"R@{k} [final]"}]
         cost += [{"D": p.depth, "ms": p.mean_ms, "series": "mean ms per topic"},
                  {"D": p.depth, "ms": p.p95_ms, "series": "p95 ms per topic"}]
+        if p.cached_ms is not None:
+            cost.append({"D": p.depth, "ms": p.cached_ms, "series": "mean ms per topic, cached vectors"})
     ds = [r.point.depth for r in sweep.rows] or [1]
     x = alt.X("D:Q", title="candidate depth D", scale=alt.Scale(type="log", domain=[min(ds), max(ds)], nice=False))
     recall = alt.Chart(alt.Data(values=rec)).mark_line(point=True).encode(

@@ -381,7 +381,7 @@ def compare(
     common = tuple(t for t in a.topics if t in b.per_topic[m])
     va = topic_values(a, m, common)
     vb = topic_values(b, m, common)
-    defined = ~(np.isnan(va) | np.isnan(vb))  # Judged@k of a topic with no results is undefined (nan)
+    defined = ~(np.isnan(va) | np.isnan(vb))  # not a number: an nDCG whose gains overflowed (inf / inf)
     if not defined.all():
         common = tuple(t for t, ok in zip(common, defined.tolist(), strict=True) if ok)
         va, vb = va[defined], vb[defined]

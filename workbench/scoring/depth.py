@@ -2,7 +2,14 @@
 
 For each candidate depth D of a sweep (10, 50, 100, 200): R@D of the candidate
 run (the ceiling), R@k before and after reranking the top D, and the measured
-reranking cost per topic. Two derived columns price the depth:
+reranking cost per topic. The cost is that of reranking from text, every
+per-document step inside each topic's timed block (a bi-encoder encodes the
+query and the D candidates, a cross-encoder reads the D pairs), so it grows
+with D as it does for a reranker without precomputed document vectors; it is
+measured on the sweep's cost topics (``cost_topics``: evenly spaced, or all).
+A bi-encoder's cost with document vectors read from the embedding cache (one
+query encoding and D dot products: about flat in D) is kept beside it as
+``cached_ms``, labelled as such. Two derived columns price the depth:
 
 * marginal ceiling per ms = (R@D_i - R@D_{i-1}) / (cost_i - cost_{i-1}): the
   recall ceiling bought by each added millisecond of reranking per topic;
@@ -140,10 +147,14 @@ class DepthPoint:
         final_recall: macro R@k after reranking the top D.
         final_ndcg: macro nDCG@k after reranking.
         recall_unchanged: the reranked top D has the candidates' R@D on every topic.
-        n_topics: topics reranked (with candidates).
-        n_documents: candidates scored over all topics.
-        mean_ms, p50_ms, p95_ms: measured wall ms per topic (mean, median, 95th percentile).
+        n_topics: topics whose cost was measured (the cost topics with candidates).
+        n_documents: candidates scored over those topics.
+        mean_ms, p50_ms, p95_ms: measured wall ms per topic (mean, median, 95th
+            percentile), reranking from text (document encoding inside the timed block).
         ms_per_document: total ms / n_documents.
+        cached_ms: mean wall ms per topic of the same rerank with document
+            vectors read from the embedding cache (query encoding and D dot
+            products), over every topic; None when nothing is cached (a cross-encoder).
     """
 
     depth: int
@@ -161,6 +172,7 @@ class DepthPoint:
     p50_ms: float
     p95_ms: float
     ms_per_document: float
+    cached_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,3 +310,28 @@ def cap_depths(depths: Sequence[int], run_depth: int, run_name: str) -> CappedDe
         note = (f"run {run_name} holds at most {run_depth} documents per topic: depth{'s' if len(capped) > 1 else ''} "
                 f"{listed} capped to {run_depth}" + (" (already in the sweep)" if run_depth in asked else ""))
     return CappedDepths(swept, capped, run_depth, note)
+def cost_sample(topics: Sequence[str], n: int) -> tuple[str, ...]:
+    """The topics a sweep's cost is measured on: ``n`` of them evenly spaced in the given order, or all.
+
+    Reranking from text costs seconds per topic at D = 200 on a CPU, so a sweep
+    can measure cost on a subset while recall is computed on every topic. The
+    choice is deterministic (no seed): topic ``floor(i * len / n)`` for i in 0..n-1.
+
+    Args:
+        topics: the sweep's topics, in order.
+        n: how many (>= 0); 0, or n >= len(topics), means every topic.
+
+    Raises:
+        ValidationError: n < 0.
+
+    Example:
+        >>> cost_sample(["1", "2", "3", "4", "5", "6"], 3)
+        ('1', '3', '5')
+        >>> cost_sample(["1", "2"], 0)
+        ('1', '2')
+    """
+    if n < 0:
+        raise ValidationError(f"--cost-topics: expected a number of topics >= 0 (0 = every topic), found {n}")
+    if n == 0 or n >= len(topics):
+        return tuple(topics)
+    return tuple(topics[(i * len(topics)) // n] for i in range(n))

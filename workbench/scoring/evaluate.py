@@ -26,9 +26,13 @@ Semantics (each pinned by tests in ``tests/scoring``):
   default); ``micro`` = sum of numerators / sum of denominators (e.g. all hits /
   all relevant for R@k), for measures where that is meaningful.
 * **Judged@k of a topic with no returned documents** (a missing topic under
-  ``missing="zero"``) is 0/0: undefined, not 0. Its per-topic value is nan,
-  and it is left out of Judged@k's mean (``Aggregate.n_topics`` counts the
-  topics averaged; ``undefined_judged`` lists the others for reports).
+  ``missing="zero"``) is 0, with numerator and denominator 0, like every
+  other measure of that topic, and it counts in Judged@k's mean: every
+  measure is averaged over the same topics. This is trec_eval's ``-c`` (a
+  missing query contributes 0 to every measure), pytrec_eval's on an empty
+  result list (``num_ret`` 0, ``P_k`` 0) and ir_measures' (``Judged@k`` of a
+  topic the run lacks is 0). ``missing="exclude"`` gives the judged share of
+  the answered topics only.
 * **Ceiling.** For R@k: mean over the topics of min(k, |R|) / |R|, the best a
   perfect system can reach; for P@k: mean of min(k, |R|) / k.
 * **nDCG@k.** Strict ideal: IDCG from all judged grades of the topic, not only
@@ -270,14 +274,14 @@ def _discounts(ranks: np.ndarray) -> np.ndarray:
     return out
 
 
-def _aggregate(m: Measure, n_s: int, n_m: int, vals: np.ndarray, num: np.ndarray, den: np.ndarray,
+def _aggregate(m: Measure, n_s: int, vals: np.ndarray, num: np.ndarray, den: np.ndarray,
                ceiling_vals: np.ndarray | None) -> Aggregate:
-    """The ``Aggregate`` of one measure over ``n_s`` topics (``n_m`` of them defined)."""
+    """The ``Aggregate`` of one measure over ``n_s`` topics."""
     sum_num, sum_den = float(num.sum()), float(den.sum())
     return Aggregate(
         measure=m,
-        n_topics=n_m,
-        macro=float(np.nanmean(vals)) if n_m else math.nan,
+        n_topics=n_s,
+        macro=float(np.nanmean(vals)) if n_s else math.nan,
         micro=micro_of(m, sum_num, sum_den) if m.HAS_MICRO and n_s else None,
         ceiling=(float(ceiling_vals.mean()) if n_s else math.nan) if ceiling_vals is not None else None,
         sum_value=float(np.nansum(vals)),
@@ -596,14 +600,9 @@ class Evaluator:
         n_s = len(topics)
         for m in self.measures:
             num, den, ceiling_vals = self._fractions(m, layout, judged, unjudged)
-            vals = _div(num, den)
-            n_m = n_s
-            if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
-                undefined = den == 0
-                vals[undefined] = math.nan
-                n_m = n_s - int(undefined.sum())
+            vals = _div(num, den)  # Judged@k of a topic with no returned document: 0/0 -> 0 (trec_eval -c)
             per_topic[m] = TopicMetrics(str(m), topics, position, vals, num, den)
-            aggregates[m] = _aggregate(m, n_s, n_m, vals, num, den, ceiling_vals)
+            aggregates[m] = _aggregate(m, n_s, vals, num, den, ceiling_vals)
         return per_topic, aggregates
 
     def _fractions(

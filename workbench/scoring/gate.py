@@ -76,6 +76,56 @@ EXIT_CODES: Mapping[str, int] = {"pass": 0, "fail": 1, "invalid": 2}
 
 
 @dataclass(frozen=True)
+class ChangeInterval:
+    """The macro change of a gated measure with its paired bootstrap intervals, raw and corrected.
+
+    The ``macro_change`` rule tests one number, the lower end of one of the two
+    intervals (``tested_low``), against the policy's bound; reports show the
+    change and that interval beside it, so the lower end is never read as the
+    change itself.
+
+    Attributes:
+        change: mean candidate - mean baseline over the paired topics.
+        low, high: the interval at the policy's confidence (raw).
+        confidence: that level (e.g. 0.95).
+        corrected_low, corrected_high: the same resamples at the corrected level.
+        corrected_confidence: the corrected level (e.g. 0.975 for two tests, Bonferroni).
+        correction: ``holm``, ``bonferroni`` or ``none`` (the policy's; intervals widen by Bonferroni).
+        decides: ``corrected`` or ``raw``: whose lower end the rule tests.
+
+    Example:
+        >>> c = ChangeInterval(0.0327, 0.0021, 0.0638, 0.95, -0.0021, 0.0684, 0.975, "holm", "corrected")
+        >>> c.tested_low, c.tested_high, c.tested_confidence
+        (-0.0021, 0.0684, 0.975)
+    """
+
+    change: float
+    low: float
+    high: float
+    confidence: float
+    corrected_low: float
+    corrected_high: float
+    corrected_confidence: float
+    correction: str
+    decides: Literal["raw", "corrected"]
+
+    @property
+    def tested_low(self) -> float:
+        """The lower end the rule compares with the bound."""
+        return self.corrected_low if self.decides == "corrected" else self.low
+
+    @property
+    def tested_high(self) -> float:
+        """The upper end of the tested interval."""
+        return self.corrected_high if self.decides == "corrected" else self.high
+
+    @property
+    def tested_confidence(self) -> float:
+        """The level of the tested interval."""
+        return self.corrected_confidence if self.decides == "corrected" else self.confidence
+
+
+@dataclass(frozen=True)
 class RuleResult:
     """One rule of the gate, measured.
 
@@ -86,13 +136,17 @@ class RuleResult:
         subject: what it applies to (a run, a measure, ``key=value`` of a slice, "").
         kind: ``validity`` (not met: invalid) or ``quality`` (not met: fail).
         verdict: ``pass``, ``fail``, ``invalid`` or ``skipped``.
-        measured: the measured value at full precision (None when not measured).
-        threshold: the policy's threshold (None when the rule has none).
+        measured: the value the rule tests, at full precision (None when not measured); for
+            ``macro_change`` the tested lower end of the interval (``interval`` has the change).
+        threshold: the policy's threshold (None when the rule has none, e.g. ``leakage`` under
+            ``leakage = "exclude"``: flagged topics are excluded, not counted against a bound).
         op: how ``measured`` must relate to ``threshold`` to pass (``>=``, ``<=``, ``==``, ``>=`` ...).
         detail: what the number is and what it rests on, for people.
         raw: the uncorrected value when ``measured`` is a corrected one (else None).
         corrected: the corrected value (else None).
         line: the policy line of the rule (0 when built in).
+        interval: ``macro_change``: the change and both intervals (else None).
+        unit: what a count counts, printed after it (``flagged``, ``flagged, excluded``; "" for none).
     """
 
     rule: str
@@ -106,6 +160,8 @@ class RuleResult:
     raw: float | None = None
     corrected: float | None = None
     line: int = 0
+    interval: ChangeInterval | None = None
+    unit: str = ""
 
 
 @dataclass(frozen=True)
@@ -315,16 +371,20 @@ def _validity_rules(policy: GatePolicy, inputs: GateInputs, paired: int) -> list
     else:
         n = len(lk.flagged)
         flags = ", ".join(f"topic {f.topic_id} ~ document {f.doc_id} ({f.containment:.0%})" for f in lk.flagged[:5])
-        if v.leakage == "exclude":
+        # Under "exclude" the flagged topics leave the scoring: there is no bound to meet, so no threshold
+        # (a "1" against "= 0" marked pass read as a contradiction, issue 26).
+        excluded = v.leakage == "exclude"
+        if excluded:
             verdict = "pass"
             what = f"{n} flagged and excluded from scoring" + (f": {flags}" if n else "")
         else:
             verdict = "invalid" if n else "pass"
             what = f"{n} flagged" + (f": {flags}" if n else "")
         more = " ..." if n > 5 else ""
-        rules.append(RuleResult("leakage", "queries", "validity", verdict, float(n), 0.0, "==",
+        rules.append(RuleResult("leakage", "queries", "validity", verdict, float(n), None if excluded else 0.0, "==",
                                 f"{what}{more}; {lk.n_checked:,} queries checked against {lk.n_documents:,} "
-                                f"documents (word {lk.n}-gram containment >= {lk.threshold:g})"))
+                                f"documents (word {lk.n}-gram containment >= {lk.threshold:g})",
+                                unit="flagged, excluded" if excluded and n else "flagged"))
     return rules
 
 
@@ -557,9 +617,14 @@ def _statistics_rules(policy: GatePolicy, tests: Sequence[MeasureTest], refused:
                           f"{name} {_pct(cor.confidence)} CI [{cor.ci_low!r}, {cor.ci_high!r}] over "
                           f"{len(tests)} gated measure(s); {raw.n_resamples:,} resamples, seed {raw.seed}; "
                           f"decides: {'corrected' if corrected else 'raw'} lower end")
+                assert raw.ci_high is not None and cor.ci_high is not None
+                interval = ChangeInterval(t.mean_change, raw.ci_low, raw.ci_high, raw.confidence, cor.ci_low,
+                                          cor.ci_high, cor.confidence, policy.correction,
+                                          "corrected" if corrected else "raw")
                 rules.append(RuleResult("macro_change", m, "quality",
                                         "pass" if decisive.ci_low >= bound else "fail", decisive.ci_low, bound, ">=",
-                                        detail, raw=raw.ci_low, corrected=cor.ci_low, line=policy.macro.line))
+                                        detail, raw=raw.ci_low, corrected=cor.ci_low, line=policy.macro.line,
+                                        interval=interval))
         if policy.permutation is not None:
             alpha = policy.permutation.alpha
             if refused or t.permutation is None or t.p_permutation_corrected is None:

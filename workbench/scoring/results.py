@@ -13,14 +13,13 @@ name (its module docstring states the semantics).
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from workbench.errors import MissingTopicsError, UsageError, ValidationError
 from workbench.ranking import natural_key
-from workbench.scoring.measures import Judged, Measure, R, default_measures, parse_measures
+from workbench.scoring.measures import Measure, R, default_measures, parse_measures
 from workbench.scoring.novelty import NovelDocuments, NovelLists, NoveltyAtK
 
 if TYPE_CHECKING:  # built on access only (ValueMetrics): a file score prints aggregates without importing the records
@@ -173,17 +172,6 @@ class Evaluation:
         """
         m = _as_measure(measure)
         return self.per_topic[m][topic_id].value
-
-    def undefined_judged(self) -> dict[Measure, tuple[str, ...]]:
-        """Judged@k measure -> topics where it is undefined (no returned document), left out of its mean."""
-        out: dict[Measure, tuple[str, ...]] = {}
-        for m in self.measures:
-            if isinstance(m, Judged):
-                values = topic_value_list(self.per_topic[m], self.topics)
-                none = tuple(t for t, v in zip(self.topics, values, strict=True) if math.isnan(v))
-                if none:
-                    out[m] = none
-        return out
 
     def misses(self, k: int) -> list[RelevantDoc]:
         """Relevant (topic, doc) pairs the run did not return within k, in topic then grade order.

@@ -296,7 +296,7 @@ def _row(e: Evaluation, key: str, value: str, topics: tuple[str, ...], min_topic
     means = {}
     for m in e.measures:
         vals = topic_values(e, m, topics)
-        vals = vals[~np.isnan(vals)]  # Judged@k of a topic with no results is undefined (nan)
+        vals = vals[~np.isnan(vals)]  # not a number: an nDCG whose gains overflowed (inf / inf)
         means[m] = float(vals.mean()) if len(vals) else float("nan")
     return SliceRow(key, value, topics, len(topics) < min_topics, means)
 

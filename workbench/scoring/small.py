@@ -28,7 +28,7 @@ operations in the same order as the columnar scorer:
 measure kind and policy) and on the sample collection.
 
 The semantics are those of ``scoring.evaluate`` (its module docstring: order,
-relevant set, topics, missing topics, averages, Judged@k's 0/0, ceilings, strict
+relevant set, topics, missing topics, averages, Judged@k of an empty topic, ceilings, strict
 ideal nDCG, the measures of the whole ranking); this module adds none of its own.
 
 Source:
@@ -306,14 +306,14 @@ def _rbp_residual(judged: list[list[int]], depths: list[int], p: float) -> list[
     return out
 
 
-def _aggregate(m: Measure, n_s: int, n_m: int, vals: list[float], num: list[float], den: list[float],
+def _aggregate(m: Measure, n_s: int, vals: list[float], num: list[float], den: list[float],
                ceiling_vals: list[float] | None) -> Aggregate:
-    """The ``Aggregate`` of one measure over ``n_s`` topics (``n_m`` of them defined), numpy's sums."""
+    """The ``Aggregate`` of one measure over ``n_s`` topics, numpy's sums."""
     sum_num, sum_den = numpy_sum(num), numpy_sum(den)
     return Aggregate(
         measure=m,
-        n_topics=n_m,
-        macro=numpy_nanmean(vals) if n_m else math.nan,
+        n_topics=n_s,
+        macro=numpy_nanmean(vals) if n_s else math.nan,
         micro=micro_of(m, sum_num, sum_den) if m.HAS_MICRO and n_s else None,
         ceiling=(numpy_mean(ceiling_vals) if n_s else math.nan) if ceiling_vals is not None else None,
         sum_value=numpy_sum([v if v == v else 0.0 for v in vals]),
@@ -481,13 +481,9 @@ class SmallEvaluator:
         n_s = len(s_topics)
         for m in self.measures:
             num, den, ceiling_vals = self._fractions(m, s_topics, ranks, n_ret)
-            vals = [_div(a, b) for a, b in zip(num, den, strict=True)]
-            n_m = n_s
-            if isinstance(m, Judged):  # a topic with no returned document: 0/0, undefined, not 0
-                vals = [math.nan if b == 0 else v for v, b in zip(vals, den, strict=True)]
-                n_m = n_s - sum(1 for b in den if b == 0)
+            vals = [_div(a, b) for a, b in zip(num, den, strict=True)]  # Judged@k's 0/0 -> 0 (trec_eval -c)
             per_topic[m] = ListMetrics(str(m), s_topics, position, vals, num, den)
-            aggregates[m] = _aggregate(m, n_s, n_m, vals, num, den, ceiling_vals)
+            aggregates[m] = _aggregate(m, n_s, vals, num, den, ceiling_vals)
         return per_topic, aggregates
 
     def _fractions(

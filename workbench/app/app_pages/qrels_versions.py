@@ -7,6 +7,12 @@ publish interrupted after its commit, an edited file) is named with the
 command that mends it. A thin view over
 ``workbench.services.evaluation.scoreboard``,
 ``workbench.services.judging.qrels_files`` and the store's read methods.
+
+Partial runs are kept apart as on the Scoreboard: the runs that cover every
+evaluated topic of both versions are selected by default, and each partial run's
+change is shown apart, over only the topics it covers; under ``exclude`` a
+selected partial run would shrink every run's topic set to its own, so
+selecting one needs an explicit confirmation.
 """
 
 from __future__ import annotations
@@ -102,16 +108,76 @@ run_names = [r.name for r in store.runs.list_runs(info.collection)]
 if not run_names:
     st.info(f"No stored run of collection {widgets.md_escape(info.collection)} to rescore.")
     widgets.stop()
+e_parent, e_name = widgets.md_escape(parent), widgets.md_escape(info.name)
+coverage = svc.version_coverage(cached.coverage(parent, run_names), cached.coverage(info.name, run_names))
+by_run = {c.run: c for c in coverage}
+
+
+def _covers(c: svc.VersionCoverage) -> str:
+    return (f"{c.before.n_covered} of {c.before.n_topics} topics on {parent}, "
+            f"{c.after.n_covered} of {c.after.n_topics} on {info.name}")
+
+
+def _partial_apart(chosen: list[str]) -> None:
+    """The partial runs not selected, each one's change over only the topics it covers on each version."""
+    apart = [c for c in coverage if not c.complete and c.run not in chosen]
+    if not apart:
+        return
+    st.subheader("Partial runs (scored apart)")
+    rows: list[dict[str, object]] = []
+    for c in apart:
+        row: dict[str, object] = {"run": c.run, "topics covered": f"{c.before.n_covered} of {c.before.n_topics} → "
+                                                                   f"{c.after.n_covered} of {c.after.n_topics}"}
+        if c.before.n_covered and c.after.n_covered:
+            try:
+                own = svc.changes_between(widgets.cached_scoreboard(parent, [c.run], missing="exclude"),
+                                          widgets.cached_scoreboard(info.name, [c.run], missing="exclude"))
+            except WorkbenchError as e:
+                row["note"] = str(e)
+            else:
+                row.update({ch.measure: ch.delta for ch in own})
+        else:
+            row["note"] = "covers no evaluated topic of one version"
+        rows.append(row)
+    st.dataframe(rows, hide_index=True, column_config=widgets.float_columns(rows, "%+.4f"), height="content",
+                 key="qrels_versions_partial")
+    st.caption(f"Each partial run's change ({e_name} minus {e_parent}) averaged over only the topics it covers on "
+               "each version: not comparable with the table above. Select one above to score it with the others "
+               "(its missing topics scored 0 with **zero**).")
+
+
+st.subheader(f"Score changes of the runs: {e_parent} → {e_name}")
+complete = [c.run for c in coverage if c.complete]
+chosen = list(st.multiselect(
+    "Runs", [c.run for c in coverage], default=complete or [c.run for c in coverage],
+    key=f"qrels_versions_runs_{info.collection}",
+    format_func=lambda r: r if by_run[r].complete else f"{r} (partial: {_covers(by_run[r])})",
+    help="By default the runs that have results for every evaluated topic of both versions; partial runs are "
+         "scored apart below.",
+))
+if not chosen:
+    st.info("Choose at least one run.")
+    _partial_apart(chosen)
+    widgets.stop()
+shrinking = [by_run[r] for r in chosen if not by_run[r].complete]
+if shrinking and missing == "exclude":
+    st.warning(
+        "Partial run(s) selected: " + "; ".join(f"{widgets.md_escape(c.run)} ({widgets.md_escape(_covers(c))})"
+                                                for c in shrinking)
+        + ". With **exclude**, every selected run would be averaged over only the topics they all cover, on each "
+        "version, which changes the complete runs' changes too. Deselect the partial run(s), choose **zero** "
+        "(their missing topics score 0), or confirm.")
+    if not st.checkbox("Average every selected run over the topics they all cover",
+                       key="qrels_versions_confirm_shrink"):
+        widgets.stop()
 try:
-    before = widgets.cached_scoreboard(parent, run_names, missing=missing)
-    after = widgets.cached_scoreboard(info.name, run_names, missing=missing)
+    before = widgets.cached_scoreboard(parent, chosen, missing=missing)
+    after = widgets.cached_scoreboard(info.name, chosen, missing=missing)
 except WorkbenchError as e:
     st.error(widgets.md_escape(e))
     widgets.stop()
 changes = svc.changes_between(before, after)
-e_parent, e_name = widgets.md_escape(parent), widgets.md_escape(info.name)
 
-st.subheader(f"Score changes of every run: {widgets.md_escape(parent)} → {widgets.md_escape(info.name)}")
 st.caption(
     f"Change of each run's macro mean ({e_name} minus {e_parent}); missing-topic policy **{missing}**. "
     f"Topics evaluated: {len(before.topics)} on {e_parent}, "
@@ -144,3 +210,4 @@ detail = [{"run": c.run, "measure": c.measure, parent: c.parent_value, info.name
           for c in changes]
 with st.expander(f"Every value ({e_parent}, {e_name}, delta)"):
     st.dataframe(detail, hide_index=True, column_config=widgets.float_columns(detail))
+_partial_apart(chosen)

@@ -173,8 +173,6 @@ def run_warnings(run_ref: RunRef, e: Evaluation, qref: QrelsRef, *, trust_file_o
     if run_ref.rank_warning:
         out.append(f"run {run_ref.name!r}: {run_ref.rank_warning}")
     for m, tm in e.per_topic.items():
-        if isinstance(m, Judged):
-            continue
         values = topic_value_list(tm, e.topics)
         if all(map(math.isfinite, values)):  # the usual case, checked in C
             continue
@@ -184,11 +182,6 @@ def run_warnings(run_ref: RunRef, e: Evaluation, qref: QrelsRef, *, trust_file_o
                 f"run {run_ref.name!r}: {m} is not a finite number for {len(bad)} topic(s) "
                 f"({', '.join(bad[:10])}{' ...' if len(bad) > 10 else ''}): a grade too large for its gain "
                 "(2^grade - 1 overflows); shown as - (null in JSON). Use grades on a small scale or dcg='log2'")
-    for jm, none in e.undefined_judged().items():
-        out.append(
-            f"run {run_ref.name!r}: {jm} is undefined for {len(none)} topic(s) with no returned documents "
-            f"({', '.join(none[:10])}{' ...' if len(none) > 10 else ''}): left out of its mean, which is over "
-            f"{e.aggregates[jm].n_topics} topic(s)")
     return out
 
 

@@ -445,6 +445,49 @@ def run_coverage(store: Store, qrels_version: str, run_names: Sequence[str] | No
     return out
 
 
+class VersionCoverage(NamedTuple):
+    """A run's topic coverage of two qrels versions (the score changes from one to the other).
+
+    Attributes:
+        run: the run name.
+        before: its coverage of the version changed from (the parent).
+        after: its coverage of the version changed to.
+    """
+
+    run: str
+    before: RunCoverage
+    after: RunCoverage
+
+    @property
+    def complete(self) -> bool:
+        """True when the run covers every evaluated topic of both versions."""
+        return self.before.complete and self.after.complete
+
+
+def version_coverage(before: Sequence[RunCoverage], after: Sequence[RunCoverage]) -> list[VersionCoverage]:
+    """Pair each run's coverage of two qrels versions (``run_coverage`` of each).
+
+    The Qrels versions page scores the complete runs together and keeps the
+    partial ones apart, as the Scoreboard does: under ``exclude`` one partial
+    run would shrink every run's topic set on both versions to the topics it covers.
+
+    Args:
+        before: ``run_coverage`` of the version changed from.
+        after: ``run_coverage`` of the version changed to (same runs).
+
+    Returns:
+        One ``VersionCoverage`` per run, in ``after``'s order; runs in only one list are left out.
+
+    Example:
+        >>> before = [RunCoverage("bm25", 2, 2, ()), RunCoverage("partial", 1, 2, ("2",))]
+        >>> after = [RunCoverage("bm25", 3, 3, ()), RunCoverage("partial", 3, 3, ())]
+        >>> [(c.run, c.complete) for c in version_coverage(before, after)]  # partial lacks topic 2 of before
+        [('bm25', True), ('partial', False)]
+    """
+    by = {c.run: c for c in before}
+    return [VersionCoverage(c.run, by[c.run], c) for c in after if c.run in by]
+
+
 def changes_between(parent: Scoreboard, child: Scoreboard) -> list[ScoreChange]:
     """Macro score changes of every run on both boards, from ``parent`` to ``child``.
 
