@@ -134,7 +134,7 @@ def test_missing_topics_fail_with_one_line_and_the_policy_options(capsys, files,
 def test_bad_input_is_one_error_line(capsys, files, write):
     q, a, _ = files
     code, _, err = cli(capsys, "score", a, "--qrels", q, "-m", "recall@10")
-    assert code == 2 and "unknown measure 'recall'; known: Judged, P, R, RR, Success, nDCG" in err
+    assert code == 2 and "unknown measure 'recall'; known: Judged, P, Phat, R, RR, Rhat, Rhat_micro, Success, nDCG" in err
     code, _, err = cli(capsys, "score", a, "--qrels", q, "--format", "xml")
     assert code == 2 and "--format" in err  # a usage error (issue 9: one exit-code convention)
     bad = write("bad.run", "1 Q0 a 1 1.0 s\n1 Q0 b 2\n")

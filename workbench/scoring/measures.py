@@ -26,6 +26,17 @@ frozen, hashable dataclass; ``str(m)`` is its canonical name and
 "the evaluation's threshold" (``--rel``, default 1). Negative grades are never
 relevant.
 
+**Estimated measures** (``ESTIMATED``) are not computed from qrels but
+estimated from a judged stratified sample (``scoring.estimate``, sampled
+judging): ``Rhat@k`` (displayed R̂@k: the mean over topics of R̂_k / R̂),
+``Rhat_micro@k`` (R̂@k (micro): the combined ratio sum R̂_k / sum R̂) and
+``Phat@k`` (P̂@k = R̂_k / k). They are measured only against a qrels version
+published from a sample pool, each beside its pooled counterpart (``POOLED``:
+R@k, R@k, P@k); the pooled scorers refuse them. They take the evaluation's
+threshold and no parameter. xinfAP, infNDCG@k and infAP are estimated too but
+are not measures here: they have no design variance, so nothing (``compare``,
+``gate``) could give their change an interval.
+
 Source:
     ir_measures naming and parameter syntax (MacAvaney, Macdonald & Ounis,
     ECIR 2022, doi:10.1007/978-3-030-99739-7_38); trec_eval measure
@@ -64,6 +75,7 @@ class Measure:
         USES_REL: True when the measure depends on the relevance threshold.
         HAS_MICRO: True when sum(numerator) / sum(denominator) is meaningful.
         HAS_CEILING: True when a perfect system's value is below 1 for some topics.
+        ESTIMATED: True when the measure is estimated from a judged sample (``EstimatedMeasure``).
     """
 
     cutoff: int
@@ -72,6 +84,7 @@ class Measure:
     USES_REL: ClassVar[bool] = True
     HAS_MICRO: ClassVar[bool] = True
     HAS_CEILING: ClassVar[bool] = False
+    ESTIMATED: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if (isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int)
@@ -186,6 +199,80 @@ class Judged(Measure):
     USES_REL: ClassVar[bool] = False
 
 
+@dataclass(frozen=True, slots=True, repr=False)
+class EstimatedMeasure(Measure):
+    """Base class of the measures estimated from a judged sample (module docstring).
+
+    Class attributes:
+        POOLED: the pooled measure it is estimated beside (R for R̂@k, P for P̂@k).
+        ESTIMATE: the estimate's name in a score report's estimates without ``@k`` (``Rhat``, ``Phat``).
+        AGGREGATE: ``macro`` (mean of per-topic estimates) or ``micro`` (combined ratio over topics).
+        DISPLAY: how reports write it (``R̂``, ``P̂``).
+    """
+
+    ESTIMATED: ClassVar[bool] = True
+    HAS_MICRO: ClassVar[bool] = False
+    POOLED: ClassVar[type[Measure]] = R
+    ESTIMATE: ClassVar[str] = ""
+    AGGREGATE: ClassVar[str] = "macro"
+    DISPLAY: ClassVar[str] = ""
+
+    @property
+    def pooled(self) -> Measure:
+        """The pooled counterpart at the same cutoff (``Rhat@20`` -> ``R@20``)."""
+        return self.POOLED(self.cutoff)
+
+    @property
+    def estimate_name(self) -> str:
+        """The estimate's name in a score report (``Rhat@20`` for both ``Rhat@20`` and ``Rhat_micro@20``)."""
+        return f"{self.ESTIMATE}@{self.cutoff}"
+
+    def display(self) -> str:
+        """How reports write it: ``R̂@20``, ``R̂@20 (micro)``, ``P̂@10``."""
+        return f"{self.DISPLAY}@{self.cutoff}" + (" (micro)" if self.AGGREGATE == "micro" else "")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Rhat(EstimatedMeasure):
+    """R̂@k macro: the mean over topics of R̂_k / R̂ (Horvitz-Thompson, ``scoring.estimate``)."""
+
+    NAME: ClassVar[str] = "Rhat"
+    POOLED: ClassVar[type[Measure]] = R
+    ESTIMATE: ClassVar[str] = "Rhat"
+    DISPLAY: ClassVar[str] = "R̂"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class RhatMicro(EstimatedMeasure):
+    """R̂@k micro: the combined ratio sum_t R̂_k,t / sum_t R̂_t (``scoring.estimate.micro_recall``)."""
+
+    NAME: ClassVar[str] = "Rhat_micro"
+    POOLED: ClassVar[type[Measure]] = R
+    ESTIMATE: ClassVar[str] = "Rhat"
+    AGGREGATE: ClassVar[str] = "micro"
+    DISPLAY: ClassVar[str] = "R̂"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Phat(EstimatedMeasure):
+    """P̂@k macro: the mean over topics of R̂_k / k."""
+
+    NAME: ClassVar[str] = "Phat"
+    POOLED: ClassVar[type[Measure]] = P
+    ESTIMATE: ClassVar[str] = "Phat"
+    DISPLAY: ClassVar[str] = "P̂"
+
+
+def pooled_measures(measures: Iterable[Measure]) -> tuple[Measure, ...]:
+    """The measures with each estimated one replaced by its pooled counterpart (order kept, repeats dropped).
+
+    Example:
+        >>> [str(m) for m in pooled_measures(parse_measures(["Rhat@20", "R@20", "Rhat_micro@20", "nDCG@10"]))]
+        ['R@20', 'nDCG@10']
+    """
+    return tuple(dict.fromkeys(m.pooled if isinstance(m, EstimatedMeasure) else m for m in measures))
+
+
 REGISTRY: dict[str, type[Measure]] = {}
 """Measure name -> class. Add with ``register``; names are unique."""
 
@@ -202,7 +289,7 @@ def register(cls: type[Measure]) -> type[Measure]:
     return cls
 
 
-for _cls in (R, P, nDCG, RR, Success, Judged):
+for _cls in (R, P, nDCG, RR, Success, Judged, Rhat, RhatMicro, Phat):
     register(_cls)
 
 _SYNTAX = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*@\s*(\d+)\s*$")
