@@ -36,6 +36,13 @@ def test_the_shipped_example_policy_parses():
     assert p.scored_measures == (parse_measure("R@20"), parse_measure("nDCG@10"))
 
 
+def test_the_shipped_example_policy_on_a_sample_parses():
+    path = ROOT / "examples" / "gate-sample.toml"
+    p = parse_policy(path.read_text(), str(path))
+    assert [str(m) for m in p.measures] == ["Rhat_micro@20"] and p.macro is not None and p.macro.min_ci_low == -0.05
+    assert p.scored_measures == (parse_measure("R@20"), parse_measure("Rhat_micro@20"))
+
+
 def test_per_measure_bounds_and_selectors():
     p = parse_policy('[gate]\nk = 10\nmeasures = ["R@10", "nDCG@10"]\n[macro]\nmin_ci_low = -0.01\n'
                      '[macro.bounds]\n"nDCG@10" = -0.02\n[critical]\nwhere = { priority = ["critical", "p0"] }\n',
