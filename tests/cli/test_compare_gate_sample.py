@@ -86,8 +86,9 @@ def test_the_joint_interval_is_narrower_than_adding_the_two_runs_variances(capsy
     # their covariance on topic 1, N^2 (1 - n/N) cov(z_A, z_B) / n per stratum with z = found - R̂@4 y:
     # 3-4: z_A = (-1/5, 0), z_B = (2/5, 0) -> 8 * (-0.04) / 2; outside: (-1/5, 0), (-3/5, 0) -> 8 * 0.06 / 2
     cov = (8 * -0.04 / 2 + 8 * 0.06 / 2) / 25 / 4
-    assert SE ** 2 == pytest.approx(se["A"] ** 2 + se["B"] ** 2 - 2 * cov)
-    assert SE < math.sqrt(se["A"] ** 2 + se["B"] ** 2)
+    change = _compare(capsys, db, "Rhat@4")
+    assert change["se"] ** 2 == pytest.approx(se["A"] ** 2 + se["B"] ** 2 - 2 * cov)
+    assert change["se"] == pytest.approx(SE) and SE < math.sqrt(se["A"] ** 2 + se["B"] ** 2)
 
 
 def test_compare_on_the_micro_estimate_and_on_phat(capsys, db):

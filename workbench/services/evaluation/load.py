@@ -126,8 +126,9 @@ def check_estimable(estimated: Sequence[EstimatedMeasure], qref: QrelsRef, *, sa
     if not estimated or (qref.origin == "stored" and sample is not False):
         return
     m = estimated[0]
+    kind = "a file" if qref.origin == "file" else "given in memory"
     what = (f"qrels version {qref.name!r} was not published from a sample pool" if qref.origin == "stored"
-            else f"qrels {qref.name!r} is a file, not a stored qrels version published from a sample pool")
+            else f"qrels {qref.name!r} is {kind}, not a stored qrels version published from a sample pool")
     raise NotASampleError(
         f"measure {m} ({m.display()}) is estimated from a judged sample, and {what}: there is nothing to estimate "
         f"it from. Score it against a sample's qrels version (`workbench pool sample`, judge, publish; "
