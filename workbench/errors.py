@@ -108,6 +108,11 @@ class UsageError(ValidationError):
     """
 
 
+class NotASampleError(UsageError):
+    """An estimated measure (``Rhat@20``) was asked of qrels that are not a judged sample's: a file, or a stored
+    qrels version not published from a sample pool. A usage error (exit 2; the gate's exit 3)."""
+
+
 class UnknownOptionValueError(UnknownNameError, UsageError):
     """An option names something the data does not hold (``--by nosuch``, ``--filter-key nosuch``).
 

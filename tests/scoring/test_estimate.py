@@ -201,7 +201,7 @@ def test_the_batched_recall_estimates_equal_estimate_topic_field_by_field():
             assert two.defined == one.defined
             if not one.defined:
                 continue
-            for f in ("r_hat", "r_hat_var", "hits", "precision", "n_judged", "unsampleable", "strata", "why"):
+            for f in ("r_hat", "r_hat_var", "hits", "precision", "n_judged", "unsampleable", "strata", "why", "found"):
                 assert getattr(two, f) == getattr(one, f), f
             for f in ("recall", "recall_var"):      # NaN when R̂ = 0: equal as text
                 assert repr(getattr(two, f)) == repr(getattr(one, f)), f

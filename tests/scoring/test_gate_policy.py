@@ -36,12 +36,27 @@ def test_the_shipped_example_policy_parses():
     assert p.scored_measures == (parse_measure("R@20"), parse_measure("nDCG@10"))
 
 
+def test_the_shipped_example_policy_on_a_sample_parses():
+    path = ROOT / "examples" / "gate-sample.toml"
+    p = parse_policy(path.read_text(), str(path))
+    assert [str(m) for m in p.measures] == ["Rhat_micro@20"] and p.macro is not None and p.macro.min_ci_low == -0.05
+    assert p.scored_measures == (parse_measure("R@20"), parse_measure("Rhat_micro@20"))
+
+
 def test_per_measure_bounds_and_selectors():
     p = parse_policy('[gate]\nk = 10\nmeasures = ["R@10", "nDCG@10"]\n[macro]\nmin_ci_low = -0.01\n'
                      '[macro.bounds]\n"nDCG@10" = -0.02\n[critical]\nwhere = { priority = ["critical", "p0"] }\n',
                      "g.toml")
     assert p.macro.bound(parse_measure("nDCG@10")) == -0.02 and p.macro.bound(parse_measure("R@10")) == -0.01
     assert p.critical.where == {"priority": ("critical", "p0")}
+
+
+def test_estimated_measures_are_gated_with_their_bounds():
+    p = parse_policy('[gate]\nk = 20\nmeasures = ["Rhat@20", "Rhat_micro@20", "Phat@10"]\n[macro]\nmin_ci_low = -0.01\n'
+                     '[macro.bounds]\n"Rhat_micro@20" = -0.03\n', "g.toml")
+    assert [str(m) for m in p.measures] == ["Rhat@20", "Rhat_micro@20", "Phat@10"]
+    assert [str(m) for m in p.scored_measures] == ["R@20", "Rhat@20", "Rhat_micro@20", "Phat@10"]
+    assert p.macro.bound(parse_measure("Rhat_micro@20")) == -0.03 and p.macro.bound(parse_measure("Rhat@20")) == -0.01
 
 
 @pytest.mark.parametrize("text, line, fragment", [
@@ -68,6 +83,13 @@ def test_per_measure_bounds_and_selectors():
     ("[gate]\nk = 5\n[[floor]]\nmin = 0.5\n", 3, "missing required key 'by'"),
     ("[gate]\nk = 5\n[validity]\nleakage = \"warn\"\n", 4, "expected one of invalid, exclude, off"),
     ("[gate]\nk = 5\n[validity]\ncompletion = 1.01\n", 4, "completion: expected a number in [0, 1]"),
+    ("[gate]\nk = 5\nmeasures = [\"R@5\", \"Rhat@5\"]\n", 3,
+     "measures: Rhat@5 is estimated from a judged sample and is gated on the interval of its change, which [macro] "
+     "bounds; add [macro]"),
+    ("[gate]\nk = 5\n[[floor]]\nby = \"a\"\nmin = 0.5\nmeasure = \"Rhat_micro@5\"\n", 6,
+     "measure: Rhat_micro@5 is estimated from a judged sample and has no per-slice estimates here; a floor takes a "
+     "pooled measure such as R@5"),
+    ("[gate]\nk = 5\nmeasures = [\"Rhat(rel=2)@5\"]\n", 3, "Rhat has no parameter 'rel'"),
 ])
 def test_policy_errors_name_the_file_and_line(text, line, fragment):
     with pytest.raises(InputFormatError) as info:

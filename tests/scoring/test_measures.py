@@ -11,12 +11,16 @@ from workbench.scoring.measures import (
     Judged,
     Measure,
     P,
+    Phat,
     R,
+    Rhat,
+    RhatMicro,
     Success,
     default_measures,
     nDCG,
     parse_measure,
     parse_measures,
+    pooled_measures,
     register,
 )
 
@@ -24,7 +28,7 @@ from workbench.scoring.measures import (
 @pytest.mark.parametrize(
     "text",
     ["R@100", "R(rel=2)@100", "P@10", "nDCG@10", "nDCG(dcg='exp-log2')@10", "RR@10", "RR(rel=3)@1",
-     "Success@10", "Judged@10"],
+     "Success@10", "Judged@10", "Rhat@20", "Rhat_micro@20", "Phat@10"],
 )
 def test_canonical_names_round_trip(text):
     m = parse_measure(text)
@@ -166,3 +170,26 @@ def test_the_help_list_of_measures_is_computed_from_the_registry():
     assert len(forms) == len(REGISTRY)
     assert {"R@k", "AP[@k]", "Rprec", "Bpref", "RBP(p=0.8)[@k]", "RBP_residual(p=0.8)[@k]", "NumRelRet[@k]", "NumRel",
             "NumRet[@k]"} <= set(forms)
+
+
+def test_estimated_measures_name_their_estimate_display_and_pooled_counterpart():
+    rhat, micro, phat = parse_measure("Rhat@20"), parse_measure("Rhat_micro@20"), parse_measure("Phat@10")
+    assert (type(rhat), type(micro), type(phat)) == (Rhat, RhatMicro, Phat)
+    assert all(m.ESTIMATED for m in (rhat, micro, phat)) and not R(20).ESTIMATED
+    assert rhat != micro and len({rhat, micro, R(20)}) == 3            # distinct dict keys
+    assert (rhat.display(), micro.display(), phat.display()) == ("R̂@20", "R̂@20 (micro)", "P̂@10")
+    assert (rhat.pooled, micro.pooled, phat.pooled) == (R(20), R(20), P(10))
+    assert (rhat.estimate_name, micro.estimate_name, micro.AGGREGATE) == ("Rhat@20", "Rhat@20", "micro")
+    assert [str(m) for m in pooled_measures([rhat, R(20), micro, phat, nDCG(10)])] == ["R@20", "P@10", "nDCG@10"]
+    with pytest.raises(ValidationError, match="Rhat has no parameter 'rel'"):
+        parse_measure("Rhat(rel=2)@20")
+    with pytest.raises(ValidationError, match="Rhat_micro: expected a cutoff"):
+        parse_measure("Rhat_micro@0")
+
+
+def test_the_pooled_scorers_refuse_an_estimated_measure():
+    from workbench.scoring.evaluate import evaluate
+
+    with pytest.raises(ValidationError, match="measure Rhat@10 is estimated from a judged sample, not computed "
+                                              "from qrels"):
+        evaluate({"1": {"a": 1}}, {"1": {"a": 1.0}}, ["R@10", "Rhat@10"])

@@ -19,6 +19,7 @@ from workbench.scoring.measures import measure_forms
 if TYPE_CHECKING:
 
     from workbench.scoring.evaluate import Evaluation
+    from workbench.services.evaluation.request import ScoreEnv, ScoreRequest
 
 FORMATS = "table, json, jsonl, csv, tsv"
 SCORE_FORMATS = FORMATS + ", parquet (with --out)"
@@ -155,7 +156,9 @@ def compare_cmd(
     run_b: Annotated[str, typer.Argument(help="The run compared with it (file or stored name).")],
     qrels: QrelsOpt,
     measure: Annotated[str, typer.Option("--measure", "-m", callback=options.measure,
-                                         help="The measure compared, e.g. R@100 or AP.")] = "R@100",
+                                         help="The measure compared, e.g. R@100 or AP; against a sample's qrels version "
+                                              "also an estimated one, Rhat@20 (R̂@20), Rhat_micro@20 or Phat@10: "
+                                              "its change with the interval of the difference.")] = "R@100",
     rel: RelOpt = 1,
     missing: MissingOpt = "fail",
     fmt: FormatOpt = "table",
@@ -165,7 +168,7 @@ def compare_cmd(
     seed: Annotated[int, typer.Option(help="Random seed of both tests.")] = 0,
     confidence: Annotated[float, typer.Option(
         callback=options.number(0.0, 1.0, lo_open=True, hi_open=True, what="a confidence level"),
-        help="Confidence level of the bootstrap interval.")] = 0.95,
+        help="Confidence level of the bootstrap interval (of an estimated measure's interval).")] = 0.95,
     by: ByOpt = None,
     topic_set: TopicSetOpt = None,
     collection: CollectionOpt = None,
@@ -173,24 +176,41 @@ def compare_cmd(
         "--min-topics", min=2, help="Fewest common topics the paired tests are run on (and the fewest a slice "
                                     "needs); with fewer, they are refused and only the differences listed.")] = 5,
 ) -> None:
-    """Per-topic differences (relevant documents lost and gained, with ranks) and paired tests."""
+    """Per-topic differences (relevant documents lost and gained, with ranks) and paired tests.
+
+    An estimated measure (Rhat@20, Rhat_micro@20, Phat@10) against a sample's qrels version gives the change of the
+    estimate with the interval of the difference (design variance, linearised jointly: both runs are estimated
+    from the same sampled documents); --resamples, --seed and --min-topics do not apply to it."""
     from workbench.reports.comparison import render_comparison
     from workbench.reports.format import check_format
     from workbench.scoring.slices import adjusted_p_values
-    from workbench.services.evaluation.pipeline import Resampling, compare_runs
+    from workbench.services.evaluation.pipeline import Resampling, compare_runs, estimated_measure
     from workbench.services.evaluation.request import ScoreEnv, ScoreRequest, Slicing, TopicChoice
 
     check_format(fmt)
     request = ScoreRequest((run_a, run_b), qrels, measures=(measure,), rel=rel, missing=missing,
                            trust_file_order=trust_file_order, collection=collection, topics=TopicChoice(topic_set),
                            slicing=Slicing(tuple(by or ()), min_topics))
-    report, comparison, slices = compare_runs(request, Resampling(resamples, seed, confidence),
-                                              ScoreEnv(opener("workbench compare"), common.info,
-                                                       labels_dir=common.STATE.config.labels_dir))
+    env = ScoreEnv(opener("workbench compare"), common.info, labels_dir=common.STATE.config.labels_dir)
+    if estimated_measure(request) is not None:
+        _compare_estimated(request, confidence, env, fmt)
+        return
+    report, comparison, slices = compare_runs(request, Resampling(resamples, seed, confidence), env)
     if comparison.refused:
         common.info(f"workbench: {comparison.refused} (--min-topics {min_topics})")
     common.out(render_comparison(report.header(), comparison, fmt, slices=slices,
                                  slice_p=adjusted_p_values(slices), slice_keys=report.slice_keys))
+
+
+def _compare_estimated(request: "ScoreRequest", confidence: float, env: "ScoreEnv", fmt: str) -> None:
+    """``compare`` on an estimated measure: the change of the estimate with its interval."""
+    from workbench.reports.comparison import render_estimated_comparison
+    from workbench.services.evaluation.pipeline import compare_estimated
+
+    report, change = compare_estimated(request, confidence, env)
+    m = change.measure
+    pooled = tuple(e.value(m.estimate_name, m.AGGREGATE).pooled for e in report.estimates)
+    common.out(render_estimated_comparison(report.header(), change, fmt, pooled=(pooled[0], pooled[1])))
 
 
 @app.command("misses")

@@ -28,6 +28,7 @@ from workbench.reports.scores import audit_lines, completion_lines
 from workbench.scoring.gate import ChangeInterval, GateResult, RuleResult, TopicDiff
 
 if TYPE_CHECKING:
+    from workbench.scoring.estimate_compare import EstimatedChange
     from workbench.services.gates.gate import GateReport
 
 GATE_FORMATS: tuple[str, ...] = ("table", "json", "markdown")
@@ -197,7 +198,12 @@ def _test_rows(report: GateReport, res: GateResult) -> tuple[list[str], list[lis
     rows = []
     for t in res.tests:
         ci = cci = pb = pbc = "-"
-        if t.bootstrap is not None and t.bootstrap_corrected is not None:
+        if t.estimated is not None and t.estimated.topics:  # the interval of the change of the estimate
+            est = t.estimated
+            lo, hi = est.interval(res.corrected_level)
+            ci = f"{_pct(est.confidence)} [{number(est.low)}, {number(est.high)}] (design)"
+            cci = f"{_pct(res.corrected_level)} [{number(lo)}, {number(hi)}] (design)"
+        elif t.bootstrap is not None and t.bootstrap_corrected is not None:
             ci = f"{_pct(t.bootstrap.confidence)} [{number(t.bootstrap.ci_low)}, {number(t.bootstrap.ci_high)}]"
             cci = (f"{_pct(t.bootstrap_corrected.confidence)} [{number(t.bootstrap_corrected.ci_low)}, "
                    f"{number(t.bootstrap_corrected.ci_high)}]")
@@ -470,6 +476,18 @@ def _interval_json(c: ChangeInterval | None) -> dict[str, Any] | None:
             "correction": c.correction, "decides": c.decides, "tested_low": _finite(c.tested_low)}
 
 
+def _estimated_json(est: EstimatedChange | None, corrected_level: float) -> dict[str, Any] | None:
+    """An estimated measure's change with its intervals (raw and at the corrected level); None for a pooled one."""
+    if est is None:
+        return None
+    lo, hi = est.interval(corrected_level)
+    return {"display": est.measure.display(), "change": _finite(est.change), "se": _finite(est.se),
+            "confidence": est.confidence, "low": _finite(est.low), "high": _finite(est.high),
+            "corrected_level": corrected_level, "corrected_low": _finite(lo), "corrected_high": _finite(hi),
+            "n_judged": est.n_judged, "left_out_topics": list(est.left_out),
+            "interval": "design variance of the difference, linearised jointly; topics fixed"}
+
+
 def gate_json(report: GateReport) -> dict[str, Any]:
     """The gate's report as a JSON object at full precision (every diff topic, every rule).
 
@@ -508,7 +526,8 @@ def _candidate_json(report: GateReport, res: GateResult) -> dict[str, Any]:
                    "bootstrap_corrected": test(t.bootstrap_corrected),
                    "p_bootstrap_corrected": t.p_bootstrap_corrected, "permutation": test(t.permutation),
                    "p_permutation_corrected": t.p_permutation_corrected, "wins": t.wins, "losses": t.losses,
-                   "ties": t.ties} for t in res.tests],
+                   "ties": t.ties, "estimated": _estimated_json(t.estimated, res.corrected_level)}
+                  for t in res.tests],
         "family_size": res.family_size,
         "corrected_level": res.corrected_level,
         "critical_topics": list(res.critical_topics),

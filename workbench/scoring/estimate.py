@@ -66,6 +66,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from workbench.errors import ValidationError
 from workbench.scoring.gains import discounts, gain
 
 INFAP_EPSILON = 0.00001
@@ -76,6 +77,26 @@ OUTSIDE = "outside"
 
 Z95 = 1.959963984540054
 """The standard normal's 0.975 quantile (scipy.stats.norm.ppf(0.975); a test pins it)."""
+
+
+def normal_quantile(confidence: float) -> float:
+    """The standard normal's two-sided quantile of a confidence level: ``Z95`` for 0.95, else
+    ``NormalDist().inv_cdf(1/2 + confidence/2)``.
+
+    Raises:
+        ValidationError: the level is not in (0, 1).
+
+    Example:
+        >>> normal_quantile(0.95) == Z95, round(normal_quantile(0.975), 4)
+        (True, 2.2414)
+    """
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
+        raise ValidationError(f"expected a confidence level between 0 and 1, found {confidence!r}.")
+    if confidence == 0.95:
+        return Z95
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
 @dataclass(frozen=True)
@@ -148,6 +169,8 @@ class TopicEstimate:
         why: why the topic is undefined ("" when defined).
         strata: k -> per stratum with judged documents (n_h judged, N_h, relevant judged, relevant judged
             within k): the sufficient statistics of every variance here (``ratio_variance``).
+        found: k -> the judged relevant sampled documents within k (judged order): what a comparison of two
+            runs on the same sample needs for the covariance of their estimates (``estimate_compare``).
     """
 
     topic_id: str
@@ -165,17 +188,19 @@ class TopicEstimate:
     unsampleable: Mapping[int, int]
     why: str = ""
     strata: Mapping[int, tuple[StratumStats, ...]] = field(default_factory=dict)
+    found: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class StratumStats:
     """One stratum of one topic as the variances need it: ``n`` judged of ``N``; ``rel`` of them relevant,
-    ``hits`` relevant and within the cut-off."""
+    ``hits`` relevant and within the cut-off; ``stratum`` its name (``1-10``, ``outside``)."""
 
     n: int
     N: int  # noqa: N815 - the population size's usual letter
     rel: int
     hits: int
+    stratum: str = ""
 
 
 def ratio_variance(strata: Sequence[StratumStats], r: float) -> float:
@@ -261,6 +286,7 @@ def estimate_topic(ranked: Sequence[str], sq: SampledQrels, topic_id: str, ks: S
     position = {d: i for i, d in enumerate(ranked, 1)}
     hits, recall, recall_var, precision, precision_var, unsampleable = {}, {}, {}, {}, {}, {}
     stats: dict[int, tuple[StratumStats, ...]] = {}
+    found: dict[int, tuple[str, ...]] = {}
     strata_of = {d: sq.stratum(topic_id, d) or "" for d in weight}
     judged_n: dict[str, int] = {}
     rel_n: dict[str, int] = {}
@@ -270,7 +296,8 @@ def estimate_topic(ranked: Sequence[str], sq: SampledQrels, topic_id: str, ks: S
             rel_n[st] = rel_n.get(st, 0) + 1
     for k in ks:
         top = set(ranked[:k])
-        hit = sum(weight[d] for d in relevant if d in top)
+        found[k] = tuple(d for d in relevant if d in top)
+        hit = sum(weight[d] for d in found[k])
         hits[k] = hit
         r = hit / r_hat if r_hat > 0 else math.nan
         recall[k] = r
@@ -278,7 +305,7 @@ def estimate_topic(ranked: Sequence[str], sq: SampledQrels, topic_id: str, ks: S
         for d in relevant:
             if d in top:
                 hit_n[strata_of[d]] = hit_n.get(strata_of[d], 0) + 1
-        stats[k] = tuple(StratumStats(n, pops.get(st, 0), rel_n.get(st, 0), hit_n.get(st, 0))
+        stats[k] = tuple(StratumStats(n, pops.get(st, 0), rel_n.get(st, 0), hit_n.get(st, 0), st)
                          for st, n in sorted(judged_n.items()))
         recall_var[k] = ratio_variance(stats[k], r) / (r_hat * r_hat) if r_hat > 0 else math.nan
         precision[k] = hit / k
@@ -288,7 +315,7 @@ def estimate_topic(ranked: Sequence[str], sq: SampledQrels, topic_id: str, ks: S
     xinfap = _xinfap(ranked, sq, topic_id, judged, pi, relevant, r_hat, rel)
     infndcg = {k: _infndcg(ranked, judged, weight, position, k) for k in ks}
     return TopicEstimate(topic_id, True, r_hat, r_var, hits, recall, recall_var, precision, precision_var, xinfap,
-                         infndcg, len(judged), unsampleable, strata=stats)
+                         infndcg, len(judged), unsampleable, strata=stats, found=found)
 
 
 def estimate_recall_runs(ranks: Mapping[str, Mapping[str, int]], sq: SampledQrels, topic_id: str,
@@ -346,9 +373,11 @@ def estimate_recall_runs(ranks: Mapping[str, Mapping[str, int]], sq: SampledQrel
     for name, rank_of in ranks.items():
         hits, recall, recall_var, precision, precision_var, unsampleable = {}, {}, {}, {}, {}, {}
         stats: dict[int, tuple[StratumStats, ...]] = {}
+        found_at: dict[int, tuple[str, ...]] = {}
         at = {d: rank_of.get(d, 0) for d in relevant}
         for k in ks:
             found = [d for d in relevant if 0 < at[d] <= k]
+            found_at[k] = tuple(found)
             hit = sum(weight[d] for d in found)
             hits[k] = hit
             r = hit / r_hat if r_hat > 0 else math.nan
@@ -356,14 +385,14 @@ def estimate_recall_runs(ranks: Mapping[str, Mapping[str, int]], sq: SampledQrel
             hit_n: dict[str, int] = {}
             for d in found:
                 hit_n[strata_of[d]] = hit_n.get(strata_of[d], 0) + 1
-            stats[k] = tuple(StratumStats(n, pops.get(st, 0), rel_n.get(st, 0), hit_n.get(st, 0))
+            stats[k] = tuple(StratumStats(n, pops.get(st, 0), rel_n.get(st, 0), hit_n.get(st, 0), st)
                              for st, n in ordered)
             recall_var[k] = ratio_variance(stats[k], r) / (r_hat * r_hat) if r_hat > 0 else math.nan
             precision[k] = hit / k
             precision_var[k] = math.nan
             unsampleable[k] = 0 if sq.outside else sum(1 for d, i in rank_of.items() if i <= k and d not in frame)
         out[name] = TopicEstimate(topic_id, True, r_hat, r_var, hits, recall, recall_var, precision, precision_var,
-                                  math.nan, {}, len(judged), unsampleable, strata=stats)
+                                  math.nan, {}, len(judged), unsampleable, strata=stats, found=found_at)
     return out
 
 

@@ -17,6 +17,19 @@ diff list. The verdict of the gate:
   below its floor, or ineligible documents returned (leaks);
 * otherwise ``pass`` (exit 0).
 
+**Estimated measures** (``Rhat@k``, ``Rhat_micro@k``, ``Phat@k``: against a
+sample's qrels version, ``scoring.estimate_compare``) are gated on their own
+interval, not on a bootstrap over topics: the ``macro_change`` rule takes the
+change of the estimate (candidate - baseline, both estimated from the same
+sampled documents) and its normal interval from the design variance of the
+difference, linearised jointly (the covariance of the two estimates is in
+it); the lower end, at the policy's level or the family's corrected one as
+``decide`` says, must reach the bound. That interval holds the topics fixed:
+it answers "is the drop within the bound on these topics, given that only a
+sample was judged?". The permutation test does not apply to an estimated
+measure (skipped, said so); an estimate with no defined topic makes the rule
+invalid. Slices and floors take pooled measures only.
+
 Several candidates can be gated against one baseline at once
 (``evaluate_gates``): their gated tests form one family, and the command's
 verdict is the worst of theirs.
@@ -43,9 +56,10 @@ Source:
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -59,11 +73,14 @@ from workbench.scoring.compare import (
     refusal,
     topic_deltas,
 )
+from workbench.scoring.estimate import SampledQrels
+from workbench.scoring.estimate_compare import EstimatedChange, estimated_change
+from workbench.scoring.estimate_run import RunEstimate
 from workbench.scoring.evaluate import Evaluation, topic_values
 from workbench.scoring.gate_policy import GatePolicy
 from workbench.scoring.idaudit import IdAudit, IdCoverage
 from workbench.scoring.leakage import LeakageCheck
-from workbench.scoring.measures import Measure, R
+from workbench.scoring.measures import EstimatedMeasure, Measure, R
 from workbench.scoring.multiple import adjust, corrected_confidence
 from workbench.scoring.slices import SliceComparison, SliceKey, adjusted_p_values, compare_slices
 from workbench.scoring.validity import Completion, TopicCoverage
@@ -181,6 +198,9 @@ class MeasureTest:
         wins: topics where the candidate is better.
         losses: topics where it is worse.
         ties: topics where they are equal.
+        estimated: an estimated measure's change with its interval (``scoring.estimate_compare``; then the
+            means are the estimates, ``topics`` the topics both average, and there is no bootstrap or permutation
+            test); None for a pooled measure.
     """
 
     measure: Measure
@@ -195,6 +215,7 @@ class MeasureTest:
     wins: int
     losses: int
     ties: int
+    estimated: EstimatedChange | None = None
 
     @property
     def mean_change(self) -> float:
@@ -265,6 +286,9 @@ class GateInputs:
             runs carry no eligibility information.
         metadata: topic_id -> topic metadata (critical selectors).
         slice_keys: key -> partition of the evaluated topics.
+        estimates: (baseline, candidate) estimates from the judged sample, for the policy's estimated measures
+            (None: the qrels are not a sample's).
+        sample: that judged sample (None likewise).
     """
 
     baseline: Evaluation
@@ -279,6 +303,8 @@ class GateInputs:
     leak_counts: Mapping[str, int] | None = None
     metadata: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     slice_keys: Mapping[str, SliceKey] = field(default_factory=dict)
+    estimates: tuple[RunEstimate, RunEstimate] | None = None
+    sample: SampledQrels | None = None
 
 
 @dataclass(frozen=True)
@@ -459,6 +485,11 @@ def evaluate_gates(policy: GatePolicy, inputs: Sequence[GateInputs]) -> tuple[Ga
         if a.rel != b.rel:
             raise ValidationError(f"expected both runs scored at the same rel, found {a.rel} and {b.rel}.")
         for m in policy.scored_measures:
+            if isinstance(m, EstimatedMeasure):
+                if inp.estimates is None or inp.sample is None:
+                    raise ValidationError(f"measure {m} is estimated from a judged sample: the gate needs both "
+                                          "runs' estimates against a sample's qrels version.")
+                continue
             for e in (a, b):
                 if m not in e.per_topic:
                     raise ValidationError(f"measure {m} was not computed for run {e.run_name!r}.")
@@ -467,8 +498,7 @@ def evaluate_gates(policy: GatePolicy, inputs: Sequence[GateInputs]) -> tuple[Ga
     m_family = len(policy.measures) * len(inputs)
     level = policy.macro.confidence if policy.macro else 0.95
     corrected_level = corrected_confidence(level, m_family, policy.correction)
-    raw: list[list[tuple[Measure, np.ndarray, np.ndarray, PairedTest | None, PairedTest | None,
-                         PairedTest | None]]] = []
+    raw: list[list[_Row]] = []
     pairs: list[tuple[str, ...]] = []
     for inp in inputs:
         a, b = inp.baseline, inp.candidate
@@ -477,6 +507,11 @@ def evaluate_gates(policy: GatePolicy, inputs: Sequence[GateInputs]) -> tuple[Ga
         refused = refusal(len(paired), policy.min_topics)
         rows = []
         for m in policy.measures:
+            if isinstance(m, EstimatedMeasure):  # its interval decides (module docstring): no paired test
+                assert inp.estimates is not None and inp.sample is not None
+                rows.append(_Row(m, None, None, None, None, None, estimated_change(
+                    inp.estimates[0], inp.estimates[1], inp.sample, m, confidence=level)))
+                continue
             va = topic_values(a, m, paired)
             vb = topic_values(b, m, paired)
             boot = boot_c = perm = None
@@ -486,22 +521,42 @@ def evaluate_gates(policy: GatePolicy, inputs: Sequence[GateInputs]) -> tuple[Ga
             if not refused and policy.permutation is not None:
                 perm = paired_permutation_test(va, vb, n_resamples=policy.permutation.resamples,
                                                seed=policy.permutation.seed)
-            rows.append((m, va, vb, boot, boot_c, perm))
+            rows.append(_Row(m, va, vb, boot, boot_c, perm, None))
         raw.append(rows)
     flat = [t for rows in raw for t in rows]
-    p_perm = iter(_adjusted([t[5] for t in flat], policy.correction))
-    p_boot = iter(_adjusted([t[3] for t in flat], policy.correction))
+    p_perm = iter(_adjusted([t.perm for t in flat], policy.correction))
+    p_boot = iter(_adjusted([t.boot for t in flat], policy.correction))
     results = []
     for inp, rows, paired in zip(inputs, raw, pairs, strict=True):
         tests = []
-        for m, va, vb, boot, boot_c, perm in rows:
-            d = vb - va
+        for row in rows:
+            pp, pb = next(p_perm), next(p_boot)
+            if row.estimated is not None:
+                est = row.estimated
+                tests.append(MeasureTest(row.measure, est.topics, est.value_a, est.value_b, None, None, None, pp, pb,
+                                         est.wins, est.losses, est.ties, est))
+                continue
+            assert row.va is not None and row.vb is not None
+            d = row.vb - row.va
             tests.append(MeasureTest(
-                m, paired, float(va.mean()) if len(va) else float("nan"),
-                float(vb.mean()) if len(vb) else float("nan"), boot, boot_c, perm, next(p_perm), next(p_boot),
+                row.measure, paired, float(row.va.mean()) if len(row.va) else float("nan"),
+                float(row.vb.mean()) if len(row.vb) else float("nan"), row.boot, row.boot_c, row.perm, pp, pb,
                 int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0)), int(np.count_nonzero(d == 0))))
         results.append(_result(policy, inp, paired, tests, m_family, corrected_level))
     return tuple(results)
+
+
+class _Row(NamedTuple):
+    """One gated measure of one candidate before the family's correction: a pooled measure's per-topic values
+    and tests, or an estimated measure's change."""
+
+    measure: Measure
+    va: np.ndarray | None
+    vb: np.ndarray | None
+    boot: PairedTest | None
+    boot_c: PairedTest | None
+    perm: PairedTest | None
+    estimated: EstimatedChange | None
 
 
 def _result(policy: GatePolicy, inputs: GateInputs, paired: tuple[str, ...], tests: list[MeasureTest],
@@ -602,6 +657,9 @@ def _statistics_rules(policy: GatePolicy, tests: Sequence[MeasureTest], refused:
     name = {"holm": "Holm", "bonferroni": "Bonferroni", "none": "uncorrected"}[policy.correction]
     for t in tests:
         m = str(t.measure)
+        if t.estimated is not None:
+            rules += _estimated_rules(policy, t.estimated, refused, corrected_level, name, len(tests))
+            continue
         change = (f"mean {t.mean_baseline!r} -> {t.mean_candidate!r} (change {t.mean_change:+.4f}); "
                   f"better on {t.wins}, worse on {t.losses}, equal on {t.ties}")
         if policy.macro is not None:
@@ -644,6 +702,43 @@ def _statistics_rules(policy: GatePolicy, tests: Sequence[MeasureTest], refused:
     return rules
 
 
+def _estimated_rules(policy: GatePolicy, est: EstimatedChange, refused: str, corrected_level: float, name: str,
+                     n_tests: int) -> list[RuleResult]:
+    """The rules of an estimated gated measure: ``macro_change`` on the lower end of the interval of the change of
+    the estimate (module docstring); the permutation test does not apply to it (skipped, said so)."""
+    rules = []
+    m = str(est.measure)
+    corrected = policy.decide == "corrected"
+    if policy.macro is not None:
+        bound = policy.macro.bound(est.measure)
+        if refused:
+            rules.append(RuleResult("macro_change", m, "quality", "skipped", None, bound, ">=", refused,
+                                    line=policy.macro.line))
+        elif not est.topics or math.isnan(est.se):
+            rules.append(RuleResult("macro_change", m, "quality", "invalid", None, bound, ">=",
+                                    f"no topic has a defined estimate of {est.measure.display()} for both runs "
+                                    "(every topic undefined or R̂ = 0): nothing to gate on", line=policy.macro.line))
+        else:
+            raw_low, raw_high = est.low, est.high
+            cor_low, cor_high = est.interval(corrected_level)
+            decisive = cor_low if corrected else raw_low
+            detail = (f"estimated {est.measure.display()} {est.value_a!r} -> {est.value_b!r} (change "
+                      f"{est.change:+.4f}) over {len(est.topics):,} topics, {est.n_judged:,} judged sampled "
+                      f"documents; {_pct(est.confidence)} interval of the change [{raw_low!r}, {raw_high!r}], "
+                      f"{name} {_pct(corrected_level)} [{cor_low!r}, {cor_high!r}] over {n_tests} gated measure(s); "
+                      f"se {est.se!r}: the design variance of the difference, linearised jointly (both runs "
+                      f"estimated from the same sampled documents), the topics held fixed; decides: "
+                      f"{'corrected' if corrected else 'raw'} lower end")
+            rules.append(RuleResult("macro_change", m, "quality", "pass" if decisive >= bound else "fail", decisive,
+                                    bound, ">=", detail, raw=raw_low, corrected=cor_low, line=policy.macro.line))
+    if policy.permutation is not None:
+        rules.append(RuleResult("permutation", m, "quality", "skipped", None, policy.permutation.alpha, ">=",
+                                f"{m} is estimated from a judged sample: its interval decides (macro_change); the "
+                                "permutation test is over per-topic values of pooled measures",
+                                line=policy.permutation.line))
+    return rules
+
+
 def _pct(level: float) -> str:
     x = 100 * level
     return f"{x:.0f}%" if abs(x - round(x)) < 1e-9 else f"{x:.4g}%"
@@ -677,7 +772,7 @@ def _critical_rule(policy: GatePolicy, deltas: Sequence[TopicDelta], critical: S
 def _slices(policy: GatePolicy, inputs: GateInputs, a: Evaluation,
             b: Evaluation) -> tuple[list[SliceTests], list[RuleResult]]:
     rows_by: list[tuple[str, Measure, tuple[SliceComparison, ...]]] = []
-    measures = list(dict.fromkeys([policy.recall, *policy.measures]))
+    measures = [m for m in dict.fromkeys([policy.recall, *policy.measures]) if not isinstance(m, EstimatedMeasure)]
     resamples = policy.macro.resamples if policy.macro else 1_000
     seed = policy.macro.seed if policy.macro else 0
     level = policy.macro.confidence if policy.macro else 0.95

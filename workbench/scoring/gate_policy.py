@@ -5,7 +5,10 @@ tables and keys (``examples/gate.toml`` is a commented example)::
 
     [gate]                      # required
     k = 20                      # serving cutoff K (required): R@K is the gate's recall
-    measures = ["R@20", "nDCG@10"]   # gated measures (default ["R@K"])
+    measures = ["R@20", "nDCG@10"]   # gated measures (default ["R@K"]); against a sample's qrels
+                                # version also estimated ones, "Rhat@20", "Rhat_micro@20", "Phat@10":
+                                # [macro] then bounds the lower end of the interval of their change
+                                # (scoring.gate: the design variance of the difference; they need [macro])
     rel = 1                     # inclusive minimum grade of a relevant document
     correction = "holm"         # holm | bonferroni | none (multiple comparisons)
     decide = "corrected"        # corrected | raw: which p-values and intervals decide
@@ -68,7 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from workbench.errors import InputFormatError, UnknownNameError, ValidationError, cut, shown
-from workbench.scoring.measures import Measure, R, needs_cutoffs, parse_measure
+from workbench.scoring.measures import EstimatedMeasure, Measure, R, needs_cutoffs, parse_measure
 from workbench.scoring.multiple import CORRECTIONS
 from workbench.scoring.results import MIN_TOPICS
 from workbench.scoring.validity import SUBSET_SHARE
@@ -501,6 +504,11 @@ def parse_policy(text: str, path: str = "gate.toml") -> GatePolicy:
     _check_tables(r, doc)
     gate = _gate_table(r, doc, path)
     macro = _macro_rule(r, doc, gate.measures)
+    estimated = [m for m in gate.measures if isinstance(m, EstimatedMeasure)]
+    if estimated and macro is None:
+        raise r.error(("gate", "measures"), f"measures: {estimated[0]} is estimated from a judged sample and is gated "
+                                            "on the interval of its change, which [macro] bounds; add [macro] with "
+                                            "`min_ci_low = -0.01` (or another bound).")
     permutation = _permutation_rule(r, doc)
     critical = _critical_rule(r, doc)
     slices, slice_min = _slices(r, doc)
@@ -648,6 +656,10 @@ def _floors(r: _Reader, doc: Mapping[str, Any], k: int, slice_min: int) -> tuple
         r.known(ft, at, _TABLES["floor"])
         by = r.string(ft, at, "by", None)
         measure = r.measure(ft["measure"], (*at, "measure")) if "measure" in ft else R(cutoff=k)
+        if isinstance(measure, EstimatedMeasure):
+            raise r.error((*at, "measure"), f"measure: {measure} is estimated from a judged sample and has no "
+                                            f"per-slice estimates here; a floor takes a pooled measure such as "
+                                            f"{measure.pooled}.")
         floors.append(SliceFloor(
             by=by, minimum=r.number(ft, at, "min", None, 0.0, 1.0), measure=measure,
             values=r.strings(ft, at, "values", "slice values"),

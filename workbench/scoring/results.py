@@ -292,7 +292,8 @@ def check_settings(
         (the measures, ``rel``, the policy).
 
     Raises:
-        ValidationError: ``rel`` is not an integer >= 0, a bad measure name, or no measure.
+        ValidationError: ``rel`` is not an integer >= 0, a bad measure name, no measure, or an estimated
+            measure (``Rhat@k``: the pipeline estimates it from a sample's qrels version, no scorer computes it).
         UsageError: an unknown policy.
         UnknownNameError: an unknown measure name.
 
@@ -306,6 +307,12 @@ def check_settings(
     parsed = parse_measures(measures) if measures is not None else default_measures()
     if not parsed:
         raise ValidationError("expected at least one measure, found none. Pass e.g. --measure R@100.")
+    estimated = [m for m in parsed if m.ESTIMATED]
+    if estimated:
+        raise ValidationError(
+            f"measure {estimated[0]} is estimated from a judged sample, not computed from qrels: score it against a "
+            "qrels version published from a sample pool (`workbench score`, `compare` or `gate` with --qrels "
+            "SAMPLE_VERSION; docs/sampling.md).")
     return parsed, rel, policy
 
 

@@ -20,14 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.errors import UnknownNameError, ValidationError
+from workbench.errors import NotASampleError, UnknownNameError, ValidationError
 from workbench.hashing import qrels_content_hash
 from workbench.ranking import natural_key
 from workbench.scoring.measures import (
     DEFAULT_CUTOFFS,
+    EstimatedMeasure,
     Measure,
     default_measures,
     expand_measures,
+    pooled_measures,
     with_residuals,
 )
 from workbench.scoring.small import SmallRun
@@ -53,6 +55,9 @@ class Loaded:
             or None: every run is then read by ``read_run`` in its turn.
         warnings: what the qrels' checks against the labels folder found (``qrels_warnings``), first
             among the report's warnings.
+        estimated: the estimated measures asked for (``Rhat@20``; ``scoring.measures.EstimatedMeasure``), in
+            order: ``measures`` holds their pooled counterparts (R@20) instead, and the qrels must be a sample's
+            (the restrict step checks a stored version; a file is refused here).
     """
 
     qrels: QrelsRef
@@ -61,6 +66,7 @@ class Loaded:
     mapping: dict[str, dict[str, int]] | None = None
     small: tuple[tuple[SmallRun, float], ...] | None = None
     warnings: tuple[str, ...] = ()
+    estimated: tuple[EstimatedMeasure, ...] = ()
 
 
 def load(request: ScoreRequest, env: ScoreEnv) -> Loaded:
@@ -70,13 +76,18 @@ def load(request: ScoreRequest, env: ScoreEnv) -> Loaded:
     in memory, no topic set, slices, collection, exclusions, file order, recording, required filters,
     no-answer file or answer threshold.
 
+    Estimated measures (``Rhat@20``) are set apart (``Loaded.estimated``) and their pooled counterparts scored.
+
     Raises:
         ValidationError, UnknownNameError: a bad measure or cutoff; a reference that is neither a file
             nor a stored name (the stored ones listed).
+        NotASampleError: an estimated measure with a qrels file.
         InputFormatError: a malformed qrels file (file:line).
         EditedQrelsError: the qrels file was edited after its export (``qrels_warnings``).
     """
-    ms = resolve_measures(request.measures, request.cutoffs)
+    asked = resolve_measures(request.measures, request.cutoffs)
+    estimated = tuple(m for m in asked if isinstance(m, EstimatedMeasure))
+    ms = pooled_measures(asked)
     notes = qrels_warnings(request, env)
     small = None
     if (env.qrels is None and env.run_sources is None and request.topics.topic_set is None
@@ -94,9 +105,35 @@ def load(request: ScoreRequest, env: ScoreEnv) -> Loaded:
             qrels_map = trec.read_qrels(request.qrels)
         qref = QrelsRef(request.qrels, "file", qrels_content_hash(qrels_map), n_topics=len(qrels_map),
                         n_entries=sum(len(d) for d in qrels_map.values()))
+        check_estimable(estimated, qref)
         return Loaded(qref, ms, mapping=qrels_map, small=tuple(small), warnings=notes)
     qref, qcols = env.qrels if env.qrels is not None else load_qrels(request.qrels, env.open_store, allow_edited=True)
-    return Loaded(qref, ms, columns=qcols, warnings=notes)
+    check_estimable(estimated, qref)
+    return Loaded(qref, ms, columns=qcols, warnings=notes, estimated=estimated)
+
+
+def check_estimable(estimated: Sequence[EstimatedMeasure], qref: QrelsRef, *, sample: bool | None = None) -> None:
+    """Refuse estimated measures asked of qrels that are not a judged sample's.
+
+    Args:
+        estimated: the estimated measures asked for (nothing to check when empty).
+        qref: the qrels.
+        sample: whether the stored version was published from a sample pool (None: not known yet; a file is
+            refused all the same).
+
+    Raises:
+        NotASampleError: names the measure and the qrels version (or file).
+    """
+    if not estimated or (qref.origin == "stored" and sample is not False):
+        return
+    m = estimated[0]
+    kind = "a file" if qref.origin == "file" else "given in memory"
+    what = (f"qrels version {qref.name!r} was not published from a sample pool" if qref.origin == "stored"
+            else f"qrels {qref.name!r} is {kind}, not a stored qrels version published from a sample pool")
+    raise NotASampleError(
+        f"measure {m} ({m.display()}) is estimated from a judged sample, and {what}: there is nothing to estimate "
+        f"it from. Score it against a sample's qrels version (`workbench pool sample`, judge, publish; "
+        f"docs/sampling.md), or use the pooled measure {m.pooled}.")
 
 
 ALLOW_EDITED = "pass --allow-edited-qrels to `workbench score` to score it anyway, with a warning"

@@ -39,6 +39,8 @@ from workbench.services.evaluation.request import ScoreEnv, ScoreRequest, check_
 
 if TYPE_CHECKING:
     from workbench.scoring.compare import Comparison
+    from workbench.scoring.estimate_compare import EstimatedChange
+    from workbench.scoring.measures import EstimatedMeasure
     from workbench.scoring.results import RelevantDoc
     from workbench.scoring.slices import SliceComparison
     from workbench.services.evaluation.evaluate import Scored
@@ -266,9 +268,9 @@ def compare_runs(
 
     rs = resampling or Resampling()
     env = env or ScoreEnv()
-    if len(request.runs) != 2 or len(request.measures) != 1:
-        raise ValidationError(f"compare: expected two runs and one measure, found {len(request.runs)} run(s) and "
-                              f"{len(request.measures)} measure(s)")
+    _check_two_runs_one_measure(request)
+    if estimated_measure(request) is not None:
+        raise ValidationError(f"compare: {request.measures[0]} is an estimated measure: use compare_estimated")
     request = dataclasses.replace(request, output=dataclasses.replace(request.output, record=False, command="compare"))
     report = score(request, env)
     a, b = report.evaluations
@@ -284,6 +286,72 @@ def compare_runs(
                                               report.qrels.recorded_name, evaluator_version=EVALUATOR_VERSION,
                                               git_commit=report.git_commit)
     return report, comparison, tuple(rows)
+
+
+def _check_two_runs_one_measure(request: ScoreRequest) -> None:
+    if len(request.runs) != 2 or len(request.measures) != 1:
+        raise ValidationError(f"compare: expected two runs and one measure, found {len(request.runs)} run(s) and "
+                              f"{len(request.measures)} measure(s)")
+
+
+def estimated_measure(request: ScoreRequest) -> EstimatedMeasure | None:
+    """The request's one measure when it is estimated from a judged sample (``Rhat@20``), else None.
+
+    Raises:
+        ValidationError, UnknownNameError: a bad measure name.
+    """
+    from workbench.scoring.measures import EstimatedMeasure, parse_measure
+
+    if len(request.measures) != 1 or "@" not in request.measures[0]:
+        return None
+    m = parse_measure(request.measures[0])
+    return m if isinstance(m, EstimatedMeasure) else None
+
+
+def compare_estimated(request: ScoreRequest, confidence: float = 0.95,
+                      env: ScoreEnv | None = None) -> tuple[ScoreReport, EstimatedChange]:
+    """Compare two runs on an estimated measure (``Rhat@20``, ``Rhat_micro@20``, ``Phat@10``) of a judged sample.
+
+    Both runs are scored against the request's qrels version, which must be a sample's; the change B - A of the
+    estimate and its interval come from ``scoring.estimate_compare`` (the design variance of the difference,
+    linearised jointly: both runs are estimated from the same sampled documents; the topics held fixed).
+    Nothing is recorded; a topic set's use is, as ``compare_runs``'s.
+
+    Args:
+        request: two runs (A then B) and one estimated measure; no ``slicing.by``.
+        confidence: the interval's level, in (0, 1).
+        env: as ``score``.
+
+    Returns:
+        (the score report of both runs, with their estimates; the ``EstimatedChange``).
+
+    Raises:
+        As ``score``; NotASampleError: the qrels are not a sample's; ValidationError: not two runs, not one
+        estimated measure, or slices asked for.
+    """
+    from workbench.errors import UsageError
+    from workbench.scoring.estimate_compare import estimated_change
+
+    env = env or ScoreEnv()
+    _check_two_runs_one_measure(request)
+    m = estimated_measure(request)
+    if m is None:
+        raise ValidationError(f"compare_estimated: expected an estimated measure such as Rhat@20, found "
+                              f"{request.measures[0]}; use compare_runs")
+    if request.slicing.by:
+        raise UsageError(f"--by: {m} is estimated from a judged sample and has no per-slice estimates here; "
+                         f"compare it without --by (or compare the pooled {m.pooled} by slice).")
+    request = dataclasses.replace(request, output=dataclasses.replace(request.output, record=False, command="compare"))
+    report = score(request, env)
+    assert report.sample is not None and len(report.estimates) == 2  # the restrict step refused anything else
+    a, b = report.estimates
+    change = estimated_change(a, b, report.sample.sq, m, confidence=confidence)
+    if report.topic_set is not None and env.open_store is not None:
+        env.open_store().evaluations.record_topic_set_use(report.topic_set, "compare", [a.run, b.run],
+                                                          report.qrels.recorded_name,
+                                                          evaluator_version=EVALUATOR_VERSION,
+                                                          git_commit=report.git_commit)
+    return report, change
 
 
 def find_misses(request: ScoreRequest, k: int, env: ScoreEnv | None = None) -> tuple[ScoreReport, list[RelevantDoc]]:

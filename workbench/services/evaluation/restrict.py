@@ -84,6 +84,7 @@ def restrict(request: ScoreRequest, loaded: Loaded, env: ScoreEnv) -> Scope:
     Raises:
         ValidationError: a topic set without a store; filters required (``on``) without a collection;
             ineligible judged-relevant documents under ``strict``; a bad filter or no-answer mode.
+        NotASampleError: estimated measures asked of a qrels version that is not a sample's.
         UsageError: a ``--filter-key`` where no collection could hold it.
         UnknownNameError, UnknownOptionValueError: an unknown topic set, collection or filter key.
         InputFormatError: a bad no-answer topic list file.
@@ -147,6 +148,10 @@ def restrict(request: ScoreRequest, loaded: Loaded, env: ScoreEnv) -> Scope:
 
         topics = tuple(sorted(topics, key=natural_key))
     sample = _sample_of(env, qref, loaded.columns, warnings, filtered=restricted is not None)
+    if loaded.estimated:
+        from workbench.services.evaluation.load import check_estimable
+
+        check_estimable(loaded.estimated, qref, sample=sample is not None)
     return Scope(evaluator, tuple(qcols.topic_ids), eligible, topics, set_info, elig, restricted, marks, answerable,
                  positives, warnings, sample)
 

@@ -17,7 +17,8 @@
 5. record the use of the topic set, if one was given.
 
 Usage errors (exit 3) are the command's own: a bad policy file, an unknown run,
-qrels version or topic set name, a bad option. Anything else that stops the
+qrels version or topic set name, a bad option, an estimated measure of the
+policy (``Rhat@20``) with qrels that are not a sample's. Anything else that stops the
 gate (a malformed run file, a store error) means the comparison cannot be
 made: invalid (exit 2).
 """
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from workbench.errors import (
     InputFormatError,
+    NotASampleError,
     UnknownNameError,
     ValidationError,
     WorkbenchError,
@@ -240,7 +242,9 @@ def _run_gate(request: ScoreRequest, policy: GatePolicy, policy_hash: str, hashe
         baseline=a, candidate=b, completion=(score.completion[0], score.completion[i]),
         coverage=score.coverage or _coverage(score), audits=_audits_for(score, (a.run_name, b.run_name)),
         audit_note=_audit_note_for(score, (a.run_name, b.run_name)), leakage=leakage, leakage_note=leak_note, excluded_for_leakage=excluded,
-        leak_counts=leaks, metadata=metadata, slice_keys=score.slice_keys) for i, b in enumerate(bs, 1)]
+        leak_counts=leaks, metadata=metadata, slice_keys=score.slice_keys,
+        estimates=(score.estimates[0], score.estimates[i]) if len(score.estimates) > i else None,
+        sample=score.sample.sq if score.sample is not None else None) for i, b in enumerate(bs, 1)]
     results = evaluate_gates(policy, inputs)
     titles = _titles(open_store, target, results)
     report = GateReport(policy, policy_hash, score, results, leakage, excluded, titles, time.perf_counter() - t0)
@@ -274,7 +278,7 @@ def _score(request: ScoreRequest, policy: GatePolicy, excluded: tuple[str, ...],
 
         check_units(request.runs, request.qrels, env.open_store, request.collection)  # chunk runs need --unit doc
         return score(gated, dataclasses.replace(env, before_record=None, qrels=qrels))
-    except UnknownNameError as e:
+    except (UnknownNameError, NotASampleError) as e:
         raise GateUsageError(str(e)) from None
     except ValidationError as e:
         if "slice key" in str(e) or "topic set" in str(e) or "--collection" in str(e):
