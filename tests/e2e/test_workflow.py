@@ -258,6 +258,12 @@ def test_sampled_judging_estimates_r20_from_the_sample_the_reference_judged(work
     s = report.sampling
     assert s is not None and s.pool.is_sample and s.qrels.is_sample
     assert (s.design.spec(), s.design.outside_rate, s.design.seed) == ("1-20:1.0,21-100:0.02", 0.002, 7)
+    # exported like every published version (a trial found the demo's sample never was: qrels verify said so)
+    from workbench.services.judging.qrels_files import check_exports
+
+    labels = store.path.parent / "labels"
+    (check,) = check_exports(store.qrels, labels, [s.qrels.name])
+    assert check.ok and (labels / f"{s.qrels.name}.qrels").is_file(), check.describe()
     _, sample = store.pools.read_sample(s.pool.pool_version)
     judged = store.qrels.get_qrels(s.qrels.name)
     # every sampled document of a topic the reference judged carries the reference grade, else 0

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pooling.sample import SampleDesign
     from workbench.scoring.estimate_run import EstimatedValue
     from workbench.store import Store
@@ -103,6 +105,7 @@ def sampling_step(
     pool_depth: int,
     k: int = 20,
     say: Callable[[str], None] = lambda _m: None,
+    labels_dir: Path | None = None,
 ) -> SamplingDemo:
     """Sample, judge, publish and score (see the module docstring).
 
@@ -118,6 +121,8 @@ def sampling_step(
         pool_depth: the judged pools' depth: ranks 1..pool_depth are sampled in full.
         k: the cut-off of R@k.
         say: progress lines.
+        labels_dir: the folder the sample's qrels version is exported to, as every published
+            version is (None: not exported).
 
     Raises:
         WorkbenchError: a step's error (nothing half-written: each step is its own transaction).
@@ -141,7 +146,7 @@ def sampling_step(
         qrels = store.qrels.get_qrels_info(name)
     except UnknownNameError:
         qrels = publish(store.qrels, lead, name, name, rule="median",  # type: ignore[arg-type]
-                        note="a stratified sample, published by the workbench demo").info
+                        labels_dir=labels_dir, note="a stratified sample, published by the workbench demo").info
     first = next(iter(pooled.values()))
     topics = tuple(getattr(first, "topics"))  # noqa: B009 - an Evaluation
     rows = _rows(store, runs, pooled, name, full_qrels, topics, k)

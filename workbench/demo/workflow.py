@@ -650,7 +650,7 @@ class _Workflow:
         report.sampling = sampling_step(store, judging.lead, judge, self.all_runs, report.evaluations[self.names.v2],
                                         pooled_qrels=self.names.v2, full_qrels=self.names.reference,
                                         run_depth=options.run_depth, pool_depth=options.pool_depth,
-                                        k=options.headline_k, say=say)
+                                        k=options.headline_k, say=say, labels_dir=options.labels_dir)
 
 
 def _second_opinion_queue(store: Store, lead: object, pool_version: str) -> int:

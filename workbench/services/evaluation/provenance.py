@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parents[2]
+_ROOT = Path(__file__).resolve().parents[3]
+"""The checkout holding the ``workbench`` package: workbench/services/evaluation/ -> its parent."""
 
 
 @functools.cache
