@@ -13,6 +13,7 @@ import workbench.scoring.columns
 import workbench.scoring.compare
 import workbench.scoring.depth
 import workbench.scoring.estimate
+import workbench.scoring.estimate_eb
 import workbench.scoring.estimate_run
 import workbench.scoring.evaluate
 import workbench.scoring.filters
@@ -37,7 +38,7 @@ import workbench.services.evaluation.request
      workbench.scoring.filters, workbench.metadata, workbench.scoring.qrels_checks,
      workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains,
      workbench.scoring.results, workbench.scoring.depth,
-     workbench.scoring.estimate, workbench.scoring.estimate_run, pooling.sample],
+     workbench.scoring.estimate, workbench.scoring.estimate_run, workbench.scoring.estimate_eb, pooling.sample],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)
