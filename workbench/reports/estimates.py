@@ -22,7 +22,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbench.reports.format import _ids, _json_number, number, table
-from workbench.scoring.estimate_run import AGGREGATE_LABELS, EstimatedValue, RunEstimate, display_name
+from workbench.scoring.estimate_run import (
+    AGGREGATE_LABELS,
+    EstimatedValue,
+    RunEstimate,
+    display_name,
+)
 
 LONG_COLUMNS = ("low", "high", "n_judged")
 """The columns a long-form score report gains when its qrels are a sample's."""
