@@ -89,6 +89,8 @@ def test_every_stratum_at_rate_one_reproduces_the_pooled_values(capsys, tmp_path
         for k in (2, 4):
             assert est(doc, r["run"], f"Rhat@{k}", "micro")["estimate"] == pytest.approx(
                 r["measures"][f"R@{k}"]["micro"], abs=1e-12)
+            eb = est(doc, r["run"], f"Rhat@{k}", "macro-eb")      # the model-based macro: exact when all is judged
+            assert (eb["estimate"], eb["low"], eb["high"]) == pytest.approx((r["measures"][f"R@{k}"]["macro"],) * 3)
 
 
 def test_half_rates_double_the_sampled_documents_by_hand(capsys, tmp_path):
@@ -187,6 +189,7 @@ def test_a_sample_score_is_recorded_with_its_design_and_estimates(capsys, tmp_pa
     assert code == 0, err
     assert "run A: estimated from sample s: 2 topics averaged" in out
     assert "R̂@4 (micro)" in out and "estimator  Horvitz-Thompson" in out
+    assert "R̂@4 (EB, model-based)" in out and "EB         R̂@k (EB, model-based): empirical-Bayes macro" in out
     assert "pool contributor" not in out and "contributed to pool" not in out     # a sample holds a draw, not the pool
     with Store(db).connection() as cur:
         params = json.loads(cur.execute("SELECT params FROM evaluations WHERE aggregate = 'macro'").fetchall()[0][0])

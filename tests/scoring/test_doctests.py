@@ -14,6 +14,7 @@ import workbench.scoring.compare
 import workbench.scoring.depth
 import workbench.scoring.estimate
 import workbench.scoring.estimate_compare
+import workbench.scoring.estimate_eb
 import workbench.scoring.estimate_run
 import workbench.scoring.evaluate
 import workbench.scoring.filters
@@ -39,7 +40,7 @@ import workbench.services.evaluation.request
      workbench.scoring.units, workbench.scoring.groups, workbench.scoring.small, workbench.scoring.gains,
      workbench.scoring.results, workbench.scoring.depth,
      workbench.scoring.estimate, workbench.scoring.estimate_run, workbench.scoring.estimate_compare,
-     pooling.sample],
+     workbench.scoring.estimate_eb, pooling.sample],
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

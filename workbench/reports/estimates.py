@@ -8,6 +8,7 @@ the judgments behind them::
     measure       pooled   estimate  95% interval       topics  judged
     R̂@20         0.7300     0.5200  [0.4700, 0.5700]      214   7,923
     R̂@20 (micro) 0.7167     0.5000  [0.4600, 0.5500]      214   7,923
+    R̂@20 (EB, model-based) ...
 
 ``estimate_json`` and ``estimate_long_rows`` give the same numbers at full
 precision for ``--format json`` and the long formats (``jsonl``, ``csv``,
@@ -21,7 +22,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbench.reports.format import _ids, _json_number, number, table
-from workbench.scoring.estimate_run import EstimatedValue, RunEstimate, display_name
+from workbench.scoring.estimate_run import (
+    AGGREGATE_LABELS,
+    EstimatedValue,
+    RunEstimate,
+    display_name,
+)
 
 LONG_COLUMNS = ("low", "high", "n_judged")
 """The columns a long-form score report gains when its qrels are a sample's."""
@@ -49,10 +55,16 @@ def estimate_table(est: RunEstimate, pool_version: str) -> str:
     """One run's estimates as a titled table, with its undefined and zero-R̂ topics listed."""
     title = (f"run {est.run}: estimated from sample {pool_version}: {len(est.averaged):,} topics averaged "
              f"(R̂ > 0)")
-    rows = [[display_name(v.name) + (" (micro)" if v.aggregate == "micro" else ""),
+    rows = [[display_name(v.name) + AGGREGATE_LABELS.get(v.aggregate, f" ({v.aggregate})"),
              number(v.pooled), number(v.value), _interval(v), f"{v.n_topics:,}", f"{v.n_judged:,}"]
             for v in est.values]
     lines = [title, table(["measure", "pooled", "estimate", "95% interval", "topics", "judged"], rows)]
+    eb = [v for v in est.values if v.aggregate == "macro-eb"]
+    if eb:
+        lines.append(f"EB         R̂@k (EB, model-based): empirical-Bayes macro over the {eb[0].n_topics:,} topics with an "
+                     "expected |R| > 0: each stratum's relevance rate per topic shrunk toward the rate over all "
+                     "topics (beta-binomial); valid if that model holds, not by the design; interval: bootstrap of "
+                     "the model over topics (docs/sampling.md)")
     if est.undefined:
         lines.append(f"undefined  {len(est.undefined):,} topic(s) with a non-empty stratum that has no judged document "
                      f"(left out of the estimates): {_ids(tuple(est.undefined))}")
@@ -96,9 +108,9 @@ def _topic_json(est: RunEstimate, t: str) -> dict[str, Any]:
 
 def estimate_long_rows(est: RunEstimate, lineage: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One run's estimates in the long form of ``--format jsonl/csv/tsv``: one row per measure and aggregate
-    (``Rhat@20`` macro and micro, ``Phat@10``, ``xinfAP``, ``infNDCG@10``, ``infAP``), with ``low``, ``high`` and
+    (``Rhat@20`` macro, micro and macro-eb, ``Phat@10``, ``xinfAP``, ``infNDCG@10``, ``infAP``), with ``low``, ``high`` and
     ``n_judged``; ``numerator`` / ``denominator``: the sum of the topics' values / topics (macro), the summed
-    R̂_k / summed R̂ (micro)."""
+    R̂_k / summed R̂ (micro); macro-eb as macro, over its topics."""
     rows = []
     for v in est.values:
         if v.aggregate == "micro":

@@ -43,7 +43,10 @@ def _head(run: SamplingSimulationRun) -> list[str]:
             f"base design (rates as relative weights, scaled to each budget): {sim.base.describe()}",
             "truth: R@k on the truth; pooled: on the frame judged completely (depth-k pooling's value); mean, bias "
             "(mean - truth), RMSE and coverage (share of repeats whose 95% interval holds the truth) of the estimate; "
-            "macro = mean of per-topic R̂_k / R̂, micro = sum R̂_k / sum R̂; topics = topics averaged (R̂ > 0)"]
+            "macro = mean of per-topic R̂_k / R̂, micro = sum R̂_k / sum R̂ (design-based, Horvitz-Thompson); macro-eb = "
+            "the empirical-Bayes macro (model-based: beta-binomial rates per stratum shrunk across topics, posterior "
+            "mean of the mean of per-topic ratios; interval from a bootstrap of the prior over topics); topics = "
+            "topics averaged (macro: R̂ > 0; macro-eb: expected |R| > 0)"]
 
 
 def _rows_text(run: SamplingSimulationRun) -> tuple[list[str], list[list[str]]]:
@@ -58,9 +61,11 @@ def _rows_text(run: SamplingSimulationRun) -> tuple[list[str], list[list[str]]]:
 
 def _tau_rows(run: SamplingSimulationRun) -> tuple[list[str], list[list[str]]]:
     ks = sorted({e.k for b in run.simulation.budgets for e in b.estimates})
-    head = ["budget (judgments)", "drawn per repeat", *(f"tau R@{k} {agg}" for k in ks for agg in ("macro", "micro"))]
+    aggs = [a for a in ("macro", "micro", "macro-eb") if any(a in b.tau.get(k, {}) for b in run.simulation.budgets
+                                                            for k in ks)]
+    head = ["budget (judgments)", "drawn per repeat", *(f"tau R@{k} {agg}" for k in ks for agg in aggs)]
     rows = [[f"{b.percent:g}% ({b.judgments:,})", f"{b.mean_sampled:,.0f}",
-             *(f"{b.tau[k][agg]:.3f}" for k in ks for agg in ("macro", "micro"))] for b in run.simulation.budgets]
+             *(f"{b.tau[k][agg]:.3f}" for k in ks for agg in aggs)] for b in run.simulation.budgets]
     return head, rows
 
 

@@ -2,8 +2,12 @@
 
 ``estimate_run`` applies ``scoring.estimate`` to every topic of one run and
 aggregates: for each cut-off k of R@k, ``Rhat@k`` (displayed R̂@k) macro (the
-mean of the per-topic ratios R̂_k / R̂) and micro (the combined ratio
-sum R̂_k / sum R̂, ``estimate.micro_recall``); ``Phat@k`` (P̂@k) macro; and the
+mean of the per-topic ratios R̂_k / R̂), micro (the combined ratio
+sum R̂_k / sum R̂, ``estimate.micro_recall``) and ``macro-eb`` (the
+empirical-Bayes macro of ``estimate_eb``: **model-based**, its validity rests on
+a beta-binomial model of the strata's relevance rates across topics, not on
+the design; it averages every topic with an expected |R| > 0, its interval is
+a bootstrap percentile one); ``Phat@k`` (P̂@k) macro; and the
 inferred measures ``xinfAP``, ``infNDCG@k`` and ``infAP`` (trec_eval's, on
 qrels marking the frame's unjudged documents -1) macro. Each value has a 95%
 interval where the design gives a variance (R̂@k macro and micro, P̂@k; the
@@ -27,8 +31,8 @@ Example:
     >>> sq = SampledQrels({"t": {"a": 1, "b": 0, "c": 1}}, {"t": {"a": "1-3", "b": "1-3", "c": "1-3"}},
     ...                   {"t": {"1-3": 3}})
     >>> e = estimate_run("r", {"t": ["a", "b", "c"]}, sq, ["t"], recall_ks=(2,), precision_ks=(), ndcg_ks=())
-    >>> [(v.name, v.aggregate, v.value) for v in e.values if v.name.startswith("Rhat")]
-    [('Rhat@2', 'macro', 0.5), ('Rhat@2', 'micro', 0.5)]
+    >>> [(v.name, v.aggregate, v.value) for v in e.values if v.name.startswith("Rhat")]   # all judged: exact
+    [('Rhat@2', 'macro', 0.5), ('Rhat@2', 'micro', 0.5), ('Rhat@2', 'macro-eb', 0.5)]
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from workbench.scoring.estimate import (
     macro,
     micro_recall,
 )
+from workbench.scoring.estimate_eb import DEFAULT_DRAWS, eb_recall_run
 
 _DISPLAY = {"Rhat": "R̂", "Phat": "P̂"}
 
@@ -64,13 +69,19 @@ def display_name(name: str) -> str:
     return _DISPLAY.get(head, head) + at + k + (" (micro)" if micro else "")
 
 
+AGGREGATE_LABELS = {"macro": "", "micro": " (micro)", "macro-eb": " (EB, model-based)"}
+"""What a report appends to a measure's display name for each aggregate (``R̂@20 (EB, model-based)``)."""
+
+
 @dataclass(frozen=True)
 class EstimatedValue:
     """One estimated measure over topics, with its interval and the judgments behind it.
 
     Attributes:
         name: ``Rhat@k``, ``Phat@k``, ``xinfAP``, ``infNDCG@k`` or ``infAP``.
-        aggregate: ``macro`` (mean of per-topic estimates) or ``micro`` (combined ratio; R̂@k only).
+        aggregate: ``macro`` (mean of per-topic estimates), ``micro`` (combined ratio; R̂@k only) or ``macro-eb``
+            (the empirical-Bayes macro, model-based, ``estimate_eb``; R̂@k only; its ``n_topics`` are the topics
+            with an expected |R| > 0, not ``RunEstimate.averaged``).
         value: the estimate (NaN: no topic could be averaged).
         low: the 95% interval's lower end (NaN: no interval).
         high: its upper end.
@@ -103,7 +114,8 @@ class RunEstimate:
 
     Attributes:
         run: the run name.
-        values: in report order: per R@k cut-off its macro then micro R̂@k; P̂@k; xinfAP; infNDCG@k; infAP.
+        values: in report order: per R@k cut-off its macro, micro and macro-eb R̂@k; P̂@k; xinfAP; infNDCG@k;
+            infAP.
         topics: topic_id -> its ``TopicEstimate`` (every topic asked for).
         infap: topic_id -> trec_eval's infAP (defined topics).
         averaged: the topics the means are over (defined, R̂ > 0), natural order as given.
@@ -144,6 +156,8 @@ def estimate_run(
     precision_ks: Sequence[int],
     ndcg_ks: Sequence[int],
     rel: int = 1,
+    eb_draws: int = DEFAULT_DRAWS,
+    eb_seed: int = 0,
 ) -> RunEstimate:
     """Estimate one run's measures over ``topics`` from the judged sample.
 
@@ -157,6 +171,8 @@ def estimate_run(
         precision_ks: the k of P̂@k.
         ndcg_ks: the k of infNDCG@k.
         rel: inclusive minimum grade of a relevant document.
+        eb_draws: Monte Carlo draws of the ``macro-eb`` R̂@k (0: none).
+        eb_seed: their seed (the same for every run: common random numbers).
 
     Returns:
         The ``RunEstimate``.
@@ -175,10 +191,13 @@ def estimate_run(
     used = [per[t] for t in averaged]
     judged = sum(e.n_judged for e in used)
     values: list[EstimatedValue] = []
+    eb = eb_recall_run(ranked, sq, topics, recall_ks, rel=rel, draws=eb_draws, seed=eb_seed) if eb_draws else {}
     for k in recall_ks:
         values.append(EstimatedValue.of(f"Rhat@{k}", "macro", macro(
             [e.recall[k] for e in used], [e.recall_var[k] for e in used], judged)))
         values.append(EstimatedValue.of(f"Rhat@{k}", "micro", micro_recall(used, k)))
+        if k in eb:
+            values.append(EstimatedValue.of(f"Rhat@{k}", "macro-eb", eb[k].estimate))
     for k in precision_ks:
         values.append(EstimatedValue.of(f"Phat@{k}", "macro", macro(
             [e.precision[k] for e in used], [e.precision_var[k] for e in used], judged)))

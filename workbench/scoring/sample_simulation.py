@@ -13,7 +13,10 @@ reports, per run, measure and budget:
   pooling reports;
 * the estimate's mean over the repeats, its bias (mean - truth), RMSE, and the
   coverage of its 95% interval (the share of repeats whose interval holds the
-  truth);
+  truth), for three aggregates: ``macro`` (mean of per-topic Horvitz-Thompson
+  ratios), ``micro`` (the combined ratio) and ``macro-eb`` (the model-based
+  empirical-Bayes macro of ``scoring.estimate_eb``, ``eb_draws`` Monte Carlo
+  draws each, seeded with the repeat's seed; against the macro truth);
 * Kendall's tau-b between the runs ordered by the estimate and by the truth,
   averaged over the repeats (``scipy.stats.kendalltau``).
 
@@ -43,6 +46,7 @@ from workbench.scoring.estimate import (
     macro,
     micro_recall,
 )
+from workbench.scoring.estimate_eb import SIMULATION_DRAWS, eb_macro_recall, recall_cells
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
@@ -55,14 +59,16 @@ class SimulatedEstimate:
     Attributes:
         run: the run.
         k: the cut-off of R@k.
-        aggregate: ``macro`` (mean of per-topic estimates) or ``micro`` (combined ratio over topics).
+        aggregate: ``macro`` (mean of per-topic estimates), ``micro`` (combined ratio over topics) or ``macro-eb``
+            (the empirical-Bayes macro, model-based; ``scoring.estimate_eb``).
         truth: the measure on the truth.
         pooled: the measure on the frame judged completely.
         mean: the estimates' mean.
         bias: ``mean - truth``.
         rmse: root mean squared error against the truth.
         coverage: share of repeats whose 95% interval holds the truth.
-        topics: mean number of topics the estimate averaged (macro: topics with an estimated |R| > 0).
+        topics: mean number of topics the estimate averaged (macro: topics with an estimated |R| > 0; macro-eb:
+            topics with an expected |R| > 0).
     """
 
     run: str
@@ -155,6 +161,7 @@ def simulate_sampling(
     ks: Sequence[int] = (20, 100),
     rel: int = 1,
     progress: Callable[[str], None] | None = None,
+    eb_draws: int = SIMULATION_DRAWS,
 ) -> SamplingSimulation:
     """Draw the sample ``repeats`` times at each budget, estimate every run's R@k, compare with the truth.
 
@@ -168,6 +175,7 @@ def simulate_sampling(
         ks: the cut-offs.
         rel: inclusive minimum grade of a relevant document.
         progress: receives a line per budget.
+        eb_draws: Monte Carlo draws of each ``macro-eb`` estimate (0: no ``macro-eb`` rows).
 
     Raises:
         ValidationError: fewer than two repeats, a budget <= 0, no run.
@@ -215,17 +223,23 @@ def simulate_sampling(
                         [e.recall[k] for e in per_topic], [e.recall_var[k] for e in per_topic],
                         sum(e.n_judged for e in per_topic)))
                     draws.setdefault((n, k, "micro"), []).append(micro_recall(per_topic, k))
+                    if eb_draws:
+                        cells = {t: recall_cells(ranked[n][t], sq, t, k, rel=rel) for t in topics}
+                        draws.setdefault((n, k, "macro-eb"), []).append(eb_macro_recall(
+                            cells, draws=eb_draws, seed=base.seed + i, n_judged=sample.n_sampled).estimate)
         estimates = []
         for (n, k, agg), ms in draws.items():
-            truth_value = truths[(n, k)][0 if agg == "macro" else 1]
+            column = 1 if agg == "micro" else 0
+            truth_value = truths[(n, k)][column]
             values = [m.value for m in ms]
             mean = sum(values) / len(values)
             estimates.append(SimulatedEstimate(
-                n, k, agg, truth_value, pooled[(n, k)][0 if agg == "macro" else 1], mean, mean - truth_value,
+                n, k, agg, truth_value, pooled[(n, k)][column], mean, mean - truth_value,
                 math.sqrt(sum((v - truth_value) ** 2 for v in values) / len(values)),
                 sum(1 for m in ms if m.low <= truth_value <= m.high) / len(ms),
                 sum(m.n_topics for m in ms) / len(ms)))
-        tau = {k: {agg: _mean_tau(draws, names, k, agg, truths, repeats) for agg in ("macro", "micro")} for k in ks}
+        aggs = ("macro", "micro", "macro-eb") if eb_draws else ("macro", "micro")
+        tau = {k: {agg: _mean_tau(draws, names, k, agg, truths, repeats) for agg in aggs} for k in ks}
         results.append(BudgetResult(pct, judgments, design, sum(sizes) / len(sizes), tuple(estimates), tau))
         say(f"[finished] budget {pct:g}% ({judgments:,} judgments; design {design.describe()}): {repeats} draws")
     return SamplingSimulation(names, pool.n_entries, len(topics), repeats, base, tuple(results))
@@ -233,7 +247,7 @@ def simulate_sampling(
 
 def _mean_tau(draws: Mapping[tuple[str, int, str], Sequence[MacroEstimate]], names: Sequence[str], k: int, agg: str,
               truths: Mapping[tuple[str, int], tuple[float, float]], repeats: int) -> float:
-    column = 0 if agg == "macro" else 1
+    column = 1 if agg == "micro" else 0
     truth_values = [truths[(n, k)][column] for n in names]
     taus = [_tau([draws[(n, k, agg)][i].value for n in names], truth_values) for i in range(repeats)]
     taus = [t for t in taus if not math.isnan(t)]

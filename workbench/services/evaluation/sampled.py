@@ -45,7 +45,10 @@ ESTIMATOR = ("Horvitz-Thompson over the stratified sample: R̂ = sum of 1/pi ove
              "R̂@k = R̂_k / R̂ (macro: mean of per-topic ratios; micro: combined ratio sum R̂_k / sum R̂), "
              "P̂@k = R̂_k / k; xinfAP and infNDCG (Yilmaz, Kanoulas & Aslam 2008); infAP as trec_eval's on qrels "
              "marking the frame's unjudged documents -1; 95% intervals from the design variance (stratified, "
-             "linearised ratio; topics fixed), none for xinfAP, infNDCG, infAP")
+             "linearised ratio; topics fixed), none for xinfAP, infNDCG, infAP; R̂@k (EB, model-based): the "
+             "empirical-Bayes macro, each stratum's per-topic relevance rate shrunk toward all topics' "
+             "(beta-binomial), posterior mean of the mean of per-topic ratios, 95% interval by a bootstrap of the "
+             "model over topics")
 """The estimator, as the report's header names it (``docs/sampling.md`` gives the formulas)."""
 
 
