@@ -15,6 +15,7 @@ Lineage, from raw data to numbers::
           ── adjudications (append-only; current = latest per topic/doc)
           ── judging_settings (strategy, stopping; per pool version) ── topic_orders (re-orderings, stops)
           ── model_assessors (users of kind model: model, weights hash, grade mapping)
+          ── prefill_settings (per pool version: the model assessor whose grades are pre-filled, share)
     qrels_versions (immutable: parent, pool_version, rule, counts, content_hash) ── qrels_entries
                                                                                 ── qrels_model_inputs
     evaluations (run x qrels version x measure, numerator/denominator, evaluator version;
@@ -36,7 +37,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -584,6 +585,29 @@ DDL_V11_GROUP_MODES: tuple[str, ...] = (
             FROM group_modes) WHERE rn = 1""",
 )
 
+DDL_V12_PREFILL: tuple[str, ...] = (
+    # Pre-fill (issue 26): a lead lets a model assessor's grade be shown pre-selected on the
+    # Judge page for a pool version (append-only; the latest row per pool version is current;
+    # model_assessor NULL = off). ``share`` < 1 pre-fills a seeded share of each assessor's documents.
+    "CREATE SEQUENCE IF NOT EXISTS prefill_setting_seq",
+    """CREATE TABLE IF NOT EXISTS prefill_settings (
+        setting_id BIGINT PRIMARY KEY DEFAULT nextval('prefill_setting_seq'),
+        pool_version VARCHAR NOT NULL,
+        model_assessor VARCHAR,                   -- a user of kind model; NULL = pre-fill off
+        share DOUBLE NOT NULL DEFAULT 1.0,        -- share of each assessor's documents pre-filled (0, 1]
+        set_by VARCHAR NOT NULL,
+        set_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE OR REPLACE VIEW current_prefill_settings AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (PARTITION BY pool_version ORDER BY setting_id DESC) AS rn
+            FROM prefill_settings) WHERE rn = 1""",
+    # What a save was shown pre-filled, and what the assessor did with it (NULL = nothing pre-filled).
+    "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prefill_assessor VARCHAR",
+    "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prefill_grade INTEGER",
+    "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prefill_outcome VARCHAR",  # confirmed | changed
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -597,6 +621,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     8: DDL_V9_UNITS,  # chunk maps, chunk sources, duplicate groups (issue 13)
     9: DDL_V10_UNDO,  # judgments.undoes; current_judgments holds graded or unsure rows only
     10: DDL_V11_GROUP_MODES,  # group_modes: duplicate groups offered to the lead or skipped in queues (issue 13)
+    11: DDL_V12_PREFILL,  # prefill_settings; judgments.prefill_* (a model's grade pre-selected, confirmed or changed)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

@@ -242,6 +242,9 @@ def save_judgment_outcome(
     """Save the user's judgment of the document in ``view`` and say what the store holds.
 
     Returns only after the commit, so the caller may show the next document.
+    When the view carries a pre-filled model grade (``view.prefill``: the lead
+    turned pre-fill on), the row records it and whether this save confirmed or
+    changed it (``judging.prefill``).
     When the pool has a judging strategy, the topic's queues are re-ordered
     after the commit (``services.judging.order.after_save``), so the next
     position holds the strategy's choice.
@@ -278,6 +281,7 @@ def save_judgment_outcome(
         collection=view.collection,
         pool_version=view.pool_version,
         save_token=save_token,
+        prefill=view.prefill,
     )
     if saved.new and saved.judging_setting:  # the pool's judging strategy re-orders the topic's queues now
         from workbench.services.judging.order import after_save_quietly
