@@ -167,3 +167,50 @@ def test_a_store_of_schema_11_migrates_with_no_pre_fill(tmp_path):
         ("d", 2, None, "")]
     assert store.judging.prefill_setting("any").on is False
 
+
+def test_cli_prefill_sets_and_shows_it_and_agreement_prints_the_model_rows(store, capsys):
+    from workbench.cli import main
+
+    db = str(store.path)
+    store.release_file()
+
+    def wb(*args):
+        return main(["--db", db, *args])
+
+    assert wb("prefill", "p1") == 0
+    assert capsys.readouterr().out.strip() == "pool p1: pre-fill off (assessors see no model grade)"
+    assert wb("prefill", "p1", "--model", "judge-bot") == 2      # a change needs the lead
+    assert "--lead" in capsys.readouterr().err
+    assert wb("prefill", "p1", "--model", "judge-bot", "--off", "--lead", "boss", "--token", "boss-token") == 2
+    assert wb("prefill", "p1", "--model", "nobody", "--lead", "boss", "--token", "boss-token") == 1
+    err = capsys.readouterr().err
+    assert "nobody" in err and "judge-bot" in err and "Traceback" not in err
+    assert wb("prefill", "p1", "--model", "judge-bot", "--share", "1.5", "--lead", "boss", "--token", "boss-token") == 2
+    capsys.readouterr()
+    assert wb("prefill", "p1", "--model", "judge-bot", "--share", "0.5", "--lead", "boss", "--token",
+              "boss-token") == 0
+    assert capsys.readouterr().out.strip() == (
+        "pool p1: pre-fill on from model assessor judge-bot (50% of each assessor's documents; set by boss)")
+    assert wb("prefill", "p1", "--model", "judge-bot", "--lead", "boss", "--token", "boss-token") == 0
+    capsys.readouterr()
+
+    views = {v.document.doc_id: v for v in _views(store)}
+    for d, g in (("d1", 3), ("d3", 1)):          # confirmed, changed
+        svc.save_judgment(store, ANN, views[d], grade=g)
+    store.release_file()
+    assert wb("agreement", "p1") == 0
+    lines = [ln.split("\t") for ln in capsys.readouterr().out.splitlines()]
+    model = {(ln[0], ln[1]): ln[2:] for ln in lines if ln[0].startswith("model_")}
+    assert model[("model_same_grade", "judge-bot|ann")] == [repr(1 / 2), "2", ""]
+    assert model[("model_same_grade", "judge-bot|ann|pre-filled")] == [repr(1 / 2), "2", "1 confirmed"]
+    assert model[("model_same_grade", "judge-bot|ann|not pre-filled")] == ["", "0", "no items"]
+    from sklearn.metrics import cohen_kappa_score
+
+    kappa = float(model[("model_kappa_linear", "judge-bot|ann|pre-filled")][0])
+    assert kappa == pytest.approx(cohen_kappa_score([3, 0], [3, 1], weights="linear", labels=[0, 1, 2, 3]))
+    # the same rows as the UI's Agreement page (the service both call)
+    rows = ma.model_agreement(store.judgments, store.pools, store.rubrics, "p1")
+    assert [f"{r.model}|{r.person}" + ("" if r.subset == "all" else f"|{r.subset}") for r in rows] == [
+        s for f, s in model if f == "model_same_grade"]
+    assert wb("prefill", "p1", "--off", "--lead", "boss", "--token", "boss-token") == 0
+    assert capsys.readouterr().out.strip() == "pool p1: pre-fill off (assessors see no model grade)"
