@@ -40,6 +40,7 @@ BOXES: dict[str, Callable[[], dict[str, Any]]] = {
     "judge": lambda: {"position": None, "shown": None, "flash": None, "undo": [], "drafts": {}, "help": False},
     "adjudicate": lambda: {"msg": None, "at": 0, "clear_why": False, "clear_pick": False},
     "publish": lambda: {"msg": None, "clear": False},
+    "pool": lambda: {"msg": None},
 }
 """The per-session state of each part of the app, one mutable dict ("box") each.
 
