@@ -93,13 +93,17 @@ def test_undo_restores_the_previous_grade_and_goes_back(seeded):
 def test_my_judgments_lists_statuses_filters_and_jumps(seeded):
     db, queues = seeded
     at = sign_in(new_app(), "ann")
+    at.text_area(key="judge_note").input("fig. 3 answers it")
     at.button(key="judge_grade_2").click().run()
     at.button(key="judge_next").click().run()  # skip #2
     at.button(key="judge_unsure").click().run()  # #3 unsure
+    at.text_area(key="judge_note").input("a note, no grade")  # #4: a note saved on its own
+    at.button(key="judge_save_note").click().run()
     at.switch_page("app_pages/my_judgments.py").run()
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["status"]) == ["judged", "skipped", "unsure", "not yet", "not yet", "not yet"]
+    assert list(table["note"]) == ["fig. 3 answers it", "", "", "a note, no grade", "", ""]  # issue 26
     assert [m.value for m in at.metric] == ["1", "1", "1", "3"]
     at.pills(key="mine_status").set_value(["skipped"]).run()
     assert list(at.dataframe[0].value["position"]) == [2]

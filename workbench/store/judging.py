@@ -201,7 +201,7 @@ class Judging:
         return AssignReport(pool_version, batch, added, skipped)
 
     def assessor_queue(self, assessor: str) -> list[QueueEntry]:
-        """An assessor's queue in judging order, with a judged flag per entry.
+        """An assessor's queue in judging order, with a judged flag, the current grade and note per entry.
 
         Positions are renumbered 1..n in stored order (gaps cannot occur, but
         the UI relies on a dense numbering). Documents of a topic whose judging
@@ -212,18 +212,19 @@ class Judging:
             # The assessor's latest row per document is their state (see store.judgments).
             shown = queue_filters(cur)
             rows = cur.execute(
-                "WITH mine AS (SELECT collection, topic_id, doc_id, grade, unsure, row_number() OVER ("
+                "WITH mine AS (SELECT collection, topic_id, doc_id, grade, unsure, note, row_number() OVER ("
                 "      PARTITION BY collection, topic_id, doc_id ORDER BY judgment_id DESC) AS rn "
                 "      FROM judgments WHERE assessor = ?) "
                 "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, "
-                "       coalesce(m.grade IS NOT NULL OR m.unsure, false), m.grade, coalesce(m.unsure, false) "
+                "       coalesce(m.grade IS NOT NULL OR m.unsure, false), m.grade, coalesce(m.unsure, false), "
+                "       coalesce(m.note, '') "
                 "FROM assignments a LEFT JOIN mine m ON m.rn = 1 AND m.collection = a.collection "
                 "     AND m.topic_id = a.topic_id AND m.doc_id = a.doc_id "
                 f"WHERE a.assessor = ?{shown} ORDER BY a.position, a.assignment_id",
                 [assessor, assessor],
             ).fetchall()
-        return [QueueEntry(i, p, c, t, d, bool(j), None if g is None else int(g), bool(u))
-                for i, (p, c, t, d, j, g, u) in enumerate(rows, 1)]
+        return [QueueEntry(i, p, c, t, d, bool(j), None if g is None else int(g), bool(u), str(n))
+                for i, (p, c, t, d, j, g, u, n) in enumerate(rows, 1)]
 
     def judging_view(self, assessor: str, position: int) -> JudgingView | None:
         """What the judging screen shows at a queue position (blind: no run,

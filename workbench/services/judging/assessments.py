@@ -323,6 +323,7 @@ class MyJudgment:
         doc_id: document.
         status: ``judged``, ``unsure``, ``skipped`` or ``not yet`` (``queue.queue_status``).
         grade: the current grade (None unless judged).
+        note: the assessor's current note ("" when none; kept with any status).
     """
 
     position: int
@@ -330,6 +331,7 @@ class MyJudgment:
     doc_id: str
     status: QueueStatus
     grade: int | None
+    note: str = ""
 
 
 def my_judgments(state: QueueState, *, status: Sequence[str] | None = None,
@@ -344,7 +346,7 @@ def my_judgments(state: QueueState, *, status: Sequence[str] | None = None,
     Returns:
         ``MyJudgment`` rows in queue order.
     """
-    rows = [MyJudgment(e.position, e.topic_id, e.doc_id, st, e.grade)
+    rows = [MyJudgment(e.position, e.topic_id, e.doc_id, st, e.grade, e.note)
             for e, st in zip(state.entries, state.statuses(), strict=True)]
     return [r for r in rows if (status is None or r.status in status) and (topic_id is None or r.topic_id == topic_id)]
 
