@@ -126,6 +126,9 @@ CSS = """
 [data-testid="stLayoutWrapper"]:has(> .st-key-adjudicate_bar) {position: sticky; bottom: 0; z-index: 99;}
 .st-key-judge_bar, .st-key-adjudicate_bar {background: var(--wb-bar-bg, #ffffff); padding: 0.45rem 0 0.55rem 0;
     border-top: 1px solid rgba(128,128,128,0.35); box-shadow: 0 -0.4rem 0.6rem -0.5rem rgba(0,0,0,0.25);}
+/* "Topics near you": the marker has a column of its own, so every topic starts at the same x. */
+.wb-topics {font-size: 0.95rem; line-height: 1.6; margin-bottom: 0.6rem;}
+.wb-topics .wb-mark {display: inline-block; width: 1.3em;}
 </style>
 """
 
@@ -304,17 +307,27 @@ def sidebar_progress(state: QueueState) -> None:
                 text=f"Judged {state.n_graded} · unsure {state.n_unsure} · of {state.n_total} "
                      f"({100 * state.n_done / state.n_total:.0f}%)")
     current = state.entries[current_position(state) - 1].topic_id
-    lines = []
-    for topic_id in topic_window(list(state.progress), current):
-        done, total = state.progress[topic_id]
-        lines.append(f"{'▶' if topic_id == current else ' '} topic {topic_id}: {done}/{total}")
     sb.caption("Topics near you (judged/assigned):")
-    sb.text("\n".join(lines))
+    sb.html(topics_near_html(state.progress, current))
     sb.selectbox("Jump to topic", list(state.progress), index=None, key="sidebar_jump", on_change=_jump_to_topic,
                  placeholder=f"topic id ({len(state.progress)} topics)")
     if sb.toggle(f"All {len(state.progress)} topics", key="sidebar_all_topics"):  # drawn only when asked for
         sb.dataframe([{"topic": t, "judged": d, "assigned": n} for t, (d, n) in state.progress.items()],
                      hide_index=True, height=240)
+
+
+def topics_near_html(progress: Mapping[str, tuple[int, int]], current: str) -> str:
+    """The sidebar's "Topics near you": the current topic (marked ▶) and its neighbours
+    (``queue.topic_window``), one line each, ``topic ID: judged/assigned``. The marker sits in a
+    fixed-width column, so every line's text starts at the same x (``st.text`` strips the first
+    line's leading space, which put it out of line); ids are HTML-escaped."""
+    lines = []
+    for topic_id in topic_window(list(progress), current):
+        done, total = progress[topic_id]
+        mark, cls = ("▶", " wb-current") if topic_id == current else ("", "")
+        lines.append(f"<div class='wb-topic-line{cls}'><span class='wb-mark'>{mark}</span>"
+                     f"<span class='wb-topic-text'>topic {html.escape(topic_id)}: {done}/{total}</span></div>")
+    return f"<div class='wb-topics' data-testid='wb-topics'>{''.join(lines)}</div>"
 
 
 def status_marker(page: str) -> None:
