@@ -126,6 +126,21 @@ CSS = """
 [data-testid="stLayoutWrapper"]:has(> .st-key-adjudicate_bar) {position: sticky; bottom: 0; z-index: 99;}
 .st-key-judge_bar, .st-key-adjudicate_bar {background: var(--wb-bar-bg, #ffffff); padding: 0.45rem 0 0.55rem 0;
     border-top: 1px solid rgba(128,128,128,0.35); box-shadow: 0 -0.4rem 0.6rem -0.5rem rgba(0,0,0,0.25);}
+/* The bar's labels are never cut (1024 px with the sidebar open: six buttons of about 100 px): a label
+   wraps at spaces, and the key hint goes under it when both do not fit on one line. */
+.st-key-judge_bar button, .st-key-adjudicate_bar button {padding-left: 0.4rem; padding-right: 0.4rem;
+    height: auto; min-height: 2.5rem;}
+.st-key-judge_bar button [data-testid="stMarkdownContainer"],
+.st-key-adjudicate_bar button [data-testid="stMarkdownContainer"] {white-space: normal; overflow: visible;
+    text-overflow: clip;}
+.st-key-judge_bar button p, .st-key-adjudicate_bar button p {white-space: normal; line-height: 1.2;}
+.st-key-judge_bar button span[data-has-shortcut], .st-key-adjudicate_bar button span[data-has-shortcut] {
+    flex-wrap: wrap; justify-content: center; row-gap: 0.1rem;}
+/* Less padding around the page: room for the bar's labels and for wide tables at 1024 px. */
+[data-testid="stMainBlockContainer"] {padding-top: 3.5rem; padding-left: 2rem; padding-right: 2rem;}
+/* Adjudicate: the document scrolls in what the desk leaves of the window (the judgments above it and
+   the bar with the rationale below it stay in view at 1400 x 900). */
+.st-key-adjudicate_doc .wb-doc {max-height: max(8rem, calc(100vh - 41rem));}
 /* "Topics near you": the marker has a column of its own, so every topic starts at the same x. */
 .wb-topics {font-size: 0.95rem; line-height: 1.6; margin-bottom: 0.6rem;}
 .wb-topics .wb-mark {display: inline-block; width: 1.3em;}
@@ -391,7 +406,7 @@ KEY_GUARD = """<div class='wb-status'><script>
   const press = (key) => { const b = document.querySelector('.st-key-' + key + ' button'); if (b) { b.click(); } };
   document.addEventListener('keydown', (e) => {
     // Enter and Space never press a grade-bar button: only a click or the grade's own key saves.
-    if ((e.key === 'Enter' || e.key === ' ') && inBar(e.target)) {
+    if ((e.key === 'Enter' || e.key === ' ') && inBar(e.target) && !typing(e.target)) {
       e.preventDefault(); e.stopImmediatePropagation(); return;
     }
     if (typing(e.target) || e.altKey) { return; }
@@ -401,7 +416,7 @@ KEY_GUARD = """<div class='wb-status'><script>
     }
   }, true);
   document.addEventListener('keyup', (e) => {
-    if (e.key === ' ' && inBar(e.target)) { e.preventDefault(); e.stopImmediatePropagation(); }
+    if (e.key === ' ' && inBar(e.target) && !typing(e.target)) { e.preventDefault(); e.stopImmediatePropagation(); }
   }, true);
 })();
 </script></div>"""
