@@ -322,22 +322,33 @@ def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     versions = at.dataframe[0].value
     assert list(versions["name"]) == ["toy-ref", "toy-v1", "toy-v2"]
     assert list(versions["parent"]) == ["", "", "toy-v1"] and list(versions["entries"]) == [2, 7, 8]
+    details = at.table[0].value   # the long fields, in a table whose cells wrap (issue 26)
+    assert list(details["name"]) == ["toy-ref", "toy-v1", "toy-v2"] and list(details["rule"]) == ["test"] * 3
+    assert len(details["content hash"].iloc[0]) == 12
     text = page_text(at)
     assert "- toy-v1 → toy-v2" in text and "- toy-ref" in text
     assert at.selectbox(key="qrels_versions_pick").value == "toy-v2"
     assert [m.value for m in at.metric] == ["2", "1", "1"]  # added, changed, removed
     # every run, exclude: partial lacks topic 2, so both versions average topic 1 only
-    deltas = at.dataframe[-2].value.set_index("measure")
-    assert list(deltas.columns) == ["bm25", "dense", "partial"]
-    assert round(deltas.loc["R@20", "bm25"], 4) == round(3 / 5 - 1 / 3, 4)
-    assert round(deltas.loc["R@20", "dense"], 4) == round(3 / 5 - 2 / 3, 4)
+    # runs x measures, as on the Scoreboard (issue 26: a run per row fits the page), Judged@k apart
+    deltas = at.dataframe[-3].value.set_index("run")
+    assert list(deltas.index) == ["bm25", "dense", "partial"]
+    assert list(deltas.columns) == ["R@5", "R@10", "R@20", "R@50", "R@100", "nDCG@10", "RR@10", "P@10"]
+    assert list(at.dataframe[-2].value.columns) == ["run", "Judged@5", "Judged@10", "Judged@20", "Judged@50",
+                                                    "Judged@100"]
+    assert round(deltas.loc["bm25", "R@20"], 4) == round(3 / 5 - 1 / 3, 4)
+    assert round(deltas.loc["dense", "R@20"], 4) == round(3 / 5 - 2 / 3, 4)
     assert "partial: 2" in text
 
     at.radio(key="qrels_versions_missing").set_value("zero").run()
     assert not at.exception
-    deltas = at.dataframe[-2].value.set_index("measure")
+    deltas = at.dataframe[-3].value.set_index("run")
     for run in ("bm25", "dense"):
-        assert round(deltas.loc["R@20", run], 4) == round(R20_V2[run] - R20_V1[run], 4)
+        assert round(deltas.loc[run, "R@20"], 4) == round(R20_V2[run] - R20_V1[run], 4)
+    # Judged@10 of bm25 on topics 1 and 2 (zero: the same topics on both): v1 judges d1, d3 of t1's
+    # top 3 (d1 d4 d3) and d2 of t2's (d2 d5); v2 judges all of them: (3/3 + 2/2)/2 - (2/3 + 1/2)/2
+    judged = at.dataframe[-2].value.set_index("run")
+    assert judged.loc["bm25", "Judged@10"] == pytest.approx((3 / 3 + 2 / 2) / 2 - (2 / 3 + 1 / 2) / 2)
     detail = at.dataframe[-1].value
     row = detail[(detail["run"] == "dense") & (detail["measure"] == "R@20")].iloc[0]
     assert math.isclose(row["toy-v1"], 5 / 6) and math.isclose(row["toy-v2"], 0.8)

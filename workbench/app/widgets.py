@@ -618,16 +618,40 @@ def float_columns(rows: Sequence[Mapping[str, object]], fmt: str = "%.4f") -> di
     return {c: st.column_config.NumberColumn(c, format=fmt) for c in sorted(cols)}
 
 
-def measure_columns(rows: Sequence[Mapping[str, object]]) -> dict[str, Any]:
+def measure_columns(rows: Sequence[Mapping[str, object]], fmt: str = "%.4f") -> dict[str, Any]:
     """``column_config`` for a runs x measures table that fits a 1400 px screen:
-    4-decimal numbers in small columns, the run name wider (values stay full precision)."""
+    numbers (``fmt``, 4 decimals by default) in small columns, the run name wider (values stay
+    full precision)."""
     cols: dict[str, Any] = {}
     for c in dict.fromkeys(k for r in rows for k in r):
         values = [r.get(c) for r in rows if r.get(c) is not None]
         if c == "run":
             cols[c] = st.column_config.TextColumn(c, width="medium", pinned=True)
         elif values and all(isinstance(v, float) for v in values):
-            cols[c] = st.column_config.NumberColumn(c, format="%.4f", width="small")
+            cols[c] = st.column_config.NumberColumn(c, format=fmt, width="small")
         elif values and all(isinstance(v, int) for v in values):
             cols[c] = st.column_config.NumberColumn(c, width="small")
     return cols
+
+
+def qrels_versions_table(versions: Sequence[QrelsVersionInfo], *, key: str) -> None:
+    """Qrels versions in a layout that fits the page from 1024 px with the sidebar open: one row per
+    version with its lineage and counts (fixed column widths, about 600 px, widened to the page), then,
+    in an expander, each version's provenance and long fields (origin, creation, collection, content
+    hash, rule, note) in a table whose cells wrap to the page's width. Used by the Qrels versions and
+    Publish pages."""
+    text, number = st.column_config.TextColumn, st.column_config.NumberColumn
+    st.dataframe(
+        [{"name": v.name, "parent": v.parent_version or "", "pool version": v.pool_version or "",
+          "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant} for v in versions],
+        hide_index=True, height="content", key=key,
+        column_config={"name": text("name", width=150, pinned=True), "parent": text("parent", width=140),
+                       "pool version": text("pool version", width=140), "topics": number("topics", width=60),
+                       "entries": number("entries", width=70), "relevant": number("relevant", width=70)},
+    )
+    with st.expander("Details: origin, creation, collection, content hash, rule and note of each version"):
+        st.table(md_cells([
+            {"name": v.name, "origin": v.origin, "created": f"{v.created_at:%Y-%m-%d %H:%M}",
+             "created by": v.created_by, "collection": v.collection, "content hash": v.content_hash[:12],
+             "rule": v.rule, "note": v.note} for v in versions
+        ]))

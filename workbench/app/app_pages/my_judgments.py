@@ -44,7 +44,7 @@ def main() -> None:
           "note": r.note}
          for r in shown],
         hide_index=True, height=min(600, 38 + 35 * max(1, len(shown))), key="mine_table",
-        column_config={"note": st.column_config.TextColumn("note", width="large",
+        column_config={"note": st.column_config.TextColumn("note", width=250,
                                                            help="Your note (saved with a grade or on its own)")},
     )
     st.caption("Skipped: no judgment yet, but you judged a later document. Unsure documents go to a lead; "
