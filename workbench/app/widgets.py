@@ -532,19 +532,19 @@ def cached_scoreboard(
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _recall_chart(db_path: str, qrels_version: str, content_hash: str, run_names: tuple[str, ...], missing: str,
                   rel: int, cutoffs: tuple[int, ...], title: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from workbench.reports.charts import recall_curve_chart
+    from workbench.reports.charts import recall_curve_spec
 
     board = _scoreboard(db_path, qrels_version, content_hash, run_names, missing, rel, cutoffs)
-    spec = recall_curve_chart(list(board.evaluations.values()), title=title).to_dict()  # validated once
+    spec = recall_curve_spec(list(board.evaluations.values()), title=title)  # plain JSON: no altair import
     values = spec.pop("data")["values"]
-    spec.pop("datasets", None)
     return values, spec
 
 
 def recall_chart(qrels_version: str, run_names: Sequence[str], *, missing: str, title: str, rel: int = 1,
                  cutoffs: Sequence[int] = DEFAULT_CUTOFFS) -> None:
-    """The board's recall-vs-k chart (``reports.recall_curve_chart``); its Vega-Lite spec
-    is built once per board (altair's validation takes about a second on Cranfield)."""
+    """The board's recall-vs-k chart (``reports.charts.recall_curve_spec``: the CLI's altair chart as
+    plain Vega-Lite JSON, made without importing altair, which with its schema validation took
+    about 1.8 s of the Scoreboard's first visit on Cranfield); built once per board."""
     import pandas as pd
 
     info = store().qrels.get_qrels_info(qrels_version)
