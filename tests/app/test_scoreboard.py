@@ -126,6 +126,37 @@ def test_scoreboard_matches_pytrec_eval_per_topic_and_macro(store):
         ((1 + 1) / (3 + 1) + (1 + 1) / (1 + 1)) / 2)  # (hits + u) / (|R| + u)
 
 
+def test_run_coverage_reads_statuses_only_and_equals_the_evaluators(store, monkeypatch):
+    """Issue 26: the Scoreboard's run picker knew each run's topics by loading every run whole; it
+    reads the per-topic statuses now. Oracle: Evaluator.missing_topics on the loaded runs."""
+    from workbench.scoring.evaluate import Evaluator
+    from workbench.services.evaluation.load import load_run
+    from workbench.services.evaluation.scoreboard import board_measures, run_coverage
+
+    version = store.collections.latest_collection_version(COLLECTION)
+    # topic 2 failed (an error, no results); topic 3 empty; topic 1 answered
+    store.runs.save_run(RunInfo("flaky", "imported", {}, 10, COLLECTION, version), {"1": {"d2": 1.0}},
+                        statuses={"2": "error", "3": "empty"}, messages={"2": "timeout"})
+    store.qrels.create_qrels_version("toy-neg", COLLECTION, {"1": {"d1": -1, "d2": 0}, "2": {"d2": 1}, "3": {"d6": 2}},
+                                     origin="imported", rule="test")
+    names = ["bm25", "dense", "partial", "flaky"]
+    expected = {}
+    for version_name in ("toy-v1", "toy-v2", "toy-ref", "toy-neg"):
+        evaluator = Evaluator(store.qrels.get_qrels(version_name), board_measures((5, 10)), missing="exclude")
+        for name in names:
+            ref, ranked = load_run(name, lambda: store)
+            expected[version_name, name] = evaluator.missing_topics(ranked, ref.failed_topics)
+    monkeypatch.setattr(type(store.runs), "run_entries_arrow", lambda *a, **k: pytest.fail("a run was read whole"))
+    got = {}
+    for version_name in ("toy-v1", "toy-v2", "toy-ref", "toy-neg"):
+        for c in run_coverage(store, version_name, names):
+            got[version_name, c.run] = c.missing
+            assert c.n_covered == c.n_topics - len(c.missing) and c.complete == (not c.missing)
+    assert got == expected
+    assert got["toy-v1", "partial"] == ("2",) and got["toy-neg", "flaky"] == ("2", "3")   # t1: no grade >= 1
+    assert got["toy-neg", "bm25"] == () and got["toy-v1", "flaky"] == ("2",)              # t3 of v1: |R| = 0
+
+
 def test_ceiling_and_pool_novel_at_small_cutoffs(store):
     from workbench.services.evaluation.scoreboard import scoreboard
 
