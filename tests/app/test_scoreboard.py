@@ -262,6 +262,37 @@ def _lead(page: str):
     return at
 
 
+def test_the_first_visit_computes_only_what_it_shows(board_db, monkeypatch):
+    """Issue 26 (first visit 6.7 s on an idle machine): each run's entries are read once (the run picker
+    reads statuses only), the recall chart is made without altair, and the misses by cause and the
+    pipeline stages are computed when their section is opened, not before."""
+    import workbench.reports.charts as charts
+    import workbench.services.evaluation.misses as misses
+    import workbench.services.runs.stages as stages
+    from workbench.store.runs import Runs
+
+    calls: list[str] = []
+    reads: list[str] = []
+    real_misses, real_stages, real_read = misses.scoreboard_misses, stages.stage_reports, Runs.run_entries_arrow
+    monkeypatch.setattr(misses, "scoreboard_misses", lambda *a, **k: calls.append("misses") or real_misses(*a, **k))
+    monkeypatch.setattr(stages, "stage_reports", lambda *a, **k: calls.append("stages") or real_stages(*a, **k))
+    monkeypatch.setattr(charts, "recall_curve_chart", lambda *a, **k: pytest.fail("altair chart built"))
+    monkeypatch.setattr(Runs, "run_entries_arrow", lambda self, name: reads.append(name) or real_read(self, name))
+    at = _lead("scoreboard")
+    assert at.dataframe[0].value["run"].tolist()[:2] == ["bm25", "dense"]   # the board is shown
+    assert len(at.get("vega_lite_chart")) == 1                               # and the recall chart
+    assert calls == [] and sorted(reads) == ["bm25", "dense", "partial"]     # partial: scored apart, once
+    labels = [e.label for e in at.expander]
+    assert any(x.startswith("Why runs miss") for x in labels) and any(x.startswith("Pipeline stages") for x in labels)
+    at.session_state["scoreboard_misses_open"] = True
+    at.run()
+    assert not at.exception and calls == ["misses"]
+    at.session_state["scoreboard_stages_open"] = True
+    at.run()
+    assert not at.exception and calls == ["misses"]  # no rerank run among bm25, dense: nothing to compute
+    assert "No rerank run among the chosen runs" in page_text(at)
+
+
 def test_scoreboard_page_shows_the_numbers(board_db):
     from workbench.store import Store
 
