@@ -93,13 +93,17 @@ def test_undo_restores_the_previous_grade_and_goes_back(seeded):
 def test_my_judgments_lists_statuses_filters_and_jumps(seeded):
     db, queues = seeded
     at = sign_in(new_app(), "ann")
+    at.text_area(key="judge_note").input("fig. 3 answers it")
     at.button(key="judge_grade_2").click().run()
     at.button(key="judge_next").click().run()  # skip #2
     at.button(key="judge_unsure").click().run()  # #3 unsure
+    at.text_area(key="judge_note").input("a note, no grade")  # #4: a note saved on its own
+    at.button(key="judge_save_note").click().run()
     at.switch_page("app_pages/my_judgments.py").run()
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["status"]) == ["judged", "skipped", "unsure", "not yet", "not yet", "not yet"]
+    assert list(table["note"]) == ["fig. 3 answers it", "", "", "a note, no grade", "", ""]  # issue 26
     assert [m.value for m in at.metric] == ["1", "1", "1", "3"]
     at.pills(key="mine_status").set_value(["skipped"]).run()
     assert list(at.dataframe[0].value["position"]) == [2]
@@ -110,11 +114,21 @@ def test_my_judgments_lists_statuses_filters_and_jumps(seeded):
     assert at.caption[0].value.startswith("Document 2 of 6")
 
 
+def _topics_near(at) -> list[tuple[str, str]]:
+    """The sidebar's "Topics near you" lines as (marker, text)."""
+    import re
+
+    (body,) = [h.proto.body for h in at.html if "data-testid='wb-topics'" in h.proto.body]
+    return re.findall(r"<span class='wb-mark'>(.*?)</span><span class='wb-topic-text'>(.*?)</span>", body)
+
+
 def test_sidebar_shows_the_current_topic_and_jumps_to_a_topic(seeded):
     db, queues = seeded
     at = sign_in(new_app(), "ann")
-    assert "▶ topic 1: 0/4" in at.sidebar.text[0].value and "topic 2: 0/2" in at.sidebar.text[0].value
+    assert _topics_near(at) == [("▶", "topic 1: 0/4"), ("", "topic 2: 0/2")]
     at.sidebar.selectbox(key="sidebar_jump").set_value("2").run()
     assert not at.exception
     assert at.caption[0].value == "Document 5 of 6 · 1 of 2 in topic 2"
-    assert "▶ topic 2" in at.sidebar.text[0].value
+    # the first line is not the current topic: its text keeps its column (issue 26; the browser test
+    # tests/app/test_layout_browser.py checks the x of every line)
+    assert _topics_near(at) == [("", "topic 1: 0/4"), ("▶", "topic 2: 0/2")]

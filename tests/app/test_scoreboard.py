@@ -126,6 +126,37 @@ def test_scoreboard_matches_pytrec_eval_per_topic_and_macro(store):
         ((1 + 1) / (3 + 1) + (1 + 1) / (1 + 1)) / 2)  # (hits + u) / (|R| + u)
 
 
+def test_run_coverage_reads_statuses_only_and_equals_the_evaluators(store, monkeypatch):
+    """Issue 26: the Scoreboard's run picker knew each run's topics by loading every run whole; it
+    reads the per-topic statuses now. Oracle: Evaluator.missing_topics on the loaded runs."""
+    from workbench.scoring.evaluate import Evaluator
+    from workbench.services.evaluation.load import load_run
+    from workbench.services.evaluation.scoreboard import board_measures, run_coverage
+
+    version = store.collections.latest_collection_version(COLLECTION)
+    # topic 2 failed (an error, no results); topic 3 empty; topic 1 answered
+    store.runs.save_run(RunInfo("flaky", "imported", {}, 10, COLLECTION, version), {"1": {"d2": 1.0}},
+                        statuses={"2": "error", "3": "empty"}, messages={"2": "timeout"})
+    store.qrels.create_qrels_version("toy-neg", COLLECTION, {"1": {"d1": -1, "d2": 0}, "2": {"d2": 1}, "3": {"d6": 2}},
+                                     origin="imported", rule="test")
+    names = ["bm25", "dense", "partial", "flaky"]
+    expected = {}
+    for version_name in ("toy-v1", "toy-v2", "toy-ref", "toy-neg"):
+        evaluator = Evaluator(store.qrels.get_qrels(version_name), board_measures((5, 10)), missing="exclude")
+        for name in names:
+            ref, ranked = load_run(name, lambda: store)
+            expected[version_name, name] = evaluator.missing_topics(ranked, ref.failed_topics)
+    monkeypatch.setattr(type(store.runs), "run_entries_arrow", lambda *a, **k: pytest.fail("a run was read whole"))
+    got = {}
+    for version_name in ("toy-v1", "toy-v2", "toy-ref", "toy-neg"):
+        for c in run_coverage(store, version_name, names):
+            got[version_name, c.run] = c.missing
+            assert c.n_covered == c.n_topics - len(c.missing) and c.complete == (not c.missing)
+    assert got == expected
+    assert got["toy-v1", "partial"] == ("2",) and got["toy-neg", "flaky"] == ("2", "3")   # t1: no grade >= 1
+    assert got["toy-neg", "bm25"] == () and got["toy-v1", "flaky"] == ("2",)              # t3 of v1: |R| = 0
+
+
 def test_ceiling_and_pool_novel_at_small_cutoffs(store):
     from workbench.services.evaluation.scoreboard import scoreboard
 
@@ -231,6 +262,37 @@ def _lead(page: str):
     return at
 
 
+def test_the_first_visit_computes_only_what_it_shows(board_db, monkeypatch):
+    """Issue 26 (first visit 6.7 s on an idle machine): each run's entries are read once (the run picker
+    reads statuses only), the recall chart is made without altair, and the misses by cause and the
+    pipeline stages are computed when their section is opened, not before."""
+    import workbench.reports.charts as charts
+    import workbench.services.evaluation.misses as misses
+    import workbench.services.runs.stages as stages
+    from workbench.store.runs import Runs
+
+    calls: list[str] = []
+    reads: list[str] = []
+    real_misses, real_stages, real_read = misses.scoreboard_misses, stages.stage_reports, Runs.run_entries_arrow
+    monkeypatch.setattr(misses, "scoreboard_misses", lambda *a, **k: calls.append("misses") or real_misses(*a, **k))
+    monkeypatch.setattr(stages, "stage_reports", lambda *a, **k: calls.append("stages") or real_stages(*a, **k))
+    monkeypatch.setattr(charts, "recall_curve_chart", lambda *a, **k: pytest.fail("altair chart built"))
+    monkeypatch.setattr(Runs, "run_entries_arrow", lambda self, name: reads.append(name) or real_read(self, name))
+    at = _lead("scoreboard")
+    assert at.dataframe[0].value["run"].tolist()[:2] == ["bm25", "dense"]   # the board is shown
+    assert len(at.get("vega_lite_chart")) == 1                               # and the recall chart
+    assert calls == [] and sorted(reads) == ["bm25", "dense", "partial"]     # partial: scored apart, once
+    labels = [e.label for e in at.expander]
+    assert any(x.startswith("Why runs miss") for x in labels) and any(x.startswith("Pipeline stages") for x in labels)
+    at.session_state["scoreboard_misses_open"] = True
+    at.run()
+    assert not at.exception and calls == ["misses"]
+    at.session_state["scoreboard_stages_open"] = True
+    at.run()
+    assert not at.exception and calls == ["misses"]  # no rerank run among bm25, dense: nothing to compute
+    assert "No rerank run among the chosen runs" in page_text(at)
+
+
 def test_scoreboard_page_shows_the_numbers(board_db):
     from workbench.store import Store
 
@@ -325,11 +387,28 @@ def _frame(at, first_column: str, having: str | None = None):
     return found[0].set_index(first_column) if found else None
 
 
+def _changes(at):
+    """The Qrels versions page's score changes, runs x measures (Judged@k and partial runs apart), or None."""
+    found = [f.value for f in at.dataframe if list(f.value.columns)[:1] == ["run"] and "R@20" in f.value.columns
+             and "topics covered" not in f.value.columns]
+    return found[0].set_index("run") if found else None
+
+
+def _judged(at):
+    """The Qrels versions page's Judged@k changes, runs x Judged@k."""
+    found = [f.value for f in at.dataframe if list(f.value.columns)[:1] == ["run"] and "Judged@10" in f.value.columns
+             and "R@20" not in f.value.columns and "topics covered" not in f.value.columns]
+    return found[0].set_index("run")
+
+
 def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     at = _lead("qrels_versions")
     versions = at.dataframe[0].value
     assert list(versions["name"]) == ["toy-ref", "toy-v1", "toy-v2"]
     assert list(versions["parent"]) == ["", "", "toy-v1"] and list(versions["entries"]) == [2, 7, 8]
+    details = at.table[0].value   # the long fields, in a table whose cells wrap (issue 26)
+    assert list(details["name"]) == ["toy-ref", "toy-v1", "toy-v2"] and list(details["rule"]) == ["test"] * 3
+    assert len(details["content hash"].iloc[0]) == 12
     text = page_text(at)
     assert "- toy-v1 → toy-v2" in text and "- toy-ref" in text
     assert at.selectbox(key="qrels_versions_pick").value == "toy-v2"
@@ -337,10 +416,13 @@ def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     # exclude, the default: the runs complete on both versions, each averaged over topics 1 and 2; partial
     # (topic 1 only) is kept apart and shrinks no one's topic set (issue 26)
     assert at.multiselect(key="qrels_versions_runs_toy").value == ["bm25", "dense"]
-    deltas = _frame(at, "measure")
-    assert list(deltas.columns) == ["bm25", "dense"]
+    deltas = _changes(at)
+    # runs x measures, as on the Scoreboard (issue 26: a run per row fits the page), Judged@k apart
+    assert list(deltas.index) == ["bm25", "dense"]
+    assert list(deltas.columns) == ["R@5", "R@10", "R@20", "R@50", "R@100", "nDCG@10", "RR@10", "P@10"]
+    assert list(_judged(at).columns) == ["Judged@5", "Judged@10", "Judged@20", "Judged@50", "Judged@100"]
     for run in ("bm25", "dense"):
-        assert round(deltas.loc["R@20", run], 4) == round(R20_V2[run] - R20_V1[run], 4)
+        assert round(deltas.loc[run, "R@20"], 4) == round(R20_V2[run] - R20_V1[run], 4)
     assert "topics missing from runs" not in page_text(at)
     apart = _frame(at, "run", having="topics covered").loc["partial"]
     assert apart["topics covered"] == "1 of 2 → 1 of 2"
@@ -351,20 +433,23 @@ def test_qrels_versions_page_lineage_diff_and_changes(board_db):
     at.multiselect(key="qrels_versions_runs_toy").set_value(["bm25", "dense", "partial"]).run()
     assert not at.exception
     assert "Partial run(s) selected: partial (1 of 2 topics on toy-v1, 1 of 2 on toy-v2)" in at.warning[0].value
-    assert _frame(at, "measure") is None  # blocked until confirmed
+    assert _changes(at) is None  # blocked until confirmed
     at.checkbox(key="qrels_versions_confirm_shrink").check().run()
-    deltas = _frame(at, "measure")
-    assert list(deltas.columns) == ["bm25", "dense", "partial"]
-    assert round(deltas.loc["R@20", "bm25"], 4) == round(3 / 5 - 1 / 3, 4)
-    assert round(deltas.loc["R@20", "dense"], 4) == round(3 / 5 - 2 / 3, 4)
+    deltas = _changes(at)
+    assert list(deltas.index) == ["bm25", "dense", "partial"]
+    assert round(deltas.loc["bm25", "R@20"], 4) == round(3 / 5 - 1 / 3, 4)
+    assert round(deltas.loc["dense", "R@20"], 4) == round(3 / 5 - 2 / 3, 4)
     assert "partial: 2" in page_text(at)
 
     at.radio(key="qrels_versions_missing").set_value("zero").run()  # zero: no shrinking, no confirmation
     assert not at.exception
-    deltas = _frame(at, "measure")
+    deltas = _changes(at)
     for run in ("bm25", "dense"):
-        assert round(deltas.loc["R@20", run], 4) == round(R20_V2[run] - R20_V1[run], 4)
-    assert round(deltas.loc["R@20", "partial"], 4) == round((2 / 5 + 0) / 2 - (2 / 3 + 0) / 2, 4)
+        assert round(deltas.loc[run, "R@20"], 4) == round(R20_V2[run] - R20_V1[run], 4)
+    assert round(deltas.loc["partial", "R@20"], 4) == round((2 / 5 + 0) / 2 - (2 / 3 + 0) / 2, 4)
+    # Judged@10 of bm25 on topics 1 and 2 (zero: the same topics on both): v1 judges d1, d3 of t1's
+    # top 3 (d1 d4 d3) and d2 of t2's (d2 d5); v2 judges all of them: (3/3 + 2/2)/2 - (2/3 + 1/2)/2
+    assert _judged(at).loc["bm25", "Judged@10"] == pytest.approx((3 / 3 + 2 / 2) / 2 - (2 / 3 + 1 / 2) / 2)
     detail = at.dataframe[-1].value
     row = detail[(detail["run"] == "dense") & (detail["measure"] == "R@20")].iloc[0]
     assert math.isclose(row["toy-v1"], 5 / 6) and math.isclose(row["toy-v2"], 0.8)
@@ -400,7 +485,7 @@ def test_qrels_versions_page_names_an_incomplete_export_with_its_remedy(board_db
     store.qrels.record_export("toy-v1", "toy-v1.qrels")  # recorded, then killed: no file, no manifest entry
     store.release_file()
     at = _lead("qrels_versions")
-    assert list(at.dataframe[0].value["exported file"]) == ["ok", "missing file, no manifest entry", "-"]
+    assert list(at.dataframe[0].value["file"]) == ["ok", "missing file, no manifest entry", "-"]
     [warning] = [w.value.replace("\\", "") for w in at.warning if w.value.startswith("qrels version")]
     assert warning.startswith(f"qrels version toy-v1: its file {board_db.parent / 'toy-v1.qrels'} is missing")
     assert warning.endswith("Mend it: `workbench qrels export toy-v1` writes the file and its manifest entry from "
@@ -409,5 +494,5 @@ def test_qrels_versions_page_names_an_incomplete_export_with_its_remedy(board_db
     export_qrels(store.qrels, "toy-v1", labels_dir=board_db.parent)
     store.release_file()
     at = _lead("qrels_versions")
-    assert list(at.dataframe[0].value["exported file"]) == ["ok", "ok", "-"]
+    assert list(at.dataframe[0].value["file"]) == ["ok", "ok", "-"]
     assert not [w for w in at.warning if w.value.startswith("qrels version")]

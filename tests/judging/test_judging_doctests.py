@@ -8,6 +8,7 @@ import pytest
 
 import workbench.judging.adjudication
 import workbench.judging.agreement
+import workbench.judging.prefill
 import workbench.judging.queue
 import workbench.judging.signin
 import workbench.judging.stopping
@@ -20,7 +21,7 @@ import workbench.judging.strategies.rank
 
 @pytest.mark.parametrize(
     "module",
-    [workbench.judging.adjudication, workbench.judging.agreement, workbench.judging.queue, workbench.judging.signin,
+    [workbench.judging.adjudication, workbench.judging.agreement, workbench.judging.prefill, workbench.judging.queue, workbench.judging.signin,
      workbench.judging.stopping, workbench.judging.strategies, workbench.judging.strategies.bandit,
      workbench.judging.strategies.base, workbench.judging.strategies.mtf, workbench.judging.strategies.rank],
 )

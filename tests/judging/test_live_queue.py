@@ -65,10 +65,12 @@ def test_mtf_queue_follows_each_save(store):
     assert queue(store, "ann")[:3] == ["a1", "a2", "b1"]
     view = svc.load_view(store.judging, person(store, "ann"), 3)
     assert view.document.doc_id == "b1" and not view.judged
-    # Blind: the view carries the topic, the document and the assessor's own grade only.
+    # Blind: the view carries the topic, the document and the assessor's own grade only, and a model
+    # assessor's grade only where a lead turned pre-fill on (issue 26; off here).
     assert set(type(view).__dataclass_fields__) == {
         "position", "n_queue", "collection", "pool_version", "topic", "document", "own_grade", "own_unsure",
-        "own_note"}
+        "own_note", "prefill"}
+    assert view.prefill is None
 
 
 def test_two_assessors_feed_one_strategy_and_overlap_still_applies(store):

@@ -118,13 +118,17 @@ def test_lead_pages_show_model_agreement_and_suggestions(store):
     for who, grades in (("ann", {"d1": 3, "d2": 0, "d3": 0}), ("bob", {"d1": 3, "d2": 2, "d3": 1})):
         for d, g in grades.items():
             store.judgments.record_judgment(Judgment("1", d, who, g), collection="toy", pool_version="p1")
-    rows = {(r.model, r.person): r for r in ma.model_agreement(store.adjudications, store.pools, store.rubrics, "p1")}
+    found = ma.model_agreement(store.judgments, store.pools, store.rubrics, "p1")
+    assert {r.subset for r in found} == {"all"}  # nothing was pre-filled: no split rows
+    rows = {(r.model, r.person): r for r in found}
     assert set(rows) == {("judge-bot", "ann"), ("judge-bot", "bob")}
     assert rows[("judge-bot", "bob")].n_items == 3
     # model d1 3, d2 2, d3 0 against bob 3, 2, 1 (independent oracle: scikit-learn)
     from sklearn.metrics import cohen_kappa_score
 
-    assert rows[("judge-bot", "bob")].kappa == pytest.approx(cohen_kappa_score([3, 2, 0], [3, 2, 1], weights="linear"))
+    assert rows[("judge-bot", "bob")].kappa.value == pytest.approx(
+        cohen_kappa_score([3, 2, 0], [3, 2, 1], weights="linear"))
+    assert rows[("judge-bot", "bob")].same_grade == pytest.approx(2 / 3)
     queue = svc.disagreement_queue(store.adjudications, store.judgments, store.pools, "p1")
     assert [(r.doc_id, r.suggestions) for r in queue] == [("d2", (("judge-bot", 2),)), ("d3", (("judge-bot", 0),))]
     assert {j.assessor for r in queue for j in r.judgments} == {"ann", "bob"}   # the model is no judgment here

@@ -70,6 +70,19 @@ def test_unknown_format_and_chart_suffix(e, tmp_path):
                                                      (3, pytest.approx((2 / 3 + 1) / 2))]
 
 
+def test_the_plain_recall_curve_spec_is_the_altair_charts(e):
+    """Issue 26: the app draws the recall curve from a spec made without altair (its import and
+    schema validation cost about 1.8 s of the Scoreboard's first visit); it is the altair chart's JSON."""
+    from workbench.reports.charts import recall_curve_spec
+
+    other = evaluate(QRELS, {"1": {"a": 1.0}}, ["R@2"], run_name="other's run", missing="zero")
+    for evaluations in ([e], [e, other], []):
+        made = recall_curve_chart(evaluations, title="R@k on q1").to_dict()
+        made.pop("$schema")
+        made.pop("config")
+        assert recall_curve_spec(evaluations, title="R@k on q1") == made
+
+
 def test_record_and_read_back_an_evaluation(store, e):
     rows = [EvaluationRow(*r) for r in value_rows(e)]
     eid = store.evaluations.record_evaluation("r", "q1", rows, evaluator_version="v", params={"rel": 1})

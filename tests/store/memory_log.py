@@ -23,6 +23,7 @@ from workbench.judging.log import (
     StoredJudgment,
     UndoneJudgment,
 )
+from workbench.judging.prefill import Prefill, prefill_outcome
 from workbench.rubric import Rubric, get_rubric
 from workbench.types import Judgment
 
@@ -112,13 +113,17 @@ class InMemoryJudgmentLog:
     # -- rows ----------------------------------------------------------------------------
 
     def _append(self, collection: str, j: Judgment, pool_version: str, *, token: str | None = None,
-                undoes: int | None = None, rubric_version: str = "", saved_at: datetime | None = None) -> int:
+                undoes: int | None = None, rubric_version: str = "", saved_at: datetime | None = None,
+                prefill: Prefill | None = None, outcome: str | None = None) -> int:
         jid = len(self._rows) + 1
         if token is not None and any(r.save_token == token for r in self._rows):
             raise StoreError(f"save token {token!r} is stored already")
+        if outcome is None:
+            outcome = "" if prefill is None else prefill_outcome(prefill, j.grade, bool(j.unsure))
         self._rows.append(_Row(StoredJudgment(
             jid, collection, j.topic_id, j.doc_id, j.assessor, j.grade, bool(j.unsure), j.note,
-            int(j.duration_ms), pool_version, saved_at or self._clock(), rubric_version), token, undoes))
+            int(j.duration_ms), pool_version, saved_at or self._clock(), rubric_version, prefill, outcome),
+            token, undoes))
         return jid
 
     def _latest(self, collection: str, topic_id: str, doc_id: str, assessor: str) -> _Row | None:
@@ -135,7 +140,7 @@ class InMemoryJudgmentLog:
         return [s for s in latest.values() if s.grade is not None or s.unsure]
 
     def _save(self, j: Judgment, collection: str, pool_version: str, save_token: str | None, *,
-              saved_at: datetime | None = None, skip: bool = False) -> SavedJudgment:
+              saved_at: datetime | None = None, skip: bool = False, prefill: Prefill | None = None) -> SavedJudgment:
         token = save_token
         if save_token is not None and any(r.save_token == save_token for r in self._rows):
             latest = self._latest(collection, j.topic_id, j.doc_id, j.assessor)
@@ -150,7 +155,7 @@ class InMemoryJudgmentLog:
             rubric.check(j.grade)
         self._require_topic(collection, j.topic_id)
         jid = self._append(collection, j, pool_version, token=token, rubric_version=rubric.version_id,
-                           saved_at=saved_at)
+                           saved_at=saved_at, prefill=prefill)
         return SavedJudgment(jid, True, j.grade, bool(j.unsure))  # judging setting: unknown here (True)
 
     # -- JudgmentLog -----------------------------------------------------------------------
@@ -162,10 +167,10 @@ class InMemoryJudgmentLog:
                                             save_token=save_token).judgment_id
 
     def record_judgment_outcome(self, judgment: Judgment, *, collection: str, pool_version: str = "",
-                                save_token: str | None = None) -> SavedJudgment:
+                                save_token: str | None = None, prefill: Prefill | None = None) -> SavedJudgment:
         """See ``JudgmentLog.record_judgment_outcome``."""
         self._check(judgment)
-        return self._save(judgment, collection, pool_version, save_token)
+        return self._save(judgment, collection, pool_version, save_token, prefill=prefill)
 
     def record_judgments(self, judgments: Sequence[ImportItem], *, collection: str, pool_version: str,
                          lead: str) -> list[SavedJudgment]:
@@ -192,7 +197,9 @@ class InMemoryJudgmentLog:
         grade = None if latest is None else latest.stored.grade
         unsure = False if latest is None else latest.stored.unsure
         jid = self._append(collection, Judgment(topic_id, doc_id, assessor, grade, unsure, note), pool_version,
-                           rubric_version=self._rubric(collection).version_id)
+                           rubric_version=self._rubric(collection).version_id,
+                           prefill=None if latest is None else latest.stored.prefill,
+                           outcome=None if latest is None else latest.stored.prefill_outcome)
         return SavedJudgment(jid, True, grade, unsure)
 
     def undo_judgment(self, judgment_id: int, assessor: str) -> UndoneJudgment:
@@ -222,7 +229,9 @@ class InMemoryJudgmentLog:
         note = "" if before is None else before.note
         jid = self._append(s.collection, Judgment(s.topic_id, s.doc_id, assessor, grade, unsure, note),
                            s.pool_version, undoes=judgment_id,
-                           rubric_version=before.rubric_version if before is not None else "")
+                           rubric_version=before.rubric_version if before is not None else "",
+                           prefill=None if before is None else before.prefill,
+                           outcome=None if before is None else before.prefill_outcome)
         return UndoneJudgment(jid, judgment_id, s.topic_id, s.doc_id, grade, unsure, grade is not None or unsure)
 
     def judgment_rows(self, collection: str, pool_version: str | None = None, *, assessor: str | None = None,

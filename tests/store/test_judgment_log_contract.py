@@ -123,6 +123,28 @@ def test_a_save_is_checked_and_a_refused_one_writes_nothing(log):
     assert row.rubric_version.startswith("default@")
 
 
+def test_a_save_records_the_pre_filled_grade_and_whether_it_was_confirmed_or_changed(log):
+    """Issue 26: a model's grade shown pre-selected is recorded with the save, with the outcome;
+    a note saved on its own and an Undo keep the record of the grade they keep or restore."""
+    from workbench.judging.prefill import Prefill
+
+    shown = Prefill(MODEL, 2)
+    log.record_judgment_outcome(j("1", "d1", "ann", 2), collection="toy", pool_version="p1", prefill=shown)
+    log.record_judgment_outcome(j("1", "d2", "ann", 0), collection="toy", pool_version="p1", prefill=shown)
+    log.record_judgment_outcome(j("1", "d3", "ann", None, unsure=True), collection="toy", pool_version="p1",
+                                prefill=shown)
+    log.record_judgment_outcome(j("2", "d4", "ann", 2), collection="toy", pool_version="p1")
+    cur = {c.doc_id: (c.prefill, c.prefill_outcome) for c in log.current_judgments("toy")}
+    assert cur == {"d1": (shown, "confirmed"), "d2": (shown, "changed"), "d3": (shown, "changed"),
+                   "d4": (None, "")}
+    log.record_note("toy", "1", "d1", "ann", "kept the model's grade", pool_version="p1")
+    regrade = log.record_judgment(j("1", "d1", "ann", 3), collection="toy", pool_version="p1")
+    assert {c.doc_id: c.prefill for c in log.current_judgments("toy")}["d1"] is None
+    log.undo_judgment(regrade, "ann")
+    (d1,) = [c for c in log.current_judgments("toy") if c.doc_id == "d1"]
+    assert (d1.grade, d1.note, d1.prefill, d1.prefill_outcome) == (2, "kept the model's grade", shown, "confirmed")
+
+
 # -- undo and notes ------------------------------------------------------------------------
 
 

@@ -133,7 +133,7 @@ def test_a_version_11_store_is_migrated_and_its_pools_are_depth_k_unions(tmp_pat
                 "n_entries, content_hash) VALUES ('p', 'c', 'v', 10, 'depth-k union', 0, 0, 'h')")
     con.close()
     store = Store(path, client="pytest")
-    assert store.schema_version() == SCHEMA_VERSION == 13
+    assert store.schema_version() == SCHEMA_VERSION == 14
     p = store.pools.get_pool("p")
     assert (p.kind, p.is_sample) == ("depth-k union", False)
     with pytest.raises(ValidationError, match="not a sample"):

@@ -23,7 +23,7 @@ CUTOFFS = (5, 10, 20, 50, 100)
 ALL = "all causes"
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner="Scoring and categorising each run's misses ...")
 def _misses(db_path: str, qrels_version: str, content_hash: str, runs: tuple[str, ...], k: int, missing: str,
             revision: int) -> tuple[list[dict[str, object]], dict[str, list[dict[str, object]]]]:
     from workbench.services.evaluation.misses import cause_count_rows, miss_rows, scoreboard_misses
@@ -32,9 +32,25 @@ def _misses(db_path: str, qrels_version: str, content_hash: str, runs: tuple[str
     return cause_count_rows(reports), {r.misses.run_name: miss_rows(r) for r in reports}
 
 
+EXPANDER_KEY = "scoreboard_misses_open"
+"""Session key of the section's expander (True = open: the section is computed)."""
+
+
 def render_misses_section(store: Any, qrels_version: str, run_names: Sequence[str], missing: str) -> None:
-    """Show the misses per cause of ``run_names`` at a chosen k, and one run's misses filtered by cause."""
-    st.subheader("Why runs miss: misses by cause")
+    """Show the misses per cause of ``run_names`` at a chosen k, and one run's misses filtered by cause.
+
+    In an expander that computes its content only when open (it scores and categorises every run's
+    misses: about 5 s for the demo's 17 Cranfield runs, the most of the Scoreboard's first visit
+    before issue 26); once computed, the lists are cached."""
+    section = st.expander(f"Why runs miss: misses by cause ({len(run_names)} runs; computed when opened)",
+                          key=EXPANDER_KEY, on_change="rerun")
+    if not section.open:
+        return
+    with section:
+        _render(store, qrels_version, run_names, missing)
+
+
+def _render(store: Any, qrels_version: str, run_names: Sequence[str], missing: str) -> None:
     c1, c2, c3 = st.columns([1, 2, 2])
     k = int(c1.selectbox("k", CUTOFFS, index=CUTOFFS.index(20), key="scoreboard_misses_k"))
     info = store.qrels.get_qrels_info(qrels_version)
@@ -74,7 +90,8 @@ def _cause_form(store: Any, qrels_version: str, run: str, k: int, missing: str,
     """A lead sets the cause of one listed miss, with a note (append-only; the latest decision wins)."""
     from workbench.services.evaluation.misses import set_miss_causes
 
-    with st.expander("Set the cause of a miss (lead)"), st.form("scoreboard_misses_form", clear_on_submit=True):
+    st.markdown("**Set the cause of a miss (lead)**")  # no expander here: the section is one
+    with st.form("scoreboard_misses_form", clear_on_submit=True):
         choices = [f"{r['topic_id']} · {r['doc_id']}" for r in shown]
         picked = st.selectbox("Miss (topic · document)", choices, key="scoreboard_misses_pick")
         cause = st.selectbox("Cause", list(CAUSES), key="scoreboard_misses_new_cause")

@@ -15,6 +15,7 @@ import streamlit as st
 from workbench.app import widgets
 
 if TYPE_CHECKING:
+    from workbench.judging.agreement import Weights
     from workbench.rubric import Rubric
     from workbench.services.judging.assessments import DisagreementRow, Session
     from workbench.store import Store
@@ -61,21 +62,29 @@ def strategy_progress(store: Store, session: Session) -> None:
                "(cal: the sum of its model's probabilities; rough). Assessors see none of this.")
 
 
-def model_agreement(store: Store, pool_version: str, weights: str) -> None:
-    """Agreement (leads): each model assessor against each person (kappa and alpha)."""
+def model_agreement(store: Store, pool_version: str, weights: Weights) -> None:
+    """Agreement (leads): each model assessor against each person (the rows ``workbench agreement`` prints),
+    split into pre-filled and not pre-filled documents once pre-fill was used."""
     from workbench.services.judging.model_assessor import model_agreement as agreement
 
-    rows = agreement(store.adjudications, store.pools, store.rubrics, pool_version, weights=weights)
+    rows = agreement(store.judgments, store.pools, store.rubrics, pool_version, weights=weights)
     if not rows:
         return
     st.subheader("Model assessors against people")
     st.table(widgets.md_cells([
-        {"model assessor": r.model, "person": r.person, "items": r.n_items,
-         f"kappa ({weights})": widgets.figure_text(r.kappa, r.reason),
-         "alpha (ordinal)": widgets.figure_text(r.alpha, "fewer than 2 items or no variation")}
+        {"model assessor": r.model, "person": r.person, "documents": r.subset, "items": r.n_items,
+         "same grade": "" if r.same_grade is None else f"{r.same_grade:.1%}",
+         f"kappa ({weights})": widgets.figure_text(r.kappa.value, r.kappa.reason),
+         "alpha (ordinal)": widgets.figure_text(r.alpha.value, r.alpha.reason),
+         "confirmed": r.n_confirmed if r.subset == "pre-filled" else ""}
         for r in rows
     ]))
-    st.caption("Model assessors are not part of the figures above; their judgments never reach an assessor.")
+    split = any(r.subset != "all" for r in rows)
+    st.caption("Model assessors are not part of the figures above. "
+               + ("Pre-filled: the person saw this model's grade pre-selected when saving (confirmed: kept it); "
+                  "not pre-filled: no model grade was shown. A gap between the two is the pre-fill's anchoring."
+                  if split else "Their judgments reach an assessor only where a lead turned pre-fill on "
+                                "(Pool page or `workbench prefill`)."))
 
 
 def model_suggestion(row: DisagreementRow, rubric: Rubric) -> None:

@@ -18,6 +18,9 @@ import streamlit as st
 from workbench.app import widgets
 from workbench.errors import WorkbenchError
 
+EXPANDER_KEY = "scoreboard_stages_open"
+"""Session key of the section's expander (True = open: the section is computed)."""
+
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _stages(db_path: str, qrels_version: str, content_hash: str, runs: tuple[str, ...], missing: str,
@@ -30,11 +33,21 @@ def _stages(db_path: str, qrels_version: str, content_hash: str, runs: tuple[str
 
 def render_stages_section(store: Any, qrels_version: str, run_names: Sequence[str], missing: str,
                           final_k: int = 10) -> None:
-    """Show the stage table of the rerank runs among ``run_names`` (a note when there are none)."""
+    """Show the stage table of the rerank runs among ``run_names`` (a note when there are none).
+
+    In an expander that computes its content only when open (each rerank run and its candidates are
+    scored again: not part of the Scoreboard's first visit, issue 26)."""
     from workbench.services.runs.stages import rerank_run_names
 
-    st.subheader("Pipeline stages")
-    reranks = rerank_run_names(store.runs, run_names)
+    section = st.expander("Pipeline stages of the rerank runs (computed when opened)", key=EXPANDER_KEY,
+                          on_change="rerun")
+    if not section.open:
+        return
+    with section:
+        _render(store, qrels_version, rerank_run_names(store.runs, run_names), missing, final_k)
+
+
+def _render(store: Any, qrels_version: str, reranks: Sequence[str], missing: str, final_k: int) -> None:
     if not reranks:
         st.caption("No rerank run among the chosen runs: make one with "
                    "`workbench run rerank --candidates RUN --depth 50 --name NAME`.")

@@ -40,6 +40,7 @@ BOXES: dict[str, Callable[[], dict[str, Any]]] = {
     "judge": lambda: {"position": None, "shown": None, "flash": None, "undo": [], "drafts": {}, "help": False},
     "adjudicate": lambda: {"msg": None, "at": 0, "clear_why": False, "clear_pick": False},
     "publish": lambda: {"msg": None, "clear": False},
+    "pool": lambda: {"msg": None},
 }
 """The per-session state of each part of the app, one mutable dict ("box") each.
 
@@ -125,6 +126,24 @@ CSS = """
 [data-testid="stLayoutWrapper"]:has(> .st-key-adjudicate_bar) {position: sticky; bottom: 0; z-index: 99;}
 .st-key-judge_bar, .st-key-adjudicate_bar {background: var(--wb-bar-bg, #ffffff); padding: 0.45rem 0 0.55rem 0;
     border-top: 1px solid rgba(128,128,128,0.35); box-shadow: 0 -0.4rem 0.6rem -0.5rem rgba(0,0,0,0.25);}
+/* The bar's labels are never cut (1024 px with the sidebar open: six buttons of about 100 px): a label
+   wraps at spaces, and the key hint goes under it when both do not fit on one line. */
+.st-key-judge_bar button, .st-key-adjudicate_bar button {padding-left: 0.4rem; padding-right: 0.4rem;
+    height: auto; min-height: 2.5rem;}
+.st-key-judge_bar button [data-testid="stMarkdownContainer"],
+.st-key-adjudicate_bar button [data-testid="stMarkdownContainer"] {white-space: normal; overflow: visible;
+    text-overflow: clip;}
+.st-key-judge_bar button p, .st-key-adjudicate_bar button p {white-space: normal; line-height: 1.2;}
+.st-key-judge_bar button span[data-has-shortcut], .st-key-adjudicate_bar button span[data-has-shortcut] {
+    flex-wrap: wrap; justify-content: center; row-gap: 0.1rem;}
+/* Less padding around the page: room for the bar's labels and for wide tables at 1024 px. */
+[data-testid="stMainBlockContainer"] {padding-top: 3.5rem; padding-left: 2rem; padding-right: 2rem;}
+/* Adjudicate: the document scrolls in what the desk leaves of the window (the judgments above it and
+   the bar with the rationale below it stay in view at 1400 x 900). */
+.st-key-adjudicate_doc .wb-doc {max-height: max(8rem, calc(100vh - 41rem));}
+/* "Topics near you": the marker has a column of its own, so every topic starts at the same x. */
+.wb-topics {font-size: 0.95rem; line-height: 1.6; margin-bottom: 0.6rem;}
+.wb-topics .wb-mark {display: inline-block; width: 1.3em;}
 </style>
 """
 
@@ -303,17 +322,27 @@ def sidebar_progress(state: QueueState) -> None:
                 text=f"Judged {state.n_graded} · unsure {state.n_unsure} · of {state.n_total} "
                      f"({100 * state.n_done / state.n_total:.0f}%)")
     current = state.entries[current_position(state) - 1].topic_id
-    lines = []
-    for topic_id in topic_window(list(state.progress), current):
-        done, total = state.progress[topic_id]
-        lines.append(f"{'▶' if topic_id == current else ' '} topic {topic_id}: {done}/{total}")
     sb.caption("Topics near you (judged/assigned):")
-    sb.text("\n".join(lines))
+    sb.html(topics_near_html(state.progress, current))
     sb.selectbox("Jump to topic", list(state.progress), index=None, key="sidebar_jump", on_change=_jump_to_topic,
                  placeholder=f"topic id ({len(state.progress)} topics)")
     if sb.toggle(f"All {len(state.progress)} topics", key="sidebar_all_topics"):  # drawn only when asked for
         sb.dataframe([{"topic": t, "judged": d, "assigned": n} for t, (d, n) in state.progress.items()],
                      hide_index=True, height=240)
+
+
+def topics_near_html(progress: Mapping[str, tuple[int, int]], current: str) -> str:
+    """The sidebar's "Topics near you": the current topic (marked ▶) and its neighbours
+    (``queue.topic_window``), one line each, ``topic ID: judged/assigned``. The marker sits in a
+    fixed-width column, so every line's text starts at the same x (``st.text`` strips the first
+    line's leading space, which put it out of line); ids are HTML-escaped."""
+    lines = []
+    for topic_id in topic_window(list(progress), current):
+        done, total = progress[topic_id]
+        mark, cls = ("▶", " wb-current") if topic_id == current else ("", "")
+        lines.append(f"<div class='wb-topic-line{cls}'><span class='wb-mark'>{mark}</span>"
+                     f"<span class='wb-topic-text'>topic {html.escape(topic_id)}: {done}/{total}</span></div>")
+    return f"<div class='wb-topics' data-testid='wb-topics'>{''.join(lines)}</div>"
 
 
 def status_marker(page: str) -> None:
@@ -377,7 +406,7 @@ KEY_GUARD = """<div class='wb-status'><script>
   const press = (key) => { const b = document.querySelector('.st-key-' + key + ' button'); if (b) { b.click(); } };
   document.addEventListener('keydown', (e) => {
     // Enter and Space never press a grade-bar button: only a click or the grade's own key saves.
-    if ((e.key === 'Enter' || e.key === ' ') && inBar(e.target)) {
+    if ((e.key === 'Enter' || e.key === ' ') && inBar(e.target) && !typing(e.target)) {
       e.preventDefault(); e.stopImmediatePropagation(); return;
     }
     if (typing(e.target) || e.altKey) { return; }
@@ -387,7 +416,7 @@ KEY_GUARD = """<div class='wb-status'><script>
     }
   }, true);
   document.addEventListener('keyup', (e) => {
-    if (e.key === ' ' && inBar(e.target)) { e.preventDefault(); e.stopImmediatePropagation(); }
+    if (e.key === ' ' && inBar(e.target) && !typing(e.target)) { e.preventDefault(); e.stopImmediatePropagation(); }
   }, true);
 })();
 </script></div>"""
@@ -503,19 +532,19 @@ def cached_scoreboard(
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _recall_chart(db_path: str, qrels_version: str, content_hash: str, run_names: tuple[str, ...], missing: str,
                   rel: int, cutoffs: tuple[int, ...], title: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from workbench.reports.charts import recall_curve_chart
+    from workbench.reports.charts import recall_curve_spec
 
     board = _scoreboard(db_path, qrels_version, content_hash, run_names, missing, rel, cutoffs)
-    spec = recall_curve_chart(list(board.evaluations.values()), title=title).to_dict()  # validated once
+    spec = recall_curve_spec(list(board.evaluations.values()), title=title)  # plain JSON: no altair import
     values = spec.pop("data")["values"]
-    spec.pop("datasets", None)
     return values, spec
 
 
 def recall_chart(qrels_version: str, run_names: Sequence[str], *, missing: str, title: str, rel: int = 1,
                  cutoffs: Sequence[int] = DEFAULT_CUTOFFS) -> None:
-    """The board's recall-vs-k chart (``reports.recall_curve_chart``); its Vega-Lite spec
-    is built once per board (altair's validation takes about a second on Cranfield)."""
+    """The board's recall-vs-k chart (``reports.charts.recall_curve_spec``: the CLI's altair chart as
+    plain Vega-Lite JSON, made without importing altair, which with its schema validation took
+    about 1.8 s of the Scoreboard's first visit on Cranfield); built once per board."""
     import pandas as pd
 
     info = store().qrels.get_qrels_info(qrels_version)
@@ -589,16 +618,48 @@ def float_columns(rows: Sequence[Mapping[str, object]], fmt: str = "%.4f") -> di
     return {c: st.column_config.NumberColumn(c, format=fmt) for c in sorted(cols)}
 
 
-def measure_columns(rows: Sequence[Mapping[str, object]]) -> dict[str, Any]:
+def measure_columns(rows: Sequence[Mapping[str, object]], fmt: str = "%.4f") -> dict[str, Any]:
     """``column_config`` for a runs x measures table that fits a 1400 px screen:
-    4-decimal numbers in small columns, the run name wider (values stay full precision)."""
+    numbers (``fmt``, 4 decimals by default) in small columns, the run name wider (values stay
+    full precision)."""
     cols: dict[str, Any] = {}
     for c in dict.fromkeys(k for r in rows for k in r):
         values = [r.get(c) for r in rows if r.get(c) is not None]
         if c == "run":
             cols[c] = st.column_config.TextColumn(c, width="medium", pinned=True)
         elif values and all(isinstance(v, float) for v in values):
-            cols[c] = st.column_config.NumberColumn(c, format="%.4f", width="small")
+            cols[c] = st.column_config.NumberColumn(c, format=fmt, width="small")
         elif values and all(isinstance(v, int) for v in values):
             cols[c] = st.column_config.NumberColumn(c, width="small")
     return cols
+
+
+def qrels_versions_table(versions: Sequence[QrelsVersionInfo], *, key: str,
+                         exported: Mapping[str, str] | None = None) -> None:
+    """Qrels versions in a layout that fits the page from 1024 px with the sidebar open: one row per
+    version with its lineage and counts (fixed column widths, about 600 px, widened to the page), then,
+    in an expander, each version's provenance and long fields (origin, creation, collection, content
+    hash, rule, note) in a table whose cells wrap to the page's width. Used by the Qrels versions and
+    Publish pages. ``exported``: version -> the state of its exported file (``ok``, ``-`` when not
+    exported, or what disagrees with the store), shown as a ``file`` column when given."""
+    text, number = st.column_config.TextColumn, st.column_config.NumberColumn
+    rows: list[dict[str, object]] = [
+        {"name": v.name, "parent": v.parent_version or "", "pool version": v.pool_version or "",
+         "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant} for v in versions]
+    if exported is not None:
+        for row, v in zip(rows, versions, strict=True):
+            row["file"] = exported.get(v.name, "-")
+    st.dataframe(
+        rows, hide_index=True, height="content", key=key,
+        column_config={"name": text("name", width=150, pinned=True), "parent": text("parent", width=140),
+                       "pool version": text("pool version", width=140), "topics": number("topics", width=60),
+                       "entries": number("entries", width=70), "relevant": number("relevant", width=70),
+                       "file": text("file", width=90, help="the exported file: ok, - (not exported), or what "
+                                                           "disagrees with the store (named below)")},
+    )
+    with st.expander("Details: origin, creation, collection, content hash, rule and note of each version"):
+        st.table(md_cells([
+            {"name": v.name, "origin": v.origin, "created": f"{v.created_at:%Y-%m-%d %H:%M}",
+             "created by": v.created_by, "collection": v.collection, "content hash": v.content_hash[:12],
+             "rule": v.rule, "note": v.note} for v in versions
+        ]))

@@ -136,11 +136,16 @@ def agreement(
     weights: Annotated[str, typer.Option(callback=options.choice("linear", "quadratic"),
                                          help="Kappa weights: linear or quadratic.")] = "linear",
 ) -> None:
-    """Cohen's weighted kappa per assessor pair and Krippendorff's alpha per topic and overall (TSV)."""
+    """Cohen's weighted kappa per assessor pair and Krippendorff's alpha per topic and overall (TSV). Then,
+    as on the UI's Agreement page, each model assessor against each person: the share given the model's grade,
+    kappa and alpha (scope MODEL|PERSON; once any judgment was saved with a model's grade pre-filled, also
+    MODEL|PERSON|pre-filled, with how many were confirmed, and MODEL|PERSON|not pre-filled)."""
     from workbench.services.judging import assessments as svc
+    from workbench.services.judging.model_assessor import model_agreement
 
     store = common.STATE.store(client="workbench agreement")
     rep = svc.agreement(store.judging, store.rubrics, store.pools, pool, weights=weights)  # type: ignore[arg-type]
+    models = model_agreement(store.judgments, store.pools, store.rubrics, pool, weights=weights)  # type: ignore[arg-type]
     common.out("figure\tscope\tvalue\tn_items\tnote")
 
     def line(figure: str, scope: str, value: float | None, n: int, reason: str) -> None:
@@ -152,6 +157,12 @@ def agreement(
         line("alpha_ordinal", f"topic {t}", f.value, f.n_items, f.reason)
     a = rep.alpha_overall
     line("alpha_ordinal", "all", a.value, a.n_items, a.reason)
+    for m in models:
+        scope = f"{m.model}|{m.person}" + ("" if m.subset == "all" else f"|{m.subset}")
+        confirmed = f"{m.n_confirmed} confirmed" if m.subset == "pre-filled" else ""
+        line("model_same_grade", scope, m.same_grade, m.n_items, confirmed or ("no items" if not m.n_items else ""))
+        line(f"model_kappa_{weights}", scope, m.kappa.value, m.kappa.n_items, m.kappa.reason)
+        line("model_alpha_ordinal", scope, m.alpha.value, m.alpha.n_items, m.alpha.reason)
 
 
 @app.command("publish")

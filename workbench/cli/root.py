@@ -77,6 +77,9 @@ COMMANDS = registry({
     "judge-with-model": ("model_assessor", "Grade a pool's documents with a model, through the same append-only "
                                            "save path as a person, as an assessor of kind 'model' (identity: "
                                            "model, weights hash, grade mapping)."),
+    "prefill": ("model_assessor", "Show or set a pool version's pre-fill mode (setting is lead only): with --model "
+                                  "NAME, assessors see that model assessor's grade pre-selected and marked as the "
+                                  "model's, and confirm or change it."),
     "stages": ("stages", "Recall per pipeline stage: R@D [candidates], R@k [final], nDCG@k [final], with ceilings, "
                          "macro and micro."),
     "depth-sweep": ("stages", "Rerank the top D of a run for each D: R@D of the candidates, R@k after reranking, "

@@ -48,6 +48,7 @@ ROOT_HELP = (
     '  simulate-sample   Draw a stratified sample again and again against...\n'
     "  strategy          Show or set a pool version's judging strategy and...\n"
     "  judge-with-model  Grade a pool's documents with a model, through the...\n"
+    "  prefill           Show or set a pool version's pre-fill mode (setting...\n"
     '  stages            Recall per pipeline stage: R@D [candidates], R@k...\n'
     '  depth-sweep       Rerank the top D of a run for each D: R@D of the...\n'
     '  ann-recall        ANN-recall@k of a dense run: |approximate top-k ∩...\n'

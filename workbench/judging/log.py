@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from workbench.judging.prefill import Prefill
 from workbench.types import Judgment
 
 ItemKey = tuple[str, str]
@@ -55,6 +56,9 @@ class StoredJudgment:
         pool_version: pool version of the assignment ("" when none).
         saved_at: commit time (or the imported judgment's timestamp).
         rubric_version: the rubric version it was checked against (``name@n``; "" before schema 2).
+        prefill: the model assessor's grade shown pre-selected when it was saved
+            (``judging.prefill``; None = nothing was pre-filled).
+        prefill_outcome: ``confirmed`` or ``changed`` when ``prefill`` is set, else "".
     """
 
     judgment_id: int
@@ -69,6 +73,8 @@ class StoredJudgment:
     pool_version: str
     saved_at: datetime
     rubric_version: str = ""
+    prefill: Prefill | None = None
+    prefill_outcome: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,14 +146,17 @@ class JudgmentLog(Protocol):
         ...
 
     def record_judgment_outcome(
-        self, judgment: Judgment, *, collection: str, pool_version: str = "", save_token: str | None = None
+        self, judgment: Judgment, *, collection: str, pool_version: str = "", save_token: str | None = None,
+        prefill: Prefill | None = None,
     ) -> SavedJudgment:
         """Append one judgment and say whether it landed or was a duplicate.
 
         A save token names one save *action*: a save whose token is stored
         already is a duplicate (nothing written) while the assessor's current
         judgment of the document equals it, else a correction that lands under
-        a derived token. None always appends.
+        a derived token. None always appends. ``prefill`` is the model grade
+        shown pre-selected (``judging.prefill``): the row records it and whether
+        the grade saved confirmed or changed it (``prefill_outcome``).
 
         Raises:
             UnknownNameError: unknown assessor or topic.
@@ -175,7 +184,8 @@ class JudgmentLog(Protocol):
     def record_note(
         self, collection: str, topic_id: str, doc_id: str, assessor: str, note: str, *, pool_version: str = ""
     ) -> SavedJudgment:
-        """Append a note on its own: the row keeps the assessor's current grade or unsure mark, or holds none.
+        """Append a note on its own: the row keeps the assessor's current grade or unsure mark (with
+        the pre-fill record of that grade's save), or holds none.
 
         Raises:
             UnknownNameError: unknown assessor or topic.
@@ -183,7 +193,8 @@ class JudgmentLog(Protocol):
         ...
 
     def undo_judgment(self, judgment_id: int, assessor: str) -> UndoneJudgment:
-        """Append a row restoring the state held before one of the assessor's saves (newest first).
+        """Append a row restoring the state held before one of the assessor's saves (newest first),
+        with the pre-fill record of the restored state.
 
         Raises:
             UnknownNameError: no such save of this assessor.

@@ -21,7 +21,9 @@ ranking from the order.
 
 Blind view: ``JudgingView`` carries the topic, the document and the
 assessor's *own* previous grade, never a run name, rank, score, priority or
-another assessor's grade.
+another assessor's grade. The one exception is opt-in and labelled: when a lead
+turns pre-fill on for the pool version (``judging.prefill``), the view carries
+the chosen *model* assessor's grade (``prefill``), shown as the model's.
 
 Source:
     Pooling with per-assessor random order to avoid order bias: Voorhees &
@@ -41,6 +43,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from workbench.errors import ValidationError
+from workbench.judging.prefill import Prefill
 from workbench.types import Document, Topic
 
 DEFAULT_BAND_SIZE = 20
@@ -208,7 +211,8 @@ class JudgingView:
     """Everything the judging screen may show for one document, and nothing more.
 
     Blind by construction: no run name, rank, score, priority or other
-    assessor's grade is a field here.
+    person's grade is a field here; a model assessor's grade only through
+    ``prefill``, which a lead turns on per pool version.
 
     Attributes:
         position: the item's 1-based position in the assessor's queue.
@@ -220,6 +224,9 @@ class JudgingView:
         own_grade: the assessor's own current grade, if they judged it already.
         own_unsure: True when their current judgment is "unsure".
         own_note: their current note ("" when none).
+        prefill: the model assessor's grade to show pre-selected and marked as the
+            model's (only when a lead turned pre-fill on for the pool version;
+            ``judging.prefill``); None otherwise.
     """
 
     position: int
@@ -231,6 +238,7 @@ class JudgingView:
     own_grade: int | None = None
     own_unsure: bool = False
     own_note: str = ""
+    prefill: Prefill | None = None
 
     @property
     def judged(self) -> bool:

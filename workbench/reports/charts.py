@@ -49,6 +49,45 @@ def recall_curve_chart(evaluations: Sequence[Evaluation], *, title: str = "Recal
     return chart.properties(title=title, width=520, height=320)
 
 
+def recall_curve_spec(evaluations: Sequence[Evaluation], *, title: str = "Recall curve") -> dict[str, Any]:
+    """The Vega-Lite spec of ``recall_curve_chart`` as a plain dict, built without altair.
+
+    For the app's Scoreboard: importing altair and validating the spec against its schema cost
+    about 1.8 s on a Cranfield board (issue 26); this is the same JSON (the altair chart's
+    ``to_dict()`` without ``$schema`` and ``config``; ``tests/scoring/test_reports_and_records.py``
+    compares the two), made directly.
+
+    Args:
+        evaluations: one per run (their curves).
+        title: chart title.
+
+    Returns:
+        The spec, data inline under ``data.values`` (one ``{"k", "R@k", "run"}`` point per run and
+        k = 1..depth, then the ceiling's).
+    """
+    ceiling_name = "ceiling min(k,|R|)/|R|"
+    points: list[dict[str, Any]] = [{"k": k, "R@k": v, "run": e.run_name}
+                                    for e in evaluations for k, v in enumerate(e.curve.macro, 1)]
+    if evaluations:
+        longest = max(evaluations, key=lambda e: e.curve.depth)
+        points += [{"k": k, "R@k": v, "run": ceiling_name} for k, v in enumerate(longest.curve.ceiling, 1)]
+    depth = max((e.curve.depth for e in evaluations), default=1)
+    return {
+        "data": {"values": points},
+        "mark": {"type": "line"},
+        "encoding": {
+            "color": {"field": "run", "title": "run", "type": "nominal"},
+            "strokeDash": {"condition": {"test": f"(datum.run === '{ceiling_name}')", "value": [4, 4]}, "value": [1, 0]},
+            "x": {"field": "k", "scale": {"domain": [1, max(2, depth)], "type": "log"}, "title": "cutoff k",
+                  "type": "quantitative"},
+            "y": {"field": "R@k", "scale": {"domain": [0, 1]}, "title": "R@k (macro)", "type": "quantitative"},
+        },
+        "height": 320,
+        "title": title,
+        "width": 520,
+    }
+
+
 def save_chart(chart: Any, path: str | Path) -> Path:
     """Write a chart by suffix: ``.png`` (vl-convert, scale 2), ``.svg``, ``.json`` or ``.html`` (self-contained).
 

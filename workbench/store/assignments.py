@@ -22,6 +22,7 @@ class QueueEntry:
         judged: the assessor has a current judgment on it (a grade or unsure).
         grade: the assessor's current grade (None when unsure or not judged).
         unsure: the current judgment is "unsure".
+        note: the assessor's current note on it ("" when none; a note saved on its own counts).
     """
 
     position: int
@@ -32,6 +33,7 @@ class QueueEntry:
     judged: bool
     grade: int | None = None
     unsure: bool = False
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,10 @@ and the counts behind agreement.
   graded for a topic, nobody is asked to judge the others, and ``score --dedupe
   groups`` scores the group by its judged member. Judging stays blind either way:
   a queue only loses entries, it never shows a grade.
+* pre-fill: ``prefill_settings`` is append-only (view ``current_prefill_settings``); when a
+  lead turns it on for a pool version, the judging view of a document the chosen model
+  assessor graded carries that grade (``JudgingView.prefill``; ``judging.prefill``), for the
+  documents ``is_prefilled`` selects. Off (the default), the view holds no model's grade.
 * progress: per-topic counts of a pool version, per-assessor counts and times
   (lead-only); values in ``store.progress``;
 * agreement: over a campaign (1,000 topics x 1,000 documents x 2 assessors: 2e6
@@ -42,6 +46,7 @@ from typing import Any
 from workbench.errors import UnknownNameError, ValidationError, shown
 from workbench.judging.agreement import AgreementCounts, counts_from_profiles
 from workbench.judging.groups import GROUP_MODES, GroupMode
+from workbench.judging.prefill import Prefill, PrefillSetting, check_share, is_prefilled
 from workbench.judging.queue import JudgingView, topic_order
 from workbench.store._rows import ItemKey, _one
 from workbench.store.assignments import AssignReport, QueueEntry, queue_filters
@@ -73,6 +78,23 @@ per (topic, document, assessor) is the assessor's state, as ``current_judgments`
 defines it (``arg_max_null``: its grade, NULL when it is unsure or no judgment);
 items graded by fewer than two are left out before the lineage filter (it keeps
 only items of the pool versions)."""
+
+
+_PREFILL_COLUMNS = "pool_version, model_assessor, share, set_by, set_at"
+
+
+def _prefill_of(cur: Any, pool_version: str, collection: str, topic_id: str, doc_id: str,
+                assessor: str) -> Prefill | None:
+    """The model grade to pre-fill for one document of an assessor's queue, or None (pre-fill off,
+    the document not among the ``share`` drawn, or the model has no current grade of it)."""
+    row = _one(cur.execute(
+        "SELECT s.model_assessor, s.share, (SELECT grade FROM current_judgments j WHERE j.collection = ? "
+        "AND j.topic_id = ? AND j.doc_id = ? AND j.assessor = s.model_assessor) "
+        "FROM current_prefill_settings s WHERE s.pool_version = ? AND s.model_assessor IS NOT NULL",
+        [collection, topic_id, doc_id, pool_version]))
+    if row is None or row[2] is None or not is_prefilled(float(row[1]), assessor, topic_id, doc_id):
+        return None
+    return Prefill(row[0], int(row[2]))
 
 
 class Judging:
@@ -179,7 +201,7 @@ class Judging:
         return AssignReport(pool_version, batch, added, skipped)
 
     def assessor_queue(self, assessor: str) -> list[QueueEntry]:
-        """An assessor's queue in judging order, with a judged flag per entry.
+        """An assessor's queue in judging order, with a judged flag, the current grade and note per entry.
 
         Positions are renumbered 1..n in stored order (gaps cannot occur, but
         the UI relies on a dense numbering). Documents of a topic whose judging
@@ -190,18 +212,19 @@ class Judging:
             # The assessor's latest row per document is their state (see store.judgments).
             shown = queue_filters(cur)
             rows = cur.execute(
-                "WITH mine AS (SELECT collection, topic_id, doc_id, grade, unsure, row_number() OVER ("
+                "WITH mine AS (SELECT collection, topic_id, doc_id, grade, unsure, note, row_number() OVER ("
                 "      PARTITION BY collection, topic_id, doc_id ORDER BY judgment_id DESC) AS rn "
                 "      FROM judgments WHERE assessor = ?) "
                 "SELECT a.pool_version, a.collection, a.topic_id, a.doc_id, "
-                "       coalesce(m.grade IS NOT NULL OR m.unsure, false), m.grade, coalesce(m.unsure, false) "
+                "       coalesce(m.grade IS NOT NULL OR m.unsure, false), m.grade, coalesce(m.unsure, false), "
+                "       coalesce(m.note, '') "
                 "FROM assignments a LEFT JOIN mine m ON m.rn = 1 AND m.collection = a.collection "
                 "     AND m.topic_id = a.topic_id AND m.doc_id = a.doc_id "
                 f"WHERE a.assessor = ?{shown} ORDER BY a.position, a.assignment_id",
                 [assessor, assessor],
             ).fetchall()
-        return [QueueEntry(i, p, c, t, d, bool(j), None if g is None else int(g), bool(u))
-                for i, (p, c, t, d, j, g, u) in enumerate(rows, 1)]
+        return [QueueEntry(i, p, c, t, d, bool(j), None if g is None else int(g), bool(u), str(n))
+                for i, (p, c, t, d, j, g, u, n) in enumerate(rows, 1)]
 
     def judging_view(self, assessor: str, position: int) -> JudgingView | None:
         """What the judging screen shows at a queue position (blind: no run,
@@ -238,6 +261,7 @@ class Judging:
                 "AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC LIMIT 1",
                 [collection, topic_id, doc_id, assessor],
             ))
+            prefill = _prefill_of(cur, pool_version, collection, topic_id, doc_id, assessor)
         topic = Topic(topic_id, *(t or ("(topic text missing)", "", "")))
         document = Document(doc_id, *(d or ("", "(document text missing from the collection version)")))
         return JudgingView(
@@ -250,6 +274,7 @@ class Judging:
             own_grade=None if own is None or own[0] is None else int(own[0]),
             own_unsure=bool(own[1]) if own else False,
             own_note=own[2] if own else "",
+            prefill=prefill,
         )
 
     # -- judging order: strategies, re-ordering, topic stops ---------------------------
@@ -414,6 +439,45 @@ class Judging:
             row = cur.execute("SELECT mode FROM current_group_modes WHERE pool_version = ?",
                               [pool_version]).fetchone()
         return "skip" if row is not None and row[0] == "skip" else "offer"
+
+    # -- pre-fill ------------------------------------------------------------------------------
+
+    def set_prefill(self, pool_version: str, model: str | None, *, lead: str, share: float = 1.0) -> PrefillSetting:
+        """Turn pre-fill on (``model``: a model assessor) or off (None) for a pool version (one
+        append-only row).
+
+        Raises:
+            PermissionDeniedError: ``lead`` is not a lead.
+            UnknownNameError: unknown pool version, or ``model`` is not a model assessor
+                (the known ones are listed).
+            ValidationError: ``share`` outside (0, 1].
+        """
+        share = check_share(share)
+        with self._gateway.transaction(f"set pre-fill of {pool_version}") as cur:
+            require_lead(cur, lead, "set pre-fill")
+            pool_row(cur, pool_version)
+            if model is not None and not _one(cur.execute(
+                    "SELECT count(*) FROM model_assessors WHERE user_name = ?", [model]))[0]:
+                known = [r[0] for r in cur.execute("SELECT user_name FROM model_assessors ORDER BY 1").fetchall()]
+                raise UnknownNameError("model assessor", model, known)
+            cur.execute("INSERT INTO prefill_settings (pool_version, model_assessor, share, set_by) "
+                        "VALUES (?, ?, ?, ?)", [pool_version, model, share, lead])
+            row = _one(cur.execute(f"SELECT {_PREFILL_COLUMNS} FROM current_prefill_settings WHERE pool_version = ?",
+                                   [pool_version]))
+        return PrefillSetting(*row)
+
+    def prefill_setting(self, pool_version: str) -> PrefillSetting:
+        """A pool version's current pre-fill setting (off when none was set)."""
+        with self._gateway.connection("read pre-fill setting") as cur:
+            row = _one(cur.execute(f"SELECT {_PREFILL_COLUMNS} FROM current_prefill_settings WHERE pool_version = ?",
+                                   [pool_version]))
+        return PrefillSetting(pool_version, None) if row is None else PrefillSetting(*row)
+
+    def prefill_used(self, collection: str) -> bool:
+        """True when any save of the collection was shown a pre-filled grade."""
+        with self._gateway.connection("read pre-fill use") as cur:
+            return bool(_one(cur.execute("SELECT EXISTS (SELECT 1 FROM judgments WHERE collection = ? "
+                                         "AND prefill_assessor IS NOT NULL)", [collection]))[0])
 
     # -- progress and agreement ------------------------------------------------------------
 

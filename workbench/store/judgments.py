@@ -25,6 +25,7 @@ from workbench.judging.log import (
     StoredJudgment,
     UndoneJudgment,
 )
+from workbench.judging.prefill import Prefill, prefill_outcome
 from workbench.store._rows import _one
 from workbench.store.core import Gateway
 from workbench.store.model_assessors import MODEL_ASSESSOR, PERSON_ASSESSOR
@@ -35,11 +36,19 @@ from workbench.types import Judgment
 
 _JUDGMENT_COLUMNS = (
     "judgment_id, collection, topic_id, doc_id, assessor, grade, unsure, note, duration_ms, "
-    "pool_version, saved_at, coalesce(rubric_version, '')"
+    "pool_version, saved_at, coalesce(rubric_version, ''), prefill_assessor, prefill_grade, "
+    "coalesce(prefill_outcome, '')"
 )
 
+
+def _stored(r: Sequence[Any]) -> StoredJudgment:
+    """A ``_JUDGMENT_COLUMNS`` row as ``StoredJudgment``."""
+    prefill = None if r[12] is None or r[13] is None else Prefill(r[12], int(r[13]))
+    return StoredJudgment(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], prefill, r[14])
+
 _LATEST = (
-    "SELECT judgment_id, grade, unsure, note, collection, topic_id, doc_id, pool_version FROM judgments "
+    "SELECT judgment_id, grade, unsure, note, collection, topic_id, doc_id, pool_version, prefill_assessor, "
+    "prefill_grade, prefill_outcome FROM judgments "
     "WHERE collection = ? AND topic_id = ? AND doc_id = ? AND assessor = ? ORDER BY judgment_id DESC"
 )
 
@@ -81,11 +90,13 @@ class Judgments:
             latest = _one(cur.execute(_LATEST + " LIMIT 1", [collection, topic_id, doc_id, user.name]))
             grade = None if latest is None or latest[1] is None else int(latest[1])
             unsure = bool(latest[2]) if latest is not None else False
+            kept = list(latest[8:11]) if latest is not None else [None, None, None]  # the grade's pre-fill record
             row = _one(cur.execute(
                 "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
-                "duration_ms, pool_version, rubric_version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING judgment_id",
+                "duration_ms, pool_version, rubric_version, prefill_assessor, prefill_grade, prefill_outcome) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?) RETURNING judgment_id",
                 [collection, topic_id, doc_id, user.name, grade, unsure, note, pool_version,
-                 read_rubric(cur, collection).version_id],
+                 read_rubric(cur, collection).version_id, *kept],
             ))
         return SavedJudgment(int(row[0]), True, grade, unsure)
 
@@ -122,8 +133,8 @@ class Judgments:
                 raise UnknownNameError(f"save of {assessor!r}", str(judgment_id), mine)
             collection, topic_id, doc_id = row
             history = cur.execute(
-                "SELECT judgment_id, grade, unsure, note, pool_version, undoes, coalesce(rubric_version, '') "
-                "FROM judgments WHERE collection = ? "
+                "SELECT judgment_id, grade, unsure, note, pool_version, undoes, coalesce(rubric_version, ''), "
+                "prefill_assessor, prefill_grade, prefill_outcome FROM judgments WHERE collection = ? "
                 "AND topic_id = ? AND doc_id = ? AND assessor = ? ORDER BY judgment_id",
                 [collection, topic_id, doc_id, assessor],
             ).fetchall()
@@ -141,13 +152,14 @@ class Judgments:
             grade = None if before is None or before[1] is None else int(before[1])
             unsure = bool(before[2]) if before is not None else False
             note = str(before[3]) if before is not None else ""
-            # The restored grade keeps the rubric version it was given under.
+            # The restored grade keeps the rubric version it was given under, and its pre-fill record.
             new = _one(cur.execute(
                 "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
-                "duration_ms, pool_version, undoes, rubric_version) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?) "
-                "RETURNING judgment_id",
+                "duration_ms, pool_version, undoes, rubric_version, prefill_assessor, prefill_grade, "
+                "prefill_outcome) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?) RETURNING judgment_id",
                 [collection, topic_id, doc_id, assessor, grade, unsure, note, history[at][4], judgment_id,
-                 before[6] if before is not None else ""],
+                 before[6] if before is not None else "",
+                 *(list(before[7:10]) if before is not None else [None, None, None])],
             ))
         return UndoneJudgment(int(new[0]), judgment_id, topic_id, doc_id, grade, unsure,
                               grade is not None or unsure)
@@ -191,6 +203,7 @@ class Judgments:
         collection: str,
         pool_version: str = "",
         save_token: str | None = None,
+        prefill: Prefill | None = None,
     ) -> SavedJudgment:
         """Append one judgment and say whether it landed or was a duplicate.
 
@@ -208,6 +221,8 @@ class Judgments:
             pool_version: the pool version of the assignment ("" when none).
             save_token: client idempotency key of the save action; None always
                 appends.
+            prefill: the model assessor's grade shown pre-selected (None: none was);
+                the row records it and ``prefill_outcome`` (confirmed or changed).
 
         Returns:
             ``SavedJudgment``: the current row id, whether a row was appended,
@@ -231,7 +246,7 @@ class Judgments:
         # committed row (or, if it rolled back, inserts this save).
         for attempt in range(20):
             try:
-                return self._insert_judgment(j, collection, pool_version, save_token)
+                return self._insert_judgment(j, collection, pool_version, save_token, prefill)
             except StoreLockedError:
                 raise
             except StoreError:
@@ -241,10 +256,10 @@ class Judgments:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _insert_judgment(
-        self, j: Judgment, collection: str, pool_version: str, save_token: str | None
+        self, j: Judgment, collection: str, pool_version: str, save_token: str | None, prefill: Prefill | None
     ) -> SavedJudgment:
         with self._gateway.transaction("save judgment") as cur:
-            return self._save_in(cur, j, collection, pool_version, save_token)
+            return self._save_in(cur, j, collection, pool_version, save_token, prefill=prefill)
 
     def _save_in(
         self,
@@ -256,6 +271,7 @@ class Judgments:
         *,
         saved_at: datetime | None = None,
         repeat: Literal["correction", "skip"] = "correction",
+        prefill: Prefill | None = None,
     ) -> SavedJudgment:
         """The save path inside an open transaction: token check, rubric, topic, one appended row.
 
@@ -293,13 +309,15 @@ class Judgments:
             known = [r[0] for r in cur.execute(
                 "SELECT topic_id FROM topics WHERE collection = ?", [collection]).fetchall()]
             raise UnknownNameError(f"topic of collection {collection!r}", j.topic_id, known)
+        shown = [None, None, None] if prefill is None else [
+            prefill.assessor, int(prefill.grade), prefill_outcome(prefill, j.grade, bool(j.unsure))]
         row = _one(cur.execute(
             "INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade, unsure, note, "
-            "duration_ms, pool_version, save_token, rubric_version, saved_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, current_timestamp)) "
+            "duration_ms, pool_version, save_token, rubric_version, saved_at, prefill_assessor, prefill_grade, "
+            "prefill_outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, current_timestamp), ?, ?, ?) "
             "RETURNING judgment_id",
             [collection, j.topic_id, j.doc_id, j.assessor, j.grade, bool(j.unsure), j.note,
-             int(j.duration_ms), pool_version, token, rubric.version_id, saved_at],
+             int(j.duration_ms), pool_version, token, rubric.version_id, saved_at, *shown],
         ))
         # the import path reports the judging setting unknown (True), as its bulk path does
         has_setting = (bool(pool_version) and bool(setting)) if repeat == "correction" else True
@@ -395,7 +413,7 @@ class Judgments:
                 "ORDER BY topic_id, doc_id, assessor, judgment_id",
                 [collection, *params],
             ).fetchall()
-        return [StoredJudgment(*r) for r in rows]
+        return [_stored(r) for r in rows]
 
     def current_states(
         self, collection: str, assessor: str, items: Iterable[ItemKey]
@@ -461,7 +479,7 @@ class Judgments:
                 "ORDER BY topic_id, doc_id, assessor",
                 [collection, *params],
             ).fetchall()
-        return [StoredJudgment(*r) for r in rows]
+        return [_stored(r) for r in rows]
 
     def model_judgments(self, collection: str, pool_version: str | None = None) -> list[StoredJudgment]:
         """Model assessors' current judgments (lead-only information: Agreement,
@@ -477,7 +495,7 @@ class Judgments:
                 f"AND {MODEL_ASSESSOR} ORDER BY topic_id, doc_id, assessor",
                 [collection, *params],
             ).fetchall()
-        return [StoredJudgment(*r) for r in rows]
+        return [_stored(r) for r in rows]
 
     def first_judged(self, collection: str, pool_version: str) -> dict[str, list[str]]:
         """topic_id -> the documents of one pool version people have graded, in the
@@ -513,7 +531,7 @@ class Judgments:
             params.append(assessor)
         with self._gateway.connection("read judgment history") as cur:
             rows = cur.execute(sql + " ORDER BY judgment_id", params).fetchall()
-        return [StoredJudgment(*r) for r in rows]
+        return [_stored(r) for r in rows]
 
     def count_judgments(self, collection: str | None = None) -> int:
         """Number of saves (rows of ``judgments``), all history included."""

@@ -417,6 +417,20 @@ class Qrels:
                 "the workbench. Nothing was read; restore the store from a backup, or import or publish the "
                 "qrels again under a new name.")
 
+    def relevant_topics(self, name: str, rel: int = 1) -> list[str]:
+        """The topics of a qrels version with |R| > 0 (a grade >= ``rel``, negative grades never), natural
+        order; one grouped query, no entries read into Python (the Scoreboard's run coverage). The
+        content hash is not checked here: scoring reads the entries through ``get_qrels``.
+
+        Raises:
+            UnknownNameError: no such version.
+        """
+        with self._gateway.connection("read qrels topics") as cur:
+            self._qrels_info(cur, name)
+            rows = cur.execute("SELECT DISTINCT topic_id FROM qrels_entries WHERE qrels_version = ? AND grade >= ?",
+                               [name, max(int(rel), 0)]).fetchall()
+        return sorted((r[0] for r in rows), key=natural_key)
+
     def qrels_grade_counts(self, name: str) -> dict[int, int]:
         """grade -> number of entries of a qrels version, grades ascending.
 

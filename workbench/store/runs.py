@@ -449,6 +449,24 @@ class Runs:
         rows.sort(key=lambda r: natural_key(r[0]))
         return [RunTopicStatus(t, s, int(n), m, None if lat is None else float(lat)) for t, s, n, m, lat in rows]
 
+    def covered_topics(self, names: Sequence[str]) -> dict[str, set[str]]:
+        """run name -> the topics it has results for (status ``ok``: one or more results), from the
+        per-topic status rows alone (one query for every run; no run entry is read).
+
+        Raises:
+            UnknownNameError: an unknown run.
+        """
+        with self._gateway.connection("read run coverage") as cur:
+            for name in dict.fromkeys(names):
+                self._require_run(cur, name)
+            rows = cur.execute(
+                "SELECT run_name, topic_id FROM run_topics WHERE list_contains(?, run_name) AND status = 'ok' "
+                "AND n_results > 0", [list(names)]).fetchall()
+        out: dict[str, set[str]] = {name: set() for name in names}
+        for name, topic_id in rows:
+            out[name].add(topic_id)
+        return out
+
     def list_runs(self, collection: str | None = None) -> list[RunInfo]:
         """Stored runs, oldest first (then by name); all collections when None."""
         return [s.info for s in self.run_summaries(collection)]

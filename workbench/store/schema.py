@@ -16,6 +16,7 @@ Lineage, from raw data to numbers::
           ── adjudications (append-only; current = latest per topic/doc)
           ── judging_settings (strategy, stopping; per pool version) ── topic_orders (re-orderings, stops)
           ── model_assessors (users of kind model: model, weights hash, grade mapping)
+          ── prefill_settings (per pool version: the model assessor whose grades are pre-filled, share)
     qrels_versions (immutable: parent, pool_version, rule, counts, content_hash, sample_design) ── qrels_entries
                                                                                 ── qrels_model_inputs
                                                                                 ── qrels_exports
@@ -38,7 +39,7 @@ Rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 DDL_V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta (
@@ -634,6 +635,29 @@ DDL_V13_SAMPLES: tuple[str, ...] = (
     "ALTER TABLE qrels_versions ADD COLUMN IF NOT EXISTS sample_design VARCHAR DEFAULT ''",
 )
 
+DDL_V14_PREFILL: tuple[str, ...] = (
+    # Pre-fill (issue 26): a lead lets a model assessor's grade be shown pre-selected on the
+    # Judge page for a pool version (append-only; the latest row per pool version is current;
+    # model_assessor NULL = off). ``share`` < 1 pre-fills a seeded share of each assessor's documents.
+    "CREATE SEQUENCE IF NOT EXISTS prefill_setting_seq",
+    """CREATE TABLE IF NOT EXISTS prefill_settings (
+        setting_id BIGINT PRIMARY KEY DEFAULT nextval('prefill_setting_seq'),
+        pool_version VARCHAR NOT NULL,
+        model_assessor VARCHAR,                   -- a user of kind model; NULL = pre-fill off
+        share DOUBLE NOT NULL DEFAULT 1.0,        -- share of each assessor's documents pre-filled (0, 1]
+        set_by VARCHAR NOT NULL,
+        set_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+    )""",
+    """CREATE OR REPLACE VIEW current_prefill_settings AS
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT *, row_number() OVER (PARTITION BY pool_version ORDER BY setting_id DESC) AS rn
+            FROM prefill_settings) WHERE rn = 1""",
+    # What a save was shown pre-filled, and what the assessor did with it (NULL = nothing pre-filled).
+    "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prefill_assessor VARCHAR",
+    "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prefill_grade INTEGER",
+    "ALTER TABLE judgments ADD COLUMN IF NOT EXISTS prefill_outcome VARCHAR",  # confirmed | changed
+)
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # from_version -> statements that bring the store to from_version + 1.
     0: DDL_V1,
@@ -649,6 +673,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     10: DDL_V11_GROUP_MODES,  # group_modes: duplicate groups offered to the lead or skipped in queues (issue 13)
     11: DDL_V12_QRELS_EXPORTS,  # qrels_exports: versions whose file the labels folder must hold (issue 26)
     12: DDL_V13_SAMPLES,  # pools.kind; sample pools: entries' strata and inclusion, strata counts, frame (issue 25)
+    13: DDL_V14_PREFILL,  # prefill_settings; judgments.prefill_* (a model's grade pre-selected, confirmed or changed)
 }
 """Forward migrations. A store at version v runs MIGRATIONS[v], MIGRATIONS[v+1], ...
 up to SCHEMA_VERSION, each step in one transaction. Never edit a shipped step;

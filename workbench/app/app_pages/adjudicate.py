@@ -1,8 +1,9 @@
 """Adjudicate (leads): the documents that need a decision (grades differ, or an
 assessor was unsure), widest grade spread first, one at a time at a desk that
-works like the Judge page: the topic and the document text (query terms
-marked) are open, each assessor's grade, note and time are listed, and the
-grade bar stays at the bottom of the window with the grade keys.
+works like the Judge page: the topic, each assessor's grade, note and time,
+the suggestion, and the document text (query terms marked; it scrolls in the
+height left) are open, and the bar with the rationale and the grade keys stays
+at the bottom of the window.
 
 The final-grade rule's decision for the document (its fallback, e.g. the lower
 median) is the *suggestion*: its button is pre-selected and marked "suggested",
@@ -101,15 +102,20 @@ def _item(item: svc.DeskItem, collection: str, rubric, index: int, n: int) -> No
     state = "adjudicated" if row.adjudication is not None else "pending"
     st.caption(f"{index + 1} of {n} · {state} · topic {widgets.md_escape(row.topic_id)} · document "
                f"{widgets.md_escape(row.doc_id)} · spread {row.spread}")
-    if topic is not None:
-        view = JudgingView(0, 0, collection, "", topic, doc)
+    view = JudgingView(0, 0, collection, "", topic, doc) if topic is not None else None
+    if view is not None:
         widgets.render_topic(view)
-        widgets.render_document(view)
-    st.dataframe(  # plain text cells: notes are never rendered as Markdown
-        [{"assessor": j.assessor, "grade": widgets.grade_text(j.grade, rubric), "note": j.note,
-          "time on document": f"{j.duration_ms / 1000:.1f} s", "saved": f"{j.saved_at:%Y-%m-%d %H:%M}"}
+    # The judgments and the suggestion come before the document, which scrolls in what is left of the
+    # window: at 1400 x 900 none of them is under the bar (issue 26).
+    text = st.column_config.TextColumn
+    st.dataframe(  # plain text cells: notes are never rendered as Markdown; fits 1024 px, the note widens
+        [{"assessor": j.assessor, "grade": widgets.grade_text(j.grade, rubric),
+          "time": f"{j.duration_ms / 1000:.1f} s", "saved": f"{j.saved_at:%Y-%m-%d %H:%M}", "note": j.note}
          for j in row.judgments],
-        hide_index=True, key="adjudicate_judgments",
+        hide_index=True, key="adjudicate_judgments", height="content",
+        column_config={"assessor": text("assessor", width=140), "grade": text("grade", width=130),
+                       "time": text("time", width=70, help="time on the document"),
+                       "saved": text("saved", width=130), "note": text("note", width=170, help="the assessor's note")},
     )
     sections.model_suggestion(row, rubric)
     s = item.suggestion
@@ -122,12 +128,22 @@ def _item(item: svc.DeskItem, collection: str, rubric, index: int, n: int) -> No
         a = row.adjudication
         st.caption(f"Adjudicated: {widgets.md_escape(widgets.grade_text(a.grade, rubric))} by "
                    f"{widgets.md_escape(a.lead)}: {widgets.md_escape(a.rationale)}")
+    if view is not None:
+        with st.container(key="adjudicate_doc"):
+            widgets.render_document(view)
 
 
 def _grade_bar(pool_version: str, item: svc.DeskItem, rubric, index: int, n: int) -> None:
-    st.text_input("Rationale", key="adjudicate_why",
-                  placeholder="Why this grade is final (needed for a grade other than the suggestion)")
+    """The rationale, Previous and Next, then the grades and Accept: kept at the bottom of the window."""
     with st.container(key="adjudicate_bar"):
+        top = st.columns([6, 1, 1], vertical_alignment="bottom")
+        top[0].text_input("Rationale", key="adjudicate_why", label_visibility="collapsed",
+                          placeholder="Rationale: why this grade is final (needed for a grade other than the "
+                                      "suggestion)")
+        top[1].button("Previous", key="adjudicate_prev", shortcut="P", on_click=_move, args=(index - 1,),
+                      disabled=index == 0, width="stretch")
+        top[2].button("Next", key="adjudicate_next", shortcut="N", on_click=_move, args=(index + 1,),
+                      disabled=index >= n - 1, width="stretch")
         cols = st.columns(len(rubric.grades) + 1)
         for col, g in zip(cols, rubric.grades, strict=False):
             suggested = item.suggestion.grade == g.grade
@@ -137,11 +153,6 @@ def _grade_bar(pool_version: str, item: svc.DeskItem, rubric, index: int, n: int
                        args=(pool_version, item, g.grade))
         cols[-1].button("Accept suggestion", key="adjudicate_accept", shortcut="A", width="stretch",
                         disabled=item.suggestion.grade is None, on_click=_accept, args=(pool_version, item))
-        nav = st.columns(2)
-        nav[0].button("Previous", key="adjudicate_prev", shortcut="P", on_click=_move, args=(index - 1,),
-                      disabled=index == 0, width="stretch")
-        nav[1].button("Next", key="adjudicate_next", shortcut="N", on_click=_move, args=(index + 1,),
-                      disabled=index >= n - 1, width="stretch")
 
 
 def _batch(pool_version: str, desk: svc.AdjudicationDesk, collection: str) -> None:
@@ -151,12 +162,17 @@ def _batch(pool_version: str, desk: svc.AdjudicationDesk, collection: str) -> No
         return
     st.subheader("Accept suggestions in a batch")
     titles = widgets.cached_titles(collection, "", [i.row.doc_id for i in pending[:BATCH_SHOWN]])
-    st.dataframe(
-        [{"topic": i.row.topic_id, "document": i.row.doc_id, "title": titles[i.row.doc_id],
+    text = st.column_config.TextColumn
+    st.dataframe(  # fixed widths (about 650 px: 1024 px with the sidebar open), widened to the page
+        [{"topic": i.row.topic_id, "document": i.row.doc_id,
+          "suggestion": "" if i.suggestion.grade is None else str(i.suggestion.grade),
           "grades": ", ".join(f"{j.assessor}: {'unsure' if j.grade is None else j.grade}" for j in i.row.judgments),
-          "suggestion": "" if i.suggestion.grade is None else str(i.suggestion.grade), "why": i.suggestion.reason}
+          "why": i.suggestion.reason, "title": titles[i.row.doc_id]}
          for i in pending[:BATCH_SHOWN]],
         hide_index=True, key="adjudicate_batch_table",
+        column_config={"topic": text("topic", width=60), "document": text("document", width=90),
+                       "suggestion": text("suggestion", width=85), "grades": text("grades", width=150),
+                       "why": text("why", width=130), "title": text("title", width=130)},
     )
     labels = {f"{i.row.topic_id}\x1f{i.row.doc_id}": i for i in pending}
     picked = st.multiselect("Documents", list(labels), key="adjudicate_pick",
@@ -173,13 +189,15 @@ def _batch(pool_version: str, desk: svc.AdjudicationDesk, collection: str) -> No
 def main() -> None:
     widgets.require_session(lead=True)
     st.title("Adjudicate")
-    pool_version = widgets.pool_picker("adjudicate")
+    c0, c1, c2 = st.columns([3, 3, 2], vertical_alignment="bottom")  # one row: the desk needs the height
+    with c0:
+        pool_version = widgets.pool_picker("adjudicate")
     if pool_version is None:
         return
-    c1, c2 = st.columns([3, 2])
     rule = c1.selectbox("Suggestions from the final-grade rule", rule_names(), index=rule_names().index(DEFAULT_RULE),
                         key="adjudicate_rule", format_func=lambda r: f"{r}: {get_rule(r).description}")
-    include = c2.checkbox("Include documents already adjudicated", value=False, key="adjudicate_show_done")
+    include = c2.checkbox("Include adjudicated", value=False, key="adjudicate_show_done",
+                          help="Also list the documents already adjudicated (after the pending ones).")
     box = widgets.box("adjudicate")
     if box["clear_why"]:  # set by a callback after its store write; cleared here, before the widget exists
         st.session_state["adjudicate_why"] = ""

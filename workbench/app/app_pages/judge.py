@@ -27,9 +27,12 @@ import streamlit as st
 
 from workbench.app import widgets
 from workbench.errors import WorkbenchError
+from workbench.judging.prefill import prefill_outcome
 from workbench.judging.queue import JudgingView
 from workbench.services.judging import assessments as svc
 
+PREFILL_HELP = ("A lead turned pre-fill on for this pool: a model's grade is shown pre-selected. Saving that "
+                "grade records that you confirmed it; another grade (or Unsure) records that you changed it.")
 KEYS_EXTRA = (("U", "unsure"), ("N", "next"), ("P", "previous"), ("Backspace / Ctrl+Z", "undo the last save"),
               ("?", "this list"))
 
@@ -66,6 +69,9 @@ def _save(view: JudgingView, grade: int | None, unsure: bool, token: str, shown_
         judge["undo"].append((saved.judgment_id, view.position))
     judge["drafts"].pop(_draft_key(view), None)
     what = "unsure" if saved.unsure else f"grade {saved.grade}"
+    if view.prefill is not None:
+        what += (" (the model's grade, confirmed)" if prefill_outcome(view.prefill, saved.grade, saved.unsure)
+                 == "confirmed" else f" (the model's {view.prefill.grade} changed)")
     verb = "Saved" if saved.new else "Already saved"
     _flash(judge, "saved", f"{verb} {what} for document {widgets.md_escape(view.document.doc_id)} "
                            f"(#{view.position}).", undo=bool(judge["undo"]))
@@ -152,13 +158,44 @@ def _status_line(view: JudgingView | None, new_topic: bool) -> None:
             st.info(f"New topic: {widgets.md_escape(view.topic.topic_id)}. Read its description before you grade.")
 
 
+def _selected(view: JudgingView) -> int | None:
+    """The grade button shown selected: the assessor's own grade, else a pre-filled model grade."""
+    if view.judged:
+        return view.own_grade
+    return view.prefill.grade if view.prefill is not None else None
+
+
+def _key(rubric, grade: int) -> str:
+    return next((g.key for g in rubric.grades if g.grade == grade), str(grade))
+
+
+def _prefill_line(view: JudgingView, rubric) -> None:
+    """The pre-fill notice (only when a lead turned pre-fill on and the model graded the document)."""
+    p = view.prefill
+    if p is None:
+        return
+    what = widgets.grade_text(p.grade, rubric)
+    if view.judged:
+        st.caption(f"Model assessor {widgets.md_escape(p.assessor)} graded it **{widgets.md_escape(what)}** "
+                   "(marked *model* on its button).", help=PREFILL_HELP)
+    else:
+        st.caption(f"Pre-filled by model assessor {widgets.md_escape(p.assessor)}: **{widgets.md_escape(what)}** "
+                   f"(selected, not saved). Press it (key {widgets.md_escape(_key(rubric, p.grade))}) to confirm, "
+                   "or give another grade.", help=PREFILL_HELP)
+
+
 def _grade_bar(view: JudgingView, rubric, token: str, shown_at: float, position: int, resume: int) -> None:
     """The grades, Unsure, Previous, Next and Undo: kept at the bottom of the window."""
+    selected = _selected(view)
+    model = view.prefill.grade if view.prefill is not None else None
     with st.container(key="judge_bar"):
+        _prefill_line(view, rubric)
         cols = st.columns(len(rubric.grades) + 1)
         for col, g in zip(cols, rubric.grades, strict=False):
-            col.button(g.label, key=f"judge_grade_{g.grade}", shortcut=g.key, help=f"grade {g.grade}: {g.definition}",
-                       type="primary" if view.own_grade == g.grade else "secondary", on_click=_save,
+            col.button(f"{g.label} · model" if g.grade == model else g.label, key=f"judge_grade_{g.grade}",
+                       shortcut=g.key, help=f"grade {g.grade}: {g.definition}"
+                       + (" (the model assessor's grade)" if g.grade == model else ""),
+                       type="primary" if selected == g.grade else "secondary", on_click=_save,
                        args=(view, g.grade, False, token, shown_at), width="stretch")
         cols[-1].button("Unsure", key="judge_unsure", shortcut="U", help="Cannot decide; a lead will look at it.",
                         type="primary" if view.own_unsure else "secondary", on_click=_save,
@@ -208,7 +245,8 @@ def main() -> None:
         shown = {"position": position, "doc": doc_key, "at": time.monotonic(), "token": uuid.uuid4().hex}
         judge["shown"] = shown
         st.session_state["judge_note"] = judge["drafts"].get(_draft_key(view), view.own_note)  # before the widget
-    widgets.signal(doc=f"{doc_key[0]}/{doc_key[1]}", draft="yes" if _draft_key(view) in judge["drafts"] else "no")
+    widgets.signal(doc=f"{doc_key[0]}/{doc_key[1]}", draft="yes" if _draft_key(view) in judge["drafts"] else "no",
+                   prefill="" if view.prefill is None else view.prefill.grade)
 
     rubric = svc.rubric_for(store.rubrics, view.collection)
     place = state.topic_place(position)

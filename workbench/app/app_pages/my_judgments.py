@@ -1,6 +1,7 @@
 """My judgments: the assessor's own queue with the status of every document
-(judged, unsure, skipped, not yet), filters, and a jump to any of them on the
-Judge page. Shows only the assessor's own grades (blind like Judge)."""
+(judged, unsure, skipped, not yet) and their note on it, filters, and a jump to
+any of them on the Judge page. Shows only the assessor's own grades and notes
+(blind like Judge)."""
 
 from __future__ import annotations
 
@@ -39,9 +40,12 @@ def main() -> None:
         rubric = svc.rubric_for(widgets.store().rubrics, state.entries[0].collection)
     st.dataframe(
         [{"position": r.position, "topic": r.topic_id, "document": r.doc_id, "status": r.status,
-          "grade": "" if r.grade is None else widgets.grade_text(r.grade, rubric) if rubric else str(r.grade)}
+          "grade": "" if r.grade is None else widgets.grade_text(r.grade, rubric) if rubric else str(r.grade),
+          "note": r.note}
          for r in shown],
         hide_index=True, height=min(600, 38 + 35 * max(1, len(shown))), key="mine_table",
+        column_config={"note": st.column_config.TextColumn("note", width=250,
+                                                           help="Your note (saved with a grade or on its own)")},
     )
     st.caption("Skipped: no judgment yet, but you judged a later document. Unsure documents go to a lead; "
                "they count apart from judged ones.")

@@ -84,26 +84,32 @@ def _diff(preview: svc.PublishPreview, collection: str) -> None:
     changed = svc.publish_diff_rows(preview)
     added = svc.publish_diff_rows(preview, added=True)
     titles = widgets.cached_titles(collection, "", [r.doc_id for r in changed[:500] + added[:500]])
+    # fixed widths (about 650 px: 1024 px with the sidebar open; widened to the page), the title last:
+    # cut to its column (whole on hover), nothing scrolls sideways
+    cols = {"topic": st.column_config.TextColumn("topic", width=60),
+            "document": st.column_config.TextColumn("document", width=90),
+            "parent grade": st.column_config.NumberColumn("parent grade", width=100),
+            "new grade": st.column_config.NumberColumn("new grade", width=85),
+            "grade": st.column_config.NumberColumn("grade", width=60),
+            "decided by": st.column_config.TextColumn("decided by", width=150),
+            "title": st.column_config.TextColumn("title", width=150)}
     if changed:
-        st.dataframe([{"topic": r.topic_id, "document": r.doc_id, "title": titles[r.doc_id],
-                       "parent grade": r.parent_grade, "new grade": r.grade, "decided by": DECIDED[r.decided_by]}
-                      for r in changed[:500]], hide_index=True, key="publish_changed")
+        st.dataframe([{"topic": r.topic_id, "document": r.doc_id, "parent grade": r.parent_grade,
+                       "new grade": r.grade, "decided by": DECIDED[r.decided_by], "title": titles[r.doc_id]}
+                      for r in changed[:500]], hide_index=True, key="publish_changed", column_config=cols)
     if added:
         with st.expander(f"Added ({len(added)}; first 500)"):
-            st.dataframe([{"topic": r.topic_id, "document": r.doc_id, "title": titles[r.doc_id], "grade": r.grade,
-                           "decided by": DECIDED[r.decided_by]} for r in added[:500]], hide_index=True)
+            st.dataframe([{"topic": r.topic_id, "document": r.doc_id, "grade": r.grade,
+                           "decided by": DECIDED[r.decided_by], "title": titles[r.doc_id]} for r in added[:500]],
+                         hide_index=True,
+                         column_config={k: v for k, v in cols.items() if k not in ("parent grade", "new grade")})
 
 
 def _versions(versions: list) -> None:
     if not versions:
         return
     st.subheader("Versions of this collection")
-    st.dataframe(
-        [{"name": v.name, "parent": v.parent_version or "", "pool": v.pool_version or "", "origin": v.origin,
-          "rule": v.rule, "entries": v.n_entries, "relevant": v.n_relevant, "hash": v.content_hash[:12],
-          "created": f"{v.created_at:%Y-%m-%d %H:%M}", "note": v.note} for v in versions],
-        hide_index=True,
-    )
+    widgets.qrels_versions_table(versions, key="publish_versions")
 
 
 def main() -> None:

@@ -33,22 +33,8 @@ if not versions:
     widgets.stop()
 
 exports = {c.name: c for c in check_exports(store.qrels, widgets.config().labels_dir, [v.name for v in versions])}
-st.dataframe(
-    [
-        {"name": v.name, "origin": v.origin, "parent": v.parent_version or "", "pool version": v.pool_version or "",
-         "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant,
-         "content hash": v.content_hash[:12], "created": f"{v.created_at:%Y-%m-%d %H:%M}",
-         "created by": v.created_by, "collection": v.collection, "rule": v.rule,
-         "exported file": exports[v.name].status()}
-        for v in versions
-    ],
-    hide_index=True,
-    height="content",
-    column_config={"rule": st.column_config.TextColumn("rule", width="large", help="final-grade rule, or an "
-                                                       "import's grade mapping"),
-                   "exported file": st.column_config.TextColumn(
-                       "exported file", help="ok, - (not exported), or what disagrees with the store")},
-)
+widgets.qrels_versions_table(versions, key="qrels_versions_table",
+                             exported={name: c.status() for name, c in exports.items()})
 for check in exports.values():
     if not check.ok:
         st.warning(widgets.md_escape(check.describe()))
@@ -199,13 +185,19 @@ for label, board in ((parent, before), (info.name, after)):
     if board.missing_by_run:
         st.warning(f"On {widgets.md_escape(label)}, topics missing from runs: "
                    + "; ".join(f"{widgets.md_escape(r)}: {widgets.topic_list(ts)}" for r, ts in board.missing_by_run.items()))
-# measures x runs: each cell is the run's change (version - parent)
+# runs x measures, as on the Scoreboard (a run per row: as many runs as there are, the width stays
+# that of the measures); each cell is the run's change (version - parent). Judged@k apart.
 deltas: dict[str, dict[str, object]] = {}
+judged: dict[str, dict[str, object]] = {}
 for c in changes:
-    deltas.setdefault(c.measure, {"measure": c.measure})[c.run] = c.delta
-delta_rows = list(deltas.values())
-st.dataframe(delta_rows, hide_index=True, column_config=widgets.float_columns(delta_rows, "%+.4f"),
-             height="content")
+    (judged if c.measure.startswith("Judged") else deltas).setdefault(c.run, {"run": c.run})[c.measure] = c.delta
+delta_rows, judged_rows = list(deltas.values()), list(judged.values())
+st.dataframe(delta_rows, hide_index=True, column_config=widgets.measure_columns(delta_rows, "%+.4f"),
+             height="content", key="qrels_versions_changes")
+if judged_rows:
+    st.caption("Change of the judged share of each run's top k (Judged@k):")
+    st.dataframe(judged_rows, hide_index=True, column_config=widgets.measure_columns(judged_rows, "%+.4f"),
+                 height="content", key="qrels_versions_judged")
 detail = [{"run": c.run, "measure": c.measure, parent: c.parent_value, info.name: c.value, "delta": c.delta}
           for c in changes]
 with st.expander(f"Every value ({e_parent}, {e_name}, delta)"):

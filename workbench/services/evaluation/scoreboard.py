@@ -427,21 +427,22 @@ def run_coverage(store: Store, qrels_version: str, run_names: Sequence[str] | No
     """Topic coverage of each run against a qrels version (the Scoreboard's
     default run selection: the complete runs; partial runs are shown apart).
 
+    A topic is covered when the run has results for it and did not report it
+    empty or failed, as ``Evaluator.missing_topics`` decides on the loaded run;
+    here from the stored per-topic statuses and the qrels' relevant topics alone
+    (two queries: no run entry and no judgment is read, issue 26).
+
     Raises:
         UnknownNameError: unknown qrels version or run.
     """
-    from workbench.services.evaluation.load import load_run
-
     info = store.qrels.get_qrels_info(qrels_version)
     names = list(run_names) if run_names is not None else [r.name for r in store.runs.list_runs(info.collection)]
-    qrels = store.qrels.get_qrels(qrels_version)
-    evaluator = Evaluator(qrels, board_measures(DEFAULT_CUTOFFS), rel=rel, missing="exclude")
-    n_topics = sum(1 for docs in qrels.values() if any(g >= rel for g in docs.values()))
+    wanted = store.qrels.relevant_topics(qrels_version, rel)
+    covered = store.runs.covered_topics(names)
     out = []
     for name in names:
-        ref, ranked = load_run(name, lambda: store)
-        lacked = tuple(sorted(evaluator.missing_topics(ranked, ref.failed_topics), key=natural_key))
-        out.append(RunCoverage(name, n_topics - len(lacked), n_topics, lacked))
+        lacked = tuple(t for t in wanted if t not in covered[name])
+        out.append(RunCoverage(name, len(wanted) - len(lacked), len(wanted), lacked))
     return out
 
 

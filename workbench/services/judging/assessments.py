@@ -243,6 +243,9 @@ def save_judgment_outcome(
     """Save the user's judgment of the document in ``view`` and say what the store holds.
 
     Returns only after the commit, so the caller may show the next document.
+    When the view carries a pre-filled model grade (``view.prefill``: the lead
+    turned pre-fill on), the row records it and whether this save confirmed or
+    changed it (``judging.prefill``).
     When the pool has a judging strategy, the topic's queues are re-ordered
     after the commit (``services.judging.order.after_save``), so the next
     position holds the strategy's choice.
@@ -279,6 +282,7 @@ def save_judgment_outcome(
         collection=view.collection,
         pool_version=view.pool_version,
         save_token=save_token,
+        prefill=view.prefill,
     )
     if saved.new and saved.judging_setting:  # the pool's judging strategy re-orders the topic's queues now
         from workbench.services.judging.order import after_save_quietly
@@ -320,6 +324,7 @@ class MyJudgment:
         doc_id: document.
         status: ``judged``, ``unsure``, ``skipped`` or ``not yet`` (``queue.queue_status``).
         grade: the current grade (None unless judged).
+        note: the assessor's current note ("" when none; kept with any status).
     """
 
     position: int
@@ -327,6 +332,7 @@ class MyJudgment:
     doc_id: str
     status: QueueStatus
     grade: int | None
+    note: str = ""
 
 
 def my_judgments(state: QueueState, *, status: Sequence[str] | None = None,
@@ -341,7 +347,7 @@ def my_judgments(state: QueueState, *, status: Sequence[str] | None = None,
     Returns:
         ``MyJudgment`` rows in queue order.
     """
-    rows = [MyJudgment(e.position, e.topic_id, e.doc_id, st, e.grade)
+    rows = [MyJudgment(e.position, e.topic_id, e.doc_id, st, e.grade, e.note)
             for e, st in zip(state.entries, state.statuses(), strict=True)]
     return [r for r in rows if (status is None or r.status in status) and (topic_id is None or r.topic_id == topic_id)]
 

@@ -15,7 +15,10 @@ The store leaves them out of what people see and of what decides for people
 they appear, labelled, on the lead's Agreement page (kappa and alpha of the
 model against each person) and Adjudicate page (a suggestion), in
 ``publish --include-model`` (only where no person judged, recorded in the qrels
-version), and in the order of a pool whose lead chose ``cal-model``.
+version), and in the order of a pool whose lead chose ``cal-model``. The one
+opt-in exception: a lead may turn *pre-fill* on for a pool version
+(``set_prefill``), and assessors then see that model's grade pre-selected and
+marked as the model's (``judging.prefill``).
 """
 
 from __future__ import annotations
@@ -34,12 +37,16 @@ from workbench.judging.model_grades import (
     fit_grade_mapping,
     parse_grade_mapping,
 )
+from workbench.judging.prefill import PrefillItem, PrefillSplit, prefill_splits
 from workbench.types import Judgment
 
 if TYPE_CHECKING:
+    from workbench.judging.agreement import Weights
+    from workbench.judging.log import JudgmentLog
+    from workbench.judging.prefill import PrefillSetting
     from workbench.services.judging.sessions import Session
     from workbench.store import Store
-    from workbench.store.adjudications import Adjudications
+    from workbench.store.judging import Judging
     from workbench.store.model_assessors import ModelAssessorInfo
     from workbench.store.pools import Pools
     from workbench.store.rubrics import Rubrics
@@ -205,50 +212,60 @@ def _reorder_if_seeded(store: Store, pool_version: str) -> None:
         refresh_topics(store, pool_version)
 
 
-@dataclass(frozen=True)
-class ModelPersonAgreement:
-    """A model assessor against one person, on the documents both graded.
-
-    Attributes:
-        model: the model assessor.
-        person: the person.
-        n_items: documents both graded.
-        kappa: weighted Cohen's kappa (None when undefined, with ``reason``).
-        alpha: Krippendorff's alpha, ordinal (None when undefined).
-        reason: why kappa is undefined ("" when defined).
-    """
-
-    model: str
-    person: str
-    n_items: int
-    kappa: float | None
-    alpha: float | None
-    reason: str = ""
-
-
 def model_agreement(
-    adjudications: Adjudications, pools: Pools, rubrics: Rubrics, pool_version: str, *,
-    weights: str = "linear",
-) -> list[ModelPersonAgreement]:
-    """Kappa and alpha of every model assessor against every person on a pool version's lineage.
+    judgments: JudgmentLog, pools: Pools, rubrics: Rubrics, pool_version: str, *,
+    weights: Weights = "linear",
+) -> list[PrefillSplit]:
+    """Agreement of every model assessor with every person on a pool version's lineage: the rows the
+    lead's Agreement page and ``workbench agreement`` show.
+
+    Per (model, person), on the documents both graded (the person's current integer grade; unsure
+    is no item): the share given the same grade, weighted Cohen's kappa and Krippendorff's alpha
+    (ordinal). When any of those judgments was saved with a model's grade pre-filled
+    (``judging.prefill``), two more rows split them: ``pre-filled`` (this model's grade was shown,
+    with how many the person confirmed) and ``not pre-filled`` (no grade was shown): the anchoring
+    effect of pre-filling, measured.
+
+    Returns:
+        ``PrefillSplit`` rows (``judging.prefill.prefill_splits``); empty when no model graded a
+        document a person graded.
 
     Raises:
         UnknownNameError: unknown pool version.
     """
-    from workbench.judging.agreement import cohen_kappa, krippendorff_alpha
-
     collection = pools.get_pool(pool_version).collection
     scale = rubrics.collection_rubric(collection).values
-    people = adjudications.item_grades(collection, pool_version)
-    models = adjudications.model_grades(collection, pool_version)
-    names = sorted({m for by in models.values() for m in by})
-    persons = sorted({p for by in people.values() for p, g in by.items() if g is not None})
-    out = []
-    for m in names:
-        for p in persons:
-            both = [(models[k][m], g) for k, by in people.items() for q, g in by.items()
-                    if q == p and g is not None and m in models.get(k, {})]
-            k = cohen_kappa(both, weights=weights)  # type: ignore[arg-type]
-            a = krippendorff_alpha([{"model": x, "person": y} for x, y in both], scale=scale)
-            out.append(ModelPersonAgreement(m, p, len(both), k.value, a.value, k.reason))
-    return out
+    models: dict[tuple[str, str], dict[str, int]] = {}
+    for m in judgments.model_judgments(collection, pool_version):
+        if m.grade is not None:
+            models.setdefault((m.topic_id, m.doc_id), {})[m.assessor] = int(m.grade)
+    items: list[PrefillItem] = []
+    split = False
+    for p in judgments.current_judgments(collection, pool_version):
+        if p.grade is None:
+            continue
+        shown = p.prefill.assessor if p.prefill is not None else ""
+        split = split or bool(shown)
+        for model, grade in models.get((p.topic_id, p.doc_id), {}).items():
+            items.append(PrefillItem(model, p.assessor, grade, int(p.grade), shown, p.prefill_outcome))
+    return prefill_splits(items, scale=scale, weights=weights, split=split)
+
+
+def set_prefill(judging: Judging, session: Session, pool_version: str, model: str | None, *,
+                share: float = 1.0) -> PrefillSetting:
+    """A lead turns pre-fill on (``model``: a model assessor's name) or off (None) for a pool version.
+
+    With it on, an assessor judging a document of the pool version that the model graded sees the
+    model's grade pre-selected and marked as the model's, and confirms or changes it; each save
+    records which (``judging.prefill``). ``share`` < 1 pre-fills a seeded share of each assessor's
+    documents, so agreement on pre-filled and not pre-filled documents can be compared.
+
+    Raises:
+        PermissionDeniedError: not a lead.
+        UnknownNameError: unknown pool version, or ``model`` is not a model assessor.
+        ValidationError: ``share`` outside (0, 1].
+    """
+    from workbench.services.judging.sessions import require_lead
+
+    require_lead(session, "set pre-fill")
+    return judging.set_prefill(pool_version, model, lead=session.user, share=share)
