@@ -222,6 +222,7 @@ def test_simulate_sample_with_the_whole_frame_judged_estimates_the_pooled_values
     (["--pool", "s", "--budgets", "0,5"], "Invalid value for '--budgets'"),
     (["--pool", "s", "--repeats", "1"], "Invalid value for '--repeats'"),
     (["--runs", "A", "--depth", "4", "--strata", "1-3:1"], "--strata: the ranges end at 3, --depth is 4"),
+    (["--pool", "s", "--seed", "-1"], "Invalid value for '--seed'"),
 ])
 def test_simulate_sample_usage_errors_name_the_option(capsys, tmp_path, argv, expected):
     db = project(tmp_path / "p", "1-2:1.0,3-4:0.5", "0")
