@@ -229,3 +229,40 @@ def test_simulate_sample_usage_errors_name_the_option(capsys, tmp_path, argv, ex
     capsys.readouterr()
     code, out, err = run(capsys, db, "simulate-sample", "--truth", "toy-reference", *argv)
     assert code == 2 and expected in err and out == "", err
+
+
+@pytest.mark.parametrize(("tamper", "expected"), [
+    ("UPDATE pools SET params = 'nope{' WHERE pool_version = 's'",
+     "sample pool 's': its stored params or runs are not JSON (Expecting value: line 1 column 1 (char 0)): the store "
+     "was changed outside the workbench. Nothing was scored;"),
+    ("UPDATE qrels_versions SET sample_design = 'nope{' WHERE qrels_version = 's-q'",
+     "qrels version 's-q' records a sample design that is not a JSON object (Expecting value: line 1 column 1 "
+     "(char 0)): the store was changed outside the workbench. Nothing was scored;"),
+    ("UPDATE qrels_versions SET sample_design = '[1]' WHERE qrels_version = 's-q'",
+     "qrels version 's-q' records a sample design that is not a JSON object (found list): the store was changed "
+     "outside the workbench. Nothing was scored;"),
+    # not seen by the counts and inclusion probabilities: the content hash recomputed from the rows
+    ("DELETE FROM sample_frame WHERE pool_version = 's' AND topic_id = '1' AND doc_id = 'd3'",
+     "sample pool 's': its stored rows (sampled documents, strata, frame, entries) hash to "),
+    ("UPDATE sample_entries SET doc_id = 'd10' WHERE pool_version = 's' AND topic_id = '1' AND doc_id = 'd1'",
+     "sample pool 's': its stored rows (sampled documents, strata, frame, entries) hash to "),
+    ("UPDATE sample_entries SET doc_id = 'd10' WHERE pool_version = 's' AND topic_id = '1' AND doc_id = 'd1'; "
+     "UPDATE pool_entries SET doc_id = 'd10' WHERE pool_version = 's' AND topic_id = '1' AND doc_id = 'd1'",
+     "sample pool 's': its stored rows (sampled documents, strata, frame, entries) hash to "),
+])
+def test_sample_rows_changed_by_hand_are_refused_at_score_time(capsys, tmp_path, tamper, expected):
+    db = project(tmp_path / "p", "1-2:1.0,3-4:1.0", "0")   # every frame document drawn: d1 and d3 are in it
+    judge_and_publish(db, tmp_path)
+    store = Store(db)
+    with store.transaction("tamper") as cur:
+        for statement in tamper.split("; "):
+            cur.execute(statement)
+    store.release_file()
+    capsys.readouterr()
+    code, out, err = run(capsys, db, "score", "A", "--qrels", "s-q", "-m", "R@4")
+    assert code == 1 and out == "" and "Traceback" not in err, err
+    assert expected in err
+    if "hash to" in expected:
+        assert "but the pool records " in err and "the store was changed outside the workbench. Nothing was scored" in err
+    with Store(db).connection() as cur:
+        assert cur.execute("SELECT count(*) FROM evaluations").fetchall() == [(0,)]
