@@ -168,3 +168,24 @@ def test_killed_after_the_commit_is_reported_everywhere_and_mended_by_qrels_expo
     for p in left:  # made older than this process, as it is for any later CLI process: the export removes it
         os.utime(p, (1_000_000_000, 1_000_000_000))
     assert run(capsys, db, "qrels", "export", "v9")[0] == 0 and not any(p.exists() for p in left)
+
+
+def test_qrels_verify_recomputes_each_stored_versions_content_hash(db, capsys):
+    from workbench.store import Store
+
+    assert publish(capsys, db)[0] == 0
+    assert run(capsys, db, "qrels", "verify")[0] == 0
+    store = Store(db, client="test")
+    with store.transaction("tamper") as cur:  # an SQL edit of a grade: the exported file still agrees
+        cur.execute("UPDATE qrels_entries SET grade = 3 WHERE qrels_version = 'v9' AND topic_id = '1' "
+                    "AND doc_id = 'd1'")
+    store.release_file()
+    code, out, err = run(capsys, db, "qrels", "verify", "--all")
+    assert code == 1 and "Traceback" not in err
+    [line] = out.splitlines()
+    assert line.startswith(f"qrels version v9: the store's entries were edited: {db}: qrels version 'v9' no longer "
+                           f"matches its content hash (recorded {qrels_content_hash(GRADES)[:12]}, its entries now "
+                           f"hash to {qrels_content_hash({'1': {'d1': 3, 'd2': 0}, '2': GRADES['2']})[:12]})")
+    assert line.endswith("Mend it: restore the store from a backup (the stored version is the truth an export is "
+                         "checked against), or import or publish the qrels again under a new name")
+    assert "1 of 1 qrels version(s) disagree with the store" in err

@@ -29,6 +29,7 @@ files").
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import UnknownNameError, ValidationError, WorkbenchError
+from workbench.errors import StoreError, UnknownNameError, ValidationError, WorkbenchError
 from workbench.formats.manifest import (
     VERSIONS,
     entry_for_file,
@@ -311,6 +312,9 @@ class ExportCheck:
 
     def remedy(self) -> str:
         """How to mend it."""
+        if "edited store entries" in self.short:
+            return ("restore the store from a backup (the stored version is the truth an export is checked "
+                    "against), or import or publish the qrels again under a new name")
         if "unreadable manifest" in self.short:
             return (f"fix or delete {manifest_of(self.file.parent)}, then run {export_command(self.name)} (and the "
                     "same for every other exported version)")
@@ -483,8 +487,24 @@ class Verification:
                 f"with the store" + (f" ({not_exported} version(s) not exported)" if not_exported else ""))
 
 
+def _with_store_check(qrels_versions: Qrels, check: ExportCheck) -> ExportCheck:
+    """``check`` with one more problem when the stored version's entries no longer hash to its recorded
+    content hash (``Qrels.get_qrels`` recomputes it: an SQL edit of ``qrels_entries``)."""
+    if not check.stored:
+        return check
+    try:
+        qrels_versions.get_qrels(check.name)
+    except StoreError as e:
+        return dataclasses.replace(check, problems=(*check.problems, f"the store's entries were edited: {e}"),
+                                   short=(*check.short, "edited store entries"))
+    return check
+
+
 def verify_exports(qrels_versions: Qrels, labels_dir: str | Path, names: Sequence[str] | None = None) -> Verification:
     """Check exported qrels files and the manifest against the store, reading every file (``deep``).
+
+    Every stored version's entries are also hashed again (``Qrels.get_qrels``): a version whose
+    ``qrels_entries`` were edited outside the workbench is a problem, exported or not.
 
     With ``names``, each named version must be exported and agree: a named version that
     was never exported is a problem (there is no file to trust).
@@ -499,6 +519,7 @@ def verify_exports(qrels_versions: Qrels, labels_dir: str | Path, names: Sequenc
                               (f"it was never exported to {c.file.parent} (no file, no manifest entry)",),
                               ("not exported",))
                   for c in checks]
+    checks = [_with_store_check(qrels_versions, c) for c in checks]
     try:
         read_manifest(manifest_of(labels_dir))
         manifest_error = ""
