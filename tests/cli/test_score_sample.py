@@ -266,3 +266,25 @@ def test_sample_rows_changed_by_hand_are_refused_at_score_time(capsys, tmp_path,
         assert "but the pool records " in err and "the store was changed outside the workbench. Nothing was scored" in err
     with Store(db).connection() as cur:
         assert cur.execute("SELECT count(*) FROM evaluations").fetchall() == [(0,)]
+
+
+def test_simulate_sample_refuses_a_truth_of_other_topics_and_warns_on_a_partial_one(capsys, tmp_path):
+    db = project(tmp_path / "p", "1-2:1.0,3-4:0.5", "0")
+    capsys.readouterr()
+    argv = ["--pool", "s", "--budgets", "100", "--repeats", "2", "--k", "4", "--format", "json"]
+    other = tmp_path / "other.qrels"                      # another collection's judgments: topics 7 and 8
+    other.write_text("7 0 d1 1\n8 0 d2 1\n")
+    code, out, err = run(capsys, db, "simulate-sample", "--truth", other, *argv)
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert (f"--truth {other} shares no topic with the runs A, B (the truth judges 2 topic(s), e.g. 7, 8; the runs "
+            "answer 2, e.g. 1, 2): it is not the judgments of the runs' collection. Nothing was simulated") in err
+    partial = tmp_path / "partial.qrels"                  # topic 1 as GRADES, topic 2 missing, topic 9 unknown
+    partial.write_text("".join(f"1 0 {d} {g}\n" for d, g in GRADES["1"].items()) + "9 0 d3 1\n")
+    code, out, err = run(capsys, db, "simulate-sample", "--truth", partial, *argv)
+    assert code == 0, err
+    assert (f"[warning] --truth {partial} judges 2 topics and the runs answer 2; 1 in common: 1 truth topic(s) no "
+            "run answers (e.g. 9) count R@k = 0 for every run, 1 run topic(s) the truth does not judge (e.g. 2) are "
+            "left out") in err
+    doc = json.loads(out)
+    a4 = next(r for r in doc["rows"] if (r["run"], r["measure"], r["aggregate"]) == ("A", "R@4", "macro"))
+    assert a4["truth"] == pytest.approx((1 / 4 + 0) / 2)   # topic 1: d1 of d1, d7, d6, d5; topic 9: nothing found

@@ -132,4 +132,6 @@ def simulate_sample(
     store = common.STATE.store(client="workbench simulate-sample")
     result = simulate(store, truth, runs=names, design=design, pool=pool, budgets=_budgets(budgets), repeats=repeats,
                       seed=seed, ks=ks, rel=rel, say=common.info)
+    for w in result.warnings:
+        common.info(f"[warning] {w}")
     common.out(render_sample_simulation(result, fmt).rstrip("\n"))
