@@ -189,3 +189,17 @@ def test_qrels_verify_recomputes_each_stored_versions_content_hash(db, capsys):
     assert line.endswith("Mend it: restore the store from a backup (the stored version is the truth an export is "
                          "checked against), or import or publish the qrels again under a new name")
     assert "1 of 1 qrels version(s) disagree with the store" in err
+
+
+def test_publish_refuses_a_final_grade_off_the_collections_rubric(db, capsys):
+    from workbench.store import Store
+
+    store = Store(db, client="test")
+    with store.transaction("tamper") as cur:  # a grade edited into judgments by hand
+        cur.execute("UPDATE judgments SET grade = 99 WHERE topic_id = '2' AND doc_id = 'd3'")
+    store.release_file()
+    code, out, err = publish(capsys, db)
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert ("pool p1: topic 2 document d3 has final grade 99, not a grade of rubric 'default' (0, 1, 2, 3): the "
+            "judgments were changed outside the workbench. Nothing was published;") in err
+    assert versions(db) == [] and not (db.parent / "v9.qrels").exists()
