@@ -40,6 +40,7 @@ def test_the_same_command_draws_the_same_sample_and_says_what_it_drew(capsys, ti
     ({"--budget": "0"}, "'--budget'"),
     ({"--depth": "0"}, "'--depth'"),
     ({"--seed": None}, "'--seed'"),
+    ({"--seed": "-1"}, "'--seed'"),                              # numpy refuses a negative seed: refuse it here
     ({"--runs": None}, "'--runs'"),
 ])
 def test_a_bad_option_is_a_usage_error_naming_it(capsys, tiny_template, tmp_path, change, option):

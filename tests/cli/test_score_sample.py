@@ -225,9 +225,69 @@ def test_simulate_sample_with_the_whole_frame_judged_estimates_the_pooled_values
     (["--pool", "s", "--budgets", "0,5"], "Invalid value for '--budgets'"),
     (["--pool", "s", "--repeats", "1"], "Invalid value for '--repeats'"),
     (["--runs", "A", "--depth", "4", "--strata", "1-3:1"], "--strata: the ranges end at 3, --depth is 4"),
+    (["--pool", "s", "--seed", "-1"], "Invalid value for '--seed'"),
 ])
 def test_simulate_sample_usage_errors_name_the_option(capsys, tmp_path, argv, expected):
     db = project(tmp_path / "p", "1-2:1.0,3-4:0.5", "0")
     capsys.readouterr()
     code, out, err = run(capsys, db, "simulate-sample", "--truth", "toy-reference", *argv)
     assert code == 2 and expected in err and out == "", err
+
+
+@pytest.mark.parametrize(("tamper", "expected"), [
+    ("UPDATE pools SET params = 'nope{' WHERE pool_version = 's'",
+     "sample pool 's': its stored params or runs are not JSON (Expecting value: line 1 column 1 (char 0)): the store "
+     "was changed outside the workbench. Nothing was scored;"),
+    ("UPDATE qrels_versions SET sample_design = 'nope{' WHERE qrels_version = 's-q'",
+     "qrels version 's-q' records a sample design that is not a JSON object (Expecting value: line 1 column 1 "
+     "(char 0)): the store was changed outside the workbench. Nothing was scored;"),
+    ("UPDATE qrels_versions SET sample_design = '[1]' WHERE qrels_version = 's-q'",
+     "qrels version 's-q' records a sample design that is not a JSON object (found list): the store was changed "
+     "outside the workbench. Nothing was scored;"),
+    # not seen by the counts and inclusion probabilities: the content hash recomputed from the rows
+    ("DELETE FROM sample_frame WHERE pool_version = 's' AND topic_id = '1' AND doc_id = 'd3'",
+     "sample pool 's': its stored rows (sampled documents, strata, frame, entries) hash to "),
+    ("UPDATE sample_entries SET doc_id = 'd10' WHERE pool_version = 's' AND topic_id = '1' AND doc_id = 'd1'",
+     "sample pool 's': its stored rows (sampled documents, strata, frame, entries) hash to "),
+    ("UPDATE sample_entries SET doc_id = 'd10' WHERE pool_version = 's' AND topic_id = '1' AND doc_id = 'd1'; "
+     "UPDATE pool_entries SET doc_id = 'd10' WHERE pool_version = 's' AND topic_id = '1' AND doc_id = 'd1'",
+     "sample pool 's': its stored rows (sampled documents, strata, frame, entries) hash to "),
+])
+def test_sample_rows_changed_by_hand_are_refused_at_score_time(capsys, tmp_path, tamper, expected):
+    db = project(tmp_path / "p", "1-2:1.0,3-4:1.0", "0")   # every frame document drawn: d1 and d3 are in it
+    judge_and_publish(db, tmp_path)
+    store = Store(db)
+    with store.transaction("tamper") as cur:
+        for statement in tamper.split("; "):
+            cur.execute(statement)
+    store.release_file()
+    capsys.readouterr()
+    code, out, err = run(capsys, db, "score", "A", "--qrels", "s-q", "-m", "R@4")
+    assert code == 1 and out == "" and "Traceback" not in err, err
+    assert expected in err
+    if "hash to" in expected:
+        assert "but the pool records " in err and "the store was changed outside the workbench. Nothing was scored" in err
+    with Store(db).connection() as cur:
+        assert cur.execute("SELECT count(*) FROM evaluations").fetchall() == [(0,)]
+
+
+def test_simulate_sample_refuses_a_truth_of_other_topics_and_warns_on_a_partial_one(capsys, tmp_path):
+    db = project(tmp_path / "p", "1-2:1.0,3-4:0.5", "0")
+    capsys.readouterr()
+    argv = ["--pool", "s", "--budgets", "100", "--repeats", "2", "--k", "4", "--format", "json"]
+    other = tmp_path / "other.qrels"                      # another collection's judgments: topics 7 and 8
+    other.write_text("7 0 d1 1\n8 0 d2 1\n")
+    code, out, err = run(capsys, db, "simulate-sample", "--truth", other, *argv)
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert (f"--truth {other} shares no topic with the runs A, B (the truth judges 2 topic(s), e.g. 7, 8; the runs "
+            "answer 2, e.g. 1, 2): it is not the judgments of the runs' collection. Nothing was simulated") in err
+    partial = tmp_path / "partial.qrels"                  # topic 1 as GRADES, topic 2 missing, topic 9 unknown
+    partial.write_text("".join(f"1 0 {d} {g}\n" for d, g in GRADES["1"].items()) + "9 0 d3 1\n")
+    code, out, err = run(capsys, db, "simulate-sample", "--truth", partial, *argv)
+    assert code == 0, err
+    assert (f"[warning] --truth {partial} judges 2 topics and the runs answer 2; 1 in common: 1 truth topic(s) no "
+            "run answers (e.g. 9) count R@k = 0 for every run, 1 run topic(s) the truth does not judge (e.g. 2) are "
+            "left out") in err
+    doc = json.loads(out)
+    a4 = next(r for r in doc["rows"] if (r["run"], r["measure"], r["aggregate"]) == ("A", "R@4", "macro"))
+    assert a4["truth"] == pytest.approx((1 / 4 + 0) / 2)   # topic 1: d1 of d1, d7, d6, d5; topic 9: nothing found

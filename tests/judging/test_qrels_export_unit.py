@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -155,6 +156,50 @@ def test_killed_after_the_commit_is_reported_everywhere_and_mended_by_qrels_expo
     assert "[warning]" not in err  # nothing differing was replaced: it only completed the export
     assert_complete(db)
     code, out, _ = run(capsys, db, "qrels", "verify", "--all")
-    assert code == 0 and out.strip() == (f"verified: 1 exported qrels file(s) and their entries in "
-                                         f"{db.parent / 'manifest.json'} agree with the store")
+    # killed inside the manifest's atomic write, the child left its temporary file: listed, not a disagreement
+    # (an export in a later process removes it; this test's process loaded the code before the child died)
+    left = sorted(db.parent.glob(".manifest.json.*.tmp"))
+    assert len(left) == (point == "before-manifest")
+    assert code == 0 and out.splitlines() == [
+        f"{p}: a temporary file an interrupted export left; remove it (the next export into {db.parent} removes it)"
+        for p in left] + [f"verified: 1 exported qrels file(s) and their entries in "
+                          f"{db.parent / 'manifest.json'} agree with the store"]
     assert json.loads(run(capsys, db, "qrels", "list", "--format", "jsonl")[1])["file"] == "ok"
+    for p in left:  # made older than this process, as it is for any later CLI process: the export removes it
+        os.utime(p, (1_000_000_000, 1_000_000_000))
+    assert run(capsys, db, "qrels", "export", "v9")[0] == 0 and not any(p.exists() for p in left)
+
+
+def test_qrels_verify_recomputes_each_stored_versions_content_hash(db, capsys):
+    from workbench.store import Store
+
+    assert publish(capsys, db)[0] == 0
+    assert run(capsys, db, "qrels", "verify")[0] == 0
+    store = Store(db, client="test")
+    with store.transaction("tamper") as cur:  # an SQL edit of a grade: the exported file still agrees
+        cur.execute("UPDATE qrels_entries SET grade = 3 WHERE qrels_version = 'v9' AND topic_id = '1' "
+                    "AND doc_id = 'd1'")
+    store.release_file()
+    code, out, err = run(capsys, db, "qrels", "verify", "--all")
+    assert code == 1 and "Traceback" not in err
+    [line] = out.splitlines()
+    assert line.startswith(f"qrels version v9: the store's entries were edited: {db}: qrels version 'v9' no longer "
+                           f"matches its content hash (recorded {qrels_content_hash(GRADES)[:12]}, its entries now "
+                           f"hash to {qrels_content_hash({'1': {'d1': 3, 'd2': 0}, '2': GRADES['2']})[:12]})")
+    assert line.endswith("Mend it: restore the store from a backup (the stored version is the truth an export is "
+                         "checked against), or import or publish the qrels again under a new name")
+    assert "1 of 1 qrels version(s) disagree with the store" in err
+
+
+def test_publish_refuses_a_final_grade_off_the_collections_rubric(db, capsys):
+    from workbench.store import Store
+
+    store = Store(db, client="test")
+    with store.transaction("tamper") as cur:  # a grade edited into judgments by hand
+        cur.execute("UPDATE judgments SET grade = 99 WHERE topic_id = '2' AND doc_id = 'd3'")
+    store.release_file()
+    code, out, err = publish(capsys, db)
+    assert code == 1 and out == "" and "Traceback" not in err
+    assert ("pool p1: topic 2 document d3 has final grade 99, not a grade of rubric 'default' (0, 1, 2, 3): the "
+            "judgments were changed outside the workbench. Nothing was published;") in err
+    assert versions(db) == [] and not (db.parent / "v9.qrels").exists()

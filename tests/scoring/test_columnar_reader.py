@@ -305,3 +305,43 @@ def test_a_late_slice_with_longer_ids_and_many_slices_in_flight(write, monkeypat
     assert cols.scores.tolist() == [60 - i % 50 + 0.5 for i in range(500)]
     e = Evaluator({"3": {"y" * (120 % 23) + "d120": 1}}, ["RR@100"]).evaluate(cols)
     assert e.value("RR@100", "3") == pytest.approx(1 / 21)            # line 121 is rank 21 of topic 3
+
+
+# -- fields longer than an id may be (trec.ID_MAX): refused with their line, never cut into a lines x width array --
+
+
+@pytest.fixture
+def narrow_columns(monkeypatch):
+    """The numpy reader's columns stay as narrow as an id may be (a 10 MB field made a lines x 10 MB array)."""
+    real = columnar._column_bytes
+
+    def column_bytes(raw, starts, lengths, width):
+        assert width <= trec.ID_MAX + 1, f"a column {width:,} bytes wide"
+        return real(raw, starts, lengths, width)
+
+    monkeypatch.setattr(columnar, "_column_bytes", column_bytes)
+
+
+@pytest.mark.parametrize(("line2", "problem"), [
+    ("1 Q0 " + "x" * 1_001 + " 2 1.5 sys\n",
+     "document id '" + "x" * 60 + "'… (1001 characters): expected at most 1,000 characters; shorten the id (column 3)."),
+    ("t" * 5_000 + " Q0 d2 2 1.5 sys\n",
+     "topic id '" + "t" * 60 + "'… (5000 characters): expected at most 1,000 characters; shorten the id (column 1)."),
+    ("1 Q0 d2 2 1.5 " + "s" * 2_000_000 + "\n",
+     "expected run tag 'sys' (as on line 1), found '" + "s" * 60 + "'… (2000000 characters)."),
+])
+def test_a_field_longer_than_an_id_may_be_is_refused_naming_its_line(tmp_path, narrow_columns, line2, problem):
+    path = tmp_path / "long.trec"
+    path.write_text("1 Q0 d1 1 2.5 sys\n" + line2 + "1 Q0 d3 3 0.5 sys\n")
+    with pytest.raises(InputFormatError) as e:
+        columnar.read_run_columns(path)
+    assert str(e.value).startswith(f"{path}:2: {problem}")
+
+
+def test_an_id_of_exactly_id_max_characters_is_read(tmp_path, narrow_columns):
+    path = tmp_path / "max.trec"
+    longest = "é" * trec.ID_MAX  # 1,000 characters, 2,000 bytes: the numpy reader leaves it to the strict one
+    path.write_text(f"1 Q0 d1 1 2.5 sys\n1 Q0 {longest} 2 1.5 sys\n", encoding="utf-8")
+    cols = columnar.read_run_columns(path)
+    assert cols.n_lines == 2 and cols.name == "sys"
+    assert trec.read_run(path).run == {"1": {"d1": 2.5, longest: 1.5}}

@@ -66,7 +66,9 @@ def test_unknown_name_lists_the_registry_sorted():
     "text, fragment",
     [("R", "expected a measure"), ("R@0", r"cutoff k in 1\.\.1,000,000,000"), ("R(foo=1)@3", "no parameter 'foo'"),
      ("R(rel=-1)@3", "rel to be an integer >= 0"), ("nDCG(dcg='exp')@3", "'log2' or 'exp-log2'"),
-     ("Judged(rel=1)@3", "no parameter 'rel'"), ("R(rel=x)@3", "integer or a quoted string")],
+     ("Judged(rel=1)@3", "no parameter 'rel'"), ("R(rel=x)@3", "integer or a quoted string"),
+     ("RBP(p=0.8,p=0.9)", "RBP(p=0.8,p=0.9): parameter 'p' given twice; give it once."),   # 0.9 silently won
+     ("P(rel=2, rel=2)@5", "parameter 'rel' given twice")],
 )
 def test_bad_measures_raise_validation_errors(text, fragment):
     with pytest.raises(ValidationError, match=fragment.replace("(", r"\(").replace(")", r"\)")):

@@ -198,7 +198,8 @@ def publish(
     store, session = _lead_session("workbench publish", lead, token)
     res = svc.publish(store.qrels, session, pool, name, rule=rule, parent_version=parent,
                       labels_dir=common.STATE.config.labels_dir if export else None, note=note,
-                      include_model=include_model)
+                      include_model=include_model,
+                      rubric=store.rubrics.collection_rubric(store.pools.get_pool(pool).collection))
     i, d, decided = res.info, res.diff, res.decided
     n_pooled, n_graded = svc.publish_coverage(store.qrels, pool, i.name)
     row = {

@@ -151,7 +151,7 @@ def sample(
     strata: Annotated[str, typer.Option(
         help="Strata by best rank across the runs with their inclusion rates, LO-HI:RATE,... covering 1..D, "
              "e.g. 1-10:1.0,11-30:0.3,31-100:0.1.")],
-    seed: Annotated[int, typer.Option(help="Random seed: the same runs, design and seed draw the same sample.")],
+    seed: Annotated[int, typer.Option(min=0, help="Random seed (>= 0): the same runs, design and seed draw the same sample.")],
     outside: Annotated[float, typer.Option(
         callback=options.share,
         help="Rate of the outside stratum: documents of the collection no run ranked within D, sampled "

@@ -164,8 +164,8 @@ def verify(
 ) -> None:
     """Check the exported qrels files and manifest.json against the store: each file exists, has the
     sha256 its manifest entry records and holds the stored version's entries; each entry equals the
-    stored version's metadata. Exit 0 with a one-line summary when all agree; exit 1 naming each
-    mismatch and how to mend it."""
+    stored version's metadata; each stored version's entries still hash to its recorded content hash.
+    Exit 0 with a one-line summary when all agree; exit 1 naming each mismatch and how to mend it."""
     from workbench.errors import UsageError, ValidationError
     from workbench.services.judging.qrels_files import verify_exports
 

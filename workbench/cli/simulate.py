@@ -95,7 +95,7 @@ def simulate_sample(
         help="Judgment budgets as percentages of the frame's size, comma-separated.")] = "5,10,20,40",
     repeats: Annotated[int, typer.Option(callback=options.number(2, what="a number of draws"),
                                          help="Draws per budget (repeat i uses seed + i).")] = 200,
-    seed: Annotated[int | None, typer.Option(help="Seed of the first draw (default: the design's, 0 with --runs).")
+    seed: Annotated[int | None, typer.Option(min=0, help="Seed (>= 0) of the first draw (default: the design's, 0 with --runs).")
                     ] = None,
     k: Annotated[str, typer.Option("--k", callback=options.cutoffs, help="Cut-offs of R@k.")] = "20,100",
     rel: Annotated[int, typer.Option(callback=options.number(0, what="a grade"),
@@ -132,4 +132,6 @@ def simulate_sample(
     store = common.STATE.store(client="workbench simulate-sample")
     result = simulate(store, truth, runs=names, design=design, pool=pool, budgets=_budgets(budgets), repeats=repeats,
                       seed=seed, ks=ks, rel=rel, say=common.info)
+    for w in result.warnings:
+        common.info(f"[warning] {w}")
     common.out(render_sample_simulation(result, fmt).rstrip("\n"))

@@ -124,7 +124,7 @@ def _values(arr, dtype: type) -> np.ndarray:  # type: ignore[no-untyped-def]
 
 
 def _pack_chunk(arr, pc, pool) -> np.ndarray | None:  # type: ignore[no-untyped-def]
-    """Packed words (n, W) of a pyarrow string array, or None if an id is empty.
+    """Packed words (n, W) of a pyarrow string array, or None if an id is empty or longer than ``trec.ID_MAX`` bytes.
 
     ``ascii_rpad`` pads by bytes (also for UTF-8 input), so the padded data
     buffer is the NUL-padded ids back to back; a length check guards that.
@@ -133,7 +133,7 @@ def _pack_chunk(arr, pc, pool) -> np.ndarray | None:  # type: ignore[no-untyped-
     """
     n = len(arr)
     lengths = pc.min_max(pc.binary_length(arr)).as_py()
-    if not lengths["min"]:
+    if not lengths["min"] or lengths["max"] > trec.ID_MAX:  # a longer id: the strict reader names its line
         return None
     w = words_for(lengths["max"])
     padded = pc.ascii_rpad(arr, 8 * w, padding="\0", memory_pool=pool)
@@ -153,7 +153,7 @@ def _topic_codes(arr, topic_map: dict[str, int], pc) -> np.ndarray:  # type: ign
     interleaved file takes a hash-based dictionary encoding instead.
 
     Raises:
-        _Fallback: an empty topic id (irregular spacing).
+        _Fallback: an empty topic id (irregular spacing), or one longer than ``trec.ID_MAX``.
     """
     ree = pc.run_end_encode(arr)
     if len(ree.values) * 4 <= len(arr):
@@ -164,7 +164,7 @@ def _topic_codes(arr, topic_map: dict[str, int], pc) -> np.ndarray:  # type: ign
         enc = pc.dictionary_encode(arr)
         names = enc.dictionary.to_pylist()
         lengths = None
-    if any(not t for t in names):
+    if any(not t or len(t) > trec.ID_MAX for t in names):  # the strict reader names the line
         raise _Fallback
     mapping = np.array([topic_map.setdefault(t, len(topic_map)) for t in names], dtype=np.int32)
     if lengths is not None:
@@ -252,6 +252,10 @@ def _read_small(data: bytes, trust_file_order: bool) -> RunColumns:
     starts[0] = 0
     starts[1:] = seps[:-1] + 1
     lengths = seps - starts
+    # Columns are cut to their longest value's width (lines x width bytes): a field longer than any id
+    # may be (trec.ID_MAX characters, at least as many bytes) goes to the strict reader, which names it.
+    if int(lengths.max()) > trec.ID_MAX:
+        raise _Fallback
 
     def column(j: int) -> tuple[np.ndarray, np.ndarray]:
         st, ln = starts[j::6], lengths[j::6]

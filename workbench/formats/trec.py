@@ -22,8 +22,10 @@ Normalisations (silent, on purpose):
 Everything else is an ``InputFormatError(path, line, problem)`` whose message
 reads ``{path}:{line}: expected ..., found .... {fix}``: wrong column count,
 non-integer rank or grade, non-numeric or non-finite score, an empty file,
-bytes that are not UTF-8, a second run tag in one run file, and a qrels
-(topic, doc) pair given two different grades.
+bytes that are not UTF-8, a second run tag in one run file, a run tag longer than
+``NAME_MAX`` (200) characters or a run's topic or document id longer than ``ID_MAX``
+(1,000) characters (scorers pack ids to the longest one's width: one 10 MB id would
+make every line 10 MB), and a qrels (topic, doc) pair given two different grades.
 
 The readers know nothing about collections: checking that topic and document
 ids exist is the ingest service's job, which finds the offending line with
@@ -76,6 +78,8 @@ _NONFINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infini
 RUN_COLUMNS = "topic Q0 doc rank score tag"
 GRADE_MIN, GRADE_MAX = -2147483648, 2147483647  # the store's INTEGER column (32-bit signed)
 ID_SHOWN = SHOWN_MAX  # characters of an id shown in an error message
+ID_MAX = 1_000
+"""The longest topic or document id a run file may hold, in characters (a longer one is refused with its line)."""
 QRELS_COLUMNS = "topic iter doc grade"
 
 
@@ -469,6 +473,10 @@ def read_run(path: str | Path, *, trust_file_order: bool = False) -> RunFile:
                 "Write one result per line, columns separated by spaces or tabs.",
             )
         topic, _iteration, doc, rank_s, score_s, line_tag = cols
+        for what, column, value in (("topic id", 1, topic), ("document id", 3, doc)):
+            if len(value) > ID_MAX:
+                raise InputFormatError(p, lineno, f"{what} {shown_id(value)}: expected at most {ID_MAX:,} "
+                                                  f"characters; shorten the id (column {column}).")
         if not _INT.fullmatch(rank_s):
             raise InputFormatError(
                 p, lineno, f"expected an integer rank in column 4, found {shown_id(rank_s)}. Write the rank as a whole number."

@@ -428,10 +428,11 @@ def _xinfap(ranked: Sequence[str], sq: SampledQrels, topic_id: str, judged: Mapp
 
 def _infndcg(ranked: Sequence[str], judged: Mapping[str, int], weight: Mapping[str, float],
              position: Mapping[str, int], k: int) -> float:
-    """infNDCG@k of one topic (module docstring); NaN when the estimated ideal DCG is 0."""
-    disc = discounts(k)
-    dcg = sum(gain(judged[d], "log2") * weight[d] * disc[position[d]]
-              for d in ranked[:k] if d in judged and d in weight)
+    """infNDCG@k of one topic (module docstring); NaN when the estimated ideal DCG is 0.
+
+    The discount table reaches only the deepest rank either sum reads (the run's length or the
+    ideal's), never k itself: ``infNDCG@1000000000`` costs what ``infNDCG@len(ranked)`` does.
+    """
     by_grade: dict[int, float] = {}
     for d, g in judged.items():
         if g > 0 and d in weight:
@@ -441,6 +442,9 @@ def _infndcg(ranked: Sequence[str], judged: Mapping[str, int], weight: Mapping[s
         ideal.extend([gain(g, "log2")] * int(math.floor(by_grade[g] + 0.5)))
         if len(ideal) >= k:
             break
+    disc = discounts(min(k, max(len(ranked), len(ideal))))
+    dcg = sum(gain(judged[d], "log2") * weight[d] * disc[position[d]]
+              for d in ranked[:k] if d in judged and d in weight)
     idcg = sum(x * disc[i] for i, x in enumerate(ideal[:k], 1))
     return dcg / idcg if idcg > 0 else math.nan
 

@@ -547,6 +547,8 @@ def parse_measure(text: str) -> Measure:
             if key not in allowed:
                 known = ", ".join(sorted(allowed)) or "(none)"
                 raise ValidationError(f"{text}: {name} has no parameter {key!r}; its parameters: {known}.")
+            if key in kwargs:  # the later value silently won before: say which one is meant
+                raise ValidationError(f"{text}: parameter {key!r} given twice; give it once.")
             try:
                 kwargs[key] = _param_value(raw)
             except ValueError:

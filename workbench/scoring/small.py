@@ -232,7 +232,7 @@ class _RankLists:
 
 def _dcg(rows: list[list[tuple[int, int]]], k: int, dcg: str) -> list[float]:
     """DCG@k per topic: gains added one document at a time in rank order (as ``np.bincount`` adds them)."""
-    disc = discounts(k if not rows else min(k, max((jr[-1][0] for jr in rows if jr), default=0)))
+    disc = discounts(min(k, max((jr[-1][0] for jr in rows if jr), default=0)))
     out = []
     for jr in rows:
         s = 0.0

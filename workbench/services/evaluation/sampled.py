@@ -34,12 +34,13 @@ from workbench.errors import StoreError
 from workbench.ranking import natural_key
 
 if TYPE_CHECKING:
-    from pooling.sample import SampleDesign
+    from pooling.sample import Sample, SampleDesign
     from workbench.scoring.columns import RankedRun
     from workbench.scoring.estimate import SampledQrels
     from workbench.scoring.estimate_run import RunEstimate
     from workbench.scoring.results import Evaluation
     from workbench.store import Store
+    from workbench.store.pools import PoolInfo
 
 ESTIMATOR = ("Horvitz-Thompson over the stratified sample: R̂ = sum of 1/pi over judged relevant documents, "
              "R̂@k = R̂_k / R̂ (macro: mean of per-topic ratios; micro: combined ratio sum R̂_k / sum R̂), "
@@ -102,8 +103,10 @@ def load_sample(store: Store, qrels_version: str,
             called for a sample only.
 
     Raises:
-        StoreError: the sample's inclusion probabilities or counts disagree with its design, or the
-            version's recorded design is not its pool's (the store was changed outside the workbench).
+        StoreError: the sample's inclusion probabilities or counts disagree with its design, the
+            version's recorded design is not its pool's, the recorded design or the pool's params are not
+            JSON, or the sample's rows no longer hash to the pool's content hash (a frame or sampled row
+            deleted, a sampled doc id swapped): the store was changed outside the workbench.
     """
     from pooling.sample import sample_problems
     from workbench.scoring.estimate import SampledQrels
@@ -111,9 +114,21 @@ def load_sample(store: Store, qrels_version: str,
     info = store.qrels.get_qrels_info(qrels_version)
     if not info.is_sample:
         return None
-    recorded = json.loads(info.sample_design)
+    try:
+        recorded = json.loads(info.sample_design)
+    except ValueError as e:
+        recorded = e
+    if not isinstance(recorded, dict):
+        raise StoreError(f"{store.path}: qrels version {qrels_version!r} records a sample design that is not a JSON "
+                         f"object ({_why(recorded)}): the store was changed outside the workbench. Nothing was "
+                         "scored; restore the store from a backup, or publish the sample's judgments again.")
     pool_version = str(recorded.get("pool_version") or info.pool_version)
-    pool, sample = store.pools.read_sample(pool_version)
+    try:
+        pool, sample = store.pools.read_sample(pool_version)
+    except ValueError as e:  # json.JSONDecodeError: pools.params or pools.runs is not JSON
+        raise StoreError(f"{store.path}: sample pool {pool_version!r}: its stored params or runs are not JSON "
+                         f"({_why(e)}): the store was changed outside the workbench. Nothing was scored; restore the "
+                         "store from a backup, or draw and judge a new sample.") from None
     if recorded.get("design") != pool.params.get("design"):
         raise StoreError(f"{store.path}: qrels version {qrels_version!r} records a design that is not its sample "
                          f"pool {pool_version!r}'s: the store was changed outside the workbench. Nothing was scored.")
@@ -123,6 +138,7 @@ def load_sample(store: Store, qrels_version: str,
             f"{store.path}: sample pool {pool_version!r}: the stored inclusion probabilities do not match its "
             f"design ({'; '.join(problems)}): the store was changed outside the workbench. Nothing was scored; "
             "restore the store from a backup, or draw and judge a new sample.")
+    _check_content_hash(store, pool, sample)  # last: the checks above name what changed, this only that it did
     drawn: dict[str, dict[str, str]] = {}
     for d in sample.docs:
         drawn.setdefault(d.topic_id, {})[d.doc_id] = d.stratum
@@ -138,6 +154,38 @@ def load_sample(store: Store, qrels_version: str,
     return SampleScope(qrels_version, pool_version, sample.design, pool.runs, sq,
                        tuple(sorted(populations, key=natural_key)), len(sample.docs), n_judged,
                        len(sample.docs) - n_judged, unjudged_topics, ignored)
+
+
+def _why(value: object) -> str:
+    """What was found instead of JSON (an error's message, or the value's type), for the refusals above."""
+    if isinstance(value, ValueError):
+        return str(value)
+    return f"found {type(value).__name__}"
+
+
+def _check_content_hash(store: Store, pool: PoolInfo, sample: Sample) -> None:
+    """Recompute the sample pool's content hash from its stored rows; refuse when it is not the recorded one.
+
+    ``pooling.sample.sample_content_hash`` of the pool's entries and provenance (as a ``pooling.pool.Pool``)
+    and of the stored sample (sampled documents, strata counts, frame): a row deleted from ``sample_frame``
+    or ``sample_entries``, or a sampled document's id swapped, changes it, which ``sample_problems`` (counts
+    and inclusion probabilities only) does not always see.
+
+    Raises:
+        StoreError: the hashes differ (the store was changed outside the workbench).
+    """
+    from pooling.pool import Pool
+    from pooling.sample import sample_content_hash
+
+    as_pool = Pool(pool.depth, pool.runs, tuple(store.pools.pool_entries(pool.pool_version)),
+                   tuple(store.pools.pool_provenance(pool.pool_version)), pool.strategy, pool.params)
+    found = sample_content_hash(as_pool.content_hash, sample)
+    if found != pool.content_hash:
+        raise StoreError(
+            f"{store.path}: sample pool {pool.pool_version!r}: its stored rows (sampled documents, strata, frame, "
+            f"entries) hash to {found[:12]}, but the pool records {pool.content_hash[:12]}: the store was changed "
+            "outside the workbench. Nothing was scored; restore the store from a backup, or draw and judge a new "
+            "sample.")
 
 
 def estimate_ranked_run(rr: RankedRun, name: str, scope: SampleScope, topics: tuple[str, ...] | None, *,

@@ -60,6 +60,7 @@ from workbench.judging.queue import (
     topic_position,
 )
 from workbench.judging.signin import SignInThrottle
+from workbench.ranking import natural_key
 from workbench.rubric import Rubric
 from workbench.services.judging.sessions import Session, require_lead
 from workbench.types import Judgment
@@ -824,9 +825,14 @@ def publish(
     labels_dir: Path | None = None,
     note: str = "",
     include_model: bool = False,
+    rubric: Rubric | None = None,
 ) -> PublishResult:
     """Freeze the final grades of a pool version as a qrels version (lead only),
     and export it to ``labels_dir/<name>.qrels`` when a folder is given.
+
+    With ``rubric`` (the collection's), every final grade is first checked to be one of its
+    grades (``check_final_grades``): a grade edited into ``judgments`` outside the workbench
+    (99 on a 0-3 scale) refuses the publish, naming the topic and document.
 
     Model assessors' judgments are left out, unless ``include_model``: then a
     document no person judged takes the model grade, and the version records
@@ -845,7 +851,8 @@ def publish(
         DuplicateNameError: the name is taken (the message says when that version's
             export is incomplete, and how to complete it).
         UnknownNameError: unknown pool, rule or parent.
-        ValidationError: nothing judged yet, or the export target is unusable.
+        ValidationError: nothing judged yet, the export target is unusable, or a final grade is not
+            a grade of ``rubric``.
         InputFormatError: the manifest in ``labels_dir`` is not valid JSON.
         ExportAfterPublishError: the version was published but writing its file
             still failed (the message says how to export it later).
@@ -858,6 +865,8 @@ def publish(
         raise taken
     if labels_dir is not None:
         check_export_target(labels_dir, name)
+    if rubric is not None:
+        check_final_grades(qrels, pool_version, rubric, rule=rule, include_model=include_model)
     info, decided = qrels.publish_qrels_counted(
         name, pool_version, rule=rule, parent_version=parent_version, created_by=session.user, note=note,
         include_model=include_model, export_file=export_file_name(name) if labels_dir is not None else None,
@@ -870,6 +879,30 @@ def publish(
         except (WorkbenchError, OSError) as e:
             raise ExportAfterPublishError(name, e) from e
     return PublishResult(info, diff, decided, path)
+
+
+def check_final_grades(qrels: Qrels, pool_version: str, rubric: Rubric, *, rule: str,
+                       include_model: bool = False) -> None:
+    """Refuse final grades that are not grades of ``rubric`` (the judgments were changed outside the workbench).
+
+    Only the pool lineage's final grades are checked, not a parent version's entries (an imported
+    reference may use another scale).
+
+    Raises:
+        ValidationError: naming the first offending topic and document (natural order), the grade and
+            the rubric's grades, and how many final grades are off the scale.
+    """
+    allowed = {g.grade for g in rubric.grades}
+    _proposed, final = qrels.proposed_qrels(pool_version, get_rule(rule).name, None, include_model=include_model)
+    off = [(t, d, g) for t, docs in final.qrels.items() for d, g in docs.items() if g not in allowed]
+    if off:
+        t, d, g = min(off, key=lambda x: (natural_key(x[0]), natural_key(x[1])))
+        raise ValidationError(
+            f"pool {pool_version}: topic {t} document {d} has final grade {g}, not a grade of rubric "
+            f"{rubric.name!r} ({', '.join(str(x) for x in sorted(allowed))})"
+            + (f"; {len(off):,} final grades are off the scale" if len(off) > 1 else "")
+            + ": the judgments were changed outside the workbench. Nothing was published; judge the document "
+            "again (or adjudicate it) on the rubric's scale, then publish.")
 
 
 def publish_coverage(qrels: Qrels, pool_version: str, qrels_version: str) -> tuple[int, int]:

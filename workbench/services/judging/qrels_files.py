@@ -29,13 +29,15 @@ files").
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import UnknownNameError, ValidationError, WorkbenchError
+from workbench.errors import StoreError, UnknownNameError, ValidationError, WorkbenchError
 from workbench.formats.manifest import (
     VERSIONS,
     entry_for_file,
@@ -112,13 +114,24 @@ def export_qrels(
     default = Path(labels_dir) / export_file_name(name)
     path = Path(out) if out is not None else default
     manifest = manifest_of(path.parent)
-    document = read_manifest(manifest)  # a broken manifest refuses the export before anything is written
+    read_manifest(manifest)  # a broken manifest refuses the export before anything is written
     if path.absolute() == default.absolute():
         qrels_versions.record_export(name, path.name)
-    old_sha = file_sha256(path) if path.is_file() else None
-    _write_file(path, qrels)
-    digest = file_sha256(path)
-    entry = expected_entry(info, path.name, digest)
+    with manifest_lock(manifest):  # read, write the file, rewrite the manifest: one writer at a time
+        clean_leftovers(path.parent)
+        document = read_manifest(manifest)  # again: another export may have added its entry meanwhile
+        old_sha = file_sha256(path) if path.is_file() else None
+        _write_file(path, qrels)
+        digest = file_sha256(path)
+        replaced = _replaced(document, name, path, manifest, old_sha, digest, expected_entry(info, path.name, digest))
+        document[VERSIONS][name] = expected_entry(info, path.name, digest)
+        _write_manifest(manifest, document)
+    return ExportResult(path, digest, manifest, tuple(replaced))
+
+
+def _replaced(document: Mapping[str, Any], name: str, path: Path, manifest: Path, old_sha: str | None, digest: str,
+              entry: Mapping[str, Any]) -> list[str]:
+    """What an export replaces that differed from the stored version (``ExportResult.replaced``)."""
     old = document[VERSIONS].get(name)
     replaced = []
     if old_sha is not None and old_sha != digest:
@@ -129,9 +142,73 @@ def export_qrels(
         if differences:
             replaced.append(f"replaced the entry of {name} in {manifest}, which differed from the stored version: "
                             + "; ".join(differences))
-    document[VERSIONS][name] = entry
-    _write_manifest(manifest, document)
-    return ExportResult(path, digest, manifest, tuple(replaced))
+    return replaced
+
+
+LOCK_SUFFIX = ".lock"
+"""The lock file beside a manifest: ``.manifest.json.lock`` (empty; its ``flock`` is the lock)."""
+
+_LOADED_AT = time.time()
+"""When this process loaded the module: a leftover temporary file older than this is no live export's."""
+
+
+def lock_file_of(manifest: Path) -> Path:
+    """The lock file of a manifest: ``<folder>/.manifest.json.lock``."""
+    return manifest.parent / f".{manifest.name}{LOCK_SUFFIX}"
+
+
+@contextlib.contextmanager
+def manifest_lock(manifest: Path) -> Iterator[None]:
+    """Hold the exclusive lock of a folder's manifest (``fcntl.flock`` on ``.manifest.json.lock``).
+
+    Every export takes it around reading the manifest, writing its file and rewriting
+    the manifest, so two processes exporting into one folder (``publish``, ``qrels export``)
+    both keep their entries: without it the last writer's manifest dropped the other's entry.
+    Blocks until the lock is free. Where ``fcntl`` does not exist (Windows) it does nothing.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - POSIX only
+        yield
+        return
+    lock = lock_file_of(manifest)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+b") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def leftovers(folder: str | Path) -> list[Path]:
+    """Temporary files a killed export left in a labels folder: ``.NAME.qrels.*.tmp``, ``.manifest.json.*.tmp``.
+
+    (``formats.io.atomic_write`` names its temporary file ``.<target>.<random>.tmp``.)
+    """
+    found = []
+    with contextlib.suppress(OSError):
+        for p in Path(folder).glob(".*.tmp"):
+            target = p.name[1:].rsplit(".", 2)[0]
+            if p.is_file() and (target.endswith(".qrels") or target == manifest_of(folder).name):
+                found.append(p)
+    return sorted(found)
+
+
+def clean_leftovers(folder: Path) -> list[Path]:
+    """Remove the leftovers (``leftovers``) older than this process; call it holding ``manifest_lock``.
+
+    Every export writes its temporary files while holding the lock, so one present when the
+    lock is taken belongs to a process that was killed (a file newer than this process is left
+    alone: it may be a writer that does not take the lock).
+    """
+    removed = []
+    for p in leftovers(folder):
+        with contextlib.suppress(OSError):
+            if p.stat().st_mtime < _LOADED_AT:
+                p.unlink()
+                removed.append(p)
+    return removed
 
 
 def _to_stdout(name: str, qrels: Mapping[str, Mapping[str, int]]) -> ExportResult:
@@ -235,6 +312,9 @@ class ExportCheck:
 
     def remedy(self) -> str:
         """How to mend it."""
+        if "edited store entries" in self.short:
+            return ("restore the store from a backup (the stored version is the truth an export is checked "
+                    "against), or import or publish the qrels again under a new name")
         if "unreadable manifest" in self.short:
             return (f"fix or delete {manifest_of(self.file.parent)}, then run {export_command(self.name)} (and the "
                     "same for every other exported version)")
@@ -368,11 +448,14 @@ class Verification:
         checks: one per version checked (see ``check_exports``).
         manifest: the manifest checked.
         manifest_error: why the manifest cannot be read ("" when it can, or there is none).
+        leftovers: temporary files a killed export left in the folder (``leftovers``): listed, not
+            a disagreement (the next export removes them).
     """
 
     checks: tuple[ExportCheck, ...]
     manifest: Path
     manifest_error: str = ""
+    leftovers: tuple[Path, ...] = ()
 
     @property
     def problems(self) -> tuple[ExportCheck, ...]:
@@ -388,7 +471,9 @@ class Verification:
         """Each mismatch, one line naming it and how to mend it (the manifest's own first)."""
         head = [f"{self.manifest_error} Then export every exported version again (`workbench qrels export NAME`)."
                 ] if self.manifest_error else []
-        return head + [c.describe() for c in self.problems]
+        tail = [f"{p}: a temporary file an interrupted export left; remove it (the next export into "
+                f"{self.manifest.parent} removes it)" for p in self.leftovers]
+        return head + [c.describe() for c in self.problems] + tail
 
     def summary(self) -> str:
         """One line: how many exported files agree (and how many versions are not exported)."""
@@ -402,8 +487,24 @@ class Verification:
                 f"with the store" + (f" ({not_exported} version(s) not exported)" if not_exported else ""))
 
 
+def _with_store_check(qrels_versions: Qrels, check: ExportCheck) -> ExportCheck:
+    """``check`` with one more problem when the stored version's entries no longer hash to its recorded
+    content hash (``Qrels.get_qrels`` recomputes it: an SQL edit of ``qrels_entries``)."""
+    if not check.stored:
+        return check
+    try:
+        qrels_versions.get_qrels(check.name)
+    except StoreError as e:
+        return dataclasses.replace(check, problems=(*check.problems, f"the store's entries were edited: {e}"),
+                                   short=(*check.short, "edited store entries"))
+    return check
+
+
 def verify_exports(qrels_versions: Qrels, labels_dir: str | Path, names: Sequence[str] | None = None) -> Verification:
     """Check exported qrels files and the manifest against the store, reading every file (``deep``).
+
+    Every stored version's entries are also hashed again (``Qrels.get_qrels``): a version whose
+    ``qrels_entries`` were edited outside the workbench is a problem, exported or not.
 
     With ``names``, each named version must be exported and agree: a named version that
     was never exported is a problem (there is no file to trust).
@@ -418,12 +519,13 @@ def verify_exports(qrels_versions: Qrels, labels_dir: str | Path, names: Sequenc
                               (f"it was never exported to {c.file.parent} (no file, no manifest entry)",),
                               ("not exported",))
                   for c in checks]
+    checks = [_with_store_check(qrels_versions, c) for c in checks]
     try:
         read_manifest(manifest_of(labels_dir))
         manifest_error = ""
     except WorkbenchError as e:
         manifest_error = str(e)
-    return Verification(tuple(checks), manifest_of(labels_dir), manifest_error)
+    return Verification(tuple(checks), manifest_of(labels_dir), manifest_error, tuple(leftovers(labels_dir)))
 
 
 # -- a qrels file given to score -----------------------------------------------------------

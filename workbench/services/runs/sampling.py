@@ -19,9 +19,9 @@ A qrels version published from it records that it is a sample and its design;
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pooling.sample import Sample, SampleDesign, draw_sample, parse_strata, solve_budget
 
@@ -142,11 +142,14 @@ class SamplingSimulationRun:
         truth: the truth's name (a qrels version or file).
         pool_version: the sample pool the runs and design came from ("" with ``--runs``).
         simulation: ``scoring.sample_simulation.simulate_sampling``'s result.
+        warnings: what makes the numbers less than they seem, one line each (the truth covers only some
+            of the runs' topics).
     """
 
     truth: str
     pool_version: str
     simulation: SamplingSimulation
+    warnings: tuple[str, ...] = ()
 
 
 def simulate_sample(
@@ -203,9 +206,55 @@ def simulate_sample(
     _collection, version, _ = _same_collection(store.runs, runs)
     truth_name, qrels = load_oracle(store.qrels, truth)
     stored = {r: store.runs.get_run(r, depth=max(design.depth, *ks)) for r in runs}
+    warnings = truth_coverage(truth_name, qrels, stored)
     doc_ids = store.collections.version_doc_ids(version) if design.outside_rate else []
     say(f"[starting] simulate-sample: {len(runs)} runs, {design.describe()}, budgets "
         f"{', '.join(f'{b:g}%' for b in budgets)}, {repeats} repeats against {truth_name}")
     sim = simulate_sampling(stored, qrels, doc_ids, design, budgets, repeats, ks=ks, rel=rel, progress=say)
     say(f"[finished] simulate-sample: {len(budgets)} budget(s) x {repeats} repeats")
-    return SamplingSimulationRun(truth_name, pool or "", sim)
+    return SamplingSimulationRun(truth_name, pool or "", sim, warnings)
+
+
+def truth_coverage(truth: str, qrels: Mapping[str, Mapping[str, int]],
+                   runs: Mapping[str, Mapping[str, Any]]) -> tuple[str, ...]:
+    """How the truth's topics meet the runs': refused when they share none, a warning when only some.
+
+    The simulation averages R@k over the truth's topics: a truth topic no run answers counts
+    R@k = 0 for every run, and a run topic the truth lacks is left out; with no topic in common
+    (the truth of another collection) every number would be meaningless.
+
+    Returns:
+        The warnings (empty: every truth topic is answered by a run and every run topic is judged).
+
+    Raises:
+        ValidationError: the truth and the runs share no topic.
+
+    Example:
+        >>> truth_coverage("t", {"1": {"d": 1}, "2": {"d": 1}}, {"a": {"1": {}, "3": {}}})[0][:60]
+        '--truth t judges 2 topics and the runs answer 2; 1 in common:'
+    """
+    from workbench.errors import ValidationError
+
+    truth_topics = set(qrels)
+    run_topics = {t for ranked in runs.values() for t in ranked}
+    shared = truth_topics & run_topics
+    if not shared:
+        raise ValidationError(
+            f"--truth {truth} shares no topic with the runs {', '.join(runs)} (the truth judges {len(truth_topics):,} "
+            f"topic(s), e.g. {_some(truth_topics)}; the runs answer {len(run_topics):,}, e.g. {_some(run_topics)}): "
+            "it is not the judgments of the runs' collection. Nothing was simulated; give the truth of the runs' "
+            "topics.")
+    if shared == truth_topics == run_topics:
+        return ()
+    return (f"--truth {truth} judges {len(truth_topics):,} topics and the runs answer {len(run_topics):,}; "
+            f"{len(shared):,} in common: {len(truth_topics - shared):,} truth topic(s) no run answers (e.g. "
+            f"{_some(truth_topics - shared)}) count R@k = 0 for every run, {len(run_topics - shared):,} run topic(s) "
+            f"the truth does not judge (e.g. {_some(run_topics - shared)}) are left out",)
+
+
+def _some(topics: set[str], n: int = 3) -> str:
+    """Up to ``n`` topic ids in natural order, for messages ('-' for none)."""
+    from workbench.ranking import natural_key
+
+    shown = sorted(topics, key=natural_key)[:n]
+    return ", ".join(shown) + (", ..." if len(topics) > n else "") if shown else "-"
