@@ -641,25 +641,21 @@ def qrels_versions_table(versions: Sequence[QrelsVersionInfo], *, key: str,
     in an expander, each version's provenance and long fields (origin, creation, collection, content
     hash, rule, note) in a table whose cells wrap to the page's width. Used by the Qrels versions and
     Publish pages. ``exported``: version -> the state of its exported file (``ok``, ``-`` when not
-    exported, or what disagrees with the store), shown as a ``file`` column when given."""
+    exported, or what disagrees with the store), shown as an ``exported file`` column of the details
+    when given (the first table keeps its width at 1024 px)."""
     text, number = st.column_config.TextColumn, st.column_config.NumberColumn
-    rows: list[dict[str, object]] = [
-        {"name": v.name, "parent": v.parent_version or "", "pool version": v.pool_version or "",
-         "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant} for v in versions]
-    if exported is not None:
-        for row, v in zip(rows, versions, strict=True):
-            row["file"] = exported.get(v.name, "-")
     st.dataframe(
-        rows, hide_index=True, height="content", key=key,
+        [{"name": v.name, "parent": v.parent_version or "", "pool version": v.pool_version or "",
+          "topics": v.n_topics, "entries": v.n_entries, "relevant": v.n_relevant} for v in versions],
+        hide_index=True, height="content", key=key,
         column_config={"name": text("name", width=150, pinned=True), "parent": text("parent", width=140),
                        "pool version": text("pool version", width=140), "topics": number("topics", width=60),
-                       "entries": number("entries", width=70), "relevant": number("relevant", width=70),
-                       "file": text("file", width=90, help="the exported file: ok, - (not exported), or what "
-                                                           "disagrees with the store (named below)")},
+                       "entries": number("entries", width=70), "relevant": number("relevant", width=70)},
     )
     with st.expander("Details: origin, creation, collection, content hash, rule and note of each version"):
         st.table(md_cells([
             {"name": v.name, "origin": v.origin, "created": f"{v.created_at:%Y-%m-%d %H:%M}",
              "created by": v.created_by, "collection": v.collection, "content hash": v.content_hash[:12],
-             "rule": v.rule, "note": v.note} for v in versions
+             "rule": v.rule, "note": v.note}
+            | ({"exported file": exported.get(v.name, "-")} if exported is not None else {}) for v in versions
         ]))
