@@ -485,7 +485,7 @@ def test_qrels_versions_page_names_an_incomplete_export_with_its_remedy(board_db
     store.qrels.record_export("toy-v1", "toy-v1.qrels")  # recorded, then killed: no file, no manifest entry
     store.release_file()
     at = _lead("qrels_versions")
-    assert list(at.table[0].value["exported file"]) == ["ok", "missing file, no manifest entry", "-"]
+    assert list(at.table[0].value["exported file"]) == ["ok", "missing file, no manifest entry", "not exported"]
     [warning] = [w.value.replace("\\", "") for w in at.warning if w.value.startswith("qrels version")]
     assert warning.startswith(f"qrels version toy-v1: its file {board_db.parent / 'toy-v1.qrels'} is missing")
     assert warning.endswith("Mend it: `workbench qrels export toy-v1` writes the file and its manifest entry from "
@@ -494,5 +494,5 @@ def test_qrels_versions_page_names_an_incomplete_export_with_its_remedy(board_db
     export_qrels(store.qrels, "toy-v1", labels_dir=board_db.parent)
     store.release_file()
     at = _lead("qrels_versions")
-    assert list(at.table[0].value["exported file"]) == ["ok", "ok", "-"]
+    assert list(at.table[0].value["exported file"]) == ["ok", "ok", "not exported"]
     assert not [w for w in at.warning if w.value.startswith("qrels version")]

@@ -640,7 +640,7 @@ def qrels_versions_table(versions: Sequence[QrelsVersionInfo], *, key: str,
     version with its lineage and counts (fixed column widths, about 600 px, widened to the page), then,
     in an expander, each version's provenance and long fields (origin, creation, collection, content
     hash, rule, note) in a table whose cells wrap to the page's width. Used by the Qrels versions and
-    Publish pages. ``exported``: version -> the state of its exported file (``ok``, ``-`` when not
+    Publish pages. ``exported``: version -> the state of its exported file (``ok``, ``not exported`` when not
     exported, or what disagrees with the store), shown as an ``exported file`` column of the details
     when given (the first table keeps its width at 1024 px)."""
     text, number = st.column_config.TextColumn, st.column_config.NumberColumn
@@ -657,5 +657,5 @@ def qrels_versions_table(versions: Sequence[QrelsVersionInfo], *, key: str,
             {"name": v.name, "origin": v.origin, "created": f"{v.created_at:%Y-%m-%d %H:%M}",
              "created by": v.created_by, "collection": v.collection, "content hash": v.content_hash[:12],
              "rule": v.rule, "note": v.note}
-            | ({"exported file": exported.get(v.name, "-")} if exported is not None else {}) for v in versions
+            | ({"exported file": exported.get(v.name, "not exported")} if exported is not None else {}) for v in versions
         ]))

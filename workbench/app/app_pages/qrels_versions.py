@@ -34,7 +34,8 @@ if not versions:
 
 exports = {c.name: c for c in check_exports(store.qrels, widgets.config().labels_dir, [v.name for v in versions])}
 widgets.qrels_versions_table(versions, key="qrels_versions_table",
-                             exported={name: c.status() for name, c in exports.items()})
+                             exported={name: c.status() if c.exported or c.problems else "not exported"
+                                       for name, c in exports.items()})
 for check in exports.values():
     if not check.ok:
         st.warning(widgets.md_escape(check.describe()))
