@@ -99,4 +99,5 @@ def test_run_import_cuts_a_long_unknown_doc_id(toy, tmp_path):
     store = Store(toy, client="pytest")
     with pytest.raises(InputFormatError) as e:
         store.runs.import_run_file(bad, "b", collection="toy")
-    assert f"found {'w' * 60!r}\u2026 (2000000 characters)" in str(e.value) and len(str(e.value)) < 500
+    assert f"bad.trec:1: document id {'w' * 60!r}\u2026 (2000000 characters): expected at most 1,000" in str(e.value)
+    assert len(str(e.value)) < 500

@@ -80,7 +80,8 @@ GOOD_VARIANTS = {
     "bom": "\ufeff" + GOOD,
     "plus sign and bare dot": "1 Q0 d1 +1 +3. t\n1 Q0 d2 2 .5 t\n",
     "duplicate doc": GOOD + "1 Q0 d1 3 9.0 t\n",
-    "long line": GOOD + f"2 Q0 {'x' * 2_000_000} 2 1.0 t\n",
+    # a 2 MB line that is valid: the longest id allowed (1,000 characters) and a long run of spaces
+    "long line": GOOD + f"2 Q0 {'x' * 1_000}{' ' * 2_000_000} 2 1.0 t\n",
 }
 
 
