@@ -124,7 +124,7 @@ def test_keyboard_judging_then_lead_agreement(ui_server, page):
 
 
 def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, page):
-    """Eight presses in a few milliseconds: each document saved at most once, the
+    """One press, then seven in a few milliseconds: each document saved at most once, the
     saved ones are a prefix of the queue, the screen shows the first unsaved one,
     and every save is on the Undo list. Waits on the Refresh sync point, not on time."""
     url, db, queues, log_path, proc = ui_server
@@ -133,8 +133,13 @@ def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, p
     _sign_in(page, "ann")
     _at(page, 1)
     wait_for_keys(page)  # else the whole burst can go to a page whose grade buttons are not mounted yet
+    # One key first, waited for: its save is the app's signal that the keys are bound. A visible
+    # button was not enough once, at load 10 with two browsers running: all eight presses were lost
+    # (none saved, none stored twice: the invariant held, the burst tested nothing).
+    _key(page, "1")
+    _at(page, 2)
     page.locator("[data-testid='wb-topic']").click()
-    for _ in range(8):
+    for _ in range(7):
         page.keyboard.press("1")
     # Refresh after the burst: once the run it causes has finished, every
     # earlier key press has been handled (one script thread per session).
@@ -152,7 +157,7 @@ def test_rapid_key_presses_never_store_a_judgment_twice_or_skip_one(ui_server, p
 
     store = Store(db, client="pytest check")
     saved = [(h.topic_id, h.doc_id) for t, d in queues["ann"] for h in store.judgments.judgment_history(COLLECTION, t, d, "ann")]
-    assert 1 <= len(saved) == len(set(saved))
+    assert 2 <= len(saved) == len(set(saved))
     assert saved == queues["ann"][: len(saved)]
     assert position == len(saved) + 1
     assert shown_saved == len(saved)  # the screen's count is the store's
