@@ -39,7 +39,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
 from collections.abc import Collection, Mapping, Sequence
@@ -271,10 +270,9 @@ class SentenceTransformerEncoder:
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         chunk = self.batch_size * 2
         parts: list[np.ndarray] = []
-        from tqdm import tqdm  # lazy, light
+        from pooling.progress import bar as progress_bar
 
-        with tqdm(total=len(texts), desc="encoding documents", unit="doc", file=sys.stderr,
-                  disable=not progress, leave=False) as bar:
+        with progress_bar(total=len(texts), desc="encoding documents", unit="doc", disable=not progress) as bar:
             for start in range(0, len(order), chunk):
                 batch = [texts[i] for i in order[start:start + chunk]]
                 parts.append(np.asarray(model.encode(

@@ -198,3 +198,29 @@ def test_the_gates_table_and_markdown_show_the_estimates_interval(capsys, db, tm
         code, out, err = run(capsys, db, "gate", "A", "B", "--qrels", "s-q", "--policy", policy, "--format", fmt)
         assert code == 0, err
         assert f"95% [{CHANGE - Z95 * SE:.4f}, {CHANGE + Z95 * SE:.4f}] (design)" in out, out
+
+
+def test_compare_refuses_a_second_measure_instead_of_keeping_the_last(capsys, db):
+    # A trial found `compare -m Rhat_micro@20 -m R@20` printed only R@20 (click keeps the last value of an option).
+    capsys.readouterr()
+    code, out, err = run(capsys, db, "compare", "A", "B", "--qrels", "s-q", "-m", "Rhat@4", "-m", "R@4")
+    assert code == 2 and not out
+    assert "compare takes one measure, found 2 (Rhat@4, R@4)" in " ".join(err.split())
+
+
+def test_compare_on_an_estimate_says_which_resampling_options_it_ignored(capsys, db):
+    capsys.readouterr()
+    code, out, err = run(capsys, db, "compare", "A", "B", "--qrels", "s-q", "-m", "Rhat@4", "--resamples", "100",
+                         "--seed", "3")
+    assert code == 0, err
+    assert "--resamples and --seed ignored: an estimated measure's interval comes from the sample's design" in err
+    code, out, err = run(capsys, db, "compare", "A", "B", "--qrels", "s-q", "-m", "Rhat@4")
+    assert code == 0 and "ignored" not in err
+
+
+def test_the_gates_rule_details_round_for_display_and_json_keeps_the_values(capsys, db, tmp_path):
+    code, doc, err = _gate(capsys, db, tmp_path, -0.9)
+    r = _macro_rule(doc, "Rhat@4")
+    assert f"estimated R̂@4 {0.6:.4f} -> {7 / 15:.4f} (change {7 / 15 - 0.6:+.4f})" in r["detail"], r["detail"]
+    assert f"[{r['raw']:.4f}, " in r["detail"] and f"se {SE:.4g}:" in r["detail"]
+    assert r["raw"] == pytest.approx(CHANGE - Z95 * SE)  # the value itself, unrounded, in its own field

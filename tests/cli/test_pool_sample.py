@@ -67,4 +67,29 @@ def test_data_errors_name_the_problem_and_write_nothing(capsys, tiny_template, t
     assert code == 1 and "--budget 2: every non-empty stratum of every topic is sampled at least once" in err
     code, _out, err = run(capsys, db, "pool", "sample", "tiny-pool-v1", *SAMPLE[3:])
     assert code == 1 and "'tiny-pool-v1' already exists" in err
+    assert "choose another name" in err and "--name" not in err  # pool sample takes its name as an argument
     assert [p.pool_version for p in Store(db).pools.list_pools()] == ["tiny-pool-v1"]
+
+
+def test_pool_show_of_a_sample_rounds_for_the_table_and_shows_no_rank_outside_the_runs(capsys, tiny_template, tmp_path):
+    # A trial found `pool show` printing 0.15217391304347827 and a best rank 0 for outside-stratum documents.
+    import json
+    import re
+
+    _folder, db = copy_project(tiny_template, tmp_path / "p")
+    assert run(capsys, db, *SAMPLE)[0] == 0
+    code, out, err = run(capsys, db, "pool", "show", "s1", "--format", "jsonl")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    outside = [r for r in rows if r["stratum"] == "outside"]
+    assert outside and all(r["best_rank"] is None and r["runs"] == "" for r in outside)
+    assert all(isinstance(r["best_rank"], int) for r in rows if r["stratum"] != "outside")
+    code, out, err = run(capsys, db, "pool", "show", "s1")
+    table = out.splitlines()
+    starts = {m.group(): m.start() for m in re.finditer(r"\S+", table[0])}  # aligned columns: the header's offsets
+    ends = dict(zip(starts, [*list(starts.values())[1:], None], strict=True))
+    for line, r in zip(table[1:], rows, strict=True):
+        cells = {c: line[starts[c]:ends[c]].strip() for c in starts}
+        assert cells["doc"] == r["doc"] and cells["inclusion"] == f"{r['inclusion']:.4g}"
+        assert cells["priority"] == f"{r['priority']:.4g}"
+        assert cells["best_rank"] == ("-" if r["best_rank"] is None else str(r["best_rank"]))

@@ -264,6 +264,7 @@ def test_sampled_judging_estimates_r20_from_the_sample_the_reference_judged(work
     labels = store.path.parent / "labels"
     (check,) = check_exports(store.qrels, labels, [s.qrels.name])
     assert check.ok and (labels / f"{s.qrels.name}.qrels").is_file(), check.describe()
+    assert s.file == labels / f"{s.qrels.name}.qrels" and s.file in report.exports  # listed under "Qrels files"
     _, sample = store.pools.read_sample(s.pool.pool_version)
     judged = store.qrels.get_qrels(s.qrels.name)
     # every sampled document of a topic the reference judged carries the reference grade, else 0

@@ -252,7 +252,8 @@ def show(
     for c in store.pools.pool_provenance(pool):
         prov.setdefault((c.topic_id, c.doc_id), []).append(f"{c.run_name}:{c.rank}")
     rows = [{"topic": e.topic_id, "priority_rank": e.priority_rank, "doc": e.doc_id, "priority": e.priority,
-             "best_rank": e.best_rank, "n_runs": e.n_runs, "runs": " ".join(prov.get((e.topic_id, e.doc_id), []))}
+             "best_rank": e.best_rank or None, "n_runs": e.n_runs,  # best rank 0: no run ranked it (outside stratum)
+             "runs": " ".join(prov.get((e.topic_id, e.doc_id), []))}
             for e in store.pools.pool_entries(pool) if topic is None or e.topic_id == topic]
     columns = ["topic", "priority_rank", "doc", "priority", "best_rank", "n_runs", "runs"]
     if store.pools.get_pool(pool).is_sample:  # a sample's documents: their stratum and inclusion probability

@@ -31,7 +31,8 @@ FORMATS = ("table", "tsv", "csv", "jsonl")
 
 
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> None:
-    """Write rows to stdout as an aligned table, TSV, CSV or JSON lines (values as given)."""
+    """Write rows to stdout as an aligned table, TSV, CSV or JSON lines (values as given; the table shows
+    floats to 4 significant digits and None as ``-``)."""
     from workbench.errors import UsageError
 
     if fmt not in FORMATS:
@@ -51,10 +52,20 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> 
         for r in rows:
             common.out("\t".join(str(r[c]) for c in columns))
     else:
-        widths = {c: max([len(c)] + [len(str(r[c])) for r in rows]) for c in columns}
+        cells = [{c: _cell(r[c]) for c in columns} for r in rows]
+        widths = {c: max([len(c)] + [len(r[c]) for r in cells]) for c in columns}
         common.out("  ".join(c.ljust(widths[c]) for c in columns).rstrip())
-        for r in rows:
-            common.out("  ".join(str(r[c]).ljust(widths[c]) for c in columns).rstrip())
+        for r in cells:
+            common.out("  ".join(r[c].ljust(widths[c]) for c in columns).rstrip())
+
+
+def _cell(v: Any) -> str:
+    """A table cell: a float to 4 significant digits (the other formats keep the value), None as ``-``."""
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
 
 
 def _report(outcome: Any) -> None:

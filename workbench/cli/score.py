@@ -155,10 +155,11 @@ def compare_cmd(
     run_a: Annotated[str, typer.Argument(help="The baseline run (file or stored name).")],
     run_b: Annotated[str, typer.Argument(help="The run compared with it (file or stored name).")],
     qrels: QrelsOpt,
-    measure: Annotated[str, typer.Option("--measure", "-m", callback=options.measure,
-                                         help="The measure compared, e.g. R@100 or AP; against a sample's qrels version "
-                                              "also an estimated one, Rhat@20 (R̂@20), Rhat_micro@20 or Phat@10: "
-                                              "its change with the interval of the difference.")] = "R@100",
+    measures: Annotated[list[str] | None, typer.Option(
+        "--measure", "-m", callback=options.measure,
+        help="The measure compared (one; default R@100), e.g. R@100 or AP; against a sample's qrels version also an "
+             "estimated one, Rhat@20 (R̂@20), Rhat_micro@20 or Phat@10: its change with the interval of the "
+             "difference. For several measures at once use `gate` (it corrects for the multiple tests).")] = None,
     rel: RelOpt = 1,
     missing: MissingOpt = "fail",
     fmt: FormatOpt = "table",
@@ -188,11 +189,17 @@ def compare_cmd(
     from workbench.services.evaluation.request import ScoreEnv, ScoreRequest, Slicing, TopicChoice
 
     check_format(fmt)
+    measure = _one_measure(measures)
     request = ScoreRequest((run_a, run_b), qrels, measures=(measure,), rel=rel, missing=missing,
                            trust_file_order=trust_file_order, collection=collection, topics=TopicChoice(topic_set),
                            slicing=Slicing(tuple(by or ()), min_topics))
     env = ScoreEnv(opener("workbench compare"), common.info, labels_dir=common.STATE.config.labels_dir)
     if estimated_measure(request) is not None:
+        ignored = [o for o, given in (("--resamples", resamples != 10_000), ("--seed", seed != 0),
+                                      ("--min-topics", min_topics != 5)) if given]
+        if ignored:
+            common.info(f"workbench: {' and '.join(ignored)} ignored: an estimated measure's interval comes from the "
+                        "sample's design, not from resampling topics")
         _compare_estimated(request, confidence, env, fmt)
         return
     report, comparison, slices = compare_runs(request, Resampling(resamples, seed, confidence), env)
@@ -200,6 +207,21 @@ def compare_cmd(
         common.info(f"workbench: {comparison.refused} (--min-topics {min_topics})")
     common.out(render_comparison(report.header(), comparison, fmt, slices=slices,
                                  slice_p=adjusted_p_values(slices), slice_keys=report.slice_keys))
+
+
+def _one_measure(measures: list[str] | None) -> str:
+    """The one measure ``compare`` takes (R@100 when none is given).
+
+    Raises:
+        typer.BadParameter: more than one ``--measure`` (click would keep the last one silently)."""
+    if not measures:
+        return "R@100"
+    if len(measures) > 1:
+        raise typer.BadParameter(
+            f"compare takes one measure, found {len(measures)} ({', '.join(measures)}): run compare once per measure, "
+            "or `workbench gate` with a policy naming each (its tests are corrected for the multiple comparisons).",
+            param_hint="'--measure' / '-m'")
+    return measures[0]
 
 
 def _compare_estimated(request: "ScoreRequest", confidence: float, env: "ScoreEnv", fmt: str) -> None:

@@ -77,6 +77,7 @@ class SamplingDemo:
         pooled_qrels: the pooled qrels version (v2); full_qrels: the full judgments.
         n_topics: topics compared.
         rows: one per run.
+        file: the qrels version's exported file (None when no labels folder was given).
     """
 
     pool: PoolInfo
@@ -90,6 +91,7 @@ class SamplingDemo:
     full_qrels: str
     n_topics: int
     rows: tuple[SamplingRow, ...]
+    file: Path | None = None
 
 
 def sampling_step(
@@ -128,7 +130,7 @@ def sampling_step(
         WorkbenchError: a step's error (nothing half-written: each step is its own transaction).
     """
     from workbench.errors import UnknownNameError
-    from workbench.services.judging.assessments import publish
+    from workbench.services.judging.assessments import export_qrels, publish
     from workbench.services.runs.pool_topics import select_topics
     from workbench.services.runs.sampling import design_of, sample_pool
 
@@ -142,18 +144,22 @@ def sampling_step(
         f"{design.describe()}")
     outcome = sample_pool(store.pools, store.runs, store.collections, name, runs, design, topics=selection, say=say)
     saved = judge(name)
+    file: Path | None = None
     try:
         qrels = store.qrels.get_qrels_info(name)
+        if labels_dir is not None:
+            file = export_qrels(store.qrels, name, labels_dir)
     except UnknownNameError:
-        qrels = publish(store.qrels, lead, name, name, rule="median",  # type: ignore[arg-type]
-                        labels_dir=labels_dir, note="a stratified sample, published by the workbench demo").info
+        result = publish(store.qrels, lead, name, name, rule="median",  # type: ignore[arg-type]
+                         labels_dir=labels_dir, note="a stratified sample, published by the workbench demo")
+        qrels, file = result.info, result.path
     first = next(iter(pooled.values()))
     topics = tuple(getattr(first, "topics"))  # noqa: B009 - an Evaluation
     rows = _rows(store, runs, pooled, name, full_qrels, topics, k)
     say(f"[sampling] {len(rows)} runs scored against the sample {name} ({outcome.sample.n_sampled:,} judgments, "
         f"{saved:,} new)")
     return SamplingDemo(outcome.info, qrels, outcome.sample.design, outcome.frame_size, outcome.sample.n_sampled,
-                        saved, k, pooled_qrels, full_qrels, len(topics), rows)
+                        saved, k, pooled_qrels, full_qrels, len(topics), rows, file)
 
 
 def _rows(store: Store, runs: Sequence[str], pooled: Mapping[str, object], sample_qrels: str, full_qrels: str,

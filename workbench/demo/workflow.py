@@ -62,7 +62,6 @@ be resumed after an interruption and the UI can be started on its result.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -328,11 +327,10 @@ def judge_with_reference(
     documents = store.collections.get_documents(collection)
     say(f"[starting] {name} judges {len(todo):,} documents of {pool_version}")
     saved = 0
-    from tqdm import tqdm  # lazy, light
+    from pooling.progress import bar as progress_bar
 
     with store.connection("reference assessor judging"), \
-            tqdm(todo, desc=f"{name} judging", unit="doc", file=sys.stderr, leave=False,
-                 disable=say is _quiet) as bar:  # one open file for all the saves
+            progress_bar(todo, desc=f"{name} judging", unit="doc", disable=say is _quiet) as bar:  # one open file
         for e in bar:
             view = JudgingView(position=e.position, n_queue=state.n_total, collection=collection,
                                pool_version=pool_version, topic=topics[e.topic_id],
@@ -651,6 +649,8 @@ class _Workflow:
                                         pooled_qrels=self.names.v2, full_qrels=self.names.reference,
                                         run_depth=options.run_depth, pool_depth=options.pool_depth,
                                         k=options.headline_k, say=say, labels_dir=options.labels_dir)
+        if report.sampling.file is not None:
+            report.exports.append(report.sampling.file)
 
 
 def _second_opinion_queue(store: Store, lead: object, pool_version: str) -> int:

@@ -660,7 +660,7 @@ def _statistics_rules(policy: GatePolicy, tests: Sequence[MeasureTest], refused:
         if t.estimated is not None:
             rules += _estimated_rules(policy, t.estimated, refused, corrected_level, name, len(tests))
             continue
-        change = (f"mean {t.mean_baseline!r} -> {t.mean_candidate!r} (change {t.mean_change:+.4f}); "
+        change = (f"mean {t.mean_baseline:.4f} -> {t.mean_candidate:.4f} (change {t.mean_change:+.4f}); "
                   f"better on {t.wins}, worse on {t.losses}, equal on {t.ties}")
         if policy.macro is not None:
             bound = policy.macro.bound(t.measure)
@@ -671,11 +671,11 @@ def _statistics_rules(policy: GatePolicy, tests: Sequence[MeasureTest], refused:
                 raw, cor = t.bootstrap, t.bootstrap_corrected
                 decisive = cor if corrected else raw
                 assert decisive.ci_low is not None and raw.ci_low is not None and cor.ci_low is not None
-                detail = (f"{change}; {_pct(raw.confidence)} CI [{raw.ci_low!r}, {raw.ci_high!r}], "
-                          f"{name} {_pct(cor.confidence)} CI [{cor.ci_low!r}, {cor.ci_high!r}] over "
+                assert raw.ci_high is not None and cor.ci_high is not None
+                detail = (f"{change}; {_pct(raw.confidence)} CI [{raw.ci_low:.4f}, {raw.ci_high:.4f}], "
+                          f"{name} {_pct(cor.confidence)} CI [{cor.ci_low:.4f}, {cor.ci_high:.4f}] over "
                           f"{len(tests)} gated measure(s); {raw.n_resamples:,} resamples, seed {raw.seed}; "
                           f"decides: {'corrected' if corrected else 'raw'} lower end")
-                assert raw.ci_high is not None and cor.ci_high is not None
                 interval = ChangeInterval(t.mean_change, raw.ci_low, raw.ci_high, raw.confidence, cor.ci_low,
                                           cor.ci_high, cor.confidence, policy.correction,
                                           "corrected" if corrected else "raw")
@@ -693,7 +693,7 @@ def _statistics_rules(policy: GatePolicy, tests: Sequence[MeasureTest], refused:
                 p = p_cor if corrected else p_raw
                 worse = t.permutation.mean_difference < 0
                 verdict: Verdict = "fail" if worse and p < alpha else "pass"
-                detail = (f"two-sided p = {p_raw!r} raw, {p_cor!r} {name}; candidate "
+                detail = (f"two-sided p = {p_raw:.4g} raw, {p_cor:.4g} {name}; candidate "
                           f"{'worse' if worse else 'not worse'} (change {t.permutation.mean_difference:+.4f}); "
                           f"fails only when worse and p < alpha; {t.permutation.n_resamples:,} resamples, "
                           f"seed {t.permutation.seed}; decides: {'corrected' if corrected else 'raw'} p")
@@ -722,11 +722,11 @@ def _estimated_rules(policy: GatePolicy, est: EstimatedChange, refused: str, cor
             raw_low, raw_high = est.low, est.high
             cor_low, cor_high = est.interval(corrected_level)
             decisive = cor_low if corrected else raw_low
-            detail = (f"estimated {est.measure.display()} {est.value_a!r} -> {est.value_b!r} (change "
+            detail = (f"estimated {est.measure.display()} {est.value_a:.4f} -> {est.value_b:.4f} (change "
                       f"{est.change:+.4f}) over {len(est.topics):,} topics, {est.n_judged:,} judged sampled "
-                      f"documents; {_pct(est.confidence)} interval of the change [{raw_low!r}, {raw_high!r}], "
-                      f"{name} {_pct(corrected_level)} [{cor_low!r}, {cor_high!r}] over {n_tests} gated measure(s); "
-                      f"se {est.se!r}: the design variance of the difference, linearised jointly (both runs "
+                      f"documents; {_pct(est.confidence)} interval of the change [{raw_low:.4f}, {raw_high:.4f}], "
+                      f"{name} {_pct(corrected_level)} [{cor_low:.4f}, {cor_high:.4f}] over {n_tests} gated measure(s); "
+                      f"se {est.se:.4g}: the design variance of the difference, linearised jointly (both runs "
                       f"estimated from the same sampled documents), the topics held fixed; decides: "
                       f"{'corrected' if corrected else 'raw'} lower end")
             rules.append(RuleResult("macro_change", m, "quality", "pass" if decisive >= bound else "fail", decisive,

@@ -595,7 +595,7 @@ def _insert_pool(cur: Any, name: str, pool: Pool | PoolColumns, tables: tuple[An
     require_collection(cur, collection)
     if cur.execute("SELECT 1 FROM pools WHERE pool_version = ?", [name]).fetchall():
         raise DuplicateNameError(
-            f"pool version {name!r} already exists and pool versions are immutable; choose another --name")
+            f"pool version {name!r} already exists and pool versions are immutable; choose another name")
     if parent_version:
         rows = cur.execute("SELECT collection FROM pools WHERE pool_version = ?",
                            [parent_version]).fetchall()

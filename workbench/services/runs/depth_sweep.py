@@ -250,11 +250,9 @@ def _measure(rr: Reranker, cands: CandidateSet, lists: dict[int, dict[str, list[
     out = _Measured({}, {d: {} for d in ds}, {d: {} for d in ds})
     bar: Any = None
     if progress:
-        import sys
+        from pooling.progress import bar as progress_bar
 
-        from tqdm import tqdm
-
-        bar = tqdm(total=repeat * len(ds), desc="depth sweep", unit="depth", file=sys.stderr, leave=False)
+        bar = progress_bar(total=repeat * len(ds), desc="depth sweep", unit="depth")
     try:
         for _ in range(repeat):
             for d in ds:

@@ -319,11 +319,9 @@ def _progress(enabled: bool, total: int) -> Any:
     """A tqdm bar of reranked topics on stderr, or None."""
     if not enabled:
         return None
-    import sys
+    from pooling.progress import bar
 
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="reranking topics", unit="topic", file=sys.stderr, leave=False)
+    return bar(total=total, desc="reranking topics", unit="topic")
 
 
 # -- importing a reranked run ------------------------------------------------------------
