@@ -112,6 +112,9 @@ def test_compare_table_names_the_estimate_and_its_interval(capsys, db):
     assert (f"estimate  A 0.6000, B 0.4667, change {CHANGE:+.4f} (B - A); 95% interval of the change "
             f"[{CHANGE - Z95 * SE:.4f}, {CHANGE + Z95 * SE:.4f}] (se {SE:.4f})") in out
     assert "linearised jointly" in out and "sample     pool s of runs A, B" in out
+    assert "pooled    R@4 on the judged documents alone: A " in out
+    code, out, err = run(capsys, db, "compare", "A", "B", "--qrels", "s-q", "-m", "Rhat_micro@4")
+    assert code == 0 and "pooled    R@4 (micro) on the judged documents alone: A " in out, err
 
 
 @pytest.mark.parametrize("command", ["compare", "score"])

@@ -143,7 +143,7 @@ def test_verify_asks_a_named_version_to_be_exported(db, capsys):  # noqa: F811 -
     code, out, _ = run(capsys, db, "qrels", "verify", "--all")
     assert code == 0 and out.strip() == (f"verified: 0 exported qrels file(s) and their entries in "
                                          f"{db.parent / 'manifest.json'} agree with the store (1 version(s) not "
-                                         "exported)")
+                                         "exported: v8)")
     code, out, _ = run(capsys, db, "qrels", "verify", "v8")
     assert code == 1 and "qrels version v8: it was never exported" in out
     assert json.loads(run(capsys, db, "qrels", "list", "--format", "jsonl")[1])["file"] == "-"

@@ -165,7 +165,7 @@ def render_estimated_comparison(header: Mapping[str, Any], c: EstimatedChange, f
                  f"(se {number(c.se)})")
     lines.append("interval  the design variance of the difference, linearised jointly (both runs are estimated "
                  "from the same sampled documents); the topics held fixed")
-    lines.append(f"pooled    {m.pooled} on the judged documents alone: {c.run_a} {number(pooled[0])}, {c.run_b} "
+    lines.append(f"pooled    {m.pooled}{' (micro)' if m.AGGREGATE == 'micro' else ''} on the judged documents alone: {c.run_a} {number(pooled[0])}, {c.run_b} "
                  f"{number(pooled[1])}, change {_signed(pooled[1] - pooled[0])}")
     lines.append(f"topics    B's estimate larger on {c.wins}, smaller on {c.losses}, equal on {c.ties}")
     if c.left_out:

@@ -478,13 +478,21 @@ class Verification:
     def summary(self) -> str:
         """One line: how many exported files agree (and how many versions are not exported)."""
         exported = [c for c in self.checks if c.exported]
-        not_exported = len(self.checks) - len(exported)
+        unexported = [c.name for c in self.checks if not c.exported]
+        not_exported = len(unexported)
         if not self.ok:
             return (f"{len(self.problems)} of {len(self.checks)} qrels version(s) disagree with the store"
                     + (" and the manifest cannot be read" if self.manifest_error else "")
                     + f" (manifest {self.manifest}); each is named above with how to mend it")
         return (f"verified: {len(exported)} exported qrels file(s) and their entries in {self.manifest} agree "
-                f"with the store" + (f" ({not_exported} version(s) not exported)" if not_exported else ""))
+                f"with the store" + (f" ({not_exported} version(s) not exported: {_names(unexported)})"
+                                     if not_exported else ""))
+
+
+def _names(names: list[str], shown: int = 5) -> str:
+    """Up to ``shown`` names, then how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more:,} more" if more > 0 else "")
 
 
 def _with_store_check(qrels_versions: Qrels, check: ExportCheck) -> ExportCheck:
