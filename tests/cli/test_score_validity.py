@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pytest
 
 from tests.cli.helpers import cli
+from tests.old_schema import store_at_schema
 from workbench.store import Store
-from workbench.store.schema import DDL_V1
 from workbench.types import Document, Topic
 
 # 6 topics; |R| = 1, 1, 3, 3, 7, 2.
@@ -149,12 +148,8 @@ def test_run_import_keeps_statuses_latencies_and_messages(capsys, tmp_path, writ
 
 def test_a_version_1_store_migrates_and_keeps_its_run_statuses(tmp_path):
     path = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(path))
-    for stmt in DDL_V1:
-        con.execute(stmt)
-    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    con.execute("INSERT INTO run_topics VALUES ('r', '1', 'error', 0, 'timeout')")
-    con.close()
+    with store_at_schema(path, 1) as con:
+        con.execute("INSERT INTO run_topics VALUES ('r', '1', 'error', 0, 'timeout')")
     store = Store(path, client="pytest")
     assert store.schema_version() >= 2
     with store.connection() as cur:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.old_schema import store_at_schema
 from workbench.errors import PermissionDeniedError, UnknownNameError, ValidationError
 from workbench.judging.prefill import (
     Prefill,
@@ -148,19 +149,12 @@ def test_agreement_splits_pre_filled_and_not_pre_filled_documents(store):
 
 
 def test_a_store_of_schema_11_migrates_with_no_pre_fill(tmp_path):
-    import duckdb
-
     from workbench.store import Store
-    from workbench.store.schema import MIGRATIONS, SCHEMA_VERSION
+    from workbench.store.schema import SCHEMA_VERSION
 
     path = tmp_path / "v11.duckdb"
-    con = duckdb.connect(str(path))
-    for step in range(11):
-        for stmt in MIGRATIONS[step]:
-            con.execute(stmt)
-    con.execute("INSERT INTO meta VALUES ('schema_version', '11')")
-    con.execute("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade) VALUES ('c', '1', 'd', 'a', 2)")
-    con.close()
+    with store_at_schema(path, 11) as con:
+        con.execute("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade) VALUES ('c', '1', 'd', 'a', 2)")
     store = Store(path, client="pytest")
     assert store.schema_version() == SCHEMA_VERSION == 14
     assert [(c.doc_id, c.grade, c.prefill, c.prefill_outcome) for c in store.judgments.current_judgments("c")] == [

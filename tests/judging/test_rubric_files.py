@@ -3,12 +3,11 @@ and the schema migration (step 3) that added ``rubric_version``."""
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
+from tests.old_schema import store_at_schema
 from workbench.cli import main
 from workbench.store import SCHEMA_VERSION, Store
-from workbench.store.schema import DDL_V1
 from workbench.types import Judgment
 
 RUBRIC = """\
@@ -99,12 +98,8 @@ def test_define_errors_name_file_and_line(db, tmp_path, capsys):
 
 def test_a_schema_1_store_is_migrated_through_every_step_and_keeps_its_judgments(tmp_path):
     path = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(path))
-    for stmt in DDL_V1:
-        con.execute(stmt)
-    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    con.execute("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade) VALUES ('c', '1', 'd', 'a', 2)")
-    con.close()
+    with store_at_schema(path, 1) as con:
+        con.execute("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade) VALUES ('c', '1', 'd', 'a', 2)")
     store = Store(path, client="test")
     assert store.schema_version() == SCHEMA_VERSION  # every step ran, the rubric one included
     with store.connection() as cur:

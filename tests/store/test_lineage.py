@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import duckdb
 import pytest
 
+from tests.old_schema import store_at_schema
 from workbench.errors import DuplicateNameError, UnknownNameError, ValidationError
 from workbench.lineage import RerankCost, RunLineage, TopicCost
 from workbench.store import Store
@@ -83,13 +83,9 @@ def test_document_presence_finds_absent_empty_and_title_only_documents(store):
 
 def test_a_version_1_store_is_migrated_and_keeps_its_runs(tmp_path):
     path = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(path))
-    for stmt in MIGRATIONS[0]:
-        con.execute(stmt)
-    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    con.execute("INSERT INTO runs (run_name, collection, collection_version, kind, depth, content_hash) "
-                "VALUES ('old', 'c', 'v', 'bm25', 10, 'h')")
-    con.close()
+    with store_at_schema(path, 1) as con:
+        con.execute("INSERT INTO runs (run_name, collection, collection_version, kind, depth, content_hash) "
+                    "VALUES ('old', 'c', 'v', 'bm25', 10, 'h')")
     store = Store(path, client="pytest")
     assert store.schema_version() == max(MIGRATIONS) + 1
     assert store.runs.get_run_lineage("old") is None

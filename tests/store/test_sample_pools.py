@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pytest
 
+from tests.old_schema import store_at_schema
 from workbench.errors import ValidationError
 from workbench.services.runs.pooling import build_pool as build_service
 from workbench.services.runs.pooling import extend_pool as extend_service
 from workbench.services.runs.sampling import design_of, sample_pool
 from workbench.store import SCHEMA_VERSION, Store
-from workbench.store.schema import MIGRATIONS
 from workbench.types import Document, Judgment, RunInfo, Topic
 
 A = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d4": 1.0}}
@@ -124,14 +123,9 @@ def test_a_sample_pool_is_never_extended(toy):
 
 def test_a_version_11_store_is_migrated_and_its_pools_are_depth_k_unions(tmp_path):
     path = tmp_path / "v11.duckdb"
-    con = duckdb.connect(str(path))
-    for step in range(11):
-        for stmt in MIGRATIONS[step]:
-            con.execute(stmt)
-    con.execute("INSERT INTO meta VALUES ('schema_version', '11')")
-    con.execute("INSERT INTO pools (pool_version, collection, collection_version, depth, strategy, n_topics, "
-                "n_entries, content_hash) VALUES ('p', 'c', 'v', 10, 'depth-k union', 0, 0, 'h')")
-    con.close()
+    with store_at_schema(path, 11) as con:
+        con.execute("INSERT INTO pools (pool_version, collection, collection_version, depth, strategy, n_topics, "
+                    "n_entries, content_hash) VALUES ('p', 'c', 'v', 10, 'depth-k union', 0, 0, 'h')")
     store = Store(path, client="pytest")
     assert store.schema_version() == SCHEMA_VERSION == 14
     p = store.pools.get_pool("p")

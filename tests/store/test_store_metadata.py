@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.old_schema import store_at_schema
 from workbench.errors import InputFormatError, ValidationError
 from workbench.metadata import metadata_hash
 from workbench.services.collections.ingest import describe_ingest, ingest_folder
@@ -139,18 +140,11 @@ def test_import_services_make_a_new_version_and_set_topic_metadata(store, tmp_pa
 
 
 def test_a_store_of_schema_1_migrates_and_keeps_its_data(tmp_path):
-    import duckdb
-
     from workbench.store import Store
-    from workbench.store.schema import DDL_V1
 
     path = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(path))
-    for stmt in DDL_V1:
-        con.execute(stmt)
-    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    con.execute("INSERT INTO collections (collection) VALUES ('old')")
-    con.close()
+    with store_at_schema(path, 1) as con:
+        con.execute("INSERT INTO collections (collection) VALUES ('old')")
     s = Store(path, client="pytest")
     assert s.schema_version() >= 2
     with s.connection() as cur:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from test_judging import j, seed
 
+from tests.old_schema import store_at_schema
+
 
 @pytest.fixture
 def toy(store):
@@ -55,19 +57,12 @@ def test_queue_flags_follow_undo_and_notes(toy):
 
 
 def test_a_store_from_before_undo_migrates_and_keeps_its_judgments(tmp_path):
-    import duckdb
-
     from workbench.store import Store
-    from workbench.store.schema import MIGRATIONS, SCHEMA_VERSION
+    from workbench.store.schema import SCHEMA_VERSION
 
     path = tmp_path / "v3.duckdb"
-    con = duckdb.connect(str(path))
-    for step in range(3):  # the store as the schema before the undo step left it
-        for stmt in MIGRATIONS[step]:
-            con.execute(stmt)
-    con.execute("INSERT INTO meta VALUES ('schema_version', '3')")
-    con.execute("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade) VALUES ('c', '1', 'd', 'a', 2)")
-    con.close()
+    with store_at_schema(path, 3) as con:  # the store as the schema before the undo step left it
+        con.execute("INSERT INTO judgments (collection, topic_id, doc_id, assessor, grade) VALUES ('c', '1', 'd', 'a', 2)")
     store = Store(path, client="pytest")
     assert store.schema_version() == SCHEMA_VERSION
     assert [(c.doc_id, c.grade) for c in store.judgments.current_judgments("c")] == [("d", 2)]

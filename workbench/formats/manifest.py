@@ -92,7 +92,8 @@ def entry_for_file(document: Mapping[str, Any], file_name: str) -> tuple[str, An
 
 
 def file_sha256(path: str | Path) -> str:
-    """sha256 (hex) of a file's bytes, read in 1 MiB blocks.
+    """sha256 (hex) of a file's bytes, read in 1 MiB blocks: an exported qrels file's and every scored input
+    file's content hash (recorded with an evaluation and printed by the gate).
 
     Raises:
         OSError: the file cannot be read.

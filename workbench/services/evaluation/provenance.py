@@ -1,4 +1,5 @@
-"""Where a number came from: the workbench's git commit and content hashes of input files.
+"""Where a number came from: the workbench's git commit (an input file's content hash is
+``workbench.formats.manifest.file_sha256``).
 
 ``git_commit()`` is the commit of the workbench's own checkout when the package
 runs from one (``<commit>`` or ``<commit>-dirty`` when tracked files differ
@@ -36,17 +37,3 @@ def git_commit() -> str:
         return ""
     return f"{head}-dirty" if head and dirty else head
 
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 (hex) of a file's bytes, read in 1 MiB blocks.
-
-    Raises:
-        OSError: the file cannot be read.
-    """
-    import hashlib  # here, not at start-up: OpenSSL takes 2-3 ms to load, and file scoring never hashes a file
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()

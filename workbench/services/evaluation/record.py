@@ -73,7 +73,7 @@ def evaluation_rows(e: Evaluation) -> list[EvaluationRow]:
 
 def with_file_hashes(report: ScoreReport) -> ScoreReport:
     """The report with each run file's sha256 filled in (stored runs carry their content hash)."""
-    from workbench.services.evaluation.provenance import file_sha256
+    from workbench.formats.manifest import file_sha256
 
     runs = tuple(r if r.content_hash or r.origin != "file" else dataclasses.replace(r, content_hash=file_sha256(r.location))
                  for r in report.runs)

@@ -194,9 +194,9 @@ def run_gate(request: ScoreRequest, policy_path: str | Path, env: ScoreEnv | Non
 
 def _run_gate(request: ScoreRequest, policy: GatePolicy, policy_hash: str, hasher: ThreadPoolExecutor,
               env: ScoreEnv, t0: float) -> GateReport:
+    from workbench.formats.manifest import file_sha256
     from workbench.services.evaluation.audit import check_leakage, topic_texts_and_metadata
     from workbench.services.evaluation.load import load_qrels
-    from workbench.services.evaluation.provenance import file_sha256
     from workbench.services.evaluation.report import EVALUATOR_VERSION
 
     names = list(request.runs)
