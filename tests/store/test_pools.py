@@ -15,13 +15,18 @@ B = {"1": {"d3": 5.0, "d5": 4.0, "d6": 0.5}, "2": {"d4": 2.0, "d5": 1.0}}
 C = {"1": {"d6": 9.0, "d2": 8.0, "d7": 7.0, "d1": 6.0}, "2": {"d6": 3.0, "d7": 2.0, "d4": 1.0}}
 
 
-@pytest.fixture
-def toy(store):
+def with_runs(store):
+    """``store`` with collection ``toy`` (d1..d9, topics 1 and 2) and the runs A, B, C (also the sample pools' tests)."""
     docs = [Document(f"d{i}", "", f"text {i}") for i in range(1, 10)]
     store.collections.ingest_collection("toy", docs, [Topic("1", "first"), Topic("2", "second")])
     for name, run in (("A", A), ("B", B), ("C", C)):
         store.runs.save_run(RunInfo(name, "imported", {}, 10, "toy"), run)
     return store
+
+
+@pytest.fixture
+def toy(store):
+    return with_runs(store)
 
 
 def docs_of(entries) -> set[tuple[str, str]]:

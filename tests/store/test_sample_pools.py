@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_pools import A, B, C, with_runs
 
 from tests.old_schema import store_at_schema
 from workbench.errors import ValidationError
@@ -15,21 +16,14 @@ from workbench.services.runs.sampling import design_of, sample_pool
 from workbench.store import SCHEMA_VERSION, Store
 from workbench.types import Document, Judgment, RunInfo, Topic
 
-A = {"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d4": 1.0}}
-B = {"1": {"d3": 5.0, "d5": 4.0, "d6": 0.5}, "2": {"d4": 2.0, "d5": 1.0}}
-C = {"1": {"d6": 9.0, "d2": 8.0, "d7": 7.0, "d1": 6.0}, "2": {"d6": 3.0, "d7": 2.0, "d4": 1.0}}
-# Depth 3. Topic 1: best ranks d1 1, d3 1, d6 1 | d2 2, d5 2, d7 3; outside d4, d8, d9.
+# The pool tests' runs A, B, C at depth 3. Topic 1: best ranks d1 1, d3 1, d6 1 | d2 2, d5 2, d7 3; outside d4, d8, d9.
 #          Topic 2: best ranks d4 1, d6 1 | d5 2, d7 2; outside d1, d2, d3, d8, d9.
 DESIGN = design_of(3, "1-1:1.0,2-3:0.5", seed=5, outside=0.5)
 
 
 @pytest.fixture
 def toy(store):
-    docs = [Document(f"d{i}", "", f"text {i}") for i in range(1, 10)]
-    store.collections.ingest_collection("toy", docs, [Topic("1", "first"), Topic("2", "second")])
-    for name, run in (("A", A), ("B", B), ("C", C)):
-        store.runs.save_run(RunInfo(name, "imported", {}, 10, "toy"), run)
-    return store
+    return with_runs(store)
 
 
 def draw(store, name="s", design=DESIGN):
