@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from pooling.retrievers import judge_models
+from tests.judging.toy_pool import two_topic_store
 from workbench.errors import DuplicateNameError, PermissionDeniedError, ValidationError
 from workbench.judging.model_grades import fit_agreement, fit_grade_mapping, parse_grade_mapping
 from workbench.services.judging import assessments as svc
 from workbench.services.judging import model_assessor as ma
-from workbench.types import Document, Judgment, RunInfo, Topic
+from workbench.types import Judgment
 
 REAL_LOADER = judge_models.load_judge_model
 RUN = {"1": {"d1": 4.0, "d2": 3.0, "d3": 2.0}, "2": {"d4": 2.0, "d5": 1.0}}
@@ -39,19 +40,8 @@ class StubModel:
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    from pooling.pool import build_pool
-    from workbench.store import Store
-
     monkeypatch.setattr("pooling.retrievers.judge_models.load_judge_model", lambda spec, **kw: StubModel(spec))
-    s = Store(tmp_path / "labels" / "wb.duckdb", client="test")
-    s.collections.ingest_collection("toy", [Document(d, "", f"text of {d}") for d in SCORES],
-                        [Topic("1", "topic one"), Topic("2", "topic two")])
-    v = s.collections.latest_collection_version("toy")
-    s.runs.save_run(RunInfo("r", "imported", {}, 10, "toy", v), RUN)
-    s.pools.save_pool("p1", build_pool({"r": RUN}, 10), collection="toy", collection_version=v)
-    s.users.add_user("boss", "lead", token="boss-token")
-    s.users.add_user("ann", "assessor", token="ann-token-1", lead="boss")
-    return s
+    return two_topic_store(tmp_path / "labels" / "wb.duckdb", SCORES, RUN)
 
 
 def test_model_judgments_go_through_the_save_path_with_their_identity(store):

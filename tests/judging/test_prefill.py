@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.judging.toy_pool import two_topic_store
 from tests.old_schema import store_at_schema
 from workbench.errors import PermissionDeniedError, UnknownNameError, ValidationError
 from workbench.judging.prefill import (
@@ -18,7 +19,7 @@ from workbench.judging.prefill import (
 )
 from workbench.services.judging import assessments as svc
 from workbench.services.judging import model_assessor as ma
-from workbench.types import Document, Judgment, RunInfo, Topic
+from workbench.types import Judgment
 
 RUN = {"1": {"d1": 4.0, "d2": 3.0, "d3": 2.0}, "2": {"d4": 2.0, "d5": 1.0}}
 MODEL = {"d1": 3, "d2": 2, "d3": 0, "d4": 1, "d5": 3}  # the model assessor's grades
@@ -28,17 +29,7 @@ ANN = svc.Session("ann", "assessor")
 
 @pytest.fixture
 def store(tmp_path):
-    from pooling.pool import build_pool
-    from workbench.store import Store
-
-    s = Store(tmp_path / "labels" / "wb.duckdb", client="test")
-    s.collections.ingest_collection("toy", [Document(d, "", f"text of {d}") for d in MODEL],
-                                    [Topic("1", "topic one"), Topic("2", "topic two")])
-    v = s.collections.latest_collection_version("toy")
-    s.runs.save_run(RunInfo("r", "imported", {}, 10, "toy", v), RUN)
-    s.pools.save_pool("p1", build_pool({"r": RUN}, 10), collection="toy", collection_version=v)
-    s.users.add_user("boss", "lead", token="boss-token")
-    s.users.add_user("ann", "assessor", token="ann-token-1", lead="boss")
+    s = two_topic_store(tmp_path / "labels" / "wb.duckdb", MODEL, RUN)
     s.users.add_model_assessor("judge-bot", model="stub", model_kind="bi-encoder", weights_hash="ab" * 32,
                                grade_mapping="0:<0.3,1:<0.5,2:<0.7,3", lead="boss")
     for t, docs in RUN.items():

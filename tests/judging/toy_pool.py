@@ -31,3 +31,20 @@ def toy_store(folder: Path, *, child: bool = False) -> Path:
                  ["users", "add", "ann", "--token", "ann-token-1", "--lead", "boss", "--lead-token", "boss-token"]):
         assert main(["--db", str(path), *args]) == 0
     return path
+
+
+def two_topic_store(path: Path, doc_ids, run: dict[str, dict[str, float]]) -> Store:
+    """The store of the model-assessor and pre-fill tests: collection "toy" (``doc_ids``; topics 1 and 2),
+    run r (``run``), its pool p1, a lead "boss" (token boss-token) and an assessor "ann" (ann-token-1)."""
+    from pooling.pool import build_pool
+    from workbench.types import Document, RunInfo, Topic
+
+    s = Store(path, client="test")
+    s.collections.ingest_collection("toy", [Document(d, "", f"text of {d}") for d in doc_ids],
+                                    [Topic("1", "topic one"), Topic("2", "topic two")])
+    v = s.collections.latest_collection_version("toy")
+    s.runs.save_run(RunInfo("r", "imported", {}, 10, "toy", v), run)
+    s.pools.save_pool("p1", build_pool({"r": run}, 10), collection="toy", collection_version=v)
+    s.users.add_user("boss", "lead", token="boss-token")
+    s.users.add_user("ann", "assessor", token="ann-token-1", lead="boss")
+    return s
